@@ -1,0 +1,50 @@
+"""Approval futures for tool calls that need a human (or handler) decision."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Hashable
+from dataclasses import dataclass, field
+
+
+@dataclass
+class ApprovalChannel:
+    """Pending decisions keyed by ``(scope, call_id)``; the loop uses ``scope=None``."""
+
+    _pending: dict[tuple[Hashable, str], asyncio.Future[bool]] = field(default_factory=dict)
+
+    def register(self, call_id: str, *, scope: Hashable = None) -> asyncio.Future[bool]:
+        key = (scope, call_id)
+        fut = self._pending.get(key)
+        if fut is None:
+            fut = asyncio.get_running_loop().create_future()
+            self._pending[key] = fut
+        return fut
+
+    def resolve(self, call_id: str, decision: bool, *, scope: Hashable = None) -> bool:
+        fut = self._pending.get((scope, call_id))
+        if fut is None or fut.done():
+            return False
+        fut.set_result(bool(decision))
+        return True
+
+    def approve(self, call_id: str, *, scope: Hashable = None) -> None:
+        self.resolve(call_id, True, scope=scope)
+
+    def reject(self, call_id: str, *, scope: Hashable = None) -> None:
+        self.resolve(call_id, False, scope=scope)
+
+    def is_pending(self, call_id: str, *, scope: Hashable = None) -> bool:
+        fut = self._pending.get((scope, call_id))
+        return fut is not None and not fut.done()
+
+    def release(self, *, scope: Hashable = None, decision: bool = False) -> None:
+        for (s, _), fut in list(self._pending.items()):
+            if s == scope and not fut.done():
+                fut.set_result(decision)
+
+    def discard(self, call_id: str, *, scope: Hashable = None) -> None:
+        self._pending.pop((scope, call_id), None)
+
+
+__all__ = ["ApprovalChannel"]

@@ -1,0 +1,54 @@
+"""The context-policy seam: shapes the per-call view of the transcript, never the transcript."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
+
+from lovia.transcript import TranscriptEntry
+
+if TYPE_CHECKING:
+    from lovia.providers.base import Provider
+    from lovia.tools.base import Tool
+
+
+@dataclass
+class CompactionRequest:
+    entries: list[TranscriptEntry]
+    provider: Provider | None = None
+    model: str | None = None
+    tools: Sequence[Tool] = ()
+    last_input_tokens: int | None = None
+    overflow: bool = False
+    reported_window: int | None = None
+    scratch: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass
+class ContextResult:
+    entries: list[TranscriptEntry]
+    changed: bool = False
+    compacted: bool = False
+    reason: str | None = None
+    summary: str | None = None
+    tokens_before: int | None = None
+    tokens_after: int | None = None
+    detail: list[str] = field(default_factory=list)
+
+
+@runtime_checkable
+class ContextPolicy(Protocol):
+    async def compact(self, req: CompactionRequest) -> ContextResult: ...
+
+
+class NoopContextPolicy:
+    """Sends the transcript as is."""
+
+    name = "noop"
+
+    async def compact(self, req: CompactionRequest) -> ContextResult:
+        return ContextResult(entries=req.entries)
+
+
+__all__ = ["CompactionRequest", "ContextPolicy", "ContextResult", "NoopContextPolicy"]

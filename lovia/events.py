@@ -1,0 +1,193 @@
+"""The run event catalog: everything a stream consumer or hook can observe."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from lovia.messages import ToolCall
+from lovia.parts import ContentPart
+from lovia.transcript import TranscriptEntry
+
+if TYPE_CHECKING:
+    from lovia.agent import Agent
+    from lovia.approvals import ApprovalChannel
+    from lovia.runtime.result import RunResult
+
+
+class Event:
+    """Base of every run event."""
+
+
+class RunEvent(Event):
+    pass
+
+
+class TurnEvent(Event):
+    pass
+
+
+class DeltaEvent(Event):
+    pass
+
+
+class MessageEvent(Event):
+    pass
+
+
+class ToolEvent(Event):
+    pass
+
+
+class TransitionEvent(Event):
+    pass
+
+
+class ErrorEvent(Event):
+    pass
+
+
+class ContextEvent(Event):
+    pass
+
+
+@dataclass
+class RunStarted(RunEvent):
+    agent: Agent[Any]
+
+
+@dataclass
+class TurnStarted(TurnEvent):
+    agent: Agent[Any]
+    turn: int
+
+
+@dataclass
+class TurnEnded(TurnEvent):
+    agent: Agent[Any]
+    turn: int
+
+
+@dataclass
+class TextDelta(DeltaEvent):
+    delta: str
+
+
+@dataclass
+class ReasoningDelta(DeltaEvent):
+    delta: str
+
+
+@dataclass
+class OutputDiscarded(DeltaEvent):
+    """A retried model call: drop the text and reasoning deltas already shown for this turn."""
+
+
+@dataclass
+class MessageCompleted(MessageEvent):
+    entries: list[TranscriptEntry]
+
+
+@dataclass
+class UserMessageInjected(MessageEvent):
+    content: str | list[ContentPart]
+    turn: int
+
+
+@dataclass
+class ToolCallStarted(ToolEvent):
+    call: ToolCall
+
+
+@dataclass
+class ToolCallCompleted(ToolEvent):
+    call: ToolCall
+    result: Any
+    is_error: bool = False
+    output: str = ""
+
+
+@dataclass
+class ApprovalRequired(ToolEvent):
+    call: ToolCall
+    _channel: ApprovalChannel | None = field(default=None, repr=False)
+
+    def approve(self) -> None:
+        if self._channel is None:
+            raise RuntimeError("This ApprovalRequired event has no approval channel")
+        self._channel.approve(self.call.id)
+
+    def reject(self) -> None:
+        if self._channel is None:
+            raise RuntimeError("This ApprovalRequired event has no approval channel")
+        self._channel.reject(self.call.id)
+
+
+@dataclass
+class HandoffOccurred(TransitionEvent):
+    from_agent: Agent[Any]
+    to_agent: Agent[Any]
+
+
+@dataclass
+class ToolCallFailed(ErrorEvent):
+    error: BaseException
+    call: ToolCall | None = None
+
+
+@dataclass
+class RunCompleted(RunEvent):
+    result: RunResult
+
+
+@dataclass
+class RunFailed(RunEvent):
+    error: BaseException
+
+
+@dataclass
+class CompactionNotice:
+    reason: str
+    reactive: bool
+    summary: str | None = None
+    tokens_before: int | None = None
+    tokens_after: int | None = None
+    detail: list[str] = field(default_factory=list)
+
+
+@dataclass
+class ContextCompacted(ContextEvent):
+    session_id: str | None
+    entries_before: list[TranscriptEntry]
+    entries_after: list[TranscriptEntry]
+    notice: CompactionNotice
+
+
+__all__ = [
+    "ApprovalRequired",
+    "CompactionNotice",
+    "ContextCompacted",
+    "ContextEvent",
+    "DeltaEvent",
+    "ErrorEvent",
+    "Event",
+    "HandoffOccurred",
+    "MessageCompleted",
+    "MessageEvent",
+    "OutputDiscarded",
+    "ReasoningDelta",
+    "RunCompleted",
+    "RunEvent",
+    "RunFailed",
+    "RunStarted",
+    "TextDelta",
+    "ToolCallCompleted",
+    "ToolCallFailed",
+    "ToolCallStarted",
+    "ToolEvent",
+    "TransitionEvent",
+    "TurnEnded",
+    "TurnEvent",
+    "TurnStarted",
+    "UserMessageInjected",
+]

@@ -1,0 +1,55 @@
+"""The live per-run handle that tools, hooks, guardrails, injectors and plugins receive."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Generic, TypeVar
+
+from lovia.messages import Message, Usage
+from lovia.reliability import CancelToken, RunBudget
+from lovia.steering import Mailbox
+from lovia.transcript import InputEntry, TranscriptEntry, entries_to_messages
+
+if TYPE_CHECKING:
+    from lovia.agent import Agent
+
+TContext = TypeVar("TContext")
+
+
+@dataclass
+class RunContext(Generic[TContext]):
+    context: TContext
+    entries: list[TranscriptEntry]
+    agent: Agent[Any]
+    usage: Usage = field(default_factory=Usage)
+    session_id: str | None = None
+    run_id: str | None = None
+    turn: int = 0
+    budget: RunBudget | None = None
+    workspace: Any = None
+    cancel_token: CancelToken = field(default_factory=CancelToken)
+    mailbox: Mailbox = field(default_factory=Mailbox)
+    _tracer: Any = field(default=None, repr=False)
+
+    @property
+    def deps(self) -> TContext:
+        return self.context
+
+    @property
+    def messages(self) -> list[Message]:
+        return entries_to_messages(self.entries)
+
+    @property
+    def system_prompt(self) -> str:
+        if self.entries:
+            first = self.entries[0]
+            if (
+                isinstance(first, InputEntry)
+                and first.role == "system"
+                and isinstance(first.content, str)
+            ):
+                return first.content
+        return ""
+
+
+__all__ = ["RunContext"]

@@ -1,0 +1,1 @@
+"""The run engine: ``RunLoop`` and the phase modules it drives."""

@@ -1,0 +1,249 @@
+"""Tool calls in two halves: a serial preflight (lookup, parsing, approval) and the execution."""
+
+from __future__ import annotations
+
+import inspect
+import json
+import logging
+from collections.abc import AsyncIterator
+from dataclasses import dataclass
+from typing import Any
+
+from lovia import events as ev
+from lovia.approvals import ApprovalChannel
+from lovia.exceptions import BudgetExceeded, RunCancelled
+from lovia.handoff import _HandoffSignal
+from lovia.messages import ToolCall
+from lovia.parts import coerce_parts, project_parts
+from lovia.reliability import CancelToken, RunBudget
+from lovia.runtime.run_state import RunState
+from lovia.tools.base import Tool, render_tool_result, run_tool, truncate_tool_output
+from lovia.tracing import Tracer, tool_call_span
+from lovia.transcript import ToolCallEntry, ToolResultEntry
+
+logger = logging.getLogger("lovia.runtime.tools")
+
+_RAW_KEEP_LIMIT = 16_000
+
+
+def wire_safe_arguments(arguments: str) -> str | None:
+    """``None`` when ``arguments`` is a JSON object already, else the ``{"_raw": ...}`` form."""
+    try:
+        value = json.loads(arguments or "{}")
+    except (json.JSONDecodeError, TypeError):
+        value = None
+    if isinstance(value, dict):
+        return None
+    return json.dumps({"_raw": arguments})
+
+
+@dataclass
+class PreflightResult:
+    """Filled by :meth:`ToolCallProcessor.preflight`: a ready call, a rejection, or a stop."""
+
+    tool: Tool | None = None
+    args: dict[str, Any] | None = None
+    rejected: bool = False
+    budget_error: BudgetExceeded | None = None
+
+    @property
+    def ready(self) -> bool:
+        return self.tool is not None and not self.rejected and self.budget_error is None
+
+
+class ToolCallProcessor:
+    def __init__(
+        self,
+        *,
+        approvals: ApprovalChannel,
+        cancel_token: CancelToken,
+        budget: RunBudget | None,
+    ) -> None:
+        self.approvals = approvals
+        self.cancel_token = cancel_token
+        self.budget = budget
+
+    # ------------------------------------------------------------------ preflight
+
+    def _reject(self, state: RunState, call: ToolCall, message: str) -> ev.ToolCallCompleted:
+        state.transcript.append(ToolResultEntry(call.id, message, is_error=True))
+        _normalize_call_args(state, call)
+        return ev.ToolCallCompleted(call, result=message, is_error=True, output=message)
+
+    async def preflight(
+        self, call: ToolCall, outcome: PreflightResult, *, state: RunState
+    ) -> AsyncIterator[ev.Event]:
+        self.cancel_token.check()
+        if self.budget is not None:
+            self.budget.record_tool_call()
+            try:
+                self.budget.check(state.run_ctx.usage)
+            except BudgetExceeded as exc:
+                outcome.budget_error = exc
+                return
+        tool = state.active.tools_by_name.get(call.name)
+        if tool is None:
+            outcome.rejected = True
+            yield self._reject(state, call, f"Tool '{call.name}' is not available.")
+            return
+        if tool._handoff and state.pending_handoff is not None:
+            target = state.pending_handoff.handoff.target.name
+            outcome.rejected = True
+            yield self._reject(
+                state,
+                call,
+                f"Handoff not performed: this turn already transferred to '{target}'. "
+                "Only the first handoff in a turn takes effect.",
+            )
+            return
+        try:
+            args = json.loads(call.arguments or "{}")
+        except (json.JSONDecodeError, TypeError) as exc:
+            outcome.rejected = True
+            if state.last_finish_reason == "length":
+                message = (
+                    f"Tool {call.name} arguments are incomplete: the response was cut off at "
+                    "the output token limit (finish_reason=length) mid-call."
+                )
+            else:
+                message = f"Invalid JSON in tool arguments: {exc}"
+            yield self._reject(state, call, message)
+            return
+        if not isinstance(args, dict):
+            outcome.rejected = True
+            yield self._reject(
+                state,
+                call,
+                f"Invalid tool arguments: expected a JSON object, got {type(args).__name__}.",
+            )
+            return
+        ctx = state.run_ctx
+        try:
+            needs = tool.requires_approval(args, ctx)
+        except Exception as exc:
+            outcome.rejected = True
+            yield ev.ToolCallFailed(exc, call)
+            yield self._reject(
+                state, call, f"Tool {call.name} was not approved (approval check failed)."
+            )
+            return
+        if needs:
+            approved = False
+            async for event in self._approve(call, state):
+                if isinstance(event, bool):
+                    approved = event
+                else:
+                    yield event
+            if not approved:
+                outcome.rejected = True
+                yield self._reject(state, call, f"Tool {call.name} was not approved.")
+                return
+        outcome.tool = tool
+        outcome.args = args
+
+    async def _approve(self, call: ToolCall, state: RunState) -> AsyncIterator[ev.Event | bool]:
+        fut = self.approvals.register(call.id)
+        try:
+            yield ev.ApprovalRequired(call, _channel=self.approvals)
+            handler = state.agent.approval_handler
+            if not fut.done() and handler is not None:
+                try:
+                    decision: Any = handler(call, state.run_ctx)
+                    if inspect.isawaitable(decision):
+                        decision = await decision
+                except Exception as exc:
+                    yield ev.ToolCallFailed(exc, call)
+                    decision = False
+                if isinstance(decision, str):
+                    verdict = decision.strip().lower()
+                    if verdict == "allow":
+                        self.approvals.approve(call.id)
+                    elif verdict != "ask":
+                        self.approvals.reject(call.id)
+                else:
+                    self.approvals.resolve(call.id, bool(decision))
+            yield bool(fut.done() and not fut.cancelled() and fut.result())
+        finally:
+            self.approvals.discard(call.id)
+
+    # ------------------------------------------------------------------ execution
+
+    async def execute(
+        self, call: ToolCall, tool: Tool, args: dict[str, Any], *, state: RunState, tracer: Tracer
+    ) -> AsyncIterator[ev.Event]:
+        ctx = state.run_ctx
+        agent = state.agent
+        yield ev.ToolCallStarted(call)
+        is_error = False
+        parts = None
+        raw: Any = None
+        result: Any = None
+        with tool_call_span(tracer, name=call.name, call_id=call.id) as span:
+            try:
+                result = await run_tool(
+                    tool,
+                    args,
+                    ctx,
+                    default_retries=agent.default_tool_retries,
+                    default_timeout=agent.default_tool_timeout,
+                )
+            except RunCancelled:
+                raise
+            except Exception as exc:
+                span.record_exception(exc)
+                is_error = True
+                text = "Tool error: " + (str(exc) or type(exc).__name__)
+                result = text
+                yield ev.ToolCallFailed(exc, call)
+        if not is_error:
+            if isinstance(result, _HandoffSignal):
+                state.pending_handoff = result
+                text = f"Transferred to {result.handoff.target.name}"
+                if result.reason:
+                    text += f" ({result.reason})"
+            elif (coerced := coerce_parts(result)) is not None:
+                parts = coerced
+                text = project_parts(coerced)
+            else:
+                try:
+                    text = await render_tool_result(
+                        tool, result, ctx, default=agent.tool_result_renderer
+                    )
+                    raw = result
+                except Exception as exc:
+                    is_error = True
+                    text = f"Tool error: result rendering failed: {exc}"
+                    yield ev.ToolCallFailed(exc, call)
+            limit = (
+                tool.max_output_chars
+                if tool.max_output_chars is not None
+                else agent.max_tool_output_chars
+            )
+            if limit is not None and len(text) > limit:
+                text = truncate_tool_output(text, limit)
+                raw = None
+                parts = None
+            elif len(text) > _RAW_KEEP_LIMIT:
+                raw = None
+        state.transcript.append(
+            ToolResultEntry(
+                call.id, text, raw=None if is_error else raw, is_error=is_error, parts=parts
+            )
+        )
+        yield ev.ToolCallCompleted(call, result=result, is_error=is_error, output=text)
+
+
+def _normalize_call_args(state: RunState, call: ToolCall) -> None:
+    """Replace a stored call whose arguments are not a JSON object with the wire-safe form."""
+    fixed = wire_safe_arguments(call.arguments)
+    if fixed is None:
+        return
+    transcript = state.transcript
+    for i in range(len(transcript) - 1, -1, -1):
+        entry = transcript[i]
+        if isinstance(entry, ToolCallEntry) and entry.call_id == call.id:
+            transcript[i] = ToolCallEntry(entry.call_id, entry.name, fixed)
+            return
+
+
+__all__ = ["PreflightResult", "ToolCallProcessor", "wire_safe_arguments"]

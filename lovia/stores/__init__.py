@@ -1,0 +1,5 @@
+"""Session and checkpoint stores."""
+
+from lovia.stores.memory import InMemoryCheckpointer, InMemorySession
+
+__all__ = ["InMemoryCheckpointer", "InMemorySession"]

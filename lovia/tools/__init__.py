@@ -1,0 +1,31 @@
+"""Tools: the ``@tool`` decorator and the ``Tool`` type (built-in tools live in submodules)."""
+
+from lovia.tools.base import (
+    ApprovalPredicate,
+    Tool,
+    ToolInvoker,
+    ToolPolicy,
+    ToolResultRenderer,
+    apply_tool_policies,
+    clip_text,
+    default_result_renderer,
+    render_tool_result,
+    run_tool,
+    tool,
+    truncate_tool_output,
+)
+
+__all__ = [
+    "ApprovalPredicate",
+    "Tool",
+    "ToolInvoker",
+    "ToolPolicy",
+    "ToolResultRenderer",
+    "apply_tool_policies",
+    "clip_text",
+    "default_result_renderer",
+    "render_tool_result",
+    "run_tool",
+    "tool",
+    "truncate_tool_output",
+]

@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+from contextvars import ContextVar
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
-from lovia.messages import Message, Usage
+from lovia.messages import Message, ToolCall, Usage
 from lovia.reliability import CancelToken, RunBudget
 from lovia.steering import Mailbox
 from lovia.transcript import InputEntry, TranscriptEntry, entries_to_messages
@@ -14,6 +15,9 @@ if TYPE_CHECKING:
     from lovia.agent import Agent
 
 TContext = TypeVar("TContext")
+
+current_tool_call: ContextVar[ToolCall | None] = ContextVar("lovia_current_tool_call", default=None)
+"""The tool call being executed, so tools can tag side output (e.g. streamed shell output)."""
 
 
 @dataclass
@@ -52,4 +56,4 @@ class RunContext(Generic[TContext]):
         return ""
 
 
-__all__ = ["RunContext"]
+__all__ = ["RunContext", "current_tool_call"]

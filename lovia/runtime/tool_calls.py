@@ -16,6 +16,7 @@ from lovia.handoff import _HandoffSignal
 from lovia.messages import ToolCall
 from lovia.parts import coerce_parts, project_parts
 from lovia.reliability import CancelToken, RunBudget
+from lovia.run_context import current_tool_call
 from lovia.runtime.run_state import RunState
 from lovia.tools.base import Tool, render_tool_result, run_tool, truncate_tool_output
 from lovia.tracing import Tracer, tool_call_span
@@ -178,6 +179,8 @@ class ToolCallProcessor:
         parts = None
         raw: Any = None
         result: Any = None
+        result_error: Exception | None = None
+        token = current_tool_call.set(call)
         with tool_call_span(tracer, name=call.name, call_id=call.id) as span:
             try:
                 result = await run_tool(
@@ -191,11 +194,15 @@ class ToolCallProcessor:
                 raise
             except Exception as exc:
                 span.record_exception(exc)
+                result_error = exc
                 is_error = True
                 text = "Tool error: " + (str(exc) or type(exc).__name__)
                 result = text
-                yield ev.ToolCallFailed(exc, call)
-        if not is_error:
+            finally:
+                current_tool_call.reset(token)
+        if result_error is not None:
+            yield ev.ToolCallFailed(result_error, call)
+        else:
             if isinstance(result, _HandoffSignal):
                 state.pending_handoff = result
                 text = f"Transferred to {result.handoff.target.name}"

@@ -70,10 +70,21 @@ def _normalize_annotation(tp: Any) -> Any:
 
 
 def _resolved_hints(fn: Callable[..., Any]) -> dict[str, Any]:
+    """Resolved annotations; a hint that cannot be resolved becomes ``Any``."""
     try:
         return typing.get_type_hints(fn, include_extras=True)
     except Exception:
-        return dict(getattr(fn, "__annotations__", {}) or {})
+        pass
+    hints: dict[str, Any] = {}
+    namespace = getattr(fn, "__globals__", {})
+    for name, ann in (getattr(fn, "__annotations__", {}) or {}).items():
+        if isinstance(ann, str):
+            try:
+                ann = eval(ann, namespace)  # noqa: S307 - evaluating the function's own hint
+            except Exception:
+                ann = Any
+        hints[name] = ann
+    return hints
 
 
 def _llm_fields(fn: Callable[..., Any]) -> dict[str, tuple[Any, Any]]:

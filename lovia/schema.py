@@ -80,7 +80,7 @@ def _resolved_hints(fn: Callable[..., Any]) -> dict[str, Any]:
     for name, ann in (getattr(fn, "__annotations__", {}) or {}).items():
         if isinstance(ann, str):
             try:
-                ann = eval(ann, namespace)  # noqa: S307 - evaluating the function's own hint
+                ann = eval(ann, namespace)
             except Exception:
                 ann = Any
         hints[name] = ann

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from collections import deque
 from collections.abc import AsyncIterator, Sequence
 from typing import Any
 
@@ -29,15 +30,17 @@ class _ScriptedTurn(AssistantTurn):
 class ScriptedProvider:
     """Replays ``script`` turn by turn and records every prompt it receives in ``calls``.
 
-    Not reusable across concurrent runs: it pops a shared queue.
+    ``record=False`` skips recording (long scripted runs, benchmarks). Not reusable across
+    concurrent runs: it pops a shared queue.
     """
 
     name = "scripted"
     model: str | None = None
     supports_json_schema = False
 
-    def __init__(self, script: Sequence[AssistantTurn]) -> None:
-        self.script: list[AssistantTurn] = list(script)
+    def __init__(self, script: Sequence[AssistantTurn], *, record: bool = True) -> None:
+        self.script: deque[AssistantTurn] = deque(script)
+        self.record = record
         self._views: list[list[TranscriptEntry]] = []
         self._calls: list[list[Message]] = []
         self.requests: list[dict[str, Any]] = []
@@ -57,11 +60,12 @@ class ScriptedProvider:
         response_format: dict[str, Any] | None = None,
         settings: ModelSettings | None = None,
     ) -> AsyncIterator[ModelDelta]:
-        self._views.append(list(entries))
-        self.requests.append({"tools": tools, "response_format": response_format})
+        if self.record:
+            self._views.append(list(entries))
+            self.requests.append({"tools": tools, "response_format": response_format})
         if not self.script:
             raise AssertionError("ScriptedProvider ran out of canned responses")
-        turn = self.script.pop(0)
+        turn = self.script.popleft()
         reasoning = getattr(turn, "reasoning", None)
         if reasoning:
             for ch in reasoning:

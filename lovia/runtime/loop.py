@@ -10,7 +10,7 @@ import contextlib
 import inspect
 import logging
 from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable, Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass
 from typing import TYPE_CHECKING, Any
 
 from lovia import events as ev
@@ -91,11 +91,19 @@ class _PumpEnded:
     error: BaseException | None = None
 
 
-@dataclass
 class _ToolBatch:
-    queue: asyncio.Queue[ev.Event | _PumpEnded] = field(default_factory=asyncio.Queue)
-    tasks: list[asyncio.Task[None]] = field(default_factory=list)
-    in_flight: int = 0
+    """One turn's background tool tasks; the queue is created only when a task is spawned."""
+
+    def __init__(self) -> None:
+        self._queue: asyncio.Queue[ev.Event | _PumpEnded] | None = None
+        self.tasks: list[asyncio.Task[None]] = []
+        self.in_flight = 0
+
+    @property
+    def queue(self) -> asyncio.Queue[ev.Event | _PumpEnded]:
+        if self._queue is None:
+            self._queue = asyncio.Queue()
+        return self._queue
 
 
 async def _pump(
@@ -175,12 +183,9 @@ class RunLoop:
     # ================================================================== entry
 
     async def stream(self) -> AsyncGenerator[ev.Event, None]:
-        agent_name = self.initial_agent.name
-        with run_span(self.tracer, agent=agent_name, run_id=self.run_id) as span:
-            async for event in self._stream_inner(span):
-                yield event
-
-    async def _stream_inner(self, span: Any) -> AsyncGenerator[ev.Event, None]:
+        """The run's event stream; ends with exactly one ``RunCompleted`` or ``RunFailed``."""
+        span_cm = run_span(self.tracer, agent=self.initial_agent.name, run_id=self.run_id)
+        span = span_cm.__enter__()
         try:
             try:
                 snapshot = await self._resolve_resume()
@@ -197,6 +202,11 @@ class RunLoop:
                 raise
             async for event in self._run(state, snapshot, span):
                 yield event
+        except BaseException as exc:
+            span_cm.__exit__(type(exc), exc, exc.__traceback__)
+            raise
+        else:
+            span_cm.__exit__(None, None, None)
         finally:
             await self._close_resources()
 
@@ -245,8 +255,9 @@ class RunLoop:
                 state.turns += 1
                 state.run_ctx.turn = state.turns
                 yield await self._emit(state, ev.TurnStarted(state.agent, state.turns))
-                async for event in self._drain_mailbox(state):
-                    yield event
+                if self.mailbox:
+                    async for event in self._drain_mailbox(state):
+                        yield event
                 turn = ModelTurnResult()
                 in_model_phase = True
                 async for event in self._model_phase(state, turn):
@@ -648,7 +659,7 @@ class RunLoop:
         try:
             async for event in self._call_model(state, view, turn):
                 forwarded = True
-                yield event
+                yield await self._emit(state, event)
             return
         except ContextOverflowError as exc:
             if forwarded or req is None:
@@ -670,13 +681,13 @@ class RunLoop:
         turn.assistant = None
         turn.turn_entries = []
         async for event in self._call_model(state, view, turn):
-            yield event
+            yield await self._emit(state, event)
 
-    async def _call_model(
+    def _call_model(
         self, state: RunState, view: list[TranscriptEntry], turn: ModelTurnResult
     ) -> AsyncIterator[ev.Event]:
         active = state.active
-        async for event in stream_model_turn(
+        return stream_model_turn(
             agent=state.agent,
             provider=active.provider,
             input_entries=view,
@@ -688,8 +699,7 @@ class RunLoop:
             retry=self.retry,
             cancel_token=self.cancel_token,
             tool_schemas=active.tool_schemas,
-        ):
-            yield await self._emit(state, event)
+        )
 
     def _record_usage(self, state: RunState, usage: Usage) -> None:
         state.run_ctx.usage.add(usage)
@@ -701,17 +711,25 @@ class RunLoop:
     # ================================================================== tools
 
     async def _tool_phase(self, state: RunState, calls: list[ToolCall]) -> AsyncIterator[ev.Event]:
+        """Serial preflight in request order; ready calls run concurrently unless barriers."""
         batch = _ToolBatch()
         budget_error: BudgetExceeded | None = None
+        tools = self._tools
         try:
             for index, call in enumerate(calls):
-                async for event in self._drain_batch(state, batch, wait=False):
-                    yield event
+                if batch.in_flight:
+                    async for event in self._drain_batch(state, batch, wait=False):
+                        yield event
                 outcome = PreflightResult()
-                async for event in self._tools.preflight(call, outcome, state=state):
+                for event in await tools.preflight(call, outcome, state=state):
                     yield await self._emit(state, event)
                     if isinstance(event, ev.ToolCallCompleted):
                         await self.checkpoints.save_running(state)
+                if outcome.needs_approval:
+                    async for event in tools.ask_approval(call, outcome, state=state):
+                        yield await self._emit(state, event)
+                        if isinstance(event, ev.ToolCallCompleted):
+                            await self.checkpoints.save_running(state)
                 if outcome.budget_error is not None:
                     budget_error = outcome.budget_error
                     break
@@ -720,10 +738,11 @@ class RunLoop:
                 assert outcome.tool is not None and outcome.args is not None
                 tool = outcome.tool
                 last = index == len(calls) - 1
-                if tool._handoff or not tool.parallel or (last and batch.in_flight == 0):
-                    async for event in self._drain_batch(state, batch, wait=True):
-                        yield event
-                    async for event in self._tools.execute(
+                if tool._handoff or not tool.parallel or (last and not batch.in_flight):
+                    if batch.in_flight:
+                        async for event in self._drain_batch(state, batch, wait=True):
+                            yield event
+                    async for event in tools.execute(
                         call, tool, outcome.args, state=state, tracer=self.tracer
                     ):
                         yield await self._emit(state, event)
@@ -731,20 +750,19 @@ class RunLoop:
                             await self.checkpoints.save_running(state)
                             self.cancel_token.check()
                 else:
-                    agen = self._tools.execute(
-                        call, tool, outcome.args, state=state, tracer=self.tracer
-                    )
+                    agen = tools.execute(call, tool, outcome.args, state=state, tracer=self.tracer)
                     batch.tasks.append(asyncio.create_task(_pump(agen, batch.queue)))
                     batch.in_flight += 1
-            async for event in self._drain_batch(state, batch, wait=True):
-                yield event
+            if batch.in_flight:
+                async for event in self._drain_batch(state, batch, wait=True):
+                    yield event
             if budget_error is not None:
                 raise budget_error
         finally:
-            pending = [t for t in batch.tasks if not t.done()]
-            for task in pending:
-                task.cancel()
             if batch.tasks:
+                for task in batch.tasks:
+                    if not task.done():
+                        task.cancel()
                 results = await asyncio.gather(*batch.tasks, return_exceptions=True)
                 for r in results:
                     if isinstance(r, Exception):

@@ -45,11 +45,17 @@ class PreflightResult:
     tool: Tool | None = None
     args: dict[str, Any] | None = None
     rejected: bool = False
+    needs_approval: bool = False
     budget_error: BudgetExceeded | None = None
 
     @property
     def ready(self) -> bool:
-        return self.tool is not None and not self.rejected and self.budget_error is None
+        return (
+            self.tool is not None
+            and not self.rejected
+            and not self.needs_approval
+            and self.budget_error is None
+        )
 
 
 class ToolCallProcessor:
@@ -66,14 +72,22 @@ class ToolCallProcessor:
 
     # ------------------------------------------------------------------ preflight
 
-    def _reject(self, state: RunState, call: ToolCall, message: str) -> ev.ToolCallCompleted:
+    def _reject(
+        self, state: RunState, call: ToolCall, outcome: PreflightResult, message: str
+    ) -> ev.ToolCallCompleted:
+        outcome.rejected = True
         state.transcript.append(ToolResultEntry(call.id, message, is_error=True))
         _normalize_call_args(state, call)
         return ev.ToolCallCompleted(call, result=message, is_error=True, output=message)
 
     async def preflight(
         self, call: ToolCall, outcome: PreflightResult, *, state: RunState
-    ) -> AsyncIterator[ev.Event]:
+    ) -> list[ev.Event]:
+        """Serial checks for one call; returns the events to emit (rejections).
+
+        When the call needs a decision, ``outcome.needs_approval`` is set and the caller runs
+        :meth:`ask_approval` next, so ``ApprovalRequired`` reaches the consumer in order.
+        """
         self.cancel_token.check()
         if self.budget is not None:
             self.budget.record_tool_call()
@@ -81,26 +95,20 @@ class ToolCallProcessor:
                 self.budget.check(state.run_ctx.usage)
             except BudgetExceeded as exc:
                 outcome.budget_error = exc
-                return
+                return []
         tool = state.active.tools_by_name.get(call.name)
         if tool is None:
-            outcome.rejected = True
-            yield self._reject(state, call, f"Tool '{call.name}' is not available.")
-            return
+            return [self._reject(state, call, outcome, f"Tool '{call.name}' is not available.")]
         if tool._handoff and state.pending_handoff is not None:
             target = state.pending_handoff.handoff.target.name
-            outcome.rejected = True
-            yield self._reject(
-                state,
-                call,
+            message = (
                 f"Handoff not performed: this turn already transferred to '{target}'. "
-                "Only the first handoff in a turn takes effect.",
+                "Only the first handoff in a turn takes effect."
             )
-            return
+            return [self._reject(state, call, outcome, message)]
         try:
             args = json.loads(call.arguments or "{}")
         except (json.JSONDecodeError, TypeError) as exc:
-            outcome.rejected = True
             if state.last_finish_reason == "length":
                 message = (
                     f"Tool {call.name} arguments are incomplete: the response was cut off at "
@@ -108,41 +116,27 @@ class ToolCallProcessor:
                 )
             else:
                 message = f"Invalid JSON in tool arguments: {exc}"
-            yield self._reject(state, call, message)
-            return
+            return [self._reject(state, call, outcome, message)]
         if not isinstance(args, dict):
-            outcome.rejected = True
-            yield self._reject(
-                state,
-                call,
-                f"Invalid tool arguments: expected a JSON object, got {type(args).__name__}.",
-            )
-            return
-        ctx = state.run_ctx
+            message = f"Invalid tool arguments: expected a JSON object, got {type(args).__name__}."
+            return [self._reject(state, call, outcome, message)]
         try:
-            needs = tool.requires_approval(args, ctx)
+            needs = tool.requires_approval(args, state.run_ctx)
         except Exception as exc:
-            outcome.rejected = True
-            yield ev.ToolCallFailed(exc, call)
-            yield self._reject(
-                state, call, f"Tool {call.name} was not approved (approval check failed)."
-            )
-            return
-        if needs:
-            approved = False
-            async for event in self._approve(call, state):
-                if isinstance(event, bool):
-                    approved = event
-                else:
-                    yield event
-            if not approved:
-                outcome.rejected = True
-                yield self._reject(state, call, f"Tool {call.name} was not approved.")
-                return
+            message = f"Tool {call.name} was not approved (approval check failed)."
+            return [ev.ToolCallFailed(exc, call), self._reject(state, call, outcome, message)]
         outcome.tool = tool
         outcome.args = args
+        outcome.needs_approval = bool(needs)
+        return []
 
-    async def _approve(self, call: ToolCall, state: RunState) -> AsyncIterator[ev.Event | bool]:
+    async def ask_approval(
+        self, call: ToolCall, outcome: PreflightResult, *, state: RunState
+    ) -> AsyncIterator[ev.Event]:
+        """Yield ``ApprovalRequired``; the consumer may decide before resuming the stream.
+
+        Undecided calls go to ``agent.approval_handler``; still undecided means deny.
+        """
         fut = self.approvals.register(call.id)
         try:
             yield ev.ApprovalRequired(call, _channel=self.approvals)
@@ -163,9 +157,12 @@ class ToolCallProcessor:
                         self.approvals.reject(call.id)
                 else:
                     self.approvals.resolve(call.id, bool(decision))
-            yield bool(fut.done() and not fut.cancelled() and fut.result())
+            approved = fut.done() and not fut.cancelled() and fut.result()
         finally:
             self.approvals.discard(call.id)
+        outcome.needs_approval = False
+        if not approved:
+            yield self._reject(state, call, outcome, f"Tool {call.name} was not approved.")
 
     # ------------------------------------------------------------------ execution
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import gc
+import itertools
 import statistics
 import time
 
@@ -29,25 +30,30 @@ def build(turns: int, payload: int) -> Agent:
 
     script = [call("step", {"i": i}, call_id=f"c{i}") for i in range(turns - 1)]
     script.append(text("done"))
-    return Agent(name="bench", instructions="Benchmark.", model=ScriptedProvider(script, record=False), tools=[step])
+    return Agent(
+        name="bench",
+        instructions="Benchmark.",
+        model=ScriptedProvider(script, record=False),
+        tools=[step],
+    )
 
 
 async def measure(turns: int, payload: int) -> list[float]:
     agent = build(turns, payload)
     stamps: list[float] = []
     async for ev in Runner.stream(agent, "go", max_turns=turns + 1):
-        if isinstance(ev, events.TurnStarted):
+        if isinstance(ev, (events.TurnStarted, events.RunCompleted)):
             stamps.append(time.perf_counter())
-        elif isinstance(ev, events.RunCompleted):
-            stamps.append(time.perf_counter())
-    return [(b - a) * 1e6 for a, b in zip(stamps, stamps[1:], strict=False)]
+    return [(b - a) * 1e6 for a, b in itertools.pairwise(stamps)]
 
 
 def report(label: str, per_turn: list[float]) -> tuple[float, float]:
     first = statistics.fmean(per_turn[:50])
     last = statistics.fmean(per_turn[-50:])
-    print(f"{label:<34} first 50: {first:8.1f} µs/turn   last 50: {last:8.1f} µs/turn   "
-          f"last/first: {last / first:4.2f}")
+    print(
+        f"{label:<34} first 50: {first:8.1f} µs/turn   last 50: {last:8.1f} µs/turn   "
+        f"last/first: {last / first:4.2f}"
+    )
     return first, last
 
 
@@ -56,8 +62,10 @@ async def main() -> None:
     parser.add_argument("--repeat", type=int, default=5)
     args = parser.parse_args()
     gc.collect()
-    for label, turns, payload in (("200 turns, trivial tool", 200, 0),
-                                  ("800 turns, 2 KB tool results", 800, 2048)):
+    for label, turns, payload in (
+        ("200 turns, trivial tool", 200, 0),
+        ("800 turns, 2 KB tool results", 800, 2048),
+    ):
         await measure(min(turns, 50), payload)  # warm up imports and caches
         runs = [await measure(turns, payload) for _ in range(args.repeat)]
         # per-turn median across repeats damps scheduler noise on a shared machine

@@ -12,6 +12,7 @@ class ApprovalChannel:
     """Pending decisions keyed by ``(scope, call_id)``; the loop uses ``scope=None``."""
 
     _pending: dict[tuple[Hashable, str], asyncio.Future[bool]] = field(default_factory=dict)
+    _messages: dict[tuple[Hashable, str], str] = field(default_factory=dict, repr=False)
 
     def register(self, call_id: str, *, scope: Hashable = None) -> asyncio.Future[bool]:
         key = (scope, call_id)
@@ -31,8 +32,13 @@ class ApprovalChannel:
     def approve(self, call_id: str, *, scope: Hashable = None) -> None:
         self.resolve(call_id, True, scope=scope)
 
-    def reject(self, call_id: str, *, scope: Hashable = None) -> None:
-        self.resolve(call_id, False, scope=scope)
+    def reject(self, call_id: str, *, scope: Hashable = None, message: str | None = None) -> None:
+        """Deny a call; ``message`` (optional) is passed on to the model with the rejection."""
+        if self.resolve(call_id, False, scope=scope) and message:
+            self._messages[(scope, call_id)] = message
+
+    def rejection_message(self, call_id: str, *, scope: Hashable = None) -> str | None:
+        return self._messages.get((scope, call_id))
 
     def is_pending(self, call_id: str, *, scope: Hashable = None) -> bool:
         fut = self._pending.get((scope, call_id))
@@ -45,6 +51,7 @@ class ApprovalChannel:
 
     def discard(self, call_id: str, *, scope: Hashable = None) -> None:
         self._pending.pop((scope, call_id), None)
+        self._messages.pop((scope, call_id), None)
 
 
 __all__ = ["ApprovalChannel"]

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from lovia.messages import ToolCall
+from lovia.messages import ToolCall, Usage
 from lovia.parts import ContentPart
 from lovia.transcript import TranscriptEntry
 
@@ -86,6 +86,8 @@ class OutputDiscarded(DeltaEvent):
 @dataclass
 class MessageCompleted(MessageEvent):
     entries: list[TranscriptEntry]
+    usage: Usage | None = None
+    """This model call's usage (``None`` when built outside the loop)."""
 
 
 @dataclass
@@ -117,10 +119,11 @@ class ApprovalRequired(ToolEvent):
             raise RuntimeError("This ApprovalRequired event has no approval channel")
         self._channel.approve(self.call.id)
 
-    def reject(self) -> None:
+    def reject(self, message: str | None = None) -> None:
+        """Deny the call; a ``message`` is appended to what the model is told."""
         if self._channel is None:
             raise RuntimeError("This ApprovalRequired event has no approval channel")
-        self._channel.reject(self.call.id)
+        self._channel.reject(self.call.id, message=message)
 
 
 @dataclass

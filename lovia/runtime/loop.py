@@ -269,7 +269,8 @@ class RunLoop:
                 state.last_finish_reason = assistant.finish_reason
                 state.transcript.extend(turn.turn_entries)
                 in_model_phase = False
-                yield await self._emit(state, ev.MessageCompleted(entries=turn.turn_entries))
+                completed_event = ev.MessageCompleted(turn.turn_entries, assistant.usage)
+                yield await self._emit(state, completed_event)
                 await self.checkpoints.save_running(state)
                 if assistant.tool_calls:
                     async for event in self._tool_phase(state, assistant.tool_calls):

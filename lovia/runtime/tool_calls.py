@@ -158,11 +158,15 @@ class ToolCallProcessor:
                 else:
                     self.approvals.resolve(call.id, bool(decision))
             approved = fut.done() and not fut.cancelled() and fut.result()
+            reason = self.approvals.rejection_message(call.id)
         finally:
             self.approvals.discard(call.id)
         outcome.needs_approval = False
         if not approved:
-            yield self._reject(state, call, outcome, f"Tool {call.name} was not approved.")
+            message = f"Tool {call.name} was not approved."
+            if reason:
+                message += f" The user said: {reason}"
+            yield self._reject(state, call, outcome, message)
 
     # ------------------------------------------------------------------ execution
 

@@ -374,3 +374,23 @@ async def test_approval_channel_scopes():
     assert not ch.resolve("c", True, scope="s2")
     ch.discard("c", scope="s2")
     assert not ch.is_pending("c", scope="s2")
+
+
+async def test_rejection_message_reaches_model():
+    agent, provider = make("a", [call("sensitive", {}), text("ok")], tools=[sensitive])
+    async for ev in Runner.stream(agent, "x"):
+        if isinstance(ev, events.ApprovalRequired):
+            ev.reject("use the staging database instead")
+    tool_msg = [m for m in provider.calls[1] if m.role == "tool"][0]
+    assert tool_msg.content == (
+        "Tool sensitive was not approved. The user said: use the staging database instead"
+    )
+
+
+async def test_message_completed_carries_turn_usage():
+    from lovia.messages import AssistantTurn, Usage
+
+    agent, _ = make("a", [AssistantTurn("hi", usage=Usage(7, 3))])
+    evs = [e async for e in Runner.stream(agent, "x")]
+    done = next(e for e in evs if isinstance(e, events.MessageCompleted))
+    assert done.usage == Usage(7, 3)

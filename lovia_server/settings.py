@@ -83,6 +83,8 @@ class InitOptions(_Model):
     editMode: Literal["server", "workspaceEdit"] = "server"
     progress: bool = True
     stateDir: str | None = None
+    trusted: bool = True
+    """Workspace trust as the editor sees it; user agent files load only when trusted."""
     present: bool = False
 
     @property

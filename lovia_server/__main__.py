@@ -1,0 +1,100 @@
+"""``lovia-server`` / ``python -m lovia_server`` / ``lovia serve``: run the language server.
+
+stdio by default (the editor spawns it); ``--tcp HOST:PORT`` for debugging.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import logging
+import os
+import sys
+import threading
+
+import lovia
+
+
+def _parse(argv: list[str] | None, prog: str) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(prog=prog, description="The lovia language server.")
+    parser.add_argument("--tcp", metavar="HOST:PORT", help="listen on TCP instead of stdio")
+    parser.add_argument("--log-file", help="write logs to this file (default: stderr)")
+    parser.add_argument(
+        "--log-level",
+        default=os.environ.get("LOVIA_LOG_LEVEL", "WARNING"),
+        help="DEBUG, INFO, WARNING (default) or ERROR",
+    )
+    parser.add_argument("--version", action="store_true", help="print the version and exit")
+    return parser.parse_args(argv)
+
+
+def _setup_logging(level: str, log_file: str | None) -> None:
+    handler: logging.Handler = (
+        logging.FileHandler(log_file) if log_file else logging.StreamHandler(sys.stderr)
+    )
+    handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)-7s %(name)s: %(message)s"))
+    root = logging.getLogger()
+    root.handlers = [handler]
+    root.setLevel(getattr(logging, level.upper(), logging.WARNING))
+    # pygls logs every message body at INFO; keep it quiet unless debugging.
+    logging.getLogger("pygls").setLevel(max(root.level, logging.WARNING))
+
+
+def _serve_stdio() -> None:
+    from pygls.io_ import StdinAsyncReader, run_async
+
+    from lovia_server.server import create_server
+    from lovia_server.writer import QueuedWriter
+
+    server = create_server()
+    stdin = sys.stdin.buffer
+    stdout = sys.stdout.buffer
+    # Nothing else may write to the protocol stream: print() and child output go to stderr.
+    sys.stdout = sys.stderr
+    writer = QueuedWriter(stdout)
+    server.protocol.set_writer(writer)  # type: ignore[arg-type]
+    stop = threading.Event()
+    server._stop_event = stop
+    reader = StdinAsyncReader(stdin, server.thread_pool)
+    try:
+        asyncio.run(
+            run_async(
+                stop_event=stop,
+                reader=reader,
+                protocol=server.protocol,
+                logger=logging.getLogger("lovia_server.io"),
+                error_handler=server.report_server_error,
+            )
+        )
+    except (KeyboardInterrupt, SystemExit):
+        pass
+    finally:
+        writer.close()
+        server.shutdown()
+
+
+def sub_main(argv: list[str] | None = None, *, prog: str = "lovia-server") -> int:
+    args = _parse(argv, prog)
+    if args.version:
+        print(f"lovia-server {lovia.__version__}")
+        return 0
+    _setup_logging(args.log_level, args.log_file)
+    if args.tcp:
+        from lovia_server.server import create_server
+
+        host, _, port = args.tcp.rpartition(":")
+        if not host or not port.isdigit():
+            print(f"error: --tcp expects HOST:PORT, got {args.tcp!r}", file=sys.stderr)
+            return 2
+        create_server().start_tcp(host, int(port))
+        return 0
+    _serve_stdio()
+    return 0
+
+
+def main() -> None:
+    raise SystemExit(sub_main(sys.argv[1:]))
+
+
+if __name__ == "__main__":
+    main()

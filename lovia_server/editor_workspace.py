@@ -1,0 +1,403 @@
+"""The editor's workspace as lovia sees it: folders + settings -> ACL, open-document overlay,
+edits through the editor, one live workspace session per conversation.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import logging
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from lovia.workspace import (
+    CommandRule,
+    LocalWorkspace,
+    PathRule,
+    Workspace,
+    WorkspaceError,
+)
+from lovia.workspace.edits import apply_edit
+from lovia.workspace.paths import resolve_path
+from lsprotocol import types as lsp
+
+from lovia.agent import Agent
+from lovia.run_context import current_tool_call
+from lovia_server import protocol as p
+from lovia_server.events import path_uri, uri_to_path
+
+if TYPE_CHECKING:
+    from lovia_server.server import LoviaServer
+    from lovia_server.supervisor import RunSpec
+
+logger = logging.getLogger("lovia_server.workspace")
+
+_MAX_CONTEXT_CHARS = 100_000
+
+
+class DocumentOverlay:
+    """Reads of files open in the editor return the editor's current (maybe unsaved) text."""
+
+    def __init__(self, server: LoviaServer) -> None:
+        self.server = server
+
+    def document(self, path: Path) -> Any:
+        try:
+            docs = self.server.workspace.text_documents
+        except Exception:
+            return None
+        for doc in list(docs.values()):
+            doc_path = uri_to_path(doc.uri)
+            if doc_path is None:
+                continue
+            try:
+                if doc_path.resolve() == path:
+                    return doc
+            except OSError:
+                continue
+        return None
+
+    def text_for(self, path: Path) -> str | None:
+        doc = self.document(path)
+        return doc.source if doc is not None else None
+
+
+def _utf16_len(text: str) -> int:
+    return len(text.encode("utf-16-le")) // 2
+
+
+def _end_position(text: str) -> lsp.Position:
+    lines = text.split("\n")
+    return lsp.Position(line=len(lines) - 1, character=_utf16_len(lines[-1]))
+
+
+class EditorWorkspace:
+    def __init__(self, server: LoviaServer) -> None:
+        self.server = server
+        self.overlay = DocumentOverlay(server)
+        self.output_listener: Any = None
+        self._sessions: dict[str, tuple[LocalWorkspace, Any]] = {}
+        self._lock = asyncio.Lock()
+        self.declined_calls: set[str] = set()
+
+    # ------------------------------------------------------------------ folders
+
+    def folders(self) -> list[Path]:
+        return list(self.server.folders)
+
+    def _inside(self, path: Path) -> Path | None:
+        best: Path | None = None
+        for folder in self.folders():
+            if path == folder or path.is_relative_to(folder):
+                if best is None or len(folder.parts) > len(best.parts):
+                    best = folder
+        return best
+
+    def resolve_cwd(self, cwd: str | None) -> Path:
+        folders = self.folders()
+        if not folders:
+            raise p.ProtocolError(
+                p.PATH_OUTSIDE_WORKSPACE, "No workspace folder is open", {"field": "cwd"}
+            )
+        if cwd is None or not cwd.strip():
+            return folders[0]
+        raw = uri_to_path(cwd) if cwd.startswith("file:") else Path(cwd).expanduser()
+        if raw is None:
+            raise p.invalid_params(f"cwd must be a path or file: URI, got {cwd!r}", "cwd")
+        path = (raw if raw.is_absolute() else folders[0] / raw).resolve()
+        if self._inside(path) is None:
+            raise p.ProtocolError(
+                p.PATH_OUTSIDE_WORKSPACE,
+                f"cwd {path} is outside every workspace folder",
+                {"field": "cwd", "path": str(path)},
+            )
+        return path
+
+    def root_for(self, cwd: Path) -> Path:
+        return self._inside(cwd) or self.folders()[0]
+
+    # ------------------------------------------------------------------ policy
+
+    def edit_mode(self) -> str:
+        wanted = self.server.init_options.editMode
+        if wanted == "workspaceEdit" and self._can_apply_edits():
+            return "workspaceEdit"
+        return "server"
+
+    def _can_apply_edits(self) -> bool:
+        return self.server.client_supports("workspace.apply_edit") and self.server.client_supports(
+            "workspace.workspace_edit.document_changes"
+        )
+
+    def config_for(self, root: Path) -> LocalWorkspace:
+        settings = self.server.settings
+        perms = settings.permissions
+        preset = perms.preset if self.server.init_options.trusted else "readonly"
+        rules: list[PathRule] = []
+        for rule in perms.pathRules:
+            if rule.read is not None:
+                rules.append(PathRule(rule.pattern, rule.read, ops={"read"}))
+            if rule.write is not None:
+                rules.append(PathRule(rule.pattern, rule.write, ops={"write"}))
+        base = Workspace.local(root, mode=preset)
+        inside_write = base.policy.write
+        for folder in self.folders():
+            if folder != root:
+                rules.append(PathRule(str(folder), "allow", ops={"read"}))
+                rules.append(PathRule(str(folder), inside_write, ops={"write"}))
+        command_rules = tuple(CommandRule(r.pattern, r.decision) for r in perms.commandRules)
+        config = Workspace.local(
+            root,
+            mode=preset,
+            denied_paths=tuple(perms.deniedPaths),
+            path_rules=tuple(rules),
+            command_rules=command_rules if preset != "readonly" else (),
+        )
+        return dataclasses.replace(
+            config,
+            close_after_run=False,
+            overlay=self.overlay,
+            write_sink=self._write_sink,
+        )
+
+    def describe(self) -> list[dict[str, Any]]:
+        out = []
+        for folder in self.folders():
+            policy = self.config_for(folder).policy
+            out.append(
+                {
+                    "uri": path_uri(folder),
+                    "path": str(folder),
+                    "preset": self.server.settings.permissions.preset
+                    if self.server.init_options.trusted
+                    else "readonly",
+                    "write": policy.write,
+                    "readOutside": policy.read_outside,
+                    "writeOutside": policy.write_outside,
+                    "shell": policy.shell_default if policy.allow_shell else "deny",
+                    "deniedPaths": list(policy.denied_paths),
+                    "pathRules": [
+                        {"pattern": r.pattern, "action": r.action, "ops": sorted(r.ops)}
+                        for r in policy.path_rules
+                    ],
+                    "commandRules": [
+                        {"pattern": r.pattern, "decision": r.action} for r in policy.command_rules
+                    ],
+                }
+            )
+        return out
+
+    # ------------------------------------------------------------------ sessions
+
+    async def session_for(self, session_id: str, root: Path) -> Any:
+        """The conversation's live workspace session (rebuilt when the configuration changed)."""
+        config = self.config_for(root)
+        async with self._lock:
+            held = self._sessions.get(session_id)
+            if held is not None and held[0] == config:
+                return held[1]
+            if held is not None:
+                await _close_quietly(held[1])
+            session = await config.open()
+            listener = self.output_listener
+            if listener is not None:
+                session.output_listener = lambda call_id, stream, text: listener(
+                    session_id, call_id, stream, text
+                )
+            self._sessions[session_id] = (config, session)
+            return session
+
+    async def attach(self, agent: Agent[Any], root: Path, session_id: str) -> Agent[Any]:
+        """Bind the conversation's workspace to an agent that has none."""
+        if agent.workspace is not None:
+            return agent
+        session = await self.session_for(session_id, root)
+        return agent.clone(workspace=self.config_for(root).bind(session))
+
+    async def close_session(self, session_id: str) -> None:
+        async with self._lock:
+            held = self._sessions.pop(session_id, None)
+        if held is not None:
+            await _close_quietly(held[1])
+
+    async def aclose(self) -> None:
+        async with self._lock:
+            held = list(self._sessions.values())
+            self._sessions.clear()
+        for _, session in held:
+            await _close_quietly(session)
+
+    def settings_changed(self) -> None:
+        """Sessions are rebuilt lazily: the next run compares its configuration."""
+
+    # ------------------------------------------------------------------ reads and edits
+
+    async def _read_full(self, root: Path, path: Path) -> str | None:
+        text = self.overlay.text_for(path)
+        if text is not None:
+            return text
+        try:
+            return await asyncio.to_thread(path.read_text, encoding="utf-8")
+        except (FileNotFoundError, IsADirectoryError, NotADirectoryError):
+            return None
+        except (OSError, UnicodeDecodeError):
+            return None
+
+    async def preview(
+        self, spec: RunSpec, name: str, args: dict[str, Any]
+    ) -> dict[str, Any] | None:
+        """Old and new text of a write/edit before it happens (the approval diff)."""
+        raw = args.get("path")
+        if not isinstance(raw, str):
+            return None
+        resolved = resolve_path(spec.root, raw)
+        path = resolved.abs
+        config = self.config_for(spec.root)
+        if (
+            config.policy.decide_path(rel=resolved.rel, abs_posix=resolved.abs_posix, op="read")
+            == "deny"
+        ):
+            return None
+        old = await self._read_full(spec.root, path)
+        if name == "write_file":
+            new = args.get("content")
+            if not isinstance(new, str):
+                return None
+        elif name == "edit_file":
+            if old is None:
+                return None
+            try:
+                new, _ = apply_edit(
+                    old,
+                    str(args.get("old", "")),
+                    str(args.get("new", "")),
+                    replace_all=bool(args.get("replace_all", False)),
+                )
+            except WorkspaceError:
+                return None
+        else:
+            return None
+        return {"path": str(path), "uri": path_uri(path), "oldText": old, "newText": new}
+
+    async def read_back(self, spec: RunSpec, name: str, args: dict[str, Any]) -> str | None:
+        raw = args.get("path")
+        if not isinstance(raw, str):
+            return None
+        return await self._read_full(spec.root, resolve_path(spec.root, raw).abs)
+
+    async def _write_sink(self, path: Path, old_text: str | None, new_text: str) -> bool:
+        """Route a write through the editor when that keeps its buffers consistent."""
+        mode = self.edit_mode()
+        doc = self.overlay.document(path)
+        if mode != "workspaceEdit":
+            if doc is None or not self._can_apply_edits():
+                return False
+            disk = await self._disk_text(path)
+            if disk == doc.source:
+                return False  # clean buffer: the editor reloads it after the disk write
+        call = current_tool_call.get()
+        call_id = call.id if call is not None else "lovia"
+        title = f"{call.name if call else 'edit'} {path.name}"
+        uri = path_uri(path)
+        annotation = call_id
+        changes: list[Any] = []
+        if old_text is None and not path.exists():
+            changes.append(lsp.CreateFile(uri=uri, annotation_id=annotation))
+            start = lsp.Position(line=0, character=0)
+            version = None
+            edit_range = lsp.Range(start=start, end=start)
+        else:
+            current = doc.source if doc is not None else (old_text or "")
+            version = doc.version if doc is not None else None
+            edit_range = lsp.Range(
+                start=lsp.Position(line=0, character=0), end=_end_position(current)
+            )
+        changes.append(
+            lsp.TextDocumentEdit(
+                text_document=lsp.OptionalVersionedTextDocumentIdentifier(uri=uri, version=version),
+                edits=[
+                    lsp.AnnotatedTextEdit(
+                        range=edit_range, new_text=new_text, annotation_id=annotation
+                    )
+                ],
+            )
+        )
+        edit = lsp.WorkspaceEdit(
+            document_changes=changes,
+            change_annotations={
+                annotation: lsp.ChangeAnnotation(label=f"lovia: {title}", needs_confirmation=False)
+            },
+        )
+        result = await self.server.workspace_apply_edit_async(
+            lsp.ApplyWorkspaceEditParams(edit=edit, label=f"lovia: {title}")
+        )
+        if not getattr(result, "applied", False):
+            if call is not None:
+                self.declined_calls.add(call.id)
+            reason = getattr(result, "failure_reason", None)
+            raise WorkspaceError(
+                f"The editor declined the edit to {path}" + (f": {reason}" if reason else ""),
+                hint="The user or the editor rejected this change; do not retry it unchanged.",
+            )
+        return True
+
+    async def _disk_text(self, path: Path) -> str | None:
+        try:
+            return await asyncio.to_thread(path.read_text, encoding="utf-8")
+        except (OSError, UnicodeDecodeError):
+            return None
+
+    async def context_block(self, items: list[Any], cwd: Path) -> str:
+        """The files a request attaches (``context: [{uri, range?}]``) as prompt text."""
+        blocks = []
+        for index, item in enumerate(items):
+            path = uri_to_path(item.uri)
+            if path is None:
+                raise p.invalid_params(
+                    f"context[{index}].uri must be a file: URI", f"context.{index}.uri"
+                )
+            path = path.resolve()
+            root = self._inside(path)
+            if root is None:
+                raise p.ProtocolError(
+                    p.PATH_OUTSIDE_WORKSPACE,
+                    f"{path} is outside every workspace folder",
+                    {"field": f"context.{index}.uri", "path": str(path)},
+                )
+            resolved = resolve_path(root, str(path))
+            if (
+                self.config_for(root).policy.decide_path(
+                    rel=resolved.rel, abs_posix=resolved.abs_posix, op="read"
+                )
+                == "deny"
+            ):
+                blocks.append(
+                    f'<context path="{resolved.display()}">(denied by the workspace policy)</context>'
+                )
+                continue
+            text = await self._read_full(root, path)
+            if text is None:
+                raise p.invalid_params(
+                    f"Cannot read {path}", f"context.{index}.uri", path=str(path)
+                )
+            label = resolved.display()
+            if item.range is not None:
+                start = int(item.range.start.get("line", 0))
+                end = int(item.range.end.get("line", start))
+                lines = text.split("\n")[start : end + 1]
+                text = "\n".join(lines)
+                label += f":{start + 1}-{end + 1}"
+            if len(text) > _MAX_CONTEXT_CHARS:
+                text = text[:_MAX_CONTEXT_CHARS] + "\n[... truncated ...]"
+            blocks.append(f'<context path="{label}">\n{text}\n</context>')
+        return "\n\n".join(blocks)
+
+
+async def _close_quietly(session: Any) -> None:
+    try:
+        await session.close()
+    except Exception:
+        logger.debug("workspace.close_failed", exc_info=True)
+
+
+__all__ = ["DocumentOverlay", "EditorWorkspace"]

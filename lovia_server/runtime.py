@@ -1,0 +1,337 @@
+"""ServerRuntime: the pieces a started server runs on (stores, supervisor, editor workspace).
+
+Built on ``initialized``; each request method validates params, resolves what the request
+names (folders, agents, runs) and delegates to the supervisor.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from lovia.tools.human import HumanChannel, ask_human
+from lsprotocol import types as lsp
+
+import lovia
+from lovia.stores import SQLiteCheckpointer, SQLiteSession
+from lovia_server import protocol as p
+from lovia_server.agents import (
+    BUILTIN_CODING,
+    BUILTIN_DEMO,
+    check_model,
+    coding_agent,
+    load_user_agent,
+)
+from lovia_server.editor_workspace import EditorWorkspace
+from lovia_server.event_log import Publisher
+from lovia_server.events import uri_to_path
+from lovia_server.progress import RunProgress
+from lovia_server.settings import default_state_dir
+from lovia_server.store import RunRecord, ServerStore
+from lovia_server.supervisor import RunController, RunSpec, RunSupervisor
+
+if TYPE_CHECKING:
+    from lovia_server.server import LoviaServer
+
+logger = logging.getLogger("lovia_server.runtime")
+
+
+class ServerRuntime:
+    def __init__(self, server: LoviaServer, store: ServerStore, state_dir: Path) -> None:
+        self.server = server
+        self.store = store
+        self.state_dir = state_dir
+        db = state_dir / "state.db"
+        self.session_store = SQLiteSession(db)
+        self.checkpointer = SQLiteCheckpointer(db)
+        self.channel = HumanChannel()
+        self.workspace = EditorWorkspace(server)
+        writer = getattr(server.protocol, "writer", None)
+        backlog = getattr(writer, "backlog", None)
+        self.publisher = Publisher(
+            store,
+            lambda event: server.protocol.notify(p.EVENT, event),
+            backlog=backlog if callable(backlog) else (lambda: 0),
+        )
+        self.progress = RunProgress(server) if self._progress_enabled() else None
+        self.supervisor = RunSupervisor(
+            store=store,
+            session_store=self.session_store,
+            checkpointer=self.checkpointer,
+            publisher=self.publisher,
+            approval_timeout=lambda: server.settings.approvalTimeoutSeconds,
+            ask_editor=self._ask_editor
+            if server.init_options.approval_mode == "showMessageRequest"
+            else None,
+            progress=self.progress,
+            preview=self.workspace.preview,
+            read_back=self.workspace.read_back,
+            on_run_end=self._on_run_end,
+            cancel_question=lambda qid: self.channel.cancel(qid, "The run was cancelled."),
+            declined=lambda call_id: call_id in self.workspace.declined_calls,
+        )
+        self.workspace.output_listener = self.supervisor.tool_output
+        self._questions_task: asyncio.Task[None] | None = None
+
+    @classmethod
+    async def start(cls, server: LoviaServer) -> ServerRuntime:
+        state_dir = Path(
+            server.init_options.stateDir
+            or default_state_dir(server.folders[0] if server.folders else None)
+        ).expanduser()
+        state_dir.mkdir(parents=True, exist_ok=True)
+        store = ServerStore(state_dir / "state.db")
+        await store.open()
+        runtime = cls(server, store, state_dir)
+        await runtime.supervisor.recover()
+        runtime._questions_task = asyncio.get_running_loop().create_task(runtime._questions())
+        return runtime
+
+    def _progress_enabled(self) -> bool:
+        return bool(self.server.init_options.progress) and self.server.client_supports(
+            "window.work_done_progress"
+        )
+
+    async def shutdown(self) -> None:
+        await self.supervisor.shutdown()
+        self.channel.close("server shutdown")
+        if self._questions_task is not None:
+            self._questions_task.cancel()
+        await self.workspace.aclose()
+        for closer in (self.session_store, self.checkpointer):
+            aclose = getattr(closer, "aclose", None)
+            if aclose is not None:
+                try:
+                    await aclose()
+                except Exception:
+                    logger.debug("store.close_failed", exc_info=True)
+        await self.store.close()
+
+    def settings_changed(self) -> None:
+        self.workspace.settings_changed()
+
+    def cancel_from_progress(self, run_id: str) -> None:
+        ctl = self.supervisor.by_run.get(run_id)
+        if ctl is not None:
+            self.supervisor.cancel(ctl)
+
+    # ================================================================== requests
+
+    async def run(self, raw: Any) -> dict[str, Any]:
+        params = p.parse_params(p.RunParams, raw)
+        folders = self.workspace.folders()
+        if not folders:
+            raise p.ProtocolError(
+                p.PATH_OUTSIDE_WORKSPACE,
+                "The editor has no workspace folder open",
+                {"field": "cwd", "hint": "Open a folder in the editor first."},
+            )
+        cwd = self.workspace.resolve_cwd(params.cwd)
+        session_id = await self.supervisor.claim_session(params.sessionId)
+        context_text = await self.workspace.context_block(params.context, cwd)
+        spec = await self._spec(
+            agent=params.agent, model=params.model, cwd=cwd, session_id=session_id
+        )
+        model_input = params.prompt if not context_text else f"{params.prompt}\n\n{context_text}"
+        return await self.supervisor.start(
+            session_id=session_id,
+            prompt=params.prompt,
+            model_input=model_input,
+            spec=spec,
+            max_turns=self.server.settings.maxTurns,
+        )
+
+    async def _spec(
+        self,
+        *,
+        agent: str | None,
+        model: str | None,
+        cwd: Path,
+        session_id: str,
+    ) -> RunSpec:
+        settings = self.server.settings
+        folders = self.workspace.folders()
+        root = self.workspace.root_for(cwd)
+        choice = agent or settings.agent or BUILTIN_CODING
+        model_label = model or settings.effective_model()
+        if choice == BUILTIN_CODING:
+            model_name = check_model(model_label)
+            built = coding_agent(model_name, extra_tools=[ask_human(self.channel)])
+        elif choice == BUILTIN_DEMO:
+            from lovia_server.demo import demo_agent
+
+            built = demo_agent(root)
+            model_label = "demo (scripted)"
+        else:
+            if not self.server.init_options.trusted:
+                raise p.ProtocolError(
+                    p.INVALID_PARAMS,
+                    "User agents are only loaded in a trusted workspace",
+                    {"field": "agent"},
+                )
+            built = load_user_agent(choice, folders)
+            if model:
+                built = built.clone(model=check_model(model))
+            if model_label is None or not model:
+                model_label = _model_label(built.model)
+        built = await self.workspace.attach(built, root, session_id)
+        window = self._context_window(built)
+        return RunSpec(
+            agent=built,
+            agent_label=choice,
+            model_label=model_label,
+            root=root,
+            cwd=cwd,
+            context_window=window,
+        )
+
+    def _context_window(self, agent: Any) -> int | None:
+        from lovia.providers.base import context_window
+
+        model = agent.model
+        if model is None or isinstance(model, str):
+            return None
+        try:
+            return context_window(model)
+        except Exception:
+            return None
+
+    async def _spec_for_record(self, record: RunRecord) -> RunSpec:
+        cwd = Path(record.cwd) if record.cwd else self.workspace.resolve_cwd(None)
+        agent = record.agent if record.agent not in (None, BUILTIN_CODING) else None
+        model = record.model if agent is None else None
+        return await self._spec(agent=agent, model=model, cwd=cwd, session_id=record.session_id)
+
+    async def steer(self, raw: Any) -> dict[str, Any]:
+        params = p.parse_params(p.SteerParams, raw)
+        ctl = await self.supervisor.active_controller(params.runId)
+        return self.supervisor.steer(ctl, params.message)
+
+    async def unsteer(self, raw: Any) -> dict[str, Any]:
+        params = p.parse_params(p.UnsteerParams, raw)
+        ctl = await self.supervisor.active_controller(params.runId)
+        return self.supervisor.unsteer(ctl, params.messageId)
+
+    async def approve(self, raw: Any) -> dict[str, Any]:
+        params = p.parse_params(p.ApproveParams, raw)
+        ctl = await self.supervisor.active_controller(params.runId)
+        return self.supervisor.approve(ctl, params.approvalId, params.decision, params.message)
+
+    async def answer(self, raw: Any) -> dict[str, Any]:
+        params = p.parse_params(p.AnswerParams, raw)
+        ctl = await self.supervisor.active_controller(params.runId)
+        if params.questionId not in ctl.questions:
+            raise p.ProtocolError(
+                p.APPROVAL_NOT_FOUND,
+                f"No pending question {params.questionId}",
+                {"questionId": params.questionId},
+            )
+        self.channel.answer(params.questionId, params.answer)
+        self.supervisor.question_answered(ctl, params.questionId, params.answer)
+        return {"questionId": params.questionId}
+
+    async def cancel(self, raw: Any) -> dict[str, Any]:
+        params = p.parse_params(p.RunIdParams, raw)
+        ctl = await self.supervisor.active_controller(params.runId)
+        return self.supervisor.cancel(ctl)
+
+    async def resume(self, raw: Any) -> dict[str, Any]:
+        params = p.parse_params(p.RunIdParams, raw)
+        return await self.supervisor.resume(
+            params.runId, self._spec_for_record, max_turns=self.server.settings.maxTurns
+        )
+
+    async def replay(self, raw: Any) -> dict[str, Any]:
+        params = p.parse_params(p.ReplayParams, raw)
+        return await self.supervisor.replay(params.runId, params.afterSeq)
+
+    async def sessions(self, raw: Any) -> dict[str, Any]:
+        params = p.parse_params(p.SessionsParams, raw)
+        return await self.supervisor.list_sessions(
+            limit=params.limit, offset=params.offset, query=params.query
+        )
+
+    async def session(self, raw: Any) -> dict[str, Any]:
+        params = p.parse_params(p.SessionParams, raw)
+        view = await self.supervisor.session_view(params.sessionId)
+        from lovia.plugins.todo import todos_from_entries
+
+        entries = await self.session_store.load(params.sessionId)
+        from lovia_server.events import todo_items
+
+        view["todos"] = todo_items(todos_from_entries(entries))
+        return view
+
+    async def delete_session(self, raw: Any) -> dict[str, Any]:
+        params = p.parse_params(p.SessionParams, raw)
+        result = await self.supervisor.delete_session(params.sessionId)
+        if result["deleted"]:
+            await self.workspace.close_session(params.sessionId)
+        return result
+
+    async def status(self, raw: Any) -> dict[str, Any]:
+        p.parse_params(p.StatusParams, raw)
+        settings = self.server.settings
+        return {
+            "version": lovia.__version__,
+            "protocolVersion": p.PROTOCOL_VERSION,
+            "model": settings.effective_model(),
+            "agent": settings.agent or BUILTIN_CODING,
+            "stateDir": str(self.state_dir),
+            "approvals": self.server.init_options.approval_mode,
+            "editMode": self.workspace.edit_mode(),
+            "folders": self.workspace.describe(),
+            "liveRuns": self.supervisor.live_runs(),
+            "sessionRules": self.supervisor.rules_view(),
+            "settingsProblems": list(self.server.settings_problems),
+        }
+
+    # ================================================================== editor bridges
+
+    async def _ask_editor(self, payload: dict[str, Any]) -> Any:
+        options = payload.get("options") or []
+        actions = [lsp.MessageActionItem(title=o["label"]) for o in options]
+        message = f"lovia: {payload.get('title')}\n{payload.get('detail', '')}".strip()
+        response = await self.server.window_show_message_request_async(
+            lsp.ShowMessageRequestParams(
+                type=lsp.MessageType.Warning, message=message, actions=actions
+            )
+        )
+        if response is None:
+            return "reject_once"
+        title = response.title if hasattr(response, "title") else str(response)
+        for option in options:
+            if option["label"] == title:
+                return option["decision"]
+        return "reject_once"
+
+    async def _questions(self) -> None:
+        try:
+            async for question in self.channel.questions():
+                self.supervisor.question_asked(question.run_id, question)
+        except asyncio.CancelledError:
+            pass
+        except Exception:
+            logger.exception("questions.consumer_failed")
+
+    async def _on_run_end(self, ctl: RunController) -> None:
+        return None
+
+
+def _model_label(model: Any) -> str | None:
+    if model is None:
+        return None
+    if isinstance(model, str):
+        return model
+    return str(
+        getattr(model, "model", None) or getattr(model, "name", None) or type(model).__name__
+    )
+
+
+def context_path(uri: str) -> Path | None:
+    return uri_to_path(uri)
+
+
+__all__ = ["ServerRuntime"]

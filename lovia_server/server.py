@@ -1,0 +1,266 @@
+"""The language server: capability advertisement, lifecycle, and one thin handler per method.
+
+Handlers validate params (``protocol.parse_params``), call one supervisor method and map the
+result. Every error reaches the client as a documented code, never as a traceback.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+from collections.abc import Awaitable, Callable, Generator
+from pathlib import Path
+from typing import Any
+
+import cattrs
+from lsprotocol import types as lsp
+from pygls.exceptions import (
+    JsonRpcException,
+    JsonRpcInternalError,
+    JsonRpcInvalidParams,
+    JsonRpcServerError,
+    JsonRpcServerNotInitialized,
+)
+from pygls.lsp.server import LanguageServer
+from pygls.protocol import (
+    JsonRPCNotification,
+    JsonRPCRequestMessage,
+    JsonRPCResponseMessage,
+    LanguageServerProtocol,
+    default_converter,
+)
+
+import lovia
+from lovia.exceptions import LoviaError
+from lovia_server import protocol as p
+from lovia_server.settings import InitOptions, LoviaSettings, parse_init_options, parse_settings
+
+logger = logging.getLogger("lovia_server")
+
+Handler = Callable[[Any], Awaitable[Any]]
+
+
+def converter_factory() -> cattrs.Converter:
+    """pygls' converter, but custom-method params stay plain dicts (validated by pydantic)."""
+    converter = default_converter()
+    for cls in (JsonRPCRequestMessage, JsonRPCNotification, JsonRPCResponseMessage):
+        converter.register_structure_hook(cls, lambda obj, c: c(**obj))
+    return converter
+
+
+class LoviaProtocol(LanguageServerProtocol):
+    """Adds ``experimental.lovia`` to the initialize result."""
+
+    def lsp_initialize(  # type: ignore[override]
+        self, params: lsp.InitializeParams
+    ) -> Generator[Any, Any, lsp.InitializeResult]:
+        result: lsp.InitializeResult = yield from super().lsp_initialize(params)
+        result.capabilities.experimental = {
+            "lovia": {
+                "protocolVersion": p.PROTOCOL_VERSION,
+                "methods": list(p.METHODS),
+                "eventKinds": list(p.EVENT_KINDS),
+                "editModes": list(p.EDIT_MODES),
+                "version": lovia.__version__,
+            }
+        }
+        return result
+
+
+class LoviaServer(LanguageServer):
+    """Server state that outlives requests: options, settings, folders and the runtime."""
+
+    def __init__(self) -> None:
+        super().__init__(
+            name="lovia",
+            version=lovia.__version__,
+            protocol_cls=LoviaProtocol,
+            converter_factory=converter_factory,
+            text_document_sync_kind=lsp.TextDocumentSyncKind.Incremental,
+        )
+        self.init_options = InitOptions()
+        self.settings = LoviaSettings()
+        self.settings_problems: list[str] = []
+        self.folders: list[Path] = []
+        self.initialize_seen = False
+        self.ready = asyncio.Event()
+        self.runtime: Any = None
+        self.startup_error: BaseException | None = None
+
+    # ------------------------------------------------------------------ helpers
+
+    def client_supports(self, path: str) -> bool:
+        node: Any = self.client_capabilities
+        for part in path.split("."):
+            node = getattr(node, part, None)
+            if node is None:
+                return False
+        return bool(node)
+
+    def log_to_client(self, message: str, kind: lsp.MessageType = lsp.MessageType.Info) -> None:
+        try:
+            self.window_log_message(lsp.LogMessageParams(type=kind, message=message))
+        except Exception:
+            logger.debug("log_to_client failed", exc_info=True)
+
+
+def _folders_from(params: lsp.InitializeParams) -> list[Path]:
+    from lovia_server.events import uri_to_path
+
+    uris: list[str] = []
+    if params.workspace_folders:
+        uris = [f.uri for f in params.workspace_folders]
+    elif params.root_uri:
+        uris = [params.root_uri]
+    elif params.root_path:
+        return [Path(params.root_path).resolve()]
+    folders = []
+    for uri in uris:
+        path = uri_to_path(uri)
+        if path is not None:
+            folders.append(path.resolve())
+    return folders
+
+
+def _to_jsonrpc(exc: BaseException) -> JsonRpcException:
+    if isinstance(exc, JsonRpcException):
+        return exc
+    if isinstance(exc, p.ProtocolError):
+        if exc.code == p.INVALID_PARAMS:
+            return JsonRpcInvalidParams(message=exc.message, data=exc.data)
+        if exc.code == p.SERVER_NOT_INITIALIZED:
+            return JsonRpcServerNotInitialized(message=exc.message, data=exc.data)
+        return JsonRpcServerError(exc.message, exc.code, exc.data)
+    if isinstance(exc, LoviaError):
+        data: dict[str, Any] = {"type": type(exc).__name__}
+        if exc.hint:
+            data["hint"] = exc.hint
+        return JsonRpcInternalError(message=exc.message or str(exc), data=data)
+    logger.exception("request.failed: %s", type(exc).__name__, exc_info=exc)
+    return JsonRpcInternalError(
+        message=f"Internal error: {type(exc).__name__}: {exc}", data={"type": type(exc).__name__}
+    )
+
+
+def create_server() -> LoviaServer:
+    """Build the server and register every handler (the runtime starts on ``initialized``)."""
+    server = LoviaServer()
+
+    def guarded(fn: Handler) -> Handler:
+        async def handler(params: Any) -> Any:
+            try:
+                if not server.initialize_seen:
+                    raise p.ProtocolError(
+                        p.SERVER_NOT_INITIALIZED, "The server has not been initialized"
+                    )
+                await server.ready.wait()
+                if server.startup_error is not None:
+                    raise server.startup_error
+                return await fn(params)
+            except asyncio.CancelledError:
+                raise
+            except BaseException as exc:
+                raise _to_jsonrpc(exc) from None
+
+        return handler
+
+    @server.feature(lsp.INITIALIZE)
+    def on_initialize(params: lsp.InitializeParams) -> None:
+        server.init_options = parse_init_options(params.initialization_options)
+        server.folders = _folders_from(params)
+        server.initialize_seen = True
+
+    @server.feature(lsp.INITIALIZED)
+    async def on_initialized(params: lsp.InitializedParams) -> None:
+        try:
+            await refresh_settings(server)
+            from lovia_server.runtime import ServerRuntime
+
+            server.runtime = await ServerRuntime.start(server)
+        except BaseException as exc:
+            logger.exception("startup.failed")
+            server.startup_error = exc
+            server.log_to_client(f"lovia failed to start: {exc}", lsp.MessageType.Error)
+        finally:
+            server.ready.set()
+
+    @server.feature(lsp.SHUTDOWN)
+    async def on_shutdown(params: Any) -> None:
+        if server.runtime is not None:
+            await server.runtime.shutdown()
+
+    @server.feature(lsp.WORKSPACE_DID_CHANGE_CONFIGURATION)
+    async def on_config(params: lsp.DidChangeConfigurationParams) -> None:
+        pushed = params.settings.get("lovia") if isinstance(params.settings, dict) else None
+        await refresh_settings(server, pushed=pushed)
+        if server.runtime is not None:
+            server.runtime.settings_changed()
+
+    @server.feature(lsp.WORKSPACE_DID_CHANGE_WORKSPACE_FOLDERS)
+    def on_folders(params: lsp.DidChangeWorkspaceFoldersParams) -> None:
+        from lovia_server.events import uri_to_path
+
+        removed = {uri_to_path(f.uri) for f in params.event.removed}
+        folders = [f for f in server.folders if f not in {r.resolve() for r in removed if r}]
+        for folder in params.event.added:
+            path = uri_to_path(folder.uri)
+            if path is not None and path.resolve() not in folders:
+                folders.append(path.resolve())
+        server.folders = folders
+        if server.runtime is not None:
+            server.runtime.settings_changed()
+
+    @server.feature(lsp.WINDOW_WORK_DONE_PROGRESS_CANCEL)
+    def on_progress_cancel(params: lsp.WorkDoneProgressCancelParams) -> None:
+        token = str(params.token)
+        if server.runtime is not None and token.startswith("lovia/"):
+            server.runtime.cancel_from_progress(token[len("lovia/") :])
+
+    def register(method: str, fn: Callable[[Any], Awaitable[Any]]) -> None:
+        handler = guarded(fn)
+        server.feature(method)(handler)
+
+        async def command(*args: Any) -> Any:
+            return await handler(args[0] if args else {})
+
+        server.command(p.command_name(method))(command)
+
+    register(p.RUN, lambda params: server.runtime.run(params))
+    register(p.STEER, lambda params: server.runtime.steer(params))
+    register(p.UNSTEER, lambda params: server.runtime.unsteer(params))
+    register(p.APPROVE, lambda params: server.runtime.approve(params))
+    register(p.ANSWER, lambda params: server.runtime.answer(params))
+    register(p.CANCEL, lambda params: server.runtime.cancel(params))
+    register(p.RESUME, lambda params: server.runtime.resume(params))
+    register(p.REPLAY, lambda params: server.runtime.replay(params))
+    register(p.SESSIONS, lambda params: server.runtime.sessions(params))
+    register(p.SESSION, lambda params: server.runtime.session(params))
+    register(p.DELETE_SESSION, lambda params: server.runtime.delete_session(params))
+    register(p.STATUS, lambda params: server.runtime.status(params))
+    return server
+
+
+async def refresh_settings(server: LoviaServer, *, pushed: Any = None) -> None:
+    """Read the ``lovia`` section (pushed value, else ``workspace/configuration``)."""
+    raw = pushed
+    if raw is None:
+        try:
+            response = await asyncio.wait_for(
+                server.workspace_configuration_async(
+                    lsp.ConfigurationParams(items=[lsp.ConfigurationItem(section="lovia")])
+                ),
+                timeout=float(os.environ.get("LOVIA_CONFIG_TIMEOUT", "2")),
+            )
+            raw = response[0] if response else None
+        except Exception:
+            logger.info("config.unavailable: the client did not answer workspace/configuration")
+            raw = None
+    settings, problems = parse_settings(raw)
+    server.settings = settings
+    server.settings_problems = problems
+    for problem in problems:
+        server.log_to_client(f"lovia: ignoring invalid setting {problem}", lsp.MessageType.Warning)
+
+
+__all__ = ["LoviaServer", "create_server"]

@@ -1,0 +1,304 @@
+"""The server's own tables in ``state.db``: session metadata, run records, run event logs.
+
+lovia's ``SQLiteSession``/``SQLiteCheckpointer`` keep transcripts and checkpoints in the same
+file; this module never touches their tables.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import sqlite3
+import time
+from collections.abc import Iterable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import aiosqlite
+
+from lovia.exceptions import UserError
+
+SCHEMA_VERSION = 1
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS lovia_server_schema (version INTEGER NOT NULL);
+CREATE TABLE IF NOT EXISTS server_sessions (
+    id TEXT PRIMARY KEY,
+    title TEXT NOT NULL,
+    created_at REAL NOT NULL,
+    updated_at REAL NOT NULL,
+    agent TEXT,
+    cwd TEXT
+);
+CREATE TABLE IF NOT EXISTS server_runs (
+    id TEXT PRIMARY KEY,
+    session_id TEXT NOT NULL,
+    status TEXT NOT NULL,
+    error TEXT,
+    prompt TEXT,
+    model TEXT,
+    agent TEXT,
+    cwd TEXT,
+    started_at REAL NOT NULL,
+    finished_at REAL,
+    usage_json TEXT,
+    resumable INTEGER NOT NULL DEFAULT 0
+);
+CREATE INDEX IF NOT EXISTS server_runs_session ON server_runs (session_id, started_at);
+CREATE TABLE IF NOT EXISTS server_run_events (
+    run_id TEXT NOT NULL,
+    seq INTEGER NOT NULL,
+    body TEXT NOT NULL,
+    PRIMARY KEY (run_id, seq)
+) WITHOUT ROWID;
+"""
+
+
+@dataclass
+class RunRecord:
+    id: str
+    session_id: str
+    status: str
+    error: str | None
+    prompt: str | None
+    model: str | None
+    agent: str | None
+    cwd: str | None
+    started_at: float
+    finished_at: float | None
+    usage: dict[str, Any] | None
+    resumable: bool
+
+    def to_wire(self) -> dict[str, Any]:
+        return {
+            "runId": self.id,
+            "sessionId": self.session_id,
+            "status": self.status,
+            "error": self.error,
+            "prompt": self.prompt,
+            "model": self.model,
+            "agent": self.agent,
+            "startedAt": int(self.started_at * 1000),
+            "finishedAt": int(self.finished_at * 1000) if self.finished_at else None,
+            "usage": self.usage,
+            "resumable": self.resumable,
+        }
+
+
+def _run_from_row(row: sqlite3.Row) -> RunRecord:
+    return RunRecord(
+        id=row["id"],
+        session_id=row["session_id"],
+        status=row["status"],
+        error=row["error"],
+        prompt=row["prompt"],
+        model=row["model"],
+        agent=row["agent"],
+        cwd=row["cwd"],
+        started_at=row["started_at"],
+        finished_at=row["finished_at"],
+        usage=json.loads(row["usage_json"]) if row["usage_json"] else None,
+        resumable=bool(row["resumable"]),
+    )
+
+
+class ServerStore:
+    """One aiosqlite connection (WAL) serialised by a lock; every write is one transaction."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self._db: aiosqlite.Connection | None = None
+        self._lock = asyncio.Lock()
+
+    async def open(self) -> None:
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        try:
+            db = await aiosqlite.connect(self.path)
+            db.row_factory = sqlite3.Row
+            await db.execute("PRAGMA journal_mode=WAL")
+            await db.execute("PRAGMA synchronous=NORMAL")
+            await db.execute("PRAGMA busy_timeout=5000")
+            await db.executescript(_SCHEMA)
+            async with db.execute("SELECT version FROM lovia_server_schema") as cur:
+                row = await cur.fetchone()
+            if row is None:
+                await db.execute(
+                    "INSERT INTO lovia_server_schema (version) VALUES (?)", (SCHEMA_VERSION,)
+                )
+            elif row[0] > SCHEMA_VERSION:
+                raise UserError(
+                    f"{self.path} was written by a newer lovia server (schema {row[0]})",
+                    hint="Upgrade lovia, or point lovia.stateDir at another directory.",
+                )
+            await db.commit()
+        except sqlite3.DatabaseError as exc:
+            raise UserError(
+                f"Cannot open the lovia state database {self.path}: {exc}",
+                hint="The file is not a lovia state database or is corrupt; move it aside or "
+                "set initializationOptions.lovia.stateDir to another directory.",
+            ) from exc
+        self._db = db
+
+    async def close(self) -> None:
+        if self._db is not None:
+            await self._db.close()
+            self._db = None
+
+    @property
+    def db(self) -> aiosqlite.Connection:
+        if self._db is None:
+            raise RuntimeError("ServerStore is not open")
+        return self._db
+
+    async def _write(self, sql: str, args: Iterable[Any] = ()) -> None:
+        async with self._lock:
+            await self.db.execute(sql, tuple(args))
+            await self.db.commit()
+
+    async def _fetchall(self, sql: str, args: Iterable[Any] = ()) -> list[sqlite3.Row]:
+        async with self._lock, self.db.execute(sql, tuple(args)) as cur:
+            return list(await cur.fetchall())
+
+    # ------------------------------------------------------------------ sessions
+
+    async def upsert_session(
+        self, session_id: str, *, title: str, agent: str | None, cwd: str | None
+    ) -> None:
+        now = time.time()
+        await self._write(
+            "INSERT INTO server_sessions (id, title, created_at, updated_at, agent, cwd) "
+            "VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT(id) DO UPDATE SET updated_at = excluded.updated_at",
+            (session_id, title.strip()[:120] or "Untitled", now, now, agent, cwd),
+        )
+
+    async def touch_session(self, session_id: str) -> None:
+        await self._write(
+            "UPDATE server_sessions SET updated_at = ? WHERE id = ?", (time.time(), session_id)
+        )
+
+    async def get_session(self, session_id: str) -> dict[str, Any] | None:
+        rows = await self._fetchall("SELECT * FROM server_sessions WHERE id = ?", (session_id,))
+        return dict(rows[0]) if rows else None
+
+    async def list_sessions(
+        self, *, limit: int, offset: int, query: str | None
+    ) -> list[dict[str, Any]]:
+        sql = (
+            "SELECT s.*, r.id AS last_run_id, r.status AS last_run_status, "
+            "r.resumable AS last_resumable FROM server_sessions s "
+            "LEFT JOIN server_runs r ON r.id = ("
+            " SELECT id FROM server_runs WHERE session_id = s.id "
+            " ORDER BY started_at DESC LIMIT 1) "
+        )
+        args: list[Any] = []
+        if query:
+            sql += "WHERE s.title LIKE ? ESCAPE '\\' "
+            escaped = query.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+            args.append(f"%{escaped}%")
+        sql += "ORDER BY s.updated_at DESC LIMIT ? OFFSET ?"
+        args += [limit, offset]
+        return [dict(r) for r in await self._fetchall(sql, args)]
+
+    async def delete_session(self, session_id: str) -> list[str]:
+        """Delete the session's metadata, run records and event logs; returns its run ids."""
+        async with self._lock:
+            async with self.db.execute(
+                "SELECT id FROM server_runs WHERE session_id = ?", (session_id,)
+            ) as cur:
+                run_ids = [r[0] for r in await cur.fetchall()]
+            await self.db.executemany(
+                "DELETE FROM server_run_events WHERE run_id = ?", [(r,) for r in run_ids]
+            )
+            await self.db.execute("DELETE FROM server_runs WHERE session_id = ?", (session_id,))
+            await self.db.execute("DELETE FROM server_sessions WHERE id = ?", (session_id,))
+            await self.db.commit()
+        return run_ids
+
+    # ------------------------------------------------------------------ runs
+
+    async def insert_run(self, record: RunRecord) -> None:
+        await self._write(
+            "INSERT INTO server_runs (id, session_id, status, error, prompt, model, agent, cwd, "
+            "started_at, finished_at, usage_json, resumable) "
+            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) "
+            "ON CONFLICT(id) DO UPDATE SET status = excluded.status, error = NULL, "
+            "finished_at = NULL, resumable = 0",
+            (
+                record.id,
+                record.session_id,
+                record.status,
+                record.error,
+                record.prompt,
+                record.model,
+                record.agent,
+                record.cwd,
+                record.started_at,
+                record.finished_at,
+                json.dumps(record.usage) if record.usage else None,
+                int(record.resumable),
+            ),
+        )
+
+    async def finish_run(
+        self,
+        run_id: str,
+        *,
+        status: str,
+        error: str | None,
+        usage: dict[str, Any] | None,
+        resumable: bool,
+    ) -> None:
+        await self._write(
+            "UPDATE server_runs SET status = ?, error = ?, finished_at = ?, usage_json = ?, "
+            "resumable = ? WHERE id = ?",
+            (
+                status,
+                error,
+                time.time(),
+                json.dumps(usage) if usage else None,
+                int(resumable),
+                run_id,
+            ),
+        )
+
+    async def get_run(self, run_id: str) -> RunRecord | None:
+        rows = await self._fetchall("SELECT * FROM server_runs WHERE id = ?", (run_id,))
+        return _run_from_row(rows[0]) if rows else None
+
+    async def runs_for_session(self, session_id: str) -> list[RunRecord]:
+        rows = await self._fetchall(
+            "SELECT * FROM server_runs WHERE session_id = ? ORDER BY started_at", (session_id,)
+        )
+        return [_run_from_row(r) for r in rows]
+
+    async def runs_with_status(self, status: str) -> list[RunRecord]:
+        rows = await self._fetchall("SELECT * FROM server_runs WHERE status = ?", (status,))
+        return [_run_from_row(r) for r in rows]
+
+    # ------------------------------------------------------------------ events
+
+    async def append_events(self, rows: list[tuple[str, int, str]]) -> None:
+        if not rows:
+            return
+        async with self._lock:
+            await self.db.executemany(
+                "INSERT OR IGNORE INTO server_run_events (run_id, seq, body) VALUES (?, ?, ?)", rows
+            )
+            await self.db.commit()
+
+    async def events_after(self, run_id: str, after_seq: int) -> list[dict[str, Any]]:
+        rows = await self._fetchall(
+            "SELECT body FROM server_run_events WHERE run_id = ? AND seq > ? ORDER BY seq",
+            (run_id, after_seq),
+        )
+        return [json.loads(r["body"]) for r in rows]
+
+    async def last_seq(self, run_id: str) -> int:
+        rows = await self._fetchall(
+            "SELECT MAX(seq) AS m FROM server_run_events WHERE run_id = ?", (run_id,)
+        )
+        return int(rows[0]["m"] or 0) if rows else 0
+
+
+__all__ = ["RunRecord", "ServerStore"]

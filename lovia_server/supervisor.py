@@ -1,0 +1,1044 @@
+"""RunSupervisor: live runs by session, their event logs, approvals, steering, cancel, resume.
+
+Each run is an asyncio task that drives ``Runner.stream`` and translates lovia events into
+protocol events. At most one live run per session. Everything durable (transcripts,
+checkpoints, run records, event logs) lives in the state database, so a restarted server can
+list, replay and resume what the previous process left.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import time
+import uuid
+from collections import deque
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal, TypeVar
+
+from lovia import Runner, events
+from lovia.agent import Agent
+from lovia.checkpointer import Checkpointer, CheckpointOptions
+from lovia.exceptions import BudgetExceeded, MaxTurnsExceeded, RunCancelled
+from lovia.messages import Usage
+from lovia.reliability import CancelToken
+from lovia.runtime.checkpoint import CheckpointWriter
+from lovia.session import Session
+from lovia.steering import Mailbox
+from lovia.transcript import (
+    AssistantTextEntry,
+    InputEntry,
+    ReasoningEntry,
+    ToolCallEntry,
+    ToolResultEntry,
+    TranscriptEntry,
+    drop_dangling_tool_calls,
+)
+from lovia_server import protocol as p
+from lovia_server.event_log import EventLog, Publisher
+from lovia_server.events import (
+    APPROVAL_OPTIONS,
+    approval_subject,
+    error_payload,
+    output_payload,
+    parse_arguments,
+    path_uri,
+    todo_items,
+    tool_kind,
+    tool_locations,
+    tool_title,
+    usage_payload,
+)
+from lovia_server.store import RunRecord, ServerStore
+
+logger = logging.getLogger("lovia_server.supervisor")
+
+T = TypeVar("T")
+
+Decision = Literal["allow_once", "allow_always", "reject_once", "reject_always"]
+FinalStatus = Literal["completed", "failed", "cancelled", "interrupted"]
+
+
+@dataclass
+class RunSpec:
+    """Everything needed to (re)start a run: the agent and what the run record shows."""
+
+    agent: Agent[Any]
+    agent_label: str
+    model_label: str | None
+    root: Path
+    cwd: Path
+    context_window: int | None = None
+
+
+@dataclass
+class PendingApproval:
+    approval_id: str
+    tool_call_id: str
+    subject: str
+    future: asyncio.Future[tuple[Decision, str | None, str]]
+    payload: dict[str, Any]
+
+
+@dataclass
+class CallInfo:
+    name: str
+    args: dict[str, Any]
+    announced: bool = False
+    declined: bool = False
+    diff: dict[str, Any] | None = None
+    result_sent: bool = False
+
+
+@dataclass
+class RunController:
+    run_id: str
+    session_id: str
+    spec: RunSpec
+    prompt: str
+    log: EventLog
+    resumed: bool
+    max_turns: int
+    cancel_token: CancelToken = field(default_factory=CancelToken)
+    mailbox: Mailbox = field(default_factory=Mailbox)
+    status: str = "running"
+    task: asyncio.Task[None] | None = None
+    approvals: dict[str, PendingApproval] = field(default_factory=dict)
+    questions: dict[str, str] = field(default_factory=dict)
+    steers: deque[tuple[str, int, str]] = field(default_factory=deque)
+    calls: dict[str, CallInfo] = field(default_factory=dict)
+    message_id: str = ""
+    message_has_text: bool = False
+    usage: Usage = field(default_factory=Usage)
+    context_tokens: int | None = None
+    turns: int = 0
+    user_cancelled: bool = False
+    hard_cancelled: bool = False
+    shutting_down: bool = False
+    started_at: float = field(default_factory=time.time)
+    last_handoff_reason: str | None = None
+
+    def new_message(self) -> str:
+        self.message_id = f"msg_{uuid.uuid4().hex[:12]}"
+        self.message_has_text = False
+        return self.message_id
+
+
+def _short_id(prefix: str) -> str:
+    return f"{prefix}_{uuid.uuid4().hex[:12]}"
+
+
+class RunSupervisor:
+    """Owns live runs; the language server calls one method per request."""
+
+    def __init__(
+        self,
+        *,
+        store: ServerStore,
+        session_store: Session,
+        checkpointer: Checkpointer,
+        publisher: Publisher,
+        approval_timeout: Callable[[], float | None] = lambda: None,
+        ask_editor: Callable[[dict[str, Any]], Awaitable[Decision | None]] | None = None,
+        progress: Any = None,
+        preview: Callable[[RunSpec, str, dict[str, Any]], Awaitable[dict[str, Any] | None]]
+        | None = None,
+        read_back: Callable[[RunSpec, str, dict[str, Any]], Awaitable[str | None]] | None = None,
+        on_run_end: Callable[[RunController], Awaitable[None]] | None = None,
+        cancel_question: Callable[[str], None] | None = None,
+        declined: Callable[[str], bool] = lambda call_id: False,
+    ) -> None:
+        self.store = store
+        self.sessions = session_store
+        self.checkpointer = checkpointer
+        self.publisher = publisher
+        self.approval_timeout = approval_timeout
+        self.ask_editor = ask_editor
+        self.progress = progress
+        self.preview = preview
+        self.read_back = read_back
+        self.on_run_end = on_run_end
+        self.cancel_question = cancel_question
+        self.declined = declined
+        self.live: dict[str, RunController] = {}
+        self.by_run: dict[str, RunController] = {}
+        self.session_rules: dict[str, dict[str, Literal["allow", "reject"]]] = {}
+        self._question_runs: dict[str, str] = {}
+
+    # ================================================================== start-up
+
+    async def recover(self) -> list[str]:
+        """Mark runs a previous process left running as interrupted; close their event logs."""
+        recovered = []
+        for record in await self.store.runs_with_status("running"):
+            snapshot = await self.checkpointer.load(record.id)
+            resumable = snapshot is not None and snapshot.status != "completed"
+            log = EventLog(
+                record.id,
+                record.session_id,
+                self.publisher,
+                last_seq=await self.store.last_seq(record.id),
+                interval=0,
+            )
+            open_calls, open_approvals = await self._open_items(record.id)
+            for approval_id in open_approvals:
+                log.emit(
+                    "approval.resolved",
+                    {"approvalId": approval_id, "outcome": "cancelled", "by": "policy"},
+                )
+            for call_id in open_calls:
+                log.emit(
+                    "tool.result",
+                    {
+                        "toolCallId": call_id,
+                        "status": "cancelled",
+                        "content": [{"type": "text", "text": "The server stopped."}],
+                        "isError": True,
+                    },
+                )
+            error = {"type": "ServerRestarted", "message": "The server stopped during this run."}
+            log.emit(
+                "run.finished",
+                {
+                    "status": "interrupted",
+                    "error": error,
+                    "usage": record.usage
+                    or usage_payload(
+                        snapshot.usage if snapshot else Usage(),
+                        context_tokens=None,
+                        context_window=None,
+                    ),
+                    "resumable": resumable,
+                },
+            )
+            await log.close()
+            await self.store.finish_run(
+                record.id,
+                status="interrupted",
+                error=error["message"],
+                usage=record.usage,
+                resumable=resumable,
+            )
+            recovered.append(record.id)
+        return recovered
+
+    async def _open_items(self, run_id: str) -> tuple[list[str], list[str]]:
+        """Tool calls without a result and approvals without a resolution in the last attempt."""
+        calls: dict[str, None] = {}
+        approvals: dict[str, None] = {}
+        for event in await self.store.events_after(run_id, 0):
+            kind = event.get("kind")
+            if kind == "run.started":
+                calls.clear()
+                approvals.clear()
+            elif kind == "tool.call":
+                calls[event["toolCallId"]] = None
+            elif kind == "tool.result":
+                calls.pop(event["toolCallId"], None)
+            elif kind == "approval.requested":
+                approvals[event["approvalId"]] = None
+            elif kind == "approval.resolved":
+                approvals.pop(event["approvalId"], None)
+        return list(calls), list(approvals)
+
+    # ================================================================== requests
+
+    def controller(self, run_id: str) -> RunController:
+        ctl = self.by_run.get(run_id)
+        if ctl is None:
+            raise p.ProtocolError(
+                p.RUN_NOT_ACTIVE, f"Run {run_id} is not running", {"runId": run_id}
+            )
+        return ctl
+
+    async def ensure_known_run(self, run_id: str) -> RunRecord:
+        record = await self.store.get_run(run_id)
+        if record is None:
+            raise p.ProtocolError(p.RUN_NOT_FOUND, f"Unknown run {run_id}", {"runId": run_id})
+        return record
+
+    async def active_controller(self, run_id: str) -> RunController:
+        if run_id in self.by_run:
+            return self.by_run[run_id]
+        await self.ensure_known_run(run_id)
+        raise p.ProtocolError(p.RUN_NOT_ACTIVE, f"Run {run_id} has finished", {"runId": run_id})
+
+    def _check_session_free(self, session_id: str) -> None:
+        live = self.live.get(session_id)
+        if live is not None:
+            raise p.ProtocolError(
+                p.RUN_ALREADY_ACTIVE,
+                f"Session {session_id} already has a live run",
+                {"activeRunId": live.run_id, "sessionId": session_id},
+            )
+
+    async def claim_session(self, session_id: str | None) -> str:
+        """A new session id, or the given one if it exists and has no live run."""
+        if session_id is None:
+            return _short_id("s")
+        if await self.store.get_session(session_id) is None and session_id not in self.live:
+            raise p.ProtocolError(
+                p.RUN_NOT_FOUND, f"Unknown session {session_id}", {"sessionId": session_id}
+            )
+        self._check_session_free(session_id)
+        return session_id
+
+    async def start(
+        self,
+        *,
+        session_id: str,
+        prompt: str,
+        model_input: Any,
+        spec: RunSpec,
+        max_turns: int,
+    ) -> dict[str, Any]:
+        self._check_session_free(session_id)
+        run_id = _short_id("r")
+        log = EventLog(run_id, session_id, self.publisher)
+        ctl = RunController(
+            run_id=run_id,
+            session_id=session_id,
+            spec=spec,
+            prompt=prompt,
+            log=log,
+            resumed=False,
+            max_turns=max_turns,
+        )
+        self._register(ctl)
+        try:
+            title = prompt.strip().splitlines()[0] if prompt.strip() else "Untitled"
+            await self.store.upsert_session(
+                session_id, title=title, agent=spec.agent_label, cwd=str(spec.cwd)
+            )
+            await self.store.insert_run(self._record(ctl))
+        except BaseException:
+            self._unregister(ctl)
+            raise
+        ctl.task = asyncio.get_running_loop().create_task(self._drive(ctl, model_input))
+        return {"sessionId": session_id, "runId": run_id, "status": "running"}
+
+    async def resume(
+        self,
+        run_id: str,
+        spec_for: Callable[[RunRecord], Awaitable[RunSpec]],
+        *,
+        max_turns: int,
+    ) -> dict[str, Any]:
+        record = await self.ensure_known_run(run_id)
+        self._check_session_free(record.session_id)
+        snapshot = await self.checkpointer.load(run_id)
+        if not record.resumable or snapshot is None or snapshot.status == "completed":
+            raise p.ProtocolError(
+                p.NOT_RESUMABLE,
+                f"Run {run_id} cannot be resumed (status {record.status})",
+                {"runId": run_id, "status": record.status},
+            )
+        spec = await spec_for(record)
+        log = EventLog(
+            run_id, record.session_id, self.publisher, last_seq=await self.store.last_seq(run_id)
+        )
+        ctl = RunController(
+            run_id=run_id,
+            session_id=record.session_id,
+            spec=spec,
+            prompt=record.prompt or "",
+            log=log,
+            resumed=True,
+            max_turns=snapshot.turns + max_turns,
+        )
+        ctl.usage = snapshot.usage.clone()
+        self._register(ctl)
+        try:
+            await self.store.insert_run(self._record(ctl))
+            await self.store.touch_session(record.session_id)
+        except BaseException:
+            self._unregister(ctl)
+            raise
+        ctl.task = asyncio.get_running_loop().create_task(self._drive(ctl, ""))
+        return {"sessionId": record.session_id, "runId": run_id, "status": "running"}
+
+    def steer(self, ctl: RunController, message: str) -> dict[str, Any]:
+        message_id = _short_id("u")
+        token = ctl.mailbox.push(message)
+        ctl.steers.append((message_id, token, message))
+        return {"runId": ctl.run_id, "messageId": message_id, "accepted": True}
+
+    def unsteer(self, ctl: RunController, message_id: str) -> dict[str, Any]:
+        for item in ctl.steers:
+            if item[0] == message_id:
+                withdrawn = ctl.mailbox.remove(item[1])
+                if withdrawn:
+                    ctl.steers.remove(item)
+                return {"withdrawn": withdrawn}
+        return {"withdrawn": False}
+
+    def approve(
+        self, ctl: RunController, approval_id: str, decision: Decision, message: str | None
+    ) -> dict[str, Any]:
+        pending = ctl.approvals.get(approval_id)
+        if pending is None or pending.future.done():
+            raise p.ProtocolError(
+                p.APPROVAL_NOT_FOUND,
+                f"No pending approval {approval_id}",
+                {"approvalId": approval_id, "outcome": "resolved" if pending else "unknown"},
+            )
+        pending.future.set_result((decision, message, "user"))
+        outcome = "allowed" if decision.startswith("allow") else "rejected"
+        return {"approvalId": approval_id, "outcome": outcome}
+
+    def cancel(self, ctl: RunController, *, reason: str = "user requested stop") -> dict[str, Any]:
+        if not ctl.user_cancelled:
+            ctl.user_cancelled = True
+            ctl.status = "cancelling"
+            ctl.cancel_token.cancel(reason)
+            self._resolve_all_approvals(ctl, "cancelled")
+            self._cancel_questions(ctl)
+            if ctl.task is not None:
+                asyncio.get_running_loop().create_task(self._hard_cancel_after(ctl, 3.0))
+        return {"runId": ctl.run_id, "status": "cancelling"}
+
+    async def _hard_cancel_after(self, ctl: RunController, grace: float) -> None:
+        """Cooperative cancel first; a tool still running after ``grace`` is interrupted."""
+        task = ctl.task
+        if task is None:
+            return
+        done, _ = await asyncio.wait({task}, timeout=grace)
+        if not done:
+            ctl.hard_cancelled = True
+            task.cancel()
+
+    async def shutdown(self, grace: float = 5.0) -> None:
+        for ctl in list(self.by_run.values()):
+            ctl.shutting_down = True
+            ctl.cancel_token.cancel("server shutdown")
+            self._resolve_all_approvals(ctl, "cancelled")
+        tasks = [c.task for c in self.by_run.values() if c.task is not None]
+        if tasks:
+            done, pending = await asyncio.wait(tasks, timeout=grace)
+            for task in pending:
+                task.cancel()
+            if pending:
+                await asyncio.wait(pending, timeout=grace)
+        await self.publisher.drain()
+
+    # ================================================================== driving a run
+
+    def _register(self, ctl: RunController) -> None:
+        self.live[ctl.session_id] = ctl
+        self.by_run[ctl.run_id] = ctl
+
+    def _unregister(self, ctl: RunController) -> None:
+        if self.live.get(ctl.session_id) is ctl:
+            del self.live[ctl.session_id]
+        if self.by_run.get(ctl.run_id) is ctl:
+            del self.by_run[ctl.run_id]
+
+    def _record(self, ctl: RunController) -> RunRecord:
+        return RunRecord(
+            id=ctl.run_id,
+            session_id=ctl.session_id,
+            status="running",
+            error=None,
+            prompt=ctl.prompt,
+            model=ctl.spec.model_label,
+            agent=ctl.spec.agent_label,
+            cwd=str(ctl.spec.cwd),
+            started_at=ctl.started_at,
+            finished_at=None,
+            usage=None,
+            resumable=False,
+        )
+
+    async def _drive(self, ctl: RunController, model_input: Any) -> None:
+        result: Any = None
+        error: BaseException | None = None
+        try:
+            ctl.log.emit(
+                "run.started",
+                {
+                    "prompt": ctl.prompt,
+                    "cwd": str(ctl.spec.cwd),
+                    "model": ctl.spec.model_label,
+                    "agent": ctl.spec.agent_label,
+                    "resumed": ctl.resumed,
+                },
+            )
+            if not ctl.resumed:
+                ctl.log.emit(
+                    "user.message",
+                    {"messageId": _short_id("u"), "text": ctl.prompt, "source": "prompt"},
+                )
+            self._progress("begin", ctl, ctl.prompt)
+            ctl.new_message()
+            checkpoint = CheckpointOptions(
+                checkpointer=self.checkpointer,
+                run_id=ctl.run_id,
+                if_run_exists="resume_only" if ctl.resumed else "restart",
+                delete_on_success=True,
+            )
+            handle = Runner.stream(
+                ctl.spec.agent,
+                model_input,
+                session=self.sessions,
+                session_id=ctl.session_id,
+                checkpoint=checkpoint,
+                mailbox=ctl.mailbox,
+                cancel_token=ctl.cancel_token,
+                max_turns=ctl.max_turns,
+            )
+            async for event in handle:
+                await self._on_event(ctl, event)
+            try:
+                result = await handle.result()
+            except Exception as exc:
+                error = exc
+        except asyncio.CancelledError as exc:
+            error = exc
+        except Exception as exc:
+            logger.exception("run.crashed: %s", ctl.run_id)
+            error = exc
+        finally:
+            await asyncio.shield(self._finish(ctl, result, error))
+
+    async def _finish(self, ctl: RunController, result: Any, error: BaseException | None) -> None:
+        status: FinalStatus
+        resumable = False
+        if error is None:
+            status = "completed"
+        elif ctl.user_cancelled:
+            status = "cancelled"
+        elif ctl.shutting_down:
+            status = "interrupted"
+            resumable = True
+        elif isinstance(error, (MaxTurnsExceeded, BudgetExceeded)):
+            status = "failed"
+        elif isinstance(error, asyncio.CancelledError | RunCancelled):
+            status = "interrupted"
+            resumable = True
+        else:
+            status = (
+                "interrupted" if CheckpointWriter.classify(error) == "interrupted" else "failed"
+            )
+            resumable = status == "interrupted"
+        if resumable:
+            snapshot = await _quiet(self.checkpointer.load(ctl.run_id))
+            resumable = snapshot is not None and snapshot.status != "completed"
+            if not resumable and error is not None:
+                status = "failed"
+        if status in ("cancelled", "failed"):
+            await self._persist_partial(ctl)
+        self._resolve_all_approvals(ctl, "cancelled")
+        self._cancel_questions(ctl)
+        for call_id, info in ctl.calls.items():
+            if info.announced and not info.result_sent:
+                info.result_sent = True
+                ctl.log.emit(
+                    "tool.result",
+                    {
+                        "toolCallId": call_id,
+                        "status": "cancelled",
+                        "content": [{"type": "text", "text": "Cancelled."}],
+                        "isError": True,
+                    },
+                )
+        usage = usage_payload(
+            result.usage if result is not None else ctl.usage,
+            context_tokens=ctl.context_tokens,
+            context_window=ctl.spec.context_window,
+        )
+        payload: dict[str, Any] = {"status": status, "usage": usage, "resumable": resumable}
+        if result is not None:
+            payload["output"] = output_payload(result.output)
+        if error is not None and status != "cancelled":
+            payload["error"] = (
+                {"type": "Cancelled", "message": "The run was interrupted."}
+                if isinstance(error, asyncio.CancelledError)
+                else error_payload(error)
+            )
+        ctl.log.emit("run.finished", payload)
+        self._progress("end", ctl, status)
+        self._unregister(ctl)
+        await ctl.log.close()
+        error_text = None
+        if status == "cancelled":
+            error_text = "cancelled"
+        elif error is not None:
+            error_text = payload.get("error", {}).get("message") or type(error).__name__
+        with contextlib.suppress(Exception):
+            await self.store.finish_run(
+                ctl.run_id, status=status, error=error_text, usage=usage, resumable=resumable
+            )
+            await self.store.touch_session(ctl.session_id)
+        if self.on_run_end is not None:
+            with contextlib.suppress(Exception):
+                await self.on_run_end(ctl)
+
+    async def _persist_partial(self, ctl: RunController) -> None:
+        """Keep completed turns of a stopped run in the session; drop its checkpoint."""
+        snapshot = await _quiet(self.checkpointer.load(ctl.run_id))
+        if snapshot is None:
+            return
+        entries = drop_dangling_tool_calls(snapshot.entries)
+        if entries:
+            await _quiet(self.sessions.append(ctl.session_id, entries, run_id=ctl.run_id))
+        await _quiet(self.checkpointer.delete(ctl.run_id))
+
+    # ================================================================== event mapping
+
+    async def _on_event(self, ctl: RunController, ev: events.Event) -> None:
+        log = ctl.log
+        if isinstance(ev, events.TextDelta):
+            ctl.message_has_text = True
+            log.delta("message.delta", ctl.message_id, ev.delta)
+        elif isinstance(ev, events.ReasoningDelta):
+            log.delta("reasoning.delta", ctl.message_id, ev.delta)
+        elif isinstance(ev, events.TurnStarted):
+            ctl.turns = ev.turn
+        elif isinstance(ev, events.OutputDiscarded):
+            log.emit("output.discarded", {"messageId": ctl.message_id})
+        elif isinstance(ev, events.MessageCompleted):
+            self._message_completed(ctl, ev)
+        elif isinstance(ev, events.UserMessageInjected):
+            self._steer_delivered(ctl, ev)
+        elif isinstance(ev, events.ToolCallStarted):
+            self._announce(ctl, ev.call.id, ev.call.name, ev.call.arguments)
+            info = ctl.calls[ev.call.id]
+            self._progress("report", ctl, tool_title(info.name, info.args))
+            if info.diff is None and info.name in ("write_file", "edit_file"):
+                info.diff = await self._preview(ctl, info)
+        elif isinstance(ev, events.ApprovalRequired):
+            await self._approval(ctl, ev)
+        elif isinstance(ev, events.ToolCallCompleted):
+            await self._tool_completed(ctl, ev)
+        elif isinstance(ev, events.HandoffOccurred):
+            log.emit(
+                "handoff",
+                {
+                    "fromAgent": ev.from_agent.name,
+                    "toAgent": ev.to_agent.name,
+                    "reason": ctl.last_handoff_reason,
+                },
+            )
+        elif isinstance(ev, events.ContextCompacted):
+            notice = ev.notice
+            log.emit(
+                "compaction",
+                {
+                    "tokensBefore": notice.tokens_before,
+                    "tokensAfter": notice.tokens_after,
+                    "stages": [s for s in notice.reason.replace("reactive_", "").split("+") if s],
+                    "reactive": notice.reactive,
+                    "detail": list(notice.detail),
+                },
+            )
+
+    def _message_completed(self, ctl: RunController, ev: events.MessageCompleted) -> None:
+        text = "".join(e.content for e in ev.entries if isinstance(e, AssistantTextEntry))
+        if text or ctl.message_has_text:
+            ctl.log.emit("message.completed", {"messageId": ctl.message_id, "text": text})
+        for entry in ev.entries:
+            if isinstance(entry, ToolCallEntry) and entry.name.startswith("transfer_to_"):
+                reason = parse_arguments(entry.arguments).get("reason")
+                ctl.last_handoff_reason = reason if isinstance(reason, str) else None
+        if ev.usage is not None:
+            ctl.usage.add(ev.usage)
+            if ev.usage.input_tokens > 0:
+                ctl.context_tokens = ev.usage.input_tokens
+            ctl.log.emit(
+                "usage.updated",
+                usage_payload(
+                    ctl.usage,
+                    context_tokens=ctl.context_tokens,
+                    context_window=ctl.spec.context_window,
+                ),
+            )
+        ctl.new_message()
+
+    def _steer_delivered(self, ctl: RunController, ev: events.UserMessageInjected) -> None:
+        text = ev.content if isinstance(ev.content, str) else str(ev.content)
+        message_id = _short_id("u")
+        while ctl.steers:
+            mid, _token, queued = ctl.steers.popleft()
+            if queued == text:
+                message_id = mid
+                break
+        ctl.log.emit("user.message", {"messageId": message_id, "text": text, "source": "steer"})
+
+    def _announce(self, ctl: RunController, call_id: str, name: str, arguments: str) -> CallInfo:
+        info = ctl.calls.get(call_id)
+        if info is None:
+            info = ctl.calls[call_id] = CallInfo(name, parse_arguments(arguments))
+        if not info.announced:
+            info.announced = True
+            ctl.log.emit(
+                "tool.call",
+                {
+                    "toolCallId": call_id,
+                    "name": name,
+                    "toolKind": tool_kind(name),
+                    "title": tool_title(name, info.args),
+                    "input": info.args,
+                    "locations": tool_locations(name, info.args, ctl.spec.root),
+                },
+            )
+        return info
+
+    async def _preview(self, ctl: RunController, info: CallInfo) -> dict[str, Any] | None:
+        if self.preview is None:
+            return None
+        try:
+            return await self.preview(ctl.spec, info.name, info.args)
+        except Exception:
+            logger.debug("preview.failed", exc_info=True)
+            return None
+
+    async def _tool_completed(self, ctl: RunController, ev: events.ToolCallCompleted) -> None:
+        info = self._announce(ctl, ev.call.id, ev.call.name, ev.call.arguments)
+        if info.result_sent:
+            return
+        info.result_sent = True
+        if info.declined or (ev.is_error and self.declined(ev.call.id)):
+            status = "declined"
+        elif ev.is_error:
+            status = "failed"
+        else:
+            status = "completed"
+        content: list[dict[str, Any]] = [{"type": "text", "text": ev.output}]
+        if status == "completed" and info.name in ("write_file", "edit_file"):
+            diff = info.diff
+            if diff is not None and self.read_back is not None:
+                new_text = await _quiet(self.read_back(ctl.spec, info.name, info.args))
+                if new_text is not None:
+                    diff = {**diff, "newText": new_text}
+            if diff is not None:
+                content.append({"type": "diff", **diff})
+        ctl.log.emit(
+            "tool.result",
+            {
+                "toolCallId": ev.call.id,
+                "status": status,
+                "content": content,
+                "isError": ev.is_error,
+            },
+        )
+        if info.name == "todo_write" and not ev.is_error and isinstance(ev.result, list):
+            ctl.log.emit("todo.updated", {"items": todo_items(ev.result)})
+            done = sum(1 for i in ev.result if getattr(i, "status", "") == "completed")
+            self._progress("report", ctl, f"{done}/{len(ev.result)} todos done")
+
+    # ================================================================== approvals
+
+    async def _approval(self, ctl: RunController, ev: events.ApprovalRequired) -> None:
+        call = ev.call
+        info = self._announce(ctl, call.id, call.name, call.arguments)
+        subject = approval_subject(call.name, info.args, ctl.spec.root)
+        approval_id = _short_id("ap")
+        payload = await self._approval_payload(ctl, info, approval_id, call.id)
+        ctl.log.emit("approval.requested", payload)
+        rule = self.session_rules.get(ctl.session_id, {}).get(subject)
+        decision: Decision
+        message: str | None = None
+        by = "policy"
+        outcome: str
+        if rule is not None:
+            decision = "allow_once" if rule == "allow" else "reject_once"
+            outcome = "allowed" if rule == "allow" else "rejected"
+        else:
+            loop = asyncio.get_running_loop()
+            future: asyncio.Future[tuple[Decision, str | None, str]] = loop.create_future()
+            ctl.approvals[approval_id] = PendingApproval(
+                approval_id, call.id, subject, future, payload
+            )
+            ctl.status = "awaiting_approval"
+            self._progress("report", ctl, f"Waiting for approval: {payload['title']}")
+            asker: asyncio.Task[None] | None = None
+            if self.ask_editor is not None:
+                asker = loop.create_task(self._ask_editor(payload, future))
+            timeout = self.approval_timeout()
+            try:
+                decision, message, by = await asyncio.wait_for(asyncio.shield(future), timeout)
+                outcome = "allowed" if decision.startswith("allow") else "rejected"
+                if by == "cancelled":
+                    outcome, by = "cancelled", "user"
+            except TimeoutError:
+                decision, outcome, by = "reject_once", "timed_out", "policy"
+                message = "The approval timed out."
+            finally:
+                ctl.approvals.pop(approval_id, None)
+                if asker is not None:
+                    asker.cancel()
+                if ctl.status == "awaiting_approval":
+                    ctl.status = "running"
+            if decision in ("allow_always", "reject_always"):
+                rules = self.session_rules.setdefault(ctl.session_id, {})
+                rules[subject] = "allow" if decision == "allow_always" else "reject"
+        if outcome == "allowed":
+            ev.approve()
+        else:
+            info.declined = True
+            ev.reject(message)
+        resolved: dict[str, Any] = {"approvalId": approval_id, "outcome": outcome, "by": by}
+        if outcome in ("allowed", "rejected"):
+            resolved["decision"] = decision
+        ctl.log.emit("approval.resolved", resolved)
+
+    async def _ask_editor(
+        self, payload: dict[str, Any], future: asyncio.Future[tuple[Decision, str | None, str]]
+    ) -> None:
+        assert self.ask_editor is not None
+        try:
+            decision = await self.ask_editor(payload)
+        except Exception:
+            logger.warning("approval.ask_failed", exc_info=True)
+            return
+        if not future.done():
+            future.set_result((decision or "reject_once", None, "editor"))
+
+    async def _approval_payload(
+        self, ctl: RunController, info: CallInfo, approval_id: str, call_id: str
+    ) -> dict[str, Any]:
+        name, args = info.name, info.args
+        title = tool_title(name, args)
+        locations = tool_locations(name, args, ctl.spec.root)
+        paths = [loc["path"] for loc in locations]
+        payload: dict[str, Any] = {
+            "approvalId": approval_id,
+            "toolCallId": call_id,
+            "title": title,
+            "paths": paths,
+        }
+        if name in ("write_file", "edit_file"):
+            if info.diff is None:
+                info.diff = await self._preview(ctl, info)
+            exists = info.diff is not None and info.diff.get("oldText") is not None
+            payload["action"] = "file.write" if (exists or name == "edit_file") else "file.create"
+            payload["detail"] = (
+                f"The agent wants to {'edit' if exists else 'create'} {paths[0] if paths else 'a file'}."
+            )
+            if info.diff is not None:
+                payload["diff"] = [info.diff]
+            payload["options"] = APPROVAL_OPTIONS["file"]
+        elif name == "shell":
+            command = str(args.get("command", ""))
+            payload["action"] = "shell"
+            payload["command"] = command
+            cwd = args.get("cwd") or "."
+            payload["detail"] = f"Run in {cwd}: {command}"
+            payload["options"] = APPROVAL_OPTIONS["shell"]
+        elif tool_kind(name) in ("read", "search") and paths:
+            root = ctl.spec.root
+            outside = not any(Path(path).is_relative_to(root) for path in paths)
+            payload["action"] = "read.outside" if outside else "other"
+            payload["detail"] = f"The agent wants to read {paths[0]}."
+            payload["options"] = APPROVAL_OPTIONS["other"]
+        else:
+            payload["action"] = "other"
+            payload["detail"] = f"The agent wants to call {name}."
+            payload["options"] = APPROVAL_OPTIONS["other"]
+        return payload
+
+    def _resolve_all_approvals(self, ctl: RunController, outcome: str) -> None:
+        for pending in list(ctl.approvals.values()):
+            if not pending.future.done():
+                pending.future.set_result(("reject_once", None, outcome))
+
+    # ================================================================== questions
+
+    def question_asked(self, run_id: str | None, question: Any) -> None:
+        ctl = self.by_run.get(run_id or "")
+        if ctl is None:
+            return
+        ctl.questions[question.id] = question.question
+        self._question_runs[question.id] = ctl.run_id
+        payload: dict[str, Any] = {"questionId": question.id, "text": question.question}
+        if question.options:
+            payload["choices"] = [o.label for o in question.options]
+            payload["multiSelect"] = bool(question.multi_select)
+        ctl.log.emit("question.requested", payload)
+        self._progress("report", ctl, "Waiting for your answer")
+
+    def question_answered(self, ctl: RunController, question_id: str, answer: str) -> None:
+        ctl.questions.pop(question_id, None)
+        self._question_runs.pop(question_id, None)
+        ctl.log.emit("question.answered", {"questionId": question_id, "answer": answer})
+
+    def _cancel_questions(self, ctl: RunController) -> None:
+        cancel = self.cancel_question
+        for question_id in list(ctl.questions):
+            ctl.questions.pop(question_id, None)
+            self._question_runs.pop(question_id, None)
+            if cancel is not None:
+                cancel(question_id)
+
+    # ================================================================== shell output
+
+    def tool_output(self, session_id: str, call_id: str | None, stream: str, text: str) -> None:
+        ctl = self.live.get(session_id)
+        if ctl is None or not call_id:
+            return
+        ctl.log.delta("tool.update", call_id, text, stream)
+
+    # ================================================================== progress
+
+    def _progress(self, what: str, ctl: RunController, message: str) -> None:
+        if self.progress is None:
+            return
+        try:
+            getattr(self.progress, what)(ctl, message)
+        except Exception:
+            logger.debug("progress.failed", exc_info=True)
+
+    # ================================================================== queries
+
+    async def replay(self, run_id: str, after_seq: int) -> dict[str, Any]:
+        record = await self.ensure_known_run(run_id)
+        ctl = self.by_run.get(run_id)
+        if ctl is not None:
+            ctl.log.flush_deltas()
+            await self.publisher.drain()
+        stored = await self.store.events_after(run_id, after_seq)
+        last = stored[-1]["seq"] if stored else max(after_seq, await self.store.last_seq(run_id))
+        status = ctl.status if ctl is not None else record.status
+        return {"events": stored, "lastSeq": last, "status": status}
+
+    async def list_sessions(self, *, limit: int, offset: int, query: str | None) -> dict[str, Any]:
+        rows = await self.store.list_sessions(limit=limit, offset=offset, query=query)
+        out = []
+        for row in rows:
+            live = self.live.get(row["id"])
+            out.append(
+                {
+                    "sessionId": row["id"],
+                    "title": row["title"],
+                    "updatedAt": int(row["updated_at"] * 1000),
+                    "lastRunId": live.run_id if live else row["last_run_id"],
+                    "lastRunStatus": live.status if live else row["last_run_status"],
+                    "resumable": bool(row["last_resumable"]) and live is None,
+                }
+            )
+        return {"sessions": out}
+
+    async def session_view(self, session_id: str) -> dict[str, Any]:
+        row = await self.store.get_session(session_id)
+        if row is None:
+            raise p.ProtocolError(
+                p.RUN_NOT_FOUND, f"Unknown session {session_id}", {"sessionId": session_id}
+            )
+        entries = list(await self.sessions.load(session_id))
+        runs = await self.store.runs_for_session(session_id)
+        for record in runs:
+            if record.resumable or record.id in self.by_run:
+                snapshot = await self.checkpointer.load(record.id)
+                if snapshot is not None:
+                    entries.extend(snapshot.entries)
+        return {
+            "sessionId": session_id,
+            "title": row["title"],
+            "entries": project_entries(entries),
+            "runs": [r.to_wire() for r in runs],
+        }
+
+    async def delete_session(self, session_id: str) -> dict[str, Any]:
+        self._check_session_free(session_id)
+        if await self.store.get_session(session_id) is None:
+            return {"deleted": False}
+        run_ids = await self.store.delete_session(session_id)
+        for run_id in run_ids:
+            await _quiet(self.checkpointer.delete(run_id))
+        await self.sessions.clear(session_id)
+        self.session_rules.pop(session_id, None)
+        return {"deleted": True}
+
+    def live_runs(self) -> list[dict[str, Any]]:
+        return [
+            {
+                "runId": c.run_id,
+                "sessionId": c.session_id,
+                "status": c.status,
+                "turns": c.turns,
+                "agent": c.spec.agent_label,
+                "model": c.spec.model_label,
+                "startedAt": int(c.started_at * 1000),
+            }
+            for c in self.by_run.values()
+        ]
+
+    def rules_view(self) -> list[dict[str, Any]]:
+        return [
+            {"sessionId": sid, "subject": subject, "decision": decision}
+            for sid, rules in self.session_rules.items()
+            for subject, decision in rules.items()
+        ]
+
+
+def project_entries(entries: list[TranscriptEntry]) -> list[dict[str, Any]]:
+    """Transcript entries as render-ready messages (system entries are never shown)."""
+    out: list[dict[str, Any]] = []
+    pending: dict[str, Any] | None = None
+    errors = {e.call_id for e in entries if isinstance(e, ToolResultEntry) and e.is_error}
+
+    def flush() -> None:
+        nonlocal pending
+        if pending is not None:
+            out.append(pending)
+            pending = None
+
+    for entry in entries:
+        if isinstance(entry, InputEntry):
+            flush()
+            if entry.role == "system":
+                continue
+            content = (
+                entry.content if isinstance(entry.content, str) else _parts_text(entry.content)
+            )
+            out.append({"role": "user", "content": content})
+        elif isinstance(entry, ReasoningEntry | AssistantTextEntry | ToolCallEntry):
+            if pending is None:
+                pending = {"role": "assistant", "content": "", "reasoning": "", "toolCalls": []}
+            if isinstance(entry, ReasoningEntry):
+                pending["reasoning"] += entry.content
+            elif isinstance(entry, AssistantTextEntry):
+                pending["content"] += entry.content
+            else:
+                args = parse_arguments(entry.arguments)
+                pending["toolCalls"].append(
+                    {
+                        "id": entry.call_id,
+                        "name": entry.name,
+                        "input": args,
+                        "title": tool_title(entry.name, args),
+                        "toolKind": tool_kind(entry.name),
+                    }
+                )
+        elif isinstance(entry, ToolResultEntry):
+            flush()
+            out.append(
+                {
+                    "role": "tool",
+                    "toolCallId": entry.call_id,
+                    "content": entry.output,
+                    "isError": entry.call_id in errors,
+                }
+            )
+    flush()
+    return out
+
+
+def _parts_text(parts: list[Any]) -> str:
+    from lovia.parts import text_of
+
+    return text_of(parts)
+
+
+async def _quiet(awaitable: Awaitable[T]) -> T | None:
+    try:
+        return await awaitable
+    except Exception:
+        logger.debug("supervisor.quiet_failure", exc_info=True)
+        return None
+
+
+__all__ = ["RunController", "RunSpec", "RunSupervisor", "path_uri", "project_entries"]

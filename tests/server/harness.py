@@ -1,0 +1,189 @@
+"""Test harness: the real ``lovia_server`` process driven by a pytest-lsp client.
+
+Each test gets a fresh workspace folder, a state directory and a server process. Events are
+captured as they arrive (``lovia/event``); helpers wait for kinds and answer server requests.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import sys
+import textwrap
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from lsprotocol import types as lsp
+from pytest_lsp import ClientServerConfig, client_capabilities
+from pytest_lsp.client import LanguageClient, register_lsp_features
+
+from lovia_server.server import converter_factory
+
+SERVER_CMD = [sys.executable, "-m", "lovia_server"]
+
+
+class Harness:
+    def __init__(self, root: Path, state_dir: Path) -> None:
+        self.root = root
+        self.state_dir = state_dir
+        self.client: LanguageClient | None = None
+        self.events: list[dict[str, Any]] = []
+        self._changed = asyncio.Event()
+        self.apply_edits: list[Any] = []
+        self.apply_edit_result = True
+        self.message_requests: list[Any] = []
+        self.message_choice: Callable[[Any], str | None] = lambda params: None
+        self.initialize_result: Any = None
+
+    # ------------------------------------------------------------------ lifecycle
+
+    async def start(
+        self,
+        *,
+        settings: dict[str, Any] | None = None,
+        init_options: dict[str, Any] | None = None,
+        capabilities: str = "visual-studio-code",
+        env: dict[str, str] | None = None,
+        folders: list[Path] | None = None,
+    ) -> LanguageClient:
+        config = ClientServerConfig(
+            server_command=SERVER_CMD,
+            client_factory=_make_client,
+            server_env={**os.environ, "LOVIA_CONFIG_TIMEOUT": "2", **(env or {})},
+        )
+        client = await config.start()
+        self.client = client
+        client.set_configuration(settings or {}, section="lovia")
+
+        @client.feature("lovia/event")
+        def on_event(params: Any) -> None:
+            self.events.append(_plain(params))
+            self._changed.set()
+
+        @client.feature(lsp.WORKSPACE_APPLY_EDIT)
+        def on_apply_edit(params: lsp.ApplyWorkspaceEditParams) -> lsp.ApplyWorkspaceEditResult:
+            self.apply_edits.append(params)
+            return lsp.ApplyWorkspaceEditResult(applied=self.apply_edit_result)
+
+        @client.feature(lsp.WINDOW_SHOW_MESSAGE_REQUEST)
+        def on_message_request(params: lsp.ShowMessageRequestParams) -> Any:
+            self.message_requests.append(params)
+            title = self.message_choice(params)
+            return None if title is None else lsp.MessageActionItem(title=title)
+
+        folders = folders or [self.root]
+        opts = {"protocolVersion": 1, "client": "pytest", "stateDir": str(self.state_dir)}
+        opts.update(init_options or {})
+        params = lsp.InitializeParams(
+            capabilities=client_capabilities(capabilities),
+            root_uri=self.root.as_uri(),
+            workspace_folders=[lsp.WorkspaceFolder(uri=f.as_uri(), name=f.name) for f in folders],
+            initialization_options={"lovia": opts} if init_options is not False else None,
+        )
+        self.initialize_result = await client.initialize_session(params)
+        return client
+
+    async def stop(self) -> None:
+        if self.client is not None:
+            try:
+                await asyncio.wait_for(self.client.shutdown_session(), 15)
+            except Exception:
+                pass
+            await self.client.stop()
+
+    # ------------------------------------------------------------------ requests
+
+    async def request(self, method: str, params: Any) -> Any:
+        assert self.client is not None
+        result = await self.client.protocol.send_request_async(method, params)
+        return _plain(result)
+
+    async def run(self, prompt: str = "go", **params: Any) -> dict[str, Any]:
+        return await self.request("lovia/run", {"prompt": prompt, **params})
+
+    # ------------------------------------------------------------------ events
+
+    def of_run(self, run_id: str) -> list[dict[str, Any]]:
+        return [e for e in self.events if e["runId"] == run_id]
+
+    def kinds(self, run_id: str) -> list[str]:
+        return [e["kind"] for e in self.of_run(run_id)]
+
+    async def wait_for(
+        self,
+        predicate: Callable[[dict[str, Any]], bool],
+        *,
+        timeout: float = 20,
+    ) -> dict[str, Any]:
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + timeout
+        seen = 0
+        while True:
+            for event in self.events[seen:]:
+                if predicate(event):
+                    return event
+            seen = len(self.events)
+            remaining = deadline - loop.time()
+            if remaining <= 0:
+                kinds = [(e["runId"][-6:], e["seq"], e["kind"]) for e in self.events]
+                raise TimeoutError(f"event not seen; got {kinds}")
+            self._changed.clear()
+            try:
+                await asyncio.wait_for(self._changed.wait(), remaining)
+            except TimeoutError:
+                pass
+
+    async def wait_kind(self, run_id: str, kind: str, **fields: Any) -> dict[str, Any]:
+        return await self.wait_for(
+            lambda e: e["runId"] == run_id
+            and e["kind"] == kind
+            and all(e.get(k) == v for k, v in fields.items())
+        )
+
+    async def finished(self, run_id: str) -> dict[str, Any]:
+        return await self.wait_kind(run_id, "run.finished")
+
+    # ------------------------------------------------------------------ files
+
+    def write_agent(self, body: str, name: str = "agent.py") -> str:
+        path = self.root / name
+        path.write_text(textwrap.dedent(body))
+        return f"{name}:agent"
+
+
+def _make_client() -> LanguageClient:
+    """pytest-lsp's client, but custom payloads stay plain dicts (keys like ``_raw`` survive)."""
+    client = LanguageClient(converter_factory=converter_factory)
+    register_lsp_features(client)
+    return client
+
+
+def _plain(value: Any) -> Any:
+    """pygls hands custom-method payloads over as namedtuple-like objects; make them dicts."""
+    if isinstance(value, dict):
+        return {k: _plain(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)) and not hasattr(value, "_asdict"):
+        return [_plain(v) for v in value]
+    if hasattr(value, "_asdict"):
+        return {k: _plain(v) for k, v in value._asdict().items()}
+    return value
+
+
+AGENT_HEADER = """
+import asyncio
+from pathlib import Path
+
+from lovia import Agent, tool
+from lovia.testing import ScriptedProvider, batch, call, text
+
+ROOT = Path(__file__).parent
+
+
+async def wait_for_file(name: str, timeout: float = 30) -> None:
+    for _ in range(int(timeout * 50)):
+        if (ROOT / name).exists():
+            return
+        await asyncio.sleep(0.02)
+    raise TimeoutError(name)
+"""

@@ -1,0 +1,191 @@
+"""Handshake, capability advertisement, settings, folders, executeCommand aliases."""
+
+import asyncio
+import json
+import os
+import sys
+import time
+
+import pytest
+from lsprotocol import types as lsp
+
+import lovia
+from lovia_server import protocol as p
+from tests.server.harness import AGENT_HEADER
+
+
+async def test_initialize_advertises_lovia_capability(harness):
+    started = time.perf_counter()
+    await harness.start()
+    elapsed = time.perf_counter() - started
+    exp = harness.initialize_result.capabilities.experimental["lovia"]
+    assert exp["protocolVersion"] == 1 and exp["version"] == lovia.__version__
+    assert set(exp["methods"]) == set(p.METHODS)
+    assert "run.finished" in exp["eventKinds"] and exp["editModes"] == ["server", "workspaceEdit"]
+    assert elapsed < 10
+    commands = harness.initialize_result.capabilities.execute_command_provider.commands
+    assert {"lovia.run", "lovia.status", "lovia.deleteSession"} <= set(commands)
+
+
+async def test_initialize_does_not_import_provider_sdks(harness, tmp_path):
+    code = (
+        "import sys, lovia_server.server as s; s.create_server();"
+        "print('openai' in sys.modules, 'anthropic' in sys.modules)"
+    )
+    proc = await asyncio.create_subprocess_exec(
+        sys.executable, "-c", code, stdout=asyncio.subprocess.PIPE
+    )
+    out, _ = await proc.communicate()
+    assert out.decode().strip() == "False False"
+
+
+async def test_status_reports_folders_acl_and_live_runs(harness):
+    await harness.start(settings={"model": "openai:gpt-test", "permissions": {"preset": "trusted"}})
+    status = await harness.request("lovia/status", {})
+    assert status["version"] == lovia.__version__ and status["model"] == "openai:gpt-test"
+    (folder,) = status["folders"]
+    assert folder["path"] == str(harness.root) and folder["uri"] == harness.root.as_uri()
+    assert folder["preset"] == "trusted" and folder["readOutside"] == "allow"
+    assert ".env" in folder["deniedPaths"]
+    assert status["liveRuns"] == [] and status["approvals"] == "events"
+
+
+async def test_execute_command_aliases(harness):
+    await harness.start()
+    result = await harness.request(
+        "workspace/executeCommand", {"command": "lovia.status", "arguments": [{}]}
+    )
+    assert result["version"] == lovia.__version__
+    sessions = await harness.request(
+        "workspace/executeCommand", {"command": "lovia.sessions", "arguments": [{"limit": 5}]}
+    )
+    assert sessions == {"sessions": []}
+
+
+async def test_invalid_settings_are_reported_not_fatal(harness):
+    await harness.start(settings={"maxTurns": -3, "permissions": {"preset": "bogus"}})
+    status = await harness.request("lovia/status", {})
+    assert any("maxTurns" in s for s in status["settingsProblems"])
+    assert status["folders"][0]["preset"] == "coding"
+
+
+async def test_configuration_change_applies_to_new_runs(harness):
+    await harness.start(settings={"model": "openai:a"})
+    harness.client.set_configuration({"model": "openai:b"}, section="lovia")
+    harness.client.workspace_did_change_configuration(
+        lsp.DidChangeConfigurationParams(settings=None)
+    )
+    for _ in range(100):
+        if (await harness.request("lovia/status", {}))["model"] == "openai:b":
+            break
+        await asyncio.sleep(0.05)
+    assert (await harness.request("lovia/status", {}))["model"] == "openai:b"
+    harness.client.workspace_did_change_configuration(
+        lsp.DidChangeConfigurationParams(settings={"lovia": {"model": "openai:pushed"}})
+    )
+    for _ in range(100):
+        if (await harness.request("lovia/status", {}))["model"] == "openai:pushed":
+            break
+        await asyncio.sleep(0.05)
+    assert (await harness.request("lovia/status", {}))["model"] == "openai:pushed"
+
+
+async def test_workspace_folder_changes(harness, tmp_path):
+    other = tmp_path / "other"
+    other.mkdir()
+    await harness.start()
+    harness.client.workspace_did_change_workspace_folders(
+        lsp.DidChangeWorkspaceFoldersParams(
+            event=lsp.WorkspaceFoldersChangeEvent(
+                added=[lsp.WorkspaceFolder(uri=other.as_uri(), name="other")], removed=[]
+            )
+        )
+    )
+    for _ in range(100):
+        status = await harness.request("lovia/status", {})
+        if len(status["folders"]) == 2:
+            break
+        await asyncio.sleep(0.05)
+    paths = [f["path"] for f in status["folders"]]
+    assert paths == [str(harness.root), str(other.resolve())]
+    first = status["folders"][0]
+    assert any(r["pattern"] == str(other.resolve()) for r in first["pathRules"])
+    harness.write_agent(AGENT_HEADER + "agent = Agent(name='a', model=ScriptedProvider([text('hi')]))\n")
+    run = await harness.run(cwd=str(other), agent="agent.py:agent")
+    assert run["status"] == "running"
+
+
+async def _raw_server():
+    env = {**os.environ}
+    proc = await asyncio.create_subprocess_exec(
+        sys.executable,
+        "-m",
+        "lovia_server",
+        stdin=asyncio.subprocess.PIPE,
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.DEVNULL,
+        env=env,
+    )
+    return proc
+
+
+async def _send(proc, message, raw=None):
+    body = raw if raw is not None else json.dumps(message).encode()
+    proc.stdin.write(f"Content-Length: {len(body)}\r\n\r\n".encode() + body)
+    await proc.stdin.drain()
+
+
+async def _read(proc):
+    length = 0
+    while True:
+        line = await proc.stdout.readline()
+        if line in (b"\r\n", b""):
+            break
+        if line.lower().startswith(b"content-length"):
+            length = int(line.split(b":")[1])
+    return json.loads(await proc.stdout.readexactly(length))
+
+
+async def test_request_before_initialize_and_malformed_frames():
+    proc = await _raw_server()
+    try:
+        await _send(proc, None, raw=b"{not json")
+        await _send(proc, {"jsonrpc": "2.0", "id": 1, "method": "lovia/status", "params": {}})
+        reply = await asyncio.wait_for(_read(proc), 10)
+        assert reply["id"] == 1 and reply["error"]["code"] == -32002
+        await _send(proc, {"jsonrpc": "2.0", "id": 2, "method": "lovia/nope", "params": {}})
+        reply = await asyncio.wait_for(_read(proc), 10)
+        assert reply["error"]["code"] == -32601
+        assert proc.returncode is None
+    finally:
+        proc.kill()
+        await proc.wait()
+
+
+@pytest.mark.parametrize(
+    ("method", "params", "field"),
+    [
+        ("lovia/run", {}, "prompt"),
+        ("lovia/run", {"prompt": "   "}, "prompt"),
+        ("lovia/run", {"prompt": "x", "sessionId": 5}, "sessionId"),
+        ("lovia/run", {"prompt": "x", "context": [{"range": {}}]}, "context.0.uri"),
+        ("lovia/steer", {"runId": "r"}, "message"),
+        ("lovia/unsteer", {"runId": "r"}, "messageId"),
+        ("lovia/approve", {"runId": "r", "approvalId": "a", "decision": "maybe"}, "decision"),
+        ("lovia/answer", {"runId": "r", "questionId": "q"}, "answer"),
+        ("lovia/cancel", {}, "runId"),
+        ("lovia/resume", {"runId": ""}, "runId"),
+        ("lovia/replay", {"runId": "r", "afterSeq": -1}, "afterSeq"),
+        ("lovia/sessions", {"limit": 0}, "limit"),
+        ("lovia/session", {}, "sessionId"),
+        ("lovia/deleteSession", {"sessionId": 3}, "sessionId"),
+        ("lovia/status", [], "params"),
+    ],
+)
+async def test_bad_params_give_invalid_params_with_field(harness, method, params, field):
+    await harness.start()
+    with pytest.raises(Exception) as info:
+        await harness.request(method, params)
+    err = info.value
+    assert getattr(err, "code", None) == -32602, err
+    assert err.data["field"] == field

@@ -183,16 +183,37 @@ class SQLiteStore:
         _daemonize(conn)
         try:
             await conn
-            await conn.execute(f"PRAGMA busy_timeout={BUSY_TIMEOUT_MS}")
-            if self.wal:
-                await conn.execute("PRAGMA journal_mode=WAL")
-            await _in_transaction(conn, "BEGIN IMMEDIATE", self._ensure_schema)
+            await conn.execute_fetchall(f"PRAGMA busy_timeout={BUSY_TIMEOUT_MS}")
+            await self._prepare(conn)
         except BaseException:
             with contextlib.suppress(Exception):
                 await conn.close()
             raise
         self._conn = conn
         return conn
+
+    async def _prepare(self, conn: aiosqlite.Connection) -> None:
+        """Switch to WAL and check/create the schema.
+
+        Connections opening a fresh file at the same moment can get ``SQLITE_BUSY`` right away
+        (switching the journal mode bypasses the busy handler), so this step retries with
+        back-off for up to the busy timeout.
+        """
+        deadline = time.monotonic() + BUSY_TIMEOUT_MS / 1000
+        delay = 0.005
+        while True:
+            try:
+                if self.wal:
+                    # fetch the result row: an unfinished PRAGMA statement would keep a read
+                    # transaction open and make every later write fail with SQLITE_BUSY_SNAPSHOT
+                    await conn.execute_fetchall("PRAGMA journal_mode=WAL")
+                await _in_transaction(conn, "BEGIN IMMEDIATE", self._ensure_schema)
+                return
+            except sqlite3.OperationalError as exc:
+                if not _is_busy(exc) or time.monotonic() > deadline:
+                    raise
+            await asyncio.sleep(delay)
+            delay = min(delay * 2, 0.1)
 
     async def _ensure_schema(self, conn: aiosqlite.Connection) -> None:
         schema = self.schema
@@ -274,6 +295,11 @@ class SQLiteStore:
 
 
 _S = TypeVar("_S", bound=SQLiteStore)
+
+
+def _is_busy(exc: sqlite3.OperationalError) -> bool:
+    name = getattr(exc, "sqlite_errorname", "")
+    return name.startswith(("SQLITE_BUSY", "SQLITE_LOCKED")) or "locked" in str(exc)
 
 
 async def _noop(conn: aiosqlite.Connection) -> None:

@@ -35,7 +35,12 @@ from lovia.runner import Runner
 from lovia.runtime.result import RunHandle, RunResult
 from lovia.session import Segment, Session
 from lovia.steering import Mailbox
-from lovia.stores import InMemoryCheckpointer, InMemorySession
+from lovia.stores import (
+    InMemoryCheckpointer,
+    InMemorySession,
+    SQLiteCheckpointer,
+    SQLiteSession,
+)
 from lovia.tools import Tool, tool
 from lovia.transcript import TranscriptEntry
 
@@ -90,6 +95,8 @@ __all__ = [
     "RunResult",
     "RunSnapshot",
     "Runner",
+    "SQLiteCheckpointer",
+    "SQLiteSession",
     "Segment",
     "Session",
     "TextPart",

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 from lovia.checkpointer import Checkpointer, RunHead, RunStatus
@@ -36,6 +38,7 @@ class CheckpointWriter:
         self.run_id = run_id
         self.delete_on_success = delete_on_success
         self._persisted = 0
+        self._finished = False
 
     @property
     def enabled(self) -> bool:
@@ -44,14 +47,24 @@ class CheckpointWriter:
     def resume_at(self, n: int) -> None:
         self._persisted = n
 
-    async def delete(self) -> None:
+    async def delete(self, *, final: bool = False) -> None:
         if self.checkpointer is None or self.run_id is None:
             return
-        await self.checkpointer.delete(self.run_id)
-        self._persisted = 0
+
+        def landed() -> None:
+            self._persisted = 0
+            self._finished = self._finished or final
+
+        await _land(self.checkpointer.delete(self.run_id), landed)
 
     async def _save(
-        self, state: RunState, *, status: RunStatus, output: Any = None, error: Any = None
+        self,
+        state: RunState,
+        *,
+        status: RunStatus,
+        output: Any = None,
+        error: Any = None,
+        final: bool = False,
     ) -> None:
         if self.checkpointer is None or self.run_id is None:
             return
@@ -67,8 +80,12 @@ class CheckpointWriter:
             last_input_tokens=state.last_input_tokens,
             context_state=state.context_state,
         )
-        await self.checkpointer.append(self.run_id, delta, head)
-        self._persisted = len(run_entries)
+
+        def landed() -> None:
+            self._persisted = len(run_entries)
+            self._finished = self._finished or final
+
+        await _land(self.checkpointer.append(self.run_id, delta, head), landed)
 
     async def save_running(self, state: RunState) -> None:
         if self.checkpointer is None or self.run_id is None:
@@ -76,7 +93,7 @@ class CheckpointWriter:
         await self._save(state, status="running")
 
     async def save_terminal(self, state: RunState, exc: BaseException) -> None:
-        if self.checkpointer is None or self.run_id is None:
+        if self.checkpointer is None or self.run_id is None or self._finished:
             return
         try:
             await self._save(state, status=self.classify(exc), error=error_payload(exc))
@@ -87,7 +104,7 @@ class CheckpointWriter:
         if self.checkpointer is None or self.run_id is None:
             return
         if self.delete_on_success:
-            await self.delete()
+            await self.delete(final=True)
             return
         safe = to_json_safe(output)
         error = None
@@ -96,7 +113,7 @@ class CheckpointWriter:
                 "type": "OutputNotSerializable",
                 "message": f"output of type {type(output).__name__} is not JSON-safe",
             }
-        await self._save(state, status="completed", output=safe, error=error)
+        await self._save(state, status="completed", output=safe, error=error, final=True)
 
     @staticmethod
     def classify(exc: BaseException) -> RunStatus:
@@ -115,6 +132,26 @@ class CheckpointWriter:
         if isinstance(exc, ProviderError):
             return "failed" if exc.retryable is False else "interrupted"
         return "failed"
+
+
+async def _land(write: Awaitable[None], landed: Callable[[], None]) -> None:
+    """Await a store write and call ``landed`` once it succeeded.
+
+    A cancellation that arrives mid-write waits for the write to finish before it propagates,
+    and still records a write that landed, so the terminal save that follows never stores the
+    same entries twice.
+    """
+    task = asyncio.ensure_future(write)
+    try:
+        await asyncio.shield(task)
+    except asyncio.CancelledError:
+        if not task.done():
+            with contextlib.suppress(asyncio.CancelledError):
+                await asyncio.wait([task])
+        if task.done() and not task.cancelled() and task.exception() is None:
+            landed()
+        raise
+    landed()
 
 
 __all__ = ["CheckpointWriter", "error_payload"]

@@ -46,6 +46,7 @@ from lovia.runtime.resume import (
     reachable_agents,
     resolve_resume_agent,
     result_from_completed_snapshot,
+    unapplied_handoff,
 )
 from lovia.runtime.run_state import ActiveAgent, ModelTurnResult, PluginActivation, RunState
 from lovia.runtime.tool_calls import PreflightResult, ToolCallProcessor
@@ -792,13 +793,15 @@ class RunLoop:
 
     async def _drain_pending_calls(self, state: RunState) -> AsyncIterator[ev.Event]:
         calls = pending_tool_calls(state.run_entries)
-        if not calls:
+        state.pending_handoff = unapplied_handoff(state.agent, state.run_entries)
+        if not calls and state.pending_handoff is None:
             return
-        state.run_ctx.turn = state.turns
-        yield await self._emit(state, ev.TurnStarted(state.agent, state.turns))
-        async for event in self._tool_phase(state, calls):
-            yield event
-        yield await self._emit(state, ev.TurnEnded(state.agent, state.turns))
+        if calls:
+            state.run_ctx.turn = state.turns
+            yield await self._emit(state, ev.TurnStarted(state.agent, state.turns))
+            async for event in self._tool_phase(state, calls):
+                yield event
+            yield await self._emit(state, ev.TurnEnded(state.agent, state.turns))
         if state.pending_handoff is not None:
             async for event in self._apply_handoff(state):
                 yield event

@@ -12,6 +12,7 @@ from lovia.transcript import ToolCallEntry, ToolResultEntry, TranscriptEntry
 
 if TYPE_CHECKING:
     from lovia.agent import Agent
+    from lovia.handoff import _HandoffSignal
     from lovia.runtime.result import RunResult
 
 
@@ -69,6 +70,47 @@ def resolve_resume_agent(entry: Agent[Any], snapshot: RunSnapshot) -> Agent[Any]
     return agent
 
 
+def unapplied_handoff(agent: Agent[Any], entries: list[TranscriptEntry]) -> _HandoffSignal | None:
+    """The handoff ``agent`` performed in the run's last turn but never switched to, if any.
+
+    The loop switches agents at the end of the turn that ran the handoff tool, after the
+    handoff's result was checkpointed. A run stopped in between (crash, cancel) was recorded as
+    still on ``agent``; its resume must finish that switch instead of forgetting it. The winning
+    handoff is the first successful one in request order (handoffs run as barriers, in order).
+    """
+    from lovia.handoff import Handoff, _HandoffSignal, build_handoff_tool
+
+    results: dict[str, ToolResultEntry] = {}
+    calls: list[ToolCallEntry] = []
+    for entry in reversed(entries):
+        if isinstance(entry, ToolResultEntry) and not calls:
+            results[entry.call_id] = entry
+        elif isinstance(entry, ToolCallEntry):
+            calls.insert(0, entry)
+        else:
+            break
+    handoffs = [h if isinstance(h, Handoff) else Handoff(target=h) for h in agent.handoffs]
+    by_tool = {build_handoff_tool(h).name: h for h in handoffs} if results else {}
+    for call in calls:
+        handoff = by_tool.get(call.name)
+        outcome = results.get(call.call_id)
+        if handoff is None or outcome is None or outcome.is_error or handoff.target is agent:
+            continue
+        done = f"Transferred to {handoff.target.name}"
+        if outcome.output == done or outcome.output.startswith(done + " ("):
+            return _HandoffSignal(handoff, reason=_reason(call.arguments))
+    return None
+
+
+def _reason(arguments: str) -> str | None:
+    try:
+        value = json.loads(arguments or "{}")
+    except (json.JSONDecodeError, TypeError):
+        return None
+    reason = value.get("reason") if isinstance(value, dict) else None
+    return reason if isinstance(reason, str) else None
+
+
 def result_from_completed_snapshot(
     agent: Agent[Any], snapshot: RunSnapshot, *, output_type: Any = None
 ) -> RunResult:
@@ -103,4 +145,5 @@ __all__ = [
     "reachable_agents",
     "resolve_resume_agent",
     "result_from_completed_snapshot",
+    "unapplied_handoff",
 ]

@@ -140,6 +140,10 @@ class ToolCallProcessor:
         fut = self.approvals.register(call.id)
         try:
             yield ev.ApprovalRequired(call, _channel=self.approvals)
+            if not fut.done():
+                # Cancelled while the approval was open: no decision was made, so none is
+                # recorded; the call stays pending and a resume asks for the same approval.
+                self.cancel_token.check()
             handler = state.agent.approval_handler
             if not fut.done() and handler is not None:
                 try:

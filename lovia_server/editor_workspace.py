@@ -141,6 +141,8 @@ class EditorWorkspace:
                 rules.append(PathRule(rule.pattern, rule.write, ops={"write"}))
         base = Workspace.local(root, mode=preset)
         inside_write = base.policy.write
+        if perms.write is not None and preset != "readonly":
+            inside_write = perms.write
         for folder in self.folders():
             if folder != root:
                 rules.append(PathRule(str(folder), "allow", ops={"read"}))
@@ -153,6 +155,10 @@ class EditorWorkspace:
             path_rules=tuple(rules),
             command_rules=command_rules if preset != "readonly" else (),
         )
+        if inside_write != config.policy.write:
+            config = dataclasses.replace(
+                config, policy=dataclasses.replace(config.policy, write=inside_write)
+            )
         return dataclasses.replace(
             config,
             close_after_run=False,
@@ -286,22 +292,18 @@ class EditorWorkspace:
         return await self._read_full(spec.root, resolve_path(spec.root, raw).abs)
 
     async def _write_sink(self, path: Path, old_text: str | None, new_text: str) -> bool:
-        """Route a write through the editor when that keeps its buffers consistent."""
-        mode = self.edit_mode()
+        """In ``workspaceEdit`` mode, apply writes through the editor (``workspace/applyEdit``)
+        so they land in its buffers with undo; otherwise the session writes the disk."""
+        if self.edit_mode() != "workspaceEdit":
+            return False
         doc = self.overlay.document(path)
-        if mode != "workspaceEdit":
-            if doc is None or not self._can_apply_edits():
-                return False
-            disk = await self._disk_text(path)
-            if disk == doc.source:
-                return False  # clean buffer: the editor reloads it after the disk write
         call = current_tool_call.get()
         call_id = call.id if call is not None else "lovia"
         title = f"{call.name if call else 'edit'} {path.name}"
         uri = path_uri(path)
         annotation = call_id
         changes: list[Any] = []
-        if old_text is None and not path.exists():
+        if old_text is None and not await asyncio.to_thread(path.exists):
             changes.append(lsp.CreateFile(uri=uri, annotation_id=annotation))
             start = lsp.Position(line=0, character=0)
             version = None
@@ -340,12 +342,6 @@ class EditorWorkspace:
                 hint="The user or the editor rejected this change; do not retry it unchanged.",
             )
         return True
-
-    async def _disk_text(self, path: Path) -> str | None:
-        try:
-            return await asyncio.to_thread(path.read_text, encoding="utf-8")
-        except (OSError, UnicodeDecodeError):
-            return None
 
     async def context_block(self, items: list[Any], cwd: Path) -> str:
         """The files a request attaches (``context: [{uri, range?}]``) as prompt text."""

@@ -48,6 +48,8 @@ class CommandRuleSetting(_Model):
 
 class PermissionSettings(_Model):
     preset: Preset = "coding"
+    write: Decision | None = None
+    """Overrides the preset's decision for writes inside the workspace (``ask`` = review edits)."""
     pathRules: list[PathRuleSetting] = Field(default_factory=list)
     commandRules: list[CommandRuleSetting] = Field(default_factory=list)
     deniedPaths: list[str] = Field(default_factory=lambda: list(DEFAULT_DENIED_PATHS))

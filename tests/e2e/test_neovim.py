@@ -1,0 +1,74 @@
+"""A real editor: headless Neovim 0.7 runs a prompt through lovia-server with its LSP client."""
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+NVIM = shutil.which("nvim")
+pytestmark = pytest.mark.skipif(NVIM is None, reason="neovim is not installed (.ci/run installs it)")
+
+AGENT = textwrap.dedent(
+    """
+    from lovia import Agent
+    from lovia.testing import ScriptedProvider, call, text
+
+    agent = Agent(
+        name="nvim-editor",
+        model=ScriptedProvider([
+            call("read_file", {"path": "notes.txt"}, call_id="r1"),
+            call("edit_file", {"path": "notes.txt", "old": "draft", "new": "final"}, call_id="e1"),
+            text("Edited notes.txt."),
+        ]),
+    )
+    """
+)
+
+
+def test_neovim_runs_prompt_and_answers_approval(tmp_path):
+    root = (tmp_path / "ws").resolve()
+    root.mkdir()
+    (root / "agent.py").write_text(AGENT)
+    (root / "notes.txt").write_text("draft on disk\n")
+    out = tmp_path / "events.json"
+    env = {
+        **os.environ,
+        "LOVIA_PY": sys.executable,
+        "LOVIA_ROOT": str(root),
+        "LOVIA_STATE": str(tmp_path / "state"),
+        "LOVIA_OUT": str(out),
+        "LOVIA_PROMPT": "finalise the notes",
+        "XDG_CONFIG_HOME": str(tmp_path / "xdg"),
+        "XDG_DATA_HOME": str(tmp_path / "xdg"),
+        "XDG_STATE_HOME": str(tmp_path / "xdg"),
+    }
+    script = Path(__file__).with_name("nvim_client.lua")
+    proc = subprocess.run(
+        [NVIM, "--headless", "-u", "NONE", "-i", "NONE", "-n", "-c", f"luafile {script}"],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=90,
+    )
+    assert proc.returncode == 0, proc.stderr + proc.stdout
+    data = json.loads(out.read_text())
+    events = data["events"]
+    kinds = [e["kind"] for e in events]
+    assert data["run"]["status"] == "running"
+    assert kinds[0] == "run.started" and kinds[-1] == "run.finished"
+    assert events[-1]["status"] == "completed"
+    read = next(e for e in events if e["kind"] == "tool.result" and e["toolCallId"] == "r1")
+    assert "draft from the editor buffer" in read["content"][0]["text"]
+    approval = next(e for e in events if e["kind"] == "approval.requested")
+    assert approval["action"] == "file.write"
+    diff = approval["diff"][0]
+    assert diff["oldText"] == "draft from the editor buffer\n"
+    assert diff["newText"] == "final from the editor buffer\n"
+    resolved = next(e for e in events if e["kind"] == "approval.resolved")
+    assert resolved["outcome"] == "allowed" and resolved["by"] == "user"
+    assert (root / "notes.txt").read_text() == "final from the editor buffer\n"

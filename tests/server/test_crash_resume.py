@@ -1,0 +1,143 @@
+"""SIGKILL the server mid-run; a new process on the same state resumes without loss or doubling."""
+
+import asyncio
+
+import pytest
+
+from tests.server.harness import AGENT_HEADER, Harness
+
+# The provider answers by position (number of tool results so far), so a re-imported agent
+# module continues the conversation where the transcript stands.
+POSITIONAL = AGENT_HEADER + """
+from collections import deque
+from lovia.transcript import ToolResultEntry
+
+
+class Positional(ScriptedProvider):
+    def __init__(self, script):
+        super().__init__(script, record=False)
+        self.full = list(script)
+
+    async def stream(self, entries, **kw):
+        done = sum(isinstance(e, ToolResultEntry) for e in entries)
+        self.script = deque(self.full[done:])
+        async for delta in super().stream(entries, **kw):
+            yield delta
+
+
+@tool(needs_approval=True)
+async def deploy(env: str) -> str:
+    "Deploy."
+    with open(ROOT / "deploys.log", "a") as fh:
+        fh.write(env + "\\n")
+    return f"deployed {env}"
+
+
+@tool
+async def build(step: int) -> str:
+    "Build; waits for a release file."
+    with open(ROOT / "builds.log", "a") as fh:
+        fh.write(f"start {step}\\n")
+    await wait_for_file(f"release-{step}")
+    return f"built {step}"
+
+
+agent = Agent(
+    name="crashy",
+    model=Positional([
+        call("build", {"step": 1}, call_id="b1"),
+        call("deploy", {"env": "prod"}, call_id="d1"),
+        text("shipped"),
+    ]),
+    tools=[build, deploy],
+)
+"""
+
+
+async def _kill(h: Harness) -> None:
+    proc = h.client._server
+    proc.kill()
+    await proc.wait()
+    try:
+        await asyncio.wait_for(h.client.stop(), 5)
+    except Exception:
+        pass
+    h.client = None
+
+
+def _assert_transcript(entries):
+    roles = [m["role"] for m in entries]
+    assert roles == ["user", "assistant", "tool", "assistant", "tool", "assistant"], roles
+    tool_ids = [m["toolCallId"] for m in entries if m["role"] == "tool"]
+    assert tool_ids == ["b1", "d1"]
+    assert entries[-1]["content"] == "shipped"
+
+
+async def test_sigkill_while_tool_runs_and_while_waiting_for_approval(tmp_path):
+    root = (tmp_path / "ws").resolve()
+    root.mkdir()
+    state = tmp_path / "state"
+    first = Harness(root, state)
+    spec = first.write_agent(POSITIONAL)
+    await first.start(settings={"agent": spec})
+    run = await first.run("build and deploy")
+    rid, sid = run["runId"], run["sessionId"]
+    await first.wait_kind(rid, "tool.call", toolCallId="b1")
+    for _ in range(200):
+        if (root / "builds.log").exists():
+            break
+        await asyncio.sleep(0.02)
+    await _kill(first)
+
+    second = Harness(root, state)
+    try:
+        await second.start(settings={"agent": spec})
+        listing = await second.request("lovia/sessions", {})
+        (item,) = listing["sessions"]
+        assert item["sessionId"] == sid and item["resumable"] is True
+        assert item["lastRunStatus"] == "interrupted"
+        replay = await second.request("lovia/replay", {"runId": rid})
+        tail = replay["events"][-2:]
+        assert [e["kind"] for e in tail] == ["tool.result", "run.finished"]
+        assert tail[0]["status"] == "cancelled" and tail[1]["status"] == "interrupted"
+        assert tail[1]["resumable"] is True
+        last_seq = replay["lastSeq"]
+        resumed = await second.request("lovia/resume", {"runId": rid})
+        assert resumed == {"sessionId": sid, "runId": rid, "status": "running"}
+        started = await second.wait_kind(rid, "run.started")
+        assert started["resumed"] is True and started["seq"] == last_seq + 1
+        (root / "release-1").write_text("go")
+        await second.wait_kind(rid, "approval.requested", toolCallId="d1")
+        await _kill(second)
+    finally:
+        if second.client is not None:
+            await second.stop()
+
+    third = Harness(root, state)
+    try:
+        await third.start(settings={"agent": spec})
+        resumed = await third.request("lovia/resume", {"runId": rid})
+        assert resumed["status"] == "running"
+        request = await third.wait_kind(rid, "approval.requested", toolCallId="d1")
+        await third.request(
+            "lovia/approve",
+            {"runId": rid, "approvalId": request["approvalId"], "decision": "allow_once"},
+        )
+        done = await third.finished(rid)
+        assert done["status"] == "completed" and done["output"] == "shipped"
+        full = await third.request("lovia/replay", {"runId": rid})
+        seqs = [e["seq"] for e in full["events"]]
+        assert seqs == list(range(1, len(seqs) + 1))
+        assert [e["kind"] for e in full["events"]].count("run.finished") == 3
+        view = await third.request("lovia/session", {"sessionId": sid})
+        _assert_transcript(view["entries"])
+        assert (root / "deploys.log").read_text() == "prod\n"
+        builds = (root / "builds.log").read_text().splitlines()
+        assert builds == ["start 1", "start 1"]  # the interrupted call ran again (at least once)
+        listing = await third.request("lovia/sessions", {})
+        assert listing["sessions"][0]["resumable"] is False
+        with pytest.raises(Exception) as info:
+            await third.request("lovia/resume", {"runId": rid})
+        assert info.value.code == -32014
+    finally:
+        await third.stop()

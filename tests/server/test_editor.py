@@ -1,0 +1,202 @@
+"""The editor side: unsaved buffers, both edit modes, approval diffs, shell output, ACL."""
+
+import asyncio
+
+from lsprotocol import types as lsp
+
+from tests.server.harness import AGENT_HEADER
+
+EDITOR_AGENT = AGENT_HEADER + """
+agent = Agent(
+    name="editor",
+    model=ScriptedProvider([
+        call("read_file", {"path": "app.py"}, call_id="r1"),
+        call("edit_file", {"path": "app.py", "old": "old_name", "new": "new_name"}, call_id="e1"),
+        call("write_file", {"path": "new.txt", "content": "created\\n"}, call_id="w1"),
+        text("done"),
+    ]),
+)
+"""
+
+
+def _open(harness, path, text, version=1):
+    harness.client.text_document_did_open(
+        lsp.DidOpenTextDocumentParams(
+            text_document=lsp.TextDocumentItem(
+                uri=path.as_uri(), language_id="python", version=version, text=text
+            )
+        )
+    )
+
+
+async def _approve_all(harness, run_id, decision="allow_once"):
+    handled = set()
+    while True:
+        event = await harness.wait_for(
+            lambda e: e["runId"] == run_id
+            and (e["kind"] == "run.finished" or (e["kind"] == "approval.requested" and e["approvalId"] not in handled))
+        )
+        if event["kind"] == "run.finished":
+            return event
+        handled.add(event["approvalId"])
+        await harness.request(
+            "lovia/approve",
+            {"runId": run_id, "approvalId": event["approvalId"], "decision": decision},
+        )
+
+
+async def test_reads_see_unsaved_buffer_and_server_mode_writes_disk(harness):
+    (harness.root / "app.py").write_text("old_name = 1  # on disk\n")
+    spec = harness.write_agent(EDITOR_AGENT)
+    await harness.start(settings={"agent": spec, "permissions": {"write": "ask"}})
+    _open(harness, harness.root / "app.py", "old_name = 2  # unsaved\n")
+    run = await harness.run("rename")
+    rid = run["runId"]
+    first = await harness.wait_kind(rid, "approval.requested", toolCallId="e1")
+    assert first["action"] == "file.write" and first["title"] == "Edit app.py"
+    (diff,) = first["diff"]
+    assert diff["path"] == str(harness.root / "app.py")
+    assert diff["uri"] == (harness.root / "app.py").as_uri()
+    assert diff["oldText"] == "old_name = 2  # unsaved\n"
+    assert diff["newText"] == "new_name = 2  # unsaved\n"
+    done = await _approve_all(harness, rid)
+    assert done["status"] == "completed"
+    events = harness.of_run(rid)
+    read = next(e for e in events if e["kind"] == "tool.result" and e["toolCallId"] == "r1")
+    assert "# unsaved" in read["content"][0]["text"]
+    create = next(e for e in events if e["kind"] == "approval.requested" and e["toolCallId"] == "w1")
+    assert create["action"] == "file.create" and create["diff"][0]["oldText"] is None
+    edit_result = next(e for e in events if e["kind"] == "tool.result" and e["toolCallId"] == "e1")
+    diffs = [c for c in edit_result["content"] if c["type"] == "diff"]
+    assert diffs and diffs[0]["newText"] == "new_name = 2  # unsaved\n"
+    assert (harness.root / "app.py").read_text() == "new_name = 2  # unsaved\n"
+    assert (harness.root / "new.txt").read_text() == "created\n"
+    assert harness.apply_edits == []
+    call = next(e for e in events if e["kind"] == "tool.call" and e["toolCallId"] == "e1")
+    assert call["toolKind"] == "edit" and call["locations"][0]["path"] == str(harness.root / "app.py")
+
+
+async def test_workspace_edit_mode_applies_through_the_editor(harness):
+    (harness.root / "app.py").write_text("old_name = 1\n")
+    spec = harness.write_agent(EDITOR_AGENT)
+    await harness.start(
+        settings={"agent": spec}, init_options={"editMode": "workspaceEdit"}
+    )
+    _open(harness, harness.root / "app.py", "old_name = 1\n", version=7)
+    run = await harness.run("rename")
+    done = await harness.finished(run["runId"])
+    assert done["status"] == "completed"
+    assert len(harness.apply_edits) == 2
+    edit = harness.apply_edits[0]
+    assert edit.label.startswith("lovia: ")
+    (change,) = edit.edit.document_changes
+    assert change.text_document.version == 7
+    assert change.edits[0].new_text == "new_name = 1\n"
+    assert change.edits[0].annotation_id == "e1"
+    assert "e1" in edit.edit.change_annotations
+    create = harness.apply_edits[1].edit.document_changes
+    assert isinstance(create[0], lsp.CreateFile) and create[0].options is None
+    assert (harness.root / "app.py").read_text() == "old_name = 1\n"  # the editor owns it now
+    assert not (harness.root / "new.txt").exists()
+
+
+async def test_workspace_edit_declined_maps_to_declined(harness):
+    (harness.root / "app.py").write_text("old_name = 1\n")
+    spec = harness.write_agent(EDITOR_AGENT)
+    harness.apply_edit_result = False
+    await harness.start(settings={"agent": spec}, init_options={"editMode": "workspaceEdit"})
+    run = await harness.run("rename")
+    await harness.finished(run["runId"])
+    result = next(
+        e for e in harness.of_run(run["runId"])
+        if e["kind"] == "tool.result" and e["toolCallId"] == "e1"
+    )
+    assert result["status"] == "declined"
+
+
+async def test_neovim_capabilities_fall_back_to_server_edits(harness):
+    (harness.root / "app.py").write_text("old_name = 1\n")
+    spec = harness.write_agent(EDITOR_AGENT)
+    await harness.start(
+        settings={"agent": spec},
+        init_options={"editMode": "workspaceEdit"},
+        capabilities="neovim@0.7",
+    )
+    status = await harness.request("lovia/status", {})
+    run = await harness.run("rename")
+    await harness.finished(run["runId"])
+    if status["editMode"] == "server":
+        assert harness.apply_edits == []
+        assert (harness.root / "app.py").read_text() == "new_name = 1\n"
+    else:
+        assert harness.apply_edits
+
+
+SHELL_AGENT = AGENT_HEADER + """
+agent = Agent(
+    name="sheller",
+    model=ScriptedProvider([
+        call("shell", {"command": "echo one; echo two >&2; cat", "description": "Say things"}, call_id="s1"),
+        call("read_file", {"path": ".env"}, call_id="r2"),
+        text("ok"),
+    ]),
+)
+"""
+
+
+async def test_shell_output_streams_and_denied_paths_hold(harness):
+    (harness.root / ".env").write_text("SECRET=1\n")
+    spec = harness.write_agent(SHELL_AGENT)
+    await harness.start(settings={"agent": spec})
+    run = await harness.run("run it")
+    rid = run["runId"]
+    req = await harness.wait_kind(rid, "approval.requested", toolCallId="s1")
+    assert req["action"] == "shell" and req["command"].startswith("echo one")
+    await harness.request(
+        "lovia/approve", {"runId": rid, "approvalId": req["approvalId"], "decision": "allow_once"}
+    )
+    done = await harness.finished(rid)
+    assert done["status"] == "completed"
+    events = harness.of_run(rid)
+    updates = [e for e in events if e["kind"] == "tool.update" and e["toolCallId"] == "s1"]
+    streams = {u["output"]["stream"] for u in updates}
+    text = "".join(u["output"]["text"] for u in updates)
+    assert "one" in text and "two" in text and streams == {"stdout", "stderr"}
+    result = next(e for e in events if e["kind"] == "tool.result" and e["toolCallId"] == "s1")
+    assert result["status"] == "completed" and "exit code: 0" in result["content"][0]["text"]
+    denied = next(e for e in events if e["kind"] == "tool.result" and e["toolCallId"] == "r2")
+    assert denied["status"] == "failed" and "SECRET" not in denied["content"][0]["text"]
+    call = next(e for e in events if e["kind"] == "tool.call" and e["toolCallId"] == "s1")
+    assert call["toolKind"] == "execute" and call["title"] == "Say things"
+
+
+async def test_context_items_attach_file_text(harness):
+    (harness.root / "lib.py").write_text("line1\nline2\nline3\n")
+    echo = AGENT_HEADER + """
+agent = Agent(name="echo", model=ScriptedProvider([text("seen")]))
+"""
+    spec = harness.write_agent(echo)
+    await harness.start(settings={"agent": spec})
+    run = await harness.run(
+        "explain",
+        context=[{"uri": (harness.root / "lib.py").as_uri(), "range": {"start": {"line": 1, "character": 0}, "end": {"line": 2, "character": 0}}}],
+    )
+    await harness.finished(run["runId"])
+    view = await harness.request("lovia/session", {"sessionId": run["sessionId"]})
+    first = view["entries"][0]["content"]
+    assert first.startswith("explain") and "line2\nline3" in first and "line1" not in first
+
+
+async def test_untrusted_workspace_is_readonly_and_ignores_agent_files(harness):
+    spec = harness.write_agent(EDITOR_AGENT)
+    await harness.start(settings={"agent": spec}, init_options={"trusted": False})
+    status = await harness.request("lovia/status", {})
+    assert status["folders"][0]["preset"] == "readonly"
+    assert status["folders"][0]["write"] == "deny"
+    try:
+        await harness.run("x")
+    except Exception as exc:
+        assert exc.code == -32602 and exc.data["field"] == "agent"
+    else:  # pragma: no cover - must not load the file
+        raise AssertionError("an untrusted workspace loaded a user agent")
+    await asyncio.sleep(0)

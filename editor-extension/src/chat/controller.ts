@@ -326,7 +326,8 @@ export class ChatController implements Disposable {
 
   showError(err: unknown): void {
     if (err instanceof LoviaRequestError) {
-      this.error = err.hint === undefined ? { text: err.message } : { text: err.message, hint: err.hint };
+      this.error = { text: err.message, code: err.code };
+      if (err.hint !== undefined) this.error.hint = err.hint;
     } else {
       this.error = { text: err instanceof Error ? err.message : String(err) };
     }

@@ -19,6 +19,8 @@ export interface PendingSteer {
 export interface ChatError {
   text: string;
   hint?: string;
+  /** JSON-RPC error code, when the server answered with one. */
+  code?: number;
 }
 
 export interface ChatViewState {

@@ -38,6 +38,8 @@ interface FakeRun {
   pendingApprovals: Map<string, { options: ApprovalDecision[] }>;
   steers: Map<string, { message: string; delivered: boolean }>;
   resumable: boolean;
+  /** Created by lovia/run and not yet begun (run.started + user.message pending). */
+  autoBegin: boolean;
 }
 
 export type Handler = (params: any) => unknown; // eslint-disable-line @typescript-eslint/no-explicit-any
@@ -80,6 +82,8 @@ export class FakeLoviaServer {
   emit<K extends EventKind>(runId: string, kind: K, payload: EventPayloads[K]): LoviaEvent {
     const run = this.runs.get(runId);
     if (!run) throw new Error(`fake server: no run ${runId}`);
+    // Keep a run's stream well-formed when a test emits before the run has begun.
+    if (run.autoBegin) this.begin(run);
     const event = {
       sessionId: run.sessionId,
       runId,
@@ -120,12 +124,15 @@ export class FakeLoviaServer {
       pendingApprovals: new Map(),
       steers: new Map(),
       resumable: false,
+      autoBegin: false,
     };
     this.runs.set(runId, run);
     return run;
   }
 
   private begin(run: FakeRun): void {
+    if (!run.autoBegin) return;
+    run.autoBegin = false;
     this.emit(run.runId, "run.started", { prompt: run.prompt, cwd: "/work/project", model: "scripted", agent: "coder", resumed: false });
     this.emit(run.runId, "user.message", { messageId: this.id("msg"), text: run.prompt, source: "prompt" });
   }
@@ -175,6 +182,7 @@ export class FakeLoviaServer {
           }
         }
         const run = this.startRun(p.prompt, p.sessionId);
+        run.autoBegin = true;
         if (this.eventsBeforeRunResponse) this.begin(run);
         else setTimeout(() => this.begin(run), 0);
         return { sessionId: run.sessionId, runId: run.runId, status: "running" };

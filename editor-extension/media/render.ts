@@ -194,10 +194,11 @@ function renderApproval(run: RunView, item: ApprovalItem): HTMLElement {
     },
     h("header", { class: "approval-head" }, icon(ICONS.shield), h("span", {}, pending ? "Approval needed" : "Approval"), h("span", { class: "badge" }, item.action)),
     h("div", { class: "approval-title" }, item.title),
-    item.detail ? h("div", { class: "approval-detail" }, item.detail) : null,
-    item.command ? h("pre", { class: "tool-command" }, h("span", { class: "prompt", "aria-hidden": "true" }, "$ "), item.command) : null,
-    item.paths.length > 0 && !item.diff ? h("ul", { class: "approval-paths" }, item.paths.map((p) => h("li", {}, p))) : null,
-    item.diff ? item.diff.map((d) => renderDiff(d, 40)) : null,
+    item.detail && pending ? h("div", { class: "approval-detail" }, item.detail) : null,
+    item.command && pending ? h("pre", { class: "tool-command" }, h("span", { class: "prompt", "aria-hidden": "true" }, "$ "), item.command) : null,
+    // Once decided, the card shrinks to its outcome: the tool card shows the result.
+    pending && item.paths.length > 0 && !item.diff ? h("ul", { class: "approval-paths" }, item.paths.map((p) => h("li", {}, p))) : null,
+    pending && item.diff ? item.diff.map((d) => renderDiff(d, 40)) : null,
   );
   if (pending) {
     if (item.diff && item.diff.length > 0) {

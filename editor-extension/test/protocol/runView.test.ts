@@ -24,7 +24,7 @@ function fold(events: LoviaEvent[], run = createRunView(events[0]!.runId, events
 let seq = 0;
 function ev<K extends LoviaEvent["kind"]>(kind: K, payload: Omit<Extract<LoviaEvent, { kind: K }>, "kind" | "seq" | "ts" | "runId" | "sessionId">): LoviaEvent {
   seq += 1;
-  return { sessionId: "s", runId: "r", seq, ts: seq, kind, ...payload } as LoviaEvent;
+  return { sessionId: "s", runId: "r", seq, ts: seq, kind, ...payload } as unknown as LoviaEvent;
 }
 
 describe("applyEvent on the recorded fixture", () => {

@@ -237,6 +237,11 @@ describe.skipIf(!available)("lovia_server over stdio (real server)", () => {
     const results = runEvents.filter((e) => e.kind === "tool.result");
     expect(results).toHaveLength(calls.length);
 
+    // The run was shown as work-done progress with the token lovia/<runId>.
+    const mine = progress.filter((p) => (p as { token?: unknown }).token === `lovia/${runId}`) as { value: { kind: string } }[];
+    expect(mine[0]?.value.kind).toBe("begin");
+    expect(mine.at(-1)?.value.kind).toBe("end");
+
     const view = store.get(runId)!;
     expect(view.status).toBe("completed");
     expect(view.items.find((i) => i.type === "assistant" && i.text.includes("All done."))).toBeDefined();

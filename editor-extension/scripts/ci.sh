@@ -15,7 +15,13 @@ echo "== editor-extension: build"
 npm run build
 
 echo "== editor-extension: test (unit + browser)"
-npx vitest run
+mkdir -p test/artifacts
+npx vitest run --reporter=default --reporter=json --outputFile.json=test/artifacts/vitest.json
+node -e '
+  const r = require("./test/artifacts/vitest.json");
+  console.log(`extension: ${r.numPassedTests} passed, ${r.numFailedTests} failed, ${r.numPendingTests + r.numTodoTests} skipped`);
+  if (r.numTotalTests === 0) { console.error("no extension test ran"); process.exit(1); }
+'
 
 echo "== editor-extension: package"
 rm -f lovia.vsix

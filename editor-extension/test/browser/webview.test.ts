@@ -284,6 +284,27 @@ describe("chat webview in Chromium", () => {
     await page.screenshot({ path: `${artifacts}/webview-completed.png` });
   });
 
+  it("asks the agent's questions with choices and a free answer", async () => {
+    const q = createRunView("run_q", "ses_7f3a");
+    applyEvent(q, { sessionId: "ses_7f3a", runId: "run_q", seq: 1, ts: 1, kind: "run.started", prompt: "Set up a database", cwd: "/w", model: null, agent: null, resumed: false });
+    applyEvent(q, { sessionId: "ses_7f3a", runId: "run_q", seq: 2, ts: 2, kind: "question.requested", questionId: "q1", text: "Which database should I use?", choices: ["SQLite", "PostgreSQL"] });
+    await postState(baseState(q));
+    const card = page.locator("article.question");
+    expect(await card.locator(".question-text").textContent()).toBe("Which database should I use?");
+    await clearPosted();
+    await card.getByRole("button", { name: "PostgreSQL" }).click();
+    await card.getByRole("textbox", { name: "Your answer" }).fill("SQLite for tests, PostgreSQL in prod");
+    await card.getByRole("textbox", { name: "Your answer" }).press("Enter");
+    expect(await posted()).toEqual([
+      { type: "answer", runId: "run_q", questionId: "q1", answer: "PostgreSQL" },
+      { type: "answer", runId: "run_q", questionId: "q1", answer: "SQLite for tests, PostgreSQL in prod" },
+    ]);
+    applyEvent(q, { sessionId: "ses_7f3a", runId: "run_q", seq: 3, ts: 3, kind: "question.answered", questionId: "q1", answer: "PostgreSQL" });
+    await postState(baseState(q));
+    expect(await page.locator("article.question .answer").textContent()).toBe("PostgreSQL");
+    expect(await page.locator("article.question form").count()).toBe(0);
+  });
+
   it("shows server errors with the hint and a Set API key action", async () => {
     await postState(baseState(run, { error: { text: "No model is configured", hint: "Set lovia.model and an API key", code: -32016 } }));
     const banner = page.locator(".banner-error");

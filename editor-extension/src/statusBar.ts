@@ -53,7 +53,8 @@ export class RunStatusBar implements vscode.Disposable {
   }
 
   update(): void {
-    const live = this.store.liveRuns();
+    // Subagent runs (parentRunId) show through their parent.
+    const live = this.store.liveRuns().filter((r) => r.parentRunId === undefined);
     const d = describeStatus(this.server, live);
     this.item.text = d.text;
     this.item.tooltip = d.tooltip;

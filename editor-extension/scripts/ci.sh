@@ -1,0 +1,30 @@
+#!/usr/bin/env bash
+# CI for the VS Code extension: install, lint, build, test (unit + webview in Chromium), package.
+# Needs Node 20+ and Debian's chromium (/usr/bin/chromium, or set LOVIA_CHROMIUM).
+# The integration test against the Python server is separate: npm run test:integration.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+echo "== editor-extension: npm ci"
+npm ci --no-audit --no-fund
+
+echo "== editor-extension: lint"
+npm run lint
+
+echo "== editor-extension: build"
+npm run build
+
+echo "== editor-extension: test (unit + browser)"
+mkdir -p test/artifacts
+npx vitest run --reporter=default --reporter=json --outputFile.json=test/artifacts/vitest.json
+node -e '
+  const r = require("./test/artifacts/vitest.json");
+  console.log(`extension: ${r.numPassedTests} passed, ${r.numFailedTests} failed, ${r.numPendingTests + r.numTodoTests} skipped`);
+  if (r.numTotalTests === 0) { console.error("no extension test ran"); process.exit(1); }
+'
+
+echo "== editor-extension: package"
+rm -f lovia.vsix
+npm run package
+test -s lovia.vsix
+echo "== editor-extension: ok ($(du -k lovia.vsix | cut -f1) KiB lovia.vsix)"

@@ -1,0 +1,222 @@
+import * as path from "node:path";
+import * as vscode from "vscode";
+import type { EventStore } from "../protocol/eventStore";
+import type { ApprovalItem, RunView } from "../protocol/runView";
+import type { ApprovalDecision } from "../protocol/types";
+import { parseProposalUri, PROPOSED_SCHEME, proposalUri, type ProposalContentProvider } from "./proposals";
+
+/** Sends a decision (the chat controller's `approve`). */
+export type Decide = (runId: string, approvalId: string, decision: ApprovalDecision, message?: string) => Promise<boolean>;
+
+export const PENDING_APPROVAL_CONTEXT = "lovia.pendingApproval";
+
+interface Tracked {
+  runId: string;
+  item: ApprovalItem;
+  diffOpened: boolean;
+  modalShown: boolean;
+}
+
+/**
+ * Inline approval of file edits: opens VS Code's diff editor (original ↔ proposed) for
+ * `approval.requested` events carrying a diff, offers Accept / Accept always / Reject in
+ * the editor title and as CodeLens, asks reads outside the workspace in a modal, and
+ * closes the diff tabs once `approval.resolved` arrives.
+ */
+export class ApprovalManager implements vscode.CodeLensProvider, vscode.Disposable {
+  private readonly tracked = new Map<string, Tracked>();
+  private readonly disposables: vscode.Disposable[] = [];
+  private readonly codeLensEmitter = new vscode.EventEmitter<void>();
+  readonly onDidChangeCodeLenses = this.codeLensEmitter.event;
+  private hadPending = false;
+
+  constructor(
+    private readonly store: EventStore,
+    private readonly proposals: ProposalContentProvider,
+    private readonly decide: Decide,
+  ) {
+    this.disposables.push(store.onDidChange((runId) => this.sync(runId)));
+  }
+
+  /** Pending approvals, oldest first. */
+  pending(): { runId: string; item: ApprovalItem }[] {
+    return [...this.tracked.values()].filter((t) => t.item.state === "pending").map((t) => ({ runId: t.runId, item: t.item }));
+  }
+
+  /** Reconcile with the store after a change to one run. */
+  sync(runId: string): void {
+    const run = this.store.get(runId);
+    if (!run) return;
+    for (const item of run.items) {
+      if (item.type !== "approval") continue;
+      const known = this.tracked.get(item.approvalId);
+      if (item.state === "pending") {
+        if (!known) {
+          const t: Tracked = { runId, item, diffOpened: false, modalShown: false };
+          this.tracked.set(item.approvalId, t);
+          this.onRequested(run, t);
+        } else {
+          known.item = item;
+        }
+      } else if (known) {
+        this.tracked.delete(item.approvalId);
+        void this.onResolved(item.approvalId);
+      }
+    }
+    // Runs that ended with approvals never resolved (interrupted): drop their tabs too.
+    if (run.status !== "running") {
+      for (const [id, t] of this.tracked) {
+        if (t.runId === runId) {
+          this.tracked.delete(id);
+          void this.onResolved(id);
+        }
+      }
+    }
+    this.updateContext();
+  }
+
+  /** Open (or reveal) the diff editor(s) of an approval. */
+  async openDiff(approvalId: string): Promise<void> {
+    const t = this.tracked.get(approvalId) ?? this.findInStore(approvalId);
+    const diffs = t?.item.diff;
+    if (!t || !diffs || diffs.length === 0) return;
+    this.proposals.set(approvalId, diffs);
+    t.diffOpened = true;
+    for (let i = 0; i < diffs.length; i++) {
+      const d = diffs[i]!;
+      const left = proposalUri(approvalId, i, "original", d.path);
+      const right = proposalUri(approvalId, i, "proposed", d.path);
+      const verb = d.oldText === null ? "create" : "change";
+      const title = `${path.basename(d.path)} (lovia: ${verb} — review)`;
+      await vscode.commands.executeCommand("vscode.diff", left, right, title, { preview: false, preserveFocus: false });
+    }
+    this.codeLensEmitter.fire();
+  }
+
+  /**
+   * Decide from a command: the argument is an approval id (CodeLens, chat), a URI (editor
+   * title menu), or nothing (keybinding, palette: the active diff, else the only pending one).
+   */
+  async decideFromCommand(arg: unknown, decision: ApprovalDecision): Promise<boolean> {
+    const approvalId = this.resolveTarget(arg);
+    if (!approvalId) {
+      const many = this.pending().length > 1;
+      void vscode.window.showInformationMessage(
+        many
+          ? "lovia: several approvals are pending — decide from their diff editor or the chat card."
+          : "lovia: no pending approval to decide.",
+      );
+      return false;
+    }
+    const t = this.tracked.get(approvalId);
+    if (!t) return false;
+    return this.decide(t.runId, approvalId, decision);
+  }
+
+  provideCodeLenses(document: vscode.TextDocument): vscode.CodeLens[] {
+    const ref = parseProposalUri(document.uri);
+    if (!ref || document.uri.scheme !== PROPOSED_SCHEME) return [];
+    const t = this.tracked.get(ref.approvalId);
+    if (!t || t.item.state !== "pending") return [];
+    const range = new vscode.Range(0, 0, 0, 0);
+    const label = (decision: ApprovalDecision, fallback: string) =>
+      t.item.options.find((o) => o.decision === decision)?.label ?? fallback;
+    const lenses: vscode.CodeLens[] = [
+      new vscode.CodeLens(range, { title: `$(check) ${label("allow_once", "Accept")}`, command: "lovia.approval.accept", arguments: [ref.approvalId] }),
+    ];
+    if (t.item.options.some((o) => o.decision === "allow_always")) {
+      lenses.push(
+        new vscode.CodeLens(range, { title: `$(check-all) ${label("allow_always", "Accept always")}`, command: "lovia.approval.acceptAlways", arguments: [ref.approvalId] }),
+      );
+    }
+    lenses.push(
+      new vscode.CodeLens(range, { title: `$(close) ${label("reject_once", "Reject")}`, command: "lovia.approval.reject", arguments: [ref.approvalId] }),
+    );
+    return lenses;
+  }
+
+  dispose(): void {
+    for (const d of this.disposables) d.dispose();
+    this.codeLensEmitter.dispose();
+    this.tracked.clear();
+  }
+
+  // -------------------------------------------------------------------------
+
+  private onRequested(run: RunView, t: Tracked): void {
+    const item = t.item;
+    if (item.diff && item.diff.length > 0) {
+      this.proposals.set(item.approvalId, item.diff);
+      const open = vscode.workspace.getConfiguration("lovia").get<boolean>("openDiffOnApproval", true);
+      if (open) void this.openDiff(item.approvalId);
+    } else if (item.action === "read.outside") {
+      t.modalShown = true;
+      void this.askModal(run.runId, item);
+    }
+  }
+
+  private async askModal(runId: string, item: ApprovalItem): Promise<void> {
+    const labels = item.options.map((o) => o.label);
+    const detail = [item.detail, ...item.paths].filter(Boolean).join("\n");
+    const choice = await vscode.window.showWarningMessage(item.title, { modal: true, detail }, ...labels);
+    // Dismissed: the approval stays pending on the chat card.
+    if (choice === undefined) return;
+    const option = item.options.find((o) => o.label === choice);
+    if (option && this.tracked.get(item.approvalId)?.item.state === "pending") {
+      await this.decide(runId, item.approvalId, option.decision);
+    }
+  }
+
+  private async onResolved(approvalId: string): Promise<void> {
+    await this.closeTabs(approvalId);
+    this.proposals.delete(approvalId);
+    this.codeLensEmitter.fire();
+  }
+
+  /** Close every diff tab that shows this approval's proposal. */
+  async closeTabs(approvalId: string): Promise<void> {
+    const tabs: vscode.Tab[] = [];
+    for (const group of vscode.window.tabGroups.all) {
+      for (const tab of group.tabs) {
+        const input = tab.input;
+        if (input instanceof vscode.TabInputTextDiff) {
+          const ref = parseProposalUri(input.modified);
+          if (ref && ref.approvalId === approvalId) tabs.push(tab);
+        }
+      }
+    }
+    if (tabs.length > 0) await vscode.window.tabGroups.close(tabs, true);
+  }
+
+  private resolveTarget(arg: unknown): string | undefined {
+    if (typeof arg === "string" && this.tracked.has(arg)) return arg;
+    if (arg instanceof vscode.Uri) {
+      const ref = parseProposalUri(arg);
+      if (ref) return ref.approvalId;
+    }
+    const input = vscode.window.tabGroups.activeTabGroup.activeTab?.input;
+    if (input instanceof vscode.TabInputTextDiff) {
+      const ref = parseProposalUri(input.modified);
+      if (ref && this.tracked.has(ref.approvalId)) return ref.approvalId;
+    }
+    const pending = this.pending();
+    return pending.length === 1 ? pending[0]!.item.approvalId : undefined;
+  }
+
+  private findInStore(approvalId: string): Tracked | undefined {
+    for (const run of this.store.all()) {
+      const item = run.items.find((i): i is ApprovalItem => i.type === "approval" && i.approvalId === approvalId);
+      if (item) return { runId: run.runId, item, diffOpened: false, modalShown: false };
+    }
+    return undefined;
+  }
+
+  private updateContext(): void {
+    const has = this.pending().length > 0;
+    if (has !== this.hadPending) {
+      this.hadPending = has;
+      void vscode.commands.executeCommand("setContext", PENDING_APPROVAL_CONTEXT, has);
+    }
+    this.codeLensEmitter.fire();
+  }
+}

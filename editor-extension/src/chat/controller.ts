@@ -1,0 +1,377 @@
+import type { LoviaClient } from "../protocol/client";
+import { isRequestError, LoviaRequestError, type Disposable } from "../protocol/client";
+import type { EventStore } from "../protocol/eventStore";
+import type { RunView } from "../protocol/runView";
+import {
+  APPROVAL_DECISIONS,
+  ErrorCodes,
+  type ApprovalDecision,
+  type ContextRef,
+  type SessionRunRef,
+  type SessionSummary,
+} from "../protocol/types";
+import type { ChatError, ChatViewState, PendingSteer, ServerState, WebviewIntent } from "./messages";
+
+/** Side effects the controller asks of its host (VS Code in the extension, fakes in tests). */
+export interface ChatHost {
+  openLocation(uri: string, line?: number): void | Promise<void>;
+  openDiff(runId: string, approvalId: string): void | Promise<void>;
+  setApiKey(): void | Promise<void>;
+  /** Default working directory for new runs (first workspace folder). */
+  defaultCwd(): string | undefined;
+  isTrusted(): boolean;
+}
+
+export type StateListener = (state: ChatViewState) => void;
+
+/**
+ * Holds the chat's state (which session is shown, pending steers, errors) next to the
+ * event store and turns user intents into protocol requests. Free of `vscode`.
+ */
+export class ChatController implements Disposable {
+  private sessionId: string | undefined;
+  private sessionTitle: string | undefined;
+  /** Run ids of the active session, in order. */
+  private runOrder: string[] = [];
+  private sessions: SessionSummary[] = [];
+  private pendingSteers: PendingSteer[] = [];
+  private error: ChatError | undefined;
+  private busy = 0;
+  private server: { state: ServerState; detail?: string } = { state: "starting" };
+  private readonly listeners = new Set<StateListener>();
+  private readonly subscriptions: Disposable[] = [];
+
+  constructor(
+    private readonly client: LoviaClient,
+    private readonly store: EventStore,
+    private readonly host: ChatHost,
+  ) {
+    this.subscriptions.push(
+      store.onDidChange((runId) => {
+        const run = store.get(runId);
+        if (run && run.sessionId === this.sessionId && !this.runOrder.includes(runId)) this.runOrder.push(runId);
+        this.settleSteers();
+        this.changed();
+      }),
+    );
+  }
+
+  onDidChange(listener: StateListener): Disposable {
+    this.listeners.add(listener);
+    return { dispose: () => this.listeners.delete(listener) };
+  }
+
+  get activeSessionId(): string | undefined {
+    return this.sessionId;
+  }
+
+  /** The live run of the shown session. */
+  liveRun(): RunView | undefined {
+    for (let i = this.runOrder.length - 1; i >= 0; i--) {
+      const run = this.store.get(this.runOrder[i]!);
+      if (run && run.status === "running") return run;
+    }
+    return undefined;
+  }
+
+  state(): ChatViewState {
+    const runs = this.runOrder.map((id) => this.store.get(id)).filter((r): r is RunView => r !== undefined);
+    const live = this.liveRun();
+    const state: ChatViewState = {
+      server: { ...this.server },
+      trusted: this.host.isTrusted(),
+      sessions: this.sessions,
+      runs,
+      pendingSteers: this.pendingSteers.map((s) => ({ ...s })),
+      busy: this.busy > 0,
+    };
+    if (this.sessionId !== undefined) state.sessionId = this.sessionId;
+    const title = this.sessionTitle ?? runs[0]?.prompt;
+    if (title !== undefined) state.sessionTitle = title;
+    if (live) state.liveRunId = live.runId;
+    if (this.error) state.error = { ...this.error };
+    return state;
+  }
+
+  setServerState(state: ServerState, detail?: string): void {
+    this.server = detail === undefined ? { state } : { state, detail };
+    this.changed();
+  }
+
+  /** Dispatch one intent from the webview. Errors are shown in the panel, never thrown. */
+  async handle(intent: WebviewIntent): Promise<void> {
+    switch (intent.type) {
+      case "ready":
+        this.changed();
+        await this.refreshSessions();
+        return;
+      case "send":
+        await this.send(intent.text, intent.mode);
+        return;
+      case "unsteer":
+        await this.unsteer(intent.runId, intent.messageId);
+        return;
+      case "cancel":
+        await this.cancel();
+        return;
+      case "approve":
+        await this.approve(intent.runId, intent.approvalId, intent.decision, intent.message);
+        return;
+      case "openDiff":
+        await this.host.openDiff(intent.runId, intent.approvalId);
+        return;
+      case "answer":
+        await this.answer(intent.runId, intent.questionId, intent.answer);
+        return;
+      case "openLocation":
+        await this.host.openLocation(intent.uri, intent.line);
+        return;
+      case "selectSession":
+        await this.openSession(intent.sessionId);
+        return;
+      case "newSession":
+        this.newSession();
+        return;
+      case "resume":
+        await this.resume(intent.runId);
+        return;
+      case "refreshSessions":
+        await this.refreshSessions();
+        return;
+      case "deleteSession":
+        await this.deleteSession(intent.sessionId);
+        return;
+      case "dismissError":
+        this.error = undefined;
+        this.changed();
+        return;
+      case "setApiKey":
+        await this.host.setApiKey();
+        return;
+    }
+  }
+
+  /** Send text: a new prompt, or a steer when the shown session has a live run. */
+  async send(text: string, _mode: "prompt" | "steer" = "prompt", context?: ContextRef[]): Promise<void> {
+    const message = text.trim();
+    if (!message) return;
+    const live = this.liveRun();
+    if (live) {
+      // While a run is live the composer is a steer box, whatever mode the view thought it was in.
+      await this.steer(live.runId, message);
+      return;
+    }
+    // No live run (for a steer: it ended between typing and sending): start a new run
+    // in the same session.
+    await this.startRun(message, context);
+  }
+
+  async startRun(prompt: string, context?: ContextRef[]): Promise<string | undefined> {
+    return this.guard(async () => {
+      const params: Parameters<LoviaClient["run"]>[0] = { prompt };
+      if (this.sessionId !== undefined) params.sessionId = this.sessionId;
+      const cwd = this.host.defaultCwd();
+      if (cwd !== undefined) params.cwd = cwd;
+      if (context && context.length > 0) params.context = context;
+      const result = await this.client.run(params);
+      if (this.sessionId !== result.sessionId) {
+        this.sessionId = result.sessionId;
+        this.sessionTitle = undefined;
+        this.runOrder = [];
+      }
+      this.store.track(result.runId, result.sessionId);
+      if (!this.runOrder.includes(result.runId)) this.runOrder.push(result.runId);
+      this.changed();
+      // Events emitted before we subscribed (or before the response) are fetched now.
+      await this.store.catchUp(result.runId);
+      void this.refreshSessions();
+      return result.runId;
+    });
+  }
+
+  async steer(runId: string, message: string): Promise<void> {
+    await this.guard(async () => {
+      const result = await this.client.steer({ runId, message });
+      const run = this.store.get(runId);
+      const delivered = run?.items.some((i) => i.type === "user" && i.id === result.messageId) ?? false;
+      if (!delivered) this.pendingSteers.push({ runId, messageId: result.messageId, text: message });
+      this.changed();
+    });
+  }
+
+  async unsteer(runId: string, messageId: string): Promise<void> {
+    const steer = this.pendingSteers.find((s) => s.runId === runId && s.messageId === messageId);
+    if (steer) steer.withdrawing = true;
+    this.changed();
+    await this.guard(async () => {
+      try {
+        const result = await this.client.unsteer({ runId, messageId });
+        if (result.withdrawn) this.dropSteer(messageId);
+        else if (steer) steer.withdrawing = false;
+      } catch (err) {
+        if (steer) steer.withdrawing = false;
+        // The run ended: nothing left to withdraw.
+        if (isRequestError(err, ErrorCodes.RunNotActive)) this.dropSteer(messageId);
+        else throw err;
+      }
+    });
+  }
+
+  async cancel(runId?: string): Promise<void> {
+    const id = runId ?? this.liveRun()?.runId;
+    if (!id) return;
+    await this.guard(async () => {
+      try {
+        await this.client.cancel({ runId: id });
+      } catch (err) {
+        if (!isRequestError(err, ErrorCodes.RunNotActive)) throw err;
+      }
+    });
+  }
+
+  async approve(runId: string, approvalId: string, decision: ApprovalDecision, message?: string): Promise<boolean> {
+    if (!APPROVAL_DECISIONS.includes(decision)) return false;
+    const ok = await this.guard(async () => {
+      const params: Parameters<LoviaClient["approve"]>[0] = { runId, approvalId, decision };
+      if (message !== undefined && message.trim() !== "" && decision.startsWith("reject")) params.message = message.trim();
+      try {
+        await this.client.approve(params);
+      } catch (err) {
+        // Already decided elsewhere (another client, a timeout): the resolved event will tell.
+        if (isRequestError(err, ErrorCodes.ApprovalNotFound) || isRequestError(err, ErrorCodes.RunNotActive)) {
+          await this.store.catchUp(runId);
+          return true;
+        }
+        throw err;
+      }
+      return true;
+    });
+    return ok === true;
+  }
+
+  async answer(runId: string, questionId: string, answer: string): Promise<void> {
+    if (!answer.trim()) return;
+    await this.guard(() => this.client.answer({ runId, questionId, answer }));
+  }
+
+  async resume(runId: string): Promise<void> {
+    await this.guard(async () => {
+      const result = await this.client.resume({ runId });
+      if (this.sessionId !== result.sessionId) await this.openSession(result.sessionId);
+      this.store.track(result.runId, result.sessionId);
+      if (!this.runOrder.includes(result.runId)) this.runOrder.push(result.runId);
+      await this.store.catchUp(result.runId);
+      this.changed();
+      void this.refreshSessions();
+    });
+  }
+
+  newSession(): void {
+    this.sessionId = undefined;
+    this.sessionTitle = undefined;
+    this.runOrder = [];
+    this.pendingSteers = [];
+    this.error = undefined;
+    this.changed();
+  }
+
+  async openSession(sessionId: string): Promise<void> {
+    await this.guard(async () => {
+      const session = await this.client.session({ sessionId });
+      this.sessionId = session.sessionId;
+      this.sessionTitle = session.title || undefined;
+      const ids = (session.runs ?? [])
+        .map((r: SessionRunRef | string) => (typeof r === "string" ? r : r.runId))
+        .filter((id): id is string => typeof id === "string");
+      this.runOrder = ids;
+      this.pendingSteers = [];
+      this.changed();
+      for (const id of ids) {
+        if (this.store.has(id)) await this.store.catchUp(id);
+        else await this.store.load(id, session.sessionId);
+      }
+      this.changed();
+    });
+  }
+
+  async refreshSessions(): Promise<void> {
+    if (this.server.state !== "running") return;
+    try {
+      const result = await this.client.sessions({ limit: 50 });
+      this.sessions = result.sessions ?? [];
+      this.changed();
+    } catch (err) {
+      this.showError(err);
+    }
+  }
+
+  async deleteSession(sessionId: string): Promise<void> {
+    await this.guard(async () => {
+      const result = await this.client.deleteSession({ sessionId });
+      if (result.deleted) {
+        this.store.forget((r) => r.sessionId === sessionId);
+        if (this.sessionId === sessionId) this.newSession();
+      }
+      await this.refreshSessions();
+    });
+  }
+
+  /** After a reconnect: bring the shown runs up to date and refresh the list. */
+  async resync(): Promise<void> {
+    await this.store.resync();
+    for (const id of this.runOrder) if (!this.store.has(id)) await this.store.load(id, this.sessionId ?? "");
+    await this.refreshSessions();
+    this.changed();
+  }
+
+  showError(err: unknown): void {
+    if (err instanceof LoviaRequestError) {
+      this.error = { text: err.message, code: err.code };
+      if (err.hint !== undefined) this.error.hint = err.hint;
+    } else {
+      this.error = { text: err instanceof Error ? err.message : String(err) };
+    }
+    this.changed();
+  }
+
+  dispose(): void {
+    for (const s of this.subscriptions) s.dispose();
+    this.listeners.clear();
+  }
+
+  // -------------------------------------------------------------------------
+
+  private async guard<T>(fn: () => Promise<T>): Promise<T | undefined> {
+    this.busy += 1;
+    this.error = undefined;
+    this.changed();
+    try {
+      return await fn();
+    } catch (err) {
+      this.showError(err);
+      return undefined;
+    } finally {
+      this.busy -= 1;
+      this.changed();
+    }
+  }
+
+  private dropSteer(messageId: string): void {
+    this.pendingSteers = this.pendingSteers.filter((s) => s.messageId !== messageId);
+  }
+
+  /** Steers disappear once delivered (echoed as user.message) or once their run ended. */
+  private settleSteers(): void {
+    this.pendingSteers = this.pendingSteers.filter((s) => {
+      const run = this.store.get(s.runId);
+      if (!run) return false;
+      if (run.status !== "running") return false;
+      return !run.items.some((i) => i.type === "user" && i.id === s.messageId);
+    });
+  }
+
+  private changed(): void {
+    const state = this.state();
+    for (const l of [...this.listeners]) l(state);
+  }
+}

@@ -1,0 +1,250 @@
+import * as vscode from "vscode";
+import { ApprovalManager } from "./approvals/approvalManager";
+import { ORIGINAL_SCHEME, PROPOSED_SCHEME, ProposalContentProvider } from "./approvals/proposals";
+import { CHAT_VIEW_ID, ChatViewProvider } from "./chat/chatView";
+import { ChatController, type ChatHost } from "./chat/controller";
+import { EventStore } from "./protocol/eventStore";
+import type { ContextRef, SessionSummary } from "./protocol/types";
+import { ServerHost } from "./server/serverHost";
+import { API_KEY_PROVIDERS } from "./server/settings";
+import { RunStatusBar } from "./statusBar";
+
+/** What `activate` returns (used by tests and by other extensions). */
+export interface LoviaExtensionApi {
+  host: ServerHost;
+  store: EventStore;
+  controller: ChatController;
+  approvals: ApprovalManager;
+  log: vscode.LogOutputChannel;
+}
+
+let active: LoviaExtensionApi | undefined;
+
+function toContextRef(editor: vscode.TextEditor, selection: vscode.Selection): ContextRef {
+  return {
+    uri: editor.document.uri.toString(),
+    range: {
+      start: { line: selection.start.line, character: selection.start.character },
+      end: { line: selection.end.line, character: selection.end.character },
+    },
+  };
+}
+
+async function openLocation(uri: string, line?: number): Promise<void> {
+  const target = vscode.Uri.parse(uri, true);
+  const options: vscode.TextDocumentShowOptions = { preview: true };
+  if (line !== undefined && line >= 1) {
+    const pos = new vscode.Position(line - 1, 0);
+    options.selection = new vscode.Range(pos, pos);
+  }
+  await vscode.window.showTextDocument(target, options);
+}
+
+function describeSession(s: SessionSummary): vscode.QuickPickItem & { session: SessionSummary } {
+  const when = typeof s.updatedAt === "number" ? new Date(s.updatedAt).toLocaleString() : String(s.updatedAt ?? "");
+  return {
+    label: `${s.resumable ? "$(debug-pause) " : ""}${s.title || "(untitled)"}`,
+    description: s.resumable ? "interrupted — resumable" : (s.lastRunStatus ?? ""),
+    detail: when,
+    session: s,
+  };
+}
+
+export async function activate(context: vscode.ExtensionContext): Promise<LoviaExtensionApi> {
+  const log = vscode.window.createOutputChannel("lovia", { log: true });
+  const host = new ServerHost(context, log);
+  const store = new EventStore(host.lovia, {
+    onError: (runId, err) => log.warn(`replay of run ${runId} failed: ${err instanceof Error ? err.message : String(err)}`),
+  });
+  host.lovia.onEvent((event) => store.ingest(event));
+
+  const proposals = new ProposalContentProvider();
+  const chatHost: ChatHost = {
+    openLocation,
+    openDiff: (_runId, approvalId) => approvals.openDiff(approvalId),
+    setApiKey: async () => {
+      await vscode.commands.executeCommand("lovia.setApiKey");
+    },
+    defaultCwd: () => vscode.workspace.workspaceFolders?.[0]?.uri.fsPath,
+    isTrusted: () => vscode.workspace.isTrusted,
+  };
+  // chatHost's closures reach `approvals` only once activation is done.
+  const controller = new ChatController(host.lovia, store, chatHost);
+  const approvals = new ApprovalManager(store, proposals, (runId, approvalId, decision, message) =>
+    controller.approve(runId, approvalId, decision, message),
+  );
+  const chatView = new ChatViewProvider(context.extensionUri, controller, log);
+  const statusBar = new RunStatusBar(store);
+
+  host.onDidChangeState((state, detail) => {
+    controller.setServerState(state, detail);
+    statusBar.setServerState(state);
+    if (state === "running") {
+      if (detail === "restarted") {
+        log.info("lovia server restarted: catching up on runs");
+        void controller.resync();
+      } else {
+        void controller.refreshSessions();
+      }
+    }
+  });
+
+  const setApiKey = async (): Promise<void> => {
+    const pick = await vscode.window.showQuickPick(
+      API_KEY_PROVIDERS.map((p) => ({ label: p.label, description: p.env, provider: p })),
+      { title: "lovia: set API key", placeHolder: "Which provider?" },
+    );
+    if (!pick) return;
+    const value = await vscode.window.showInputBox({
+      title: `lovia: ${pick.provider.label} API key`,
+      prompt: `Stored in VS Code's secret storage and passed to the server as ${pick.provider.env}.`,
+      password: true,
+      ignoreFocusOut: true,
+      validateInput: (v) => (v.trim() ? undefined : "Enter a key (use “Remove API Key” to delete one)."),
+    });
+    if (value === undefined) return;
+    await context.secrets.store(pick.provider.secretKey, value.trim());
+    await restartForNewEnv(`${pick.provider.env} saved.`);
+  };
+
+  const restartForNewEnv = async (what: string): Promise<void> => {
+    if (store.liveRuns().length > 0) {
+      const choice = await vscode.window.showInformationMessage(
+        `lovia: ${what} The server must restart to use it; a live run will be interrupted (and can be resumed).`,
+        "Restart Now",
+        "Later",
+      );
+      if (choice !== "Restart Now") return;
+    } else {
+      void vscode.window.showInformationMessage(`lovia: ${what} Restarting the server.`);
+    }
+    await host.restart();
+  };
+
+  const clearApiKey = async (): Promise<void> => {
+    const pick = await vscode.window.showQuickPick(
+      API_KEY_PROVIDERS.map((p) => ({ label: p.label, description: p.env, provider: p })),
+      { title: "lovia: remove API key" },
+    );
+    if (!pick) return;
+    await context.secrets.delete(pick.provider.secretKey);
+    await restartForNewEnv(`${pick.provider.env} removed.`);
+  };
+
+  const pickSession = async (onlyResumable: boolean): Promise<SessionSummary | undefined> => {
+    let sessions: SessionSummary[];
+    try {
+      sessions = (await host.lovia.sessions({ limit: 100 })).sessions ?? [];
+    } catch (err) {
+      void vscode.window.showErrorMessage(`lovia: cannot list sessions: ${err instanceof Error ? err.message : String(err)}`);
+      return undefined;
+    }
+    if (onlyResumable) sessions = sessions.filter((s) => s.resumable && s.lastRunId);
+    if (sessions.length === 0) {
+      void vscode.window.showInformationMessage(onlyResumable ? "lovia: no interrupted run to resume." : "lovia: no sessions yet.");
+      return undefined;
+    }
+    const pick = await vscode.window.showQuickPick(sessions.map(describeSession), {
+      title: onlyResumable ? "lovia: resume an interrupted run" : "lovia: open a session",
+      matchOnDescription: true,
+    });
+    return pick?.session;
+  };
+
+  const commands: [string, (...args: unknown[]) => unknown][] = [
+    [
+      "lovia.runSelection",
+      async () => {
+        const editor = vscode.window.activeTextEditor;
+        if (!editor) return;
+        const selection = editor.selection;
+        const text = editor.document.getText(selection).trim();
+        if (!text) {
+          void vscode.window.showInformationMessage("lovia: select the text to send as a prompt.");
+          return;
+        }
+        chatView.reveal();
+        await controller.send(text, "prompt", [toContextRef(editor, selection)]);
+      },
+    ],
+    [
+      "lovia.newSession",
+      () => {
+        controller.newSession();
+        chatView.reveal();
+      },
+    ],
+    [
+      "lovia.openSession",
+      async () => {
+        const s = await pickSession(false);
+        if (s) {
+          chatView.reveal();
+          await controller.openSession(s.sessionId);
+        }
+      },
+    ],
+    [
+      "lovia.resumeRun",
+      async (runId?: unknown) => {
+        let id = typeof runId === "string" ? runId : undefined;
+        if (!id) id = (await pickSession(true))?.lastRunId ?? undefined;
+        if (!id) return;
+        chatView.reveal();
+        await controller.resume(id);
+      },
+    ],
+    [
+      "lovia.cancelRun",
+      async (runId?: unknown) => {
+        const id = typeof runId === "string" ? runId : (controller.liveRun()?.runId ?? store.liveRuns().at(-1)?.runId);
+        if (id) await controller.cancel(id);
+      },
+    ],
+    ["lovia.setApiKey", setApiKey],
+    ["lovia.clearApiKey", clearApiKey],
+    ["lovia.openServerLog", () => log.show()],
+    ["lovia.restartServer", () => host.restart()],
+    [
+      "lovia.showStatus",
+      async () => {
+        try {
+          const status = await host.lovia.status();
+          const doc = await vscode.workspace.openTextDocument({ language: "json", content: JSON.stringify(status, null, 2) });
+          await vscode.window.showTextDocument(doc, { preview: true });
+        } catch (err) {
+          void vscode.window.showErrorMessage(`lovia: status failed: ${err instanceof Error ? err.message : String(err)}`);
+        }
+      },
+    ],
+    ["lovia.approval.accept", (arg?: unknown) => approvals.decideFromCommand(arg, "allow_once")],
+    ["lovia.approval.acceptAlways", (arg?: unknown) => approvals.decideFromCommand(arg, "allow_always")],
+    ["lovia.approval.reject", (arg?: unknown) => approvals.decideFromCommand(arg, "reject_once")],
+  ];
+
+  context.subscriptions.push(
+    log,
+    host,
+    store,
+    controller,
+    approvals,
+    proposals,
+    chatView,
+    statusBar,
+    vscode.window.registerWebviewViewProvider(CHAT_VIEW_ID, chatView, { webviewOptions: { retainContextWhenHidden: false } }),
+    vscode.workspace.registerTextDocumentContentProvider(ORIGINAL_SCHEME, proposals),
+    vscode.workspace.registerTextDocumentContentProvider(PROPOSED_SCHEME, proposals),
+    vscode.languages.registerCodeLensProvider({ scheme: PROPOSED_SCHEME }, approvals),
+    ...commands.map(([id, fn]) => vscode.commands.registerCommand(id, fn)),
+  );
+
+  active = { host, store, controller, approvals, log };
+  void host.start();
+  return active;
+}
+
+export async function deactivate(): Promise<void> {
+  const api = active;
+  active = undefined;
+  if (api) await api.host.stop();
+}

@@ -1,0 +1,4 @@
+export * from "./types";
+export * from "./client";
+export * from "./runView";
+export * from "./eventStore";

@@ -1,0 +1,222 @@
+import * as cp from "node:child_process";
+import * as vscode from "vscode";
+import {
+  CloseAction,
+  ErrorAction,
+  LanguageClient,
+  State,
+  type LanguageClientOptions,
+  type ServerOptions,
+} from "vscode-languageclient/node";
+import { LoviaClient, type RpcEndpoint } from "../protocol/client";
+import type { ServerState } from "../chat/messages";
+import { resolvePython } from "./python";
+import { API_KEY_PROVIDERS, buildInitializationOptions, serverEnv, serverSettings } from "./settings";
+
+/** Restarts allowed within {@link CRASH_WINDOW_MS} before the server is left stopped. */
+export const MAX_RESTARTS = 4;
+export const CRASH_WINDOW_MS = 3 * 60 * 1000;
+
+export type StateListener = (state: ServerState, detail?: string) => void;
+
+function isTrusted(): boolean {
+  return vscode.workspace.isTrusted;
+}
+
+/** Route a server stream (Python logging on stderr) to the log channel at a fitting level. */
+export function pipeLines(input: NodeJS.ReadableStream, log: vscode.LogOutputChannel): void {
+  let buffer = "";
+  input.on("data", (chunk: Buffer | string) => {
+    buffer += chunk.toString();
+    let nl = buffer.indexOf("\n");
+    while (nl >= 0) {
+      const line = buffer.slice(0, nl).replace(/\r$/, "");
+      buffer = buffer.slice(nl + 1);
+      if (line) {
+        if (/\b(ERROR|CRITICAL)\b|Traceback/.test(line)) log.error(line);
+        else if (/\bWARN(ING)?\b/.test(line)) log.warn(line);
+        else log.info(line);
+      }
+      nl = buffer.indexOf("\n");
+    }
+  });
+}
+
+/**
+ * Owns the `LanguageClient` running `python -m lovia_server` over stdio: builds its
+ * options, restarts it after a crash with a visible notice, and exposes the typed
+ * protocol client.
+ */
+export class ServerHost implements vscode.Disposable {
+  readonly client: LanguageClient;
+  readonly lovia: LoviaClient;
+  private crashes: number[] = [];
+  private readonly listeners = new Set<StateListener>();
+  private readonly disposables: vscode.Disposable[] = [];
+  private everRan = false;
+  private stateValue: ServerState = "stopped";
+
+  constructor(
+    private readonly context: vscode.ExtensionContext,
+    private readonly log: vscode.LogOutputChannel,
+  ) {
+    const serverOptions: ServerOptions = () => this.spawnServer();
+    const clientOptions: LanguageClientOptions = {
+      documentSelector: [{ scheme: "file" }, { scheme: "untitled" }],
+      outputChannel: log,
+      stdioOptions: { stdout: pipeLines, stderr: pipeLines },
+      initializationOptions: () =>
+        buildInitializationOptions({
+          editMode: vscode.workspace.getConfiguration("lovia").get<string>("editMode"),
+          stateDir: context.storageUri?.fsPath,
+        }),
+      synchronize: { configurationSection: "lovia" },
+      errorHandler: {
+        error: (_error, _message, count) => ({
+          action: (count ?? 0) <= 3 ? ErrorAction.Continue : ErrorAction.Shutdown,
+          handled: true,
+        }),
+        closed: () => this.onClosed(),
+      },
+      middleware: {
+        workspace: {
+          configuration: async (params, token, next) => {
+            const result = await next(params, token);
+            if (!Array.isArray(result)) return result;
+            return result.map((value, i) =>
+              params.items[i]?.section === "lovia" ? serverSettings(value, isTrusted()) : value,
+            );
+          },
+        },
+      },
+    };
+    this.client = new LanguageClient("lovia", "lovia", serverOptions, clientOptions);
+    this.lovia = new LoviaClient(this.client as unknown as RpcEndpoint);
+    this.disposables.push(
+      this.client.onDidChangeState((e) => {
+        if (e.newState === State.Running) {
+          const wasRestart = this.everRan;
+          this.everRan = true;
+          this.setState("running", wasRestart ? "restarted" : undefined);
+        } else if (e.newState === State.Starting) {
+          this.setState(this.everRan ? "restarting" : "starting");
+        } else if (e.newState === State.Stopped && this.stateValue !== "restarting") {
+          this.setState("stopped");
+        }
+      }),
+      vscode.workspace.onDidGrantWorkspaceTrust(() => this.pushConfiguration()),
+    );
+  }
+
+  get state(): ServerState {
+    return this.stateValue;
+  }
+
+  onDidChangeState(listener: StateListener): vscode.Disposable {
+    this.listeners.add(listener);
+    return { dispose: () => this.listeners.delete(listener) };
+  }
+
+  async start(): Promise<void> {
+    this.setState(this.everRan ? "restarting" : "starting");
+    try {
+      await this.client.start();
+    } catch (err) {
+      const message = err instanceof Error ? err.message : String(err);
+      this.log.error(`lovia server failed to start: ${message}`);
+      this.setState("stopped", message);
+      const choice = await vscode.window.showErrorMessage(
+        `lovia: the server did not start (${message}). Is lovia installed for the configured Python?`,
+        "Set Python Path",
+        "Open Log",
+      );
+      if (choice === "Open Log") this.log.show();
+      else if (choice === "Set Python Path") {
+        await vscode.commands.executeCommand("workbench.action.openSettings", "lovia.pythonPath");
+      }
+    }
+  }
+
+  async restart(): Promise<void> {
+    this.crashes = [];
+    if (this.client.state === State.Stopped) {
+      await this.start();
+      return;
+    }
+    this.setState("restarting");
+    await this.client.restart();
+  }
+
+  async stop(): Promise<void> {
+    if (this.client.state !== State.Stopped) await this.client.stop();
+  }
+
+  /** Tell the server to read the `lovia` section again (trust granted, key changed). */
+  pushConfiguration(): void {
+    if (this.client.state !== State.Running) return;
+    void this.client.sendNotification("workspace/didChangeConfiguration", { settings: null });
+  }
+
+  dispose(): void {
+    for (const d of this.disposables) d.dispose();
+    this.listeners.clear();
+    this.lovia.dispose();
+  }
+
+  // -------------------------------------------------------------------------
+
+  private setState(state: ServerState, detail?: string): void {
+    this.stateValue = state;
+    for (const l of [...this.listeners]) l(state, detail);
+  }
+
+  private async readKeys(): Promise<Record<string, string | undefined>> {
+    const keys: Record<string, string | undefined> = {};
+    for (const p of API_KEY_PROVIDERS) keys[p.id] = await this.context.secrets.get(p.secretKey);
+    return keys;
+  }
+
+  private async spawnServer(): Promise<cp.ChildProcess> {
+    const python = await resolvePython();
+    const env = serverEnv(process.env, await this.readKeys());
+    const cwd = vscode.workspace.workspaceFolders?.[0]?.uri.fsPath;
+    this.log.info(`starting ${python.command} -m lovia_server (interpreter from ${python.source})`);
+    const child = cp.spawn(python.command, ["-m", "lovia_server"], { cwd, env, stdio: "pipe" });
+    await new Promise<void>((resolve, reject) => {
+      child.once("spawn", () => resolve());
+      child.once("error", (err) => reject(new Error(`cannot run ${python.command}: ${err.message}`)));
+    });
+    child.once("exit", (code, signal) => this.log.info(`lovia server exited (code ${code}, signal ${signal})`));
+    return child;
+  }
+
+  private onClosed(): { action: CloseAction; handled: boolean } {
+    const now = Date.now();
+    this.crashes = this.crashes.filter((t) => now - t < CRASH_WINDOW_MS);
+    this.crashes.push(now);
+    if (this.crashes.length <= MAX_RESTARTS) {
+      this.setState("restarting", `restart ${this.crashes.length} of ${MAX_RESTARTS}`);
+      void vscode.window
+        .showWarningMessage(
+          `lovia: the server stopped unexpectedly and is restarting (${this.crashes.length}/${MAX_RESTARTS}).`,
+          "Open Log",
+        )
+        .then((choice) => {
+          if (choice === "Open Log") this.log.show();
+        });
+      return { action: CloseAction.Restart, handled: true };
+    }
+    this.setState("stopped", "crashed repeatedly");
+    void vscode.window
+      .showErrorMessage(
+        `lovia: the server crashed ${this.crashes.length} times in 3 minutes and was not restarted.`,
+        "Restart",
+        "Open Log",
+      )
+      .then((choice) => {
+        if (choice === "Restart") void this.restart();
+        else if (choice === "Open Log") this.log.show();
+      });
+    return { action: CloseAction.DoNotRestart, handled: true };
+  }
+}

@@ -1,0 +1,112 @@
+/**
+ * Pure mapping from VS Code settings and state to what the server receives
+ * (initialization options, the `lovia` configuration section, the process environment).
+ * Kept free of `vscode` so it is easy to test.
+ */
+import { PROTOCOL_VERSION, type EditMode, type LoviaInitializationOptions, type LoviaSettings } from "../protocol/types";
+
+/** Keys of the `lovia` section that only the extension reads. */
+export const EXTENSION_ONLY_KEYS = ["pythonPath", "editMode", "openDiffOnApproval", "trace"] as const;
+
+export interface ApiKeyProvider {
+  id: "openai" | "anthropic";
+  label: string;
+  env: "OPENAI_API_KEY" | "ANTHROPIC_API_KEY";
+  secretKey: string;
+}
+
+export const API_KEY_PROVIDERS: readonly ApiKeyProvider[] = [
+  { id: "openai", label: "OpenAI (or OpenAI-compatible)", env: "OPENAI_API_KEY", secretKey: "lovia.apiKey.openai" },
+  { id: "anthropic", label: "Anthropic", env: "ANTHROPIC_API_KEY", secretKey: "lovia.apiKey.anthropic" },
+];
+
+export function buildInitializationOptions(opts: {
+  editMode: string | undefined;
+  stateDir: string | undefined;
+}): { lovia: LoviaInitializationOptions } {
+  const editMode: EditMode = opts.editMode === "workspaceEdit" ? "workspaceEdit" : "server";
+  const lovia: LoviaInitializationOptions = {
+    protocolVersion: PROTOCOL_VERSION,
+    client: "vscode",
+    approvals: "events",
+    editMode,
+    progress: true,
+  };
+  if (opts.stateDir) lovia.stateDir = opts.stateDir;
+  return { lovia };
+}
+
+function isPlainObject(v: unknown): v is Record<string, unknown> {
+  return typeof v === "object" && v !== null && !Array.isArray(v);
+}
+
+/**
+ * Turn the raw `lovia` configuration section into what the server is told:
+ * extension-only keys dropped, empty values dropped (so server defaults apply), and
+ * Workspace Trust applied (untrusted → `readonly` preset, no user agent).
+ */
+export function serverSettings(raw: unknown, trusted: boolean): LoviaSettings {
+  const src: Record<string, unknown> = isPlainObject(raw) ? (JSON.parse(JSON.stringify(raw)) as Record<string, unknown>) : {};
+  for (const key of EXTENSION_ONLY_KEYS) delete src[key];
+  const out: LoviaSettings = {};
+  if (typeof src.model === "string" && src.model.trim()) out.model = src.model.trim();
+  if (typeof src.agent === "string" && src.agent.trim() && trusted) out.agent = src.agent.trim();
+  if (typeof src.maxTurns === "number" && src.maxTurns > 0) out.maxTurns = Math.floor(src.maxTurns);
+  if (typeof src.approvalTimeoutSeconds === "number" && src.approvalTimeoutSeconds > 0) {
+    out.approvalTimeoutSeconds = src.approvalTimeoutSeconds;
+  }
+  if (isPlainObject(src.mcpServers) && Object.keys(src.mcpServers).length > 0) out.mcpServers = src.mcpServers;
+
+  const perms = isPlainObject(src.permissions) ? src.permissions : {};
+  const permissions: NonNullable<LoviaSettings["permissions"]> = {};
+  const preset = perms.preset;
+  if (preset === "readonly" || preset === "coding" || preset === "trusted") permissions.preset = preset;
+  if (Array.isArray(perms.pathRules)) {
+    permissions.pathRules = perms.pathRules.filter(
+      (r): r is { pattern: string } => isPlainObject(r) && typeof r.pattern === "string",
+    );
+  }
+  if (Array.isArray(perms.commandRules)) {
+    permissions.commandRules = perms.commandRules.filter(
+      (r): r is { pattern: string; decision: "allow" | "ask" | "deny" } =>
+        isPlainObject(r) && typeof r.pattern === "string" && typeof r.decision === "string",
+    );
+  }
+  if (Array.isArray(perms.deniedPaths)) {
+    permissions.deniedPaths = perms.deniedPaths.filter((p): p is string => typeof p === "string");
+  }
+  if (!trusted) {
+    // Untrusted: read-only, and workspace rules may only make things stricter.
+    permissions.preset = "readonly";
+    if (permissions.pathRules) {
+      permissions.pathRules = permissions.pathRules
+        .filter((r) => r.read === "deny" || r.write === "deny")
+        .map((r) => ({ pattern: r.pattern, read: r.read === "deny" ? "deny" : "allow", write: "deny" }));
+    }
+    delete permissions.commandRules;
+  }
+  if (Object.keys(permissions).length > 0) out.permissions = permissions;
+  return out;
+}
+
+/** The server process environment: the extension host's plus the stored API keys. */
+export function serverEnv(
+  base: NodeJS.ProcessEnv,
+  keys: Partial<Record<ApiKeyProvider["id"], string | undefined>>,
+): NodeJS.ProcessEnv {
+  const env: NodeJS.ProcessEnv = { ...base, PYTHONUNBUFFERED: "1" };
+  for (const provider of API_KEY_PROVIDERS) {
+    const value = keys[provider.id];
+    if (value) env[provider.env] = value;
+  }
+  return env;
+}
+
+/** Expand `${workspaceFolder}`, `${userHome}` and `~` in a configured interpreter path. */
+export function expandPythonPath(value: string, workspaceFolder: string | undefined, home: string): string {
+  let out = value.trim();
+  if (out.startsWith("~/")) out = home + out.slice(1);
+  out = out.replace(/\$\{userHome\}/g, home);
+  if (workspaceFolder !== undefined) out = out.replace(/\$\{workspaceFolder\}/g, workspaceFolder);
+  return out;
+}

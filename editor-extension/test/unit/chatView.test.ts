@@ -1,0 +1,136 @@
+import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
+import { __mock, EventEmitter, Uri } from "../vscode-mock/vscode";
+import { FakeLoviaServer, waitFor } from "../support/fakeServer";
+import { LanguageClient as FakeClient } from "../support/fakeLanguageClient";
+import { disposeAll, makeContext } from "./helpers";
+import { contentSecurityPolicy } from "../../src/chat/html";
+import { describeStatus } from "../../src/statusBar";
+import type { ChatViewState } from "../../src/chat/messages";
+import type * as vscodeTypes from "vscode";
+
+vi.mock("vscode-languageclient/node", () => import("../support/fakeLanguageClient"));
+const { activate, deactivate } = await import("../../src/extension");
+
+let server: FakeLoviaServer;
+let ctx: vscodeTypes.ExtensionContext;
+
+function fakeView() {
+  const incoming = new EventEmitter<unknown>();
+  const posted: { type: string; state: ChatViewState }[] = [];
+  const view = {
+    visible: true,
+    webview: {
+      options: {} as Record<string, unknown>,
+      html: "",
+      cspSource: "https://webview.example",
+      asWebviewUri: (u: Uri) => Uri.from({ scheme: "https", authority: "webview.example", path: u.path }),
+      postMessage: (m: { type: string; state: ChatViewState }) => {
+        posted.push(m);
+        return Promise.resolve(true);
+      },
+      onDidReceiveMessage: incoming.event,
+    },
+    onDidDispose: new EventEmitter<void>().event,
+    onDidChangeVisibility: new EventEmitter<void>().event,
+    show: () => undefined,
+  };
+  return { view, incoming, posted };
+}
+
+beforeEach(async () => {
+  __mock.reset();
+  FakeClient.instances = [];
+  server = new FakeLoviaServer();
+  FakeClient.server = server;
+  ctx = makeContext();
+  await activate(ctx);
+  await waitFor(() => FakeClient.instances[0]?.state === 2);
+});
+
+afterEach(async () => {
+  await deactivate();
+  disposeAll(ctx);
+  server.detachAll();
+});
+
+describe("chat webview view", () => {
+  it("serves a strict-CSP page whose only script carries the nonce", () => {
+    const { view } = fakeView();
+    __mock.state.webviewProviders.get("lovia.chat").resolveWebviewView(view);
+    const html = view.webview.html;
+    const nonce = /nonce-([A-Za-z0-9+/=]+)/.exec(html)![1]!;
+    expect(nonce.length).toBeGreaterThanOrEqual(16);
+    expect(html).toContain(`content="${contentSecurityPolicy("https://webview.example", nonce).replace(/'/g, "'")}"`);
+    expect(html).toContain("default-src 'none'");
+    expect(html).toContain(`script-src 'nonce-${nonce}'`);
+    expect(html).not.toContain("unsafe-inline");
+    expect(html).not.toContain("unsafe-eval");
+    const scripts = [...html.matchAll(/<script([^>]*)>/g)].map((m) => m[1]!);
+    expect(scripts).toHaveLength(1);
+    expect(scripts[0]).toContain(`nonce="${nonce}"`);
+    expect(scripts[0]).toContain('src="https://webview.example/ext/lovia/dist/webview.js"');
+    expect(view.webview.options).toEqual({ enableScripts: true, localResourceRoots: [expect.objectContaining({ path: "/ext/lovia/dist" })] });
+    // A new nonce each time the view is resolved.
+    const second = fakeView();
+    __mock.state.webviewProviders.get("lovia.chat").resolveWebviewView(second.view);
+    expect(second.view.webview.html).not.toContain(nonce);
+  });
+
+  it("routes intents from the webview to the protocol and posts state back", async () => {
+    const { view, incoming, posted } = fakeView();
+    __mock.state.webviewProviders.get("lovia.chat").resolveWebviewView(view);
+    incoming.fire({ type: "ready" });
+    await waitFor(() => posted.length > 0, 2000, "first state");
+    expect(posted[0]!.type).toBe("state");
+    incoming.fire({ type: "send", text: "hello from the panel", mode: "prompt" });
+    await waitFor(() => server.requestsOf("lovia/run").length === 1);
+    await waitFor(() => posted.at(-1)!.state.runs[0]?.items.some((i) => i.type === "user") === true, 2000, "user message rendered");
+    const last = posted.at(-1)!.state;
+    expect(last.liveRunId).toBe(last.runs[0]!.runId);
+    expect(last.server.state).toBe("running");
+
+    incoming.fire({ type: "openLocation", uri: "file:///work/project/src/a.ts", line: 12 });
+    await waitFor(() => __mock.state.shownDocuments.length === 1);
+    expect(__mock.state.shownDocuments[0]).toMatchObject({
+      uri: "file:///work/project/src/a.ts",
+      options: { selection: { start: { line: 11, character: 0 } } },
+    });
+  });
+
+  it("ignores and logs malformed messages from the webview", async () => {
+    const { view, incoming } = fakeView();
+    __mock.state.webviewProviders.get("lovia.chat").resolveWebviewView(view);
+    incoming.fire({ type: "send", text: 42 });
+    incoming.fire({ type: "approve", runId: "r" });
+    incoming.fire("nonsense");
+    await new Promise((r) => setTimeout(r, 20));
+    expect(server.requestsOf("lovia/run")).toEqual([]);
+    expect(server.requestsOf("lovia/approve")).toEqual([]);
+    expect(__mock.state.outputLines.filter((l) => l.level === "warn" && l.text.includes("malformed"))).toHaveLength(3);
+  });
+
+  it("coalesces a burst of streamed events into few posts", async () => {
+    const { view, incoming, posted } = fakeView();
+    __mock.state.webviewProviders.get("lovia.chat").resolveWebviewView(view);
+    incoming.fire({ type: "send", text: "stream", mode: "prompt" });
+    await waitFor(() => server.requestsOf("lovia/run").length === 1);
+    const runId = [...server.runs.keys()][0]!;
+    await waitFor(() => server.runs.get(runId)!.events.length >= 2);
+    const before = posted.length;
+    for (let i = 0; i < 200; i++) server.emit(runId, "message.delta", { messageId: "a", text: "x" });
+    await waitFor(() => posted.at(-1)!.state.runs[0]?.items.find((i) => i.type === "assistant")?.type === "assistant" && (posted.at(-1)!.state.runs[0]!.items.find((i) => i.type === "assistant") as { text: string }).text.length === 200, 3000, "all deltas");
+    expect(posted.length - before).toBeLessThan(50);
+  });
+});
+
+describe("status bar text", () => {
+  it("describes server and run state", () => {
+    expect(describeStatus("stopped", []).warning).toBe(true);
+    expect(describeStatus("running", []).text).toBe("$(comment-discussion) lovia");
+    const run = { activity: "Run npm test", prompt: "fix", todos: [{ content: "a", status: "completed" }, { content: "b", status: "pending" }] };
+    expect(describeStatus("running", [run as never]).text).toBe("$(loading~spin) lovia: Run npm test · 1/2");
+    const waiting = { ...run, activity: "waiting for approval", todos: [] };
+    expect(describeStatus("running", [waiting as never, run as never])).toMatchObject({ text: "$(loading~spin) lovia: Run npm test · 1/2 (+1)" });
+    expect(describeStatus("running", [run as never, waiting as never])).toMatchObject({ text: "$(bell-dot) lovia: waiting for approval (+1)", warning: true });
+  });
+});

@@ -1,0 +1,117 @@
+import { describe, expect, it } from "vitest";
+import { __mock, Uri } from "../vscode-mock/vscode";
+import {
+  buildInitializationOptions,
+  expandPythonPath,
+  serverEnv,
+  serverSettings,
+} from "../../src/server/settings";
+import { resolvePython } from "../../src/server/python";
+import { beforeEach } from "vitest";
+
+describe("settings → server", () => {
+  it("builds initializationOptions.lovia per the protocol", () => {
+    expect(buildInitializationOptions({ editMode: undefined, stateDir: "/s" })).toEqual({
+      lovia: { protocolVersion: 1, client: "vscode", approvals: "events", editMode: "server", progress: true, stateDir: "/s" },
+    });
+    expect(buildInitializationOptions({ editMode: "workspaceEdit", stateDir: undefined }).lovia).toEqual({
+      protocolVersion: 1, client: "vscode", approvals: "events", editMode: "workspaceEdit", progress: true,
+    });
+    expect(buildInitializationOptions({ editMode: "bogus", stateDir: "" }).lovia.editMode).toBe("server");
+  });
+
+  const raw = {
+    pythonPath: "/usr/bin/python3",
+    editMode: "server",
+    openDiffOnApproval: true,
+    trace: { server: "off" },
+    model: " openai:gpt-4.1-mini ",
+    agent: "agents/review.py:reviewer",
+    maxTurns: 20,
+    approvalTimeoutSeconds: null,
+    mcpServers: {},
+    permissions: {
+      preset: "trusted",
+      pathRules: [{ pattern: "secrets/**", read: "deny", write: "deny" }, { pattern: "gen/**", write: "allow" }, { nope: 1 }],
+      commandRules: [{ pattern: "npm test", decision: "allow" }],
+      deniedPaths: null,
+    },
+  };
+
+  it("drops extension-only and empty keys so server defaults apply (trusted)", () => {
+    expect(serverSettings(raw, true)).toEqual({
+      model: "openai:gpt-4.1-mini",
+      agent: "agents/review.py:reviewer",
+      maxTurns: 20,
+      permissions: {
+        preset: "trusted",
+        pathRules: [{ pattern: "secrets/**", read: "deny", write: "deny" }, { pattern: "gen/**", write: "allow" }],
+        commandRules: [{ pattern: "npm test", decision: "allow" }],
+      },
+    });
+  });
+
+  it("untrusted: readonly preset, no user agent, only stricter rules", () => {
+    const s = serverSettings(raw, false);
+    expect(s.agent).toBeUndefined();
+    expect(s.permissions?.preset).toBe("readonly");
+    expect(s.permissions?.commandRules).toBeUndefined();
+    expect(s.permissions?.pathRules).toEqual([{ pattern: "secrets/**", read: "deny", write: "deny" }]);
+    expect(serverSettings({}, false)).toEqual({ permissions: { preset: "readonly" } });
+    expect(serverSettings(undefined, true)).toEqual({});
+  });
+
+  it("passes API keys in the server environment without touching the base env", () => {
+    const base = { PATH: "/bin", OPENAI_API_KEY: "from-shell" };
+    const env = serverEnv(base, { openai: "sk-1", anthropic: undefined });
+    expect(env.OPENAI_API_KEY).toBe("sk-1");
+    expect(env.ANTHROPIC_API_KEY).toBeUndefined();
+    expect(env.PATH).toBe("/bin");
+    expect(env.PYTHONUNBUFFERED).toBe("1");
+    expect(base.OPENAI_API_KEY).toBe("from-shell");
+    expect(serverEnv(base, {}).OPENAI_API_KEY).toBe("from-shell");
+  });
+
+  it("expands ${workspaceFolder}, ${userHome} and ~ in pythonPath", () => {
+    expect(expandPythonPath("${workspaceFolder}/.venv/bin/python", "/w", "/h")).toBe("/w/.venv/bin/python");
+    expect(expandPythonPath("~/py/bin/python", "/w", "/h")).toBe("/h/py/bin/python");
+    expect(expandPythonPath(" ${userHome}/x ", undefined, "/h")).toBe("/h/x");
+  });
+});
+
+describe("resolvePython", () => {
+  beforeEach(() => __mock.reset());
+
+  it("prefers lovia.pythonPath", async () => {
+    __mock.state.settings["lovia.pythonPath"] = "${workspaceFolder}/.venv/bin/python";
+    expect(await resolvePython()).toEqual({ command: "/work/project/.venv/bin/python", source: "setting" });
+  });
+
+  it("then the Python extension's active interpreter (environments API)", async () => {
+    let activated = false;
+    __mock.state.extensions.set("ms-python.python", {
+      isActive: false,
+      activate: () => {
+        activated = true;
+        return Promise.resolve({
+          environments: {
+            getActiveEnvironmentPath: () => ({ path: "/envs/a" }),
+            resolveEnvironment: () => Promise.resolve({ executable: { uri: Uri.file("/envs/a/bin/python") } }),
+          },
+        });
+      },
+    });
+    expect(await resolvePython()).toEqual({ command: "/envs/a/bin/python", source: "python-extension" });
+    expect(activated).toBe(true);
+  });
+
+  it("falls back to the legacy execution details, then to python3", async () => {
+    __mock.state.extensions.set("ms-python.python", {
+      isActive: true,
+      exports: { settings: { getExecutionDetails: () => ({ execCommand: ["/legacy/python"] }) } },
+    });
+    expect(await resolvePython()).toEqual({ command: "/legacy/python", source: "python-extension" });
+    __mock.state.extensions.set("ms-python.python", { isActive: false, activate: () => Promise.reject(new Error("broken")) });
+    expect(await resolvePython()).toEqual({ command: "python3", source: "default" });
+  });
+});

@@ -14,14 +14,19 @@ from lovia.tools.base import (
     tool,
     truncate_tool_output,
 )
+from lovia.tools.human import HumanChannel, HumanQuestion, QuestionOption, ask_human
 
 __all__ = [
     "ApprovalPredicate",
+    "HumanChannel",
+    "HumanQuestion",
+    "QuestionOption",
     "Tool",
     "ToolInvoker",
     "ToolPolicy",
     "ToolResultRenderer",
     "apply_tool_policies",
+    "ask_human",
     "clip_text",
     "default_result_renderer",
     "render_tool_result",

@@ -1,0 +1,29 @@
+"""Workspace errors: all are ``ToolError`` subclasses, so their text reaches the model."""
+
+from __future__ import annotations
+
+from lovia.exceptions import ToolError
+
+
+class WorkspaceError(ToolError):
+    """A workspace operation failed (not a file, bad range, bad pattern, unknown process…)."""
+
+
+class PermissionDeniedError(WorkspaceError):
+    """The workspace ACL says ``deny`` for a path or a command."""
+
+
+class WorkspaceClosedError(WorkspaceError):
+    """An I/O or process method was called on a closed session."""
+
+
+class FileTooLargeError(WorkspaceError):
+    """``read_bytes(max_bytes=...)`` found a file bigger than the cap."""
+
+
+__all__ = [
+    "FileTooLargeError",
+    "PermissionDeniedError",
+    "WorkspaceClosedError",
+    "WorkspaceError",
+]

@@ -1,0 +1,1147 @@
+"""``LocalWorkspaceSession`` — the single enforcement point for files and processes.
+
+Every file and process method resolves its paths (symlinks followed), asks the policy,
+and raises :class:`PermissionDeniedError` on ``deny``. ``ask`` is *not* resolved here:
+by the time a call reaches the session the tool layer has obtained approval.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import inspect
+import logging
+import os
+import re
+import secrets
+import stat as _stat
+import weakref
+from collections.abc import Awaitable, Callable, Iterator, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Protocol, runtime_checkable
+
+from lovia.exceptions import UserError
+from lovia.run_context import current_tool_call
+from lovia.tools.base import clip_text
+from lovia.workspace import _fs
+from lovia.workspace._process import (
+    OUTPUT_HINT,
+    TailBuffer,
+    kill_proc,
+    kill_process_tree,
+    pump,
+    run_argv,
+    spawn_exec,
+)
+from lovia.workspace.command_guard import decide_command
+from lovia.workspace.edits import EMPTY_OLD_MESSAGE, EditError, apply_edit
+from lovia.workspace.errors import (
+    FileTooLargeError,
+    PermissionDeniedError,
+    WorkspaceClosedError,
+    WorkspaceError,
+)
+from lovia.workspace.paths import ResolvedPath, relative_to_root, resolve_abs, resolve_path
+from lovia.workspace.policy import Decision, FileOp, WorkspacePolicy
+from lovia.workspace.types import (
+    ClippedList,
+    CommandResult,
+    DirEntry,
+    EditResult,
+    FileBytes,
+    FileChange,
+    FileContent,
+    GrepMatch,
+    ProcessOutput,
+    ProcessStart,
+    ProcessState,
+    ProcessStatus,
+    WorkspaceLimits,
+)
+
+logger = logging.getLogger("lovia.workspace")
+
+_SAFE_ENV = ("PATH", "HOME", "USER", "LOGNAME", "SHELL", "LANG", "TERM", "TZ", "TMPDIR")
+_PAGING_HINT = "Use start/end to read the rest in pages."
+_OVERSIZED_HINT = (
+    "The file is larger than the read limit; only its leading portion was read. "
+    "Use the shell (e.g. sed -n '1000,1100p' FILE) to look at later parts."
+)
+_SHELL = "/bin/sh"
+_ANCHOR_RE = re.compile(r"\^|\$|\\[AZzbB]|\(\?[=!<]")
+
+
+# --------------------------------------------------------------------------- host seams
+
+
+@runtime_checkable
+class DocumentOverlay(Protocol):
+    """Editor buffers that should be read instead of the disk (host seam).
+
+    ``text_for`` gets the absolute *resolved* path after the ACL check and returns
+    the buffer text, or None to read the disk. ``grep`` calls it from a worker
+    thread, so it must be quick and thread-safe (a dict lookup is).
+    """
+
+    def text_for(self, path: Path) -> str | None: ...
+
+
+WriteSink = Callable[[Path, "str | None", str], Awaitable["bool | None"]]
+"""``async (path, old_text, new_text) -> bool``: True when the host applied the write itself."""
+
+OutputListener = Callable[["str | None", str, str], None]
+"""``(tool_call_id, "stdout" | "stderr", text)`` for each chunk of shell output."""
+
+
+def _new_id() -> str:
+    return "local-" + secrets.token_hex(4)
+
+
+@dataclass
+class _Background:
+    id: str
+    command: str
+    proc: asyncio.subprocess.Process
+    buffer: TailBuffer
+    reader: asyncio.Task[None] | None = None
+    killed: bool = False
+    exit_seen: bool = False
+
+    @property
+    def status(self) -> ProcessState:
+        if self.killed:
+            return "killed"
+        return "running" if self.proc.returncode is None else "exited"
+
+    @property
+    def exit_code(self) -> int | None:
+        if self.killed:
+            return -9
+        return self.proc.returncode
+
+
+def _preview(command: str, width: int) -> str:
+    flat = " ".join(command.split())
+    return flat if len(flat) <= width else flat[: width - 1] + "…"
+
+
+@dataclass
+class LocalWorkspaceSession:
+    """A live workspace on the local file system. See ``docs/workspace.md``."""
+
+    root: Path
+    policy: WorkspacePolicy = field(default_factory=WorkspacePolicy)
+    env: Mapping[str, str] | None = None
+    shell_timeout: float | None = 300.0
+    limits: WorkspaceLimits = field(default_factory=WorkspaceLimits)
+    inherit_env: bool = False
+    executor: Any = None
+    id: str = field(default_factory=_new_id)
+    overlay: DocumentOverlay | None = None
+    write_sink: WriteSink | None = None
+    output_listener: OutputListener | None = None
+
+    _closed: bool = field(default=False, init=False, repr=False)
+    _locks: weakref.WeakValueDictionary[str, asyncio.Lock] = field(
+        default_factory=weakref.WeakValueDictionary, init=False, repr=False
+    )
+    _foreground: set[asyncio.subprocess.Process] = field(
+        default_factory=set, init=False, repr=False
+    )
+    _executor_tasks: set[asyncio.Task[Any]] = field(default_factory=set, init=False, repr=False)
+    _background: dict[str, _Background] = field(default_factory=dict, init=False, repr=False)
+
+    def __post_init__(self) -> None:
+        try:
+            root = resolve_abs(Path(os.fspath(self.root)).expanduser())
+        except (WorkspaceError, TypeError) as exc:
+            raise UserError(
+                f"Workspace root does not exist: {self.root}",
+                hint="Pass an existing directory: Workspace.local(root=...).",
+            ) from exc
+        if not root.is_dir():
+            raise UserError(
+                f"Workspace root does not exist: {root}",
+                hint="Pass an existing directory: Workspace.local(root=...).",
+            )
+        self.root = root
+
+    # ------------------------------------------------------------------ lifecycle
+
+    async def __aenter__(self) -> LocalWorkspaceSession:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.close()
+
+    @property
+    def closed(self) -> bool:
+        return self._closed
+
+    def _check_open(self) -> None:
+        if self._closed:
+            raise WorkspaceClosedError(f"Workspace session {self.id} is closed.")
+
+    async def close(self) -> None:
+        """Kill every foreground and background process group; idempotent."""
+        if self._closed:
+            return
+        self._closed = True
+        for proc in list(self._foreground):
+            kill_proc(proc)
+        for task in list(self._executor_tasks):
+            task.cancel()
+        readers: list[asyncio.Task[None]] = []
+        for bg in self._background.values():
+            kill_process_tree(bg.proc.pid, alive=bg.proc.returncode is None)
+            if bg.reader is not None:
+                readers.append(bg.reader)
+        waits: list[Awaitable[Any]] = [p.wait() for p in self._foreground]
+        waits += [bg.proc.wait() for bg in self._background.values()]
+        with contextlib.suppress(Exception):
+            await asyncio.wait_for(asyncio.gather(*waits, return_exceptions=True), 5.0)
+        for r in readers:
+            r.cancel()
+        for t in [*readers, *self._executor_tasks]:
+            with contextlib.suppress(BaseException):
+                await t
+        self._background.clear()
+
+    # ------------------------------------------------------------------ decisions
+
+    def _resolve(self, path: str, *, base: Path | None = None) -> ResolvedPath:
+        return resolve_path(self.root, path, base=base)
+
+    def _decide(self, rp: ResolvedPath, op: FileOp) -> Decision:
+        return self.policy.decide_path(rel=rp.rel, abs_posix=rp.abs_posix, op=op)
+
+    def decide_path(self, path: str, *, write: bool = False) -> Decision:
+        """The ACL decision for ``path`` (resolved from the root)."""
+        return self._decide(self._resolve(path), "write" if write else "read")
+
+    def decide_command(self, command: str, cwd: str = ".") -> Decision:
+        """Static command rules merged (most restrictive) with every path the command touches."""
+        try:
+            env = self._base_env(self._resolve(cwd).abs)
+        except WorkspaceError:
+            env = None
+        return decide_command(self.policy, self.root, command, cwd, env=env)
+
+    def _deny_error(self, rp: ResolvedPath, op: FileOp) -> PermissionDeniedError:
+        display = rp.display()
+        if not rp.inside:
+            verb = "Reading" if op == "read" else "Writing"
+            grant = "readable" if op == "read" else "writable"
+            return PermissionDeniedError(
+                f"{verb} outside the workspace is not permitted: {display}",
+                hint="Ask the user to grant access, e.g. "
+                f"Workspace.local(..., {grant}=[{display!r}]).",
+            )
+        if op == "write" and self._decide(rp, "read") != "deny":
+            return PermissionDeniedError(
+                f"Workspace policy denies writing to {display!r}.",
+                hint="The workspace is read-only here; the user can use mode='coding' or add a "
+                "writable rule for this path.",
+            )
+        return PermissionDeniedError(f"Path {display!r} is denied by workspace policy.")
+
+    def _acl(self, path: str, *ops: FileOp) -> ResolvedPath:
+        rp = self._resolve(path)
+        for op in ops:
+            if self._decide(rp, op) == "deny":
+                raise self._deny_error(rp, op)
+        return rp
+
+    def _lock_for(self, abs_path: Path) -> asyncio.Lock:
+        key = abs_path.as_posix()
+        lock = self._locks.get(key)
+        if lock is None:
+            lock = asyncio.Lock()
+            self._locks[key] = lock
+        return lock
+
+    def _overlay_text(self, abs_path: Path) -> str | None:
+        if self.overlay is None:
+            return None
+        try:
+            text = self.overlay.text_for(abs_path)
+        except Exception:
+            logger.debug("overlay.text_for failed for %s", abs_path, exc_info=True)
+            return None
+        return text if isinstance(text, str) else None
+
+    # ------------------------------------------------------------------ files
+
+    async def read_text(
+        self, path: str, *, start: int | None = None, end: int | None = None
+    ) -> FileContent:
+        self._check_open()
+        rp = self._acl(path, "read")
+        display = rp.display()
+        async with self._lock_for(rp.abs):
+            text = self._overlay_text(rp.abs)
+            if text is not None:
+                _check_range(start, end)
+                oversized = False
+                if "\x00" in text[:1024]:
+                    raise _binary_error(display)
+            else:
+                fd = _open_file(rp)
+                try:
+                    _check_range(start, end)
+                    cap = self.limits.max_file_read_bytes
+                    data, size = await asyncio.to_thread(_read_capped, fd, cap)
+                finally:
+                    os.close(fd)
+                oversized = size > cap
+                if b"\x00" in data[:1024]:
+                    raise _binary_error(display)
+                text = data.decode("utf-8", errors="replace")
+                sample = text[:4096]
+                if sample and sample.count("\ufffd") / len(sample) > 0.10:
+                    raise WorkspaceError(
+                        f"Not UTF-8 text: {display}",
+                        hint="Convert it first, e.g. iconv -f GBK -t UTF-8 FILE (via the shell).",
+                    )
+        lines = text.splitlines(keepends=True)
+        total = len(lines)
+        start_line = start or 1
+        end_line = end or total
+        content = "".join(lines[start_line - 1 : end_line])
+        hint = _OVERSIZED_HINT if oversized else _PAGING_HINT
+        content, clipped = clip_text(content, self.limits.max_file_read_chars, hint=hint)
+        if oversized and not clipped and content:
+            content += f"\n[... {_OVERSIZED_HINT}]"
+        return FileContent(
+            path=display,
+            content=content,
+            start=start_line,
+            end=min(end_line, total),
+            total_lines=total,
+            truncated=clipped or end_line < total or oversized,
+        )
+
+    async def read_bytes(self, path: str, *, max_bytes: int | None = None) -> FileBytes:
+        self._check_open()
+        rp = self._acl(path, "read")
+        display = rp.display()
+        async with self._lock_for(rp.abs):
+            fd = _open_file(rp)
+            try:
+                if max_bytes is not None:
+                    try:
+                        size = os.fstat(fd).st_size
+                    except OSError as exc:
+                        raise WorkspaceError(f"Cannot stat {display}: {exc}") from None
+                    if size > max_bytes:
+                        raise FileTooLargeError(
+                            f"{display} is {size:,} bytes (limit {max_bytes:,} bytes)."
+                        )
+                data = await asyncio.to_thread(_fs.read_fd, fd, max_bytes)
+            finally:
+                os.close(fd)
+        return FileBytes(path=display, data=data)
+
+    async def _current_text(self, rp: ResolvedPath) -> str | None:
+        text = self._overlay_text(rp.abs)
+        if text is not None:
+            return text
+        try:
+            data, _ = await asyncio.to_thread(
+                _fs.read_bytes, rp.abs, self.limits.max_file_read_bytes
+            )
+        except (OSError, WorkspaceError):
+            return None
+        return data.decode("utf-8", errors="replace")
+
+    async def _sink(self, rp: ResolvedPath, old: str | None, new: str) -> bool:
+        if self.write_sink is None:
+            return False
+        outcome: Any = self.write_sink(rp.abs, old, new)
+        if inspect.isawaitable(outcome):
+            outcome = await outcome
+        return bool(outcome)
+
+    async def write_text(self, path: str, content: str, *, create_only: bool = False) -> FileChange:
+        self._check_open()
+        rp = self._acl(path, "write")
+        display = rp.display()
+        if rp.rel == ".":
+            raise WorkspaceError("Cannot write to the workspace root as a file.")
+        data = content.encode("utf-8")
+        async with self._lock_for(rp.abs):
+            st = _lstat(rp)
+            if st is not None and _stat.S_ISDIR(st.st_mode):
+                raise WorkspaceError(f"Is a directory: {display}")
+            exists = st is not None
+            if create_only and exists:
+                return FileChange(
+                    ok=False,
+                    path=display,
+                    action="unchanged",
+                    message="file already exists; retry without create_only to overwrite",
+                )
+            if self.write_sink is not None:
+                old = await self._current_text(rp) if exists else None
+                if await self._sink(rp, old, content):
+                    return FileChange(
+                        path=display,
+                        action="updated" if exists else "created",
+                        bytes_written=len(data),
+                    )
+            try:
+                if create_only:
+                    created = await asyncio.to_thread(_fs.exclusive_create, rp.abs, data)
+                    if not created:
+                        return FileChange(
+                            ok=False,
+                            path=display,
+                            action="unchanged",
+                            message="file already exists; retry without create_only to overwrite",
+                        )
+                    existed = False
+                else:
+                    existed = await asyncio.to_thread(_fs.atomic_write, rp.abs, data)
+            except _fs.IsDirectoryError:
+                raise WorkspaceError(f"Is a directory: {display}") from None
+            except NotADirectoryError:
+                raise WorkspaceError(
+                    f"Cannot create {display}: a parent path is not a directory."
+                ) from None
+            except _fs.NotRegularFileError:
+                raise WorkspaceError(
+                    f"Not a regular file: {display}",
+                    hint="FIFOs, sockets and devices cannot be written with write_file.",
+                ) from None
+        return FileChange(
+            path=display, action="updated" if existed else "created", bytes_written=len(data)
+        )
+
+    async def edit_text(
+        self, path: str, old: str, new: str, *, replace_all: bool = False
+    ) -> EditResult:
+        self._check_open()
+        if old == "":
+            return EditResult(ok=False, path=path, message=EMPTY_OLD_MESSAGE)
+        rp = self._acl(path, "read", "write")
+        display = rp.display()
+        async with self._lock_for(rp.abs):
+            text = self._overlay_text(rp.abs)
+            if text is None:
+                fd = _open_file(rp)
+                try:
+                    size = os.fstat(fd).st_size
+                    if size > self.limits.max_file_read_bytes:
+                        return EditResult(
+                            ok=False,
+                            path=display,
+                            message=f"file is too large to edit ({size:,} bytes, limit "
+                            f"{self.limits.max_file_read_bytes:,}); use the shell instead "
+                            "(e.g. sed -i).",
+                        )
+                    data = await asyncio.to_thread(_fs.read_fd, fd, None)
+                finally:
+                    os.close(fd)
+                try:
+                    text = data.decode("utf-8")
+                except UnicodeDecodeError:
+                    return EditResult(
+                        ok=False,
+                        path=display,
+                        message="file is not valid UTF-8; edit it with the shell instead.",
+                    )
+            try:
+                new_text, count = apply_edit(text, old, new, replace_all=replace_all)
+            except EditError as exc:
+                return EditResult(
+                    ok=False, path=display, replacements=exc.replacements, message=exc.message
+                )
+            if new_text == text:
+                return EditResult(ok=True, path=display, replacements=count, changed=False)
+            if not await self._sink(rp, text, new_text):
+                try:
+                    await asyncio.to_thread(_fs.atomic_write, rp.abs, new_text.encode("utf-8"))
+                except _fs.NotRegularFileError:
+                    raise WorkspaceError(f"Not a regular file: {display}") from None
+        return EditResult(ok=True, path=display, replacements=count, changed=True)
+
+    # ------------------------------------------------------------------ listing
+
+    def _display(self, abs_path: Path) -> str:
+        rel = relative_to_root(self.root, abs_path)
+        return rel if rel is not None else abs_path.as_posix()
+
+    def _read_decision(self, abs_path: Path) -> Decision:
+        return self.policy.decide_path(
+            rel=relative_to_root(self.root, abs_path), abs_posix=abs_path.as_posix(), op="read"
+        )
+
+    async def list_files(
+        self,
+        path: str = ".",
+        *,
+        pattern: str | None = None,
+        include_hidden: bool = False,
+        max_results: int | None = None,
+    ) -> ClippedList[DirEntry]:
+        self._check_open()
+        cap = max_results or self.limits.max_list_results
+        rp = self._acl(path, "read")
+        if not rp.abs.is_dir():
+            raise WorkspaceError(f"Not a directory: {rp.display()}")
+        if pattern is not None:
+            regex = _compile_glob(pattern)
+            return await asyncio.to_thread(self._glob_list, rp, regex, include_hidden, cap)
+        return await asyncio.to_thread(self._list_children, rp, include_hidden, cap)
+
+    def _entry(self, abs_path: Path, st_l: os.stat_result) -> DirEntry | None:
+        """A DirEntry for ``abs_path`` or None when it must stay hidden."""
+        target: Path | None = None
+        if _stat.S_ISLNK(st_l.st_mode):
+            try:
+                target = resolve_abs(abs_path)
+            except WorkspaceError:
+                return None
+            if self._read_decision(target) == "deny":
+                return None
+            try:
+                st = os.stat(target)
+            except OSError:
+                st = None
+        else:
+            st = st_l
+        if st is not None and _fs.is_special_mode(st.st_mode):
+            return None
+        is_dir = st is not None and _stat.S_ISDIR(st.st_mode)
+        return DirEntry(
+            path=self._display(abs_path),
+            is_dir=is_dir,
+            size=None if is_dir or st is None else st.st_size,
+            mtime=None if st is None else st.st_mtime,
+            symlink_target=target.as_posix() if target is not None else None,
+        )
+
+    def _list_children(
+        self, rp: ResolvedPath, include_hidden: bool, cap: int
+    ) -> ClippedList[DirEntry]:
+        entries: list[DirEntry] = []
+        truncated = False
+        fd = _open_listable(rp)
+        try:
+            with os.scandir(fd) as it:
+                for de in it:
+                    name = de.name
+                    if name.startswith(".") and not include_hidden:
+                        continue
+                    abs_path = rp.abs / name
+                    if self._read_decision(abs_path) == "deny":
+                        continue
+                    try:
+                        st_l = os.stat(name, dir_fd=fd, follow_symlinks=False)
+                    except OSError:
+                        continue
+                    entry = self._entry(abs_path, st_l)
+                    if entry is None:
+                        continue
+                    if len(entries) >= cap:
+                        truncated = True
+                        break
+                    entries.append(entry)
+        finally:
+            os.close(fd)
+        entries.sort(key=lambda e: (not e.is_dir, e.path))
+        return ClippedList(entries, truncated=truncated)
+
+    def _glob_list(
+        self, rp: ResolvedPath, regex: _GlobRegex, include_hidden: bool, cap: int
+    ) -> ClippedList[DirEntry]:
+        found: dict[str, DirEntry] = {}
+        truncated = False
+        for rel_parts, abs_path, st_l in _walk_tree(
+            rp.abs, regex.max_depth, include_hidden, self._read_decision
+        ):
+            rel = "/".join(rel_parts)
+            if not regex.pattern.fullmatch(rel):
+                continue
+            entry = self._entry(abs_path, st_l)
+            if entry is None or entry.path in found:
+                continue
+            if len(found) >= cap:
+                truncated = True
+                break
+            found[entry.path] = entry
+        return ClippedList(sorted(found.values(), key=lambda e: e.path), truncated=truncated)
+
+    # ------------------------------------------------------------------ grep
+
+    async def grep(
+        self,
+        pattern: str,
+        *,
+        path: str = ".",
+        glob: str | None = None,
+        ignore_case: bool = False,
+        include_hidden: bool = False,
+        max_matches: int | None = None,
+    ) -> ClippedList[GrepMatch]:
+        self._check_open()
+        cap = max_matches or self.limits.max_grep_matches
+        rp = self._acl(path, "read")
+        try:
+            regex = re.compile(pattern, re.IGNORECASE if ignore_case else 0)
+        except (re.error, OverflowError, RecursionError) as exc:
+            raise WorkspaceError(f"Invalid regular expression: {exc}") from None
+        target_decision = self._decide(rp, "read")
+        return await asyncio.to_thread(
+            self._grep_sync, rp, regex, glob, include_hidden, cap, target_decision
+        )
+
+    def _grep_sync(
+        self,
+        rp: ResolvedPath,
+        regex: re.Pattern[str],
+        glob: str | None,
+        include_hidden: bool,
+        cap: int,
+        target_decision: Decision,
+    ) -> ClippedList[GrepMatch]:
+        from fnmatch import fnmatchcase
+
+        matches: ClippedList[GrepMatch] = ClippedList()
+        prefilter = None if _ANCHOR_RE.search(regex.pattern) else regex
+        try:
+            st = os.stat(rp.abs)
+        except OSError:
+            st = None
+        if st is not None and _stat.S_ISREG(st.st_mode):
+            files: Iterator[tuple[Path, str]] = iter([(rp.abs, rp.display())])
+        elif st is not None and _stat.S_ISDIR(st.st_mode):
+            files = self._grep_files(rp.abs, include_hidden, target_decision)
+        else:
+            raise WorkspaceError(f"Not a file or directory: {rp.display()}")
+        line_cap = self.limits.max_grep_line_chars
+        for abs_path, display in files:
+            if glob is not None and not (
+                fnmatchcase(display, glob) or fnmatchcase(abs_path.name, glob)
+            ):
+                continue
+            text = self._grep_text(abs_path)
+            if text is None:
+                continue
+            if prefilter is not None and prefilter.search(text) is None:
+                continue
+            for n, line in enumerate(text.splitlines(), start=1):
+                if regex.search(line):
+                    matches.append(GrepMatch(path=display, line=n, text=line.strip()[:line_cap]))
+                    if len(matches) >= cap:
+                        matches.truncated = True
+                        return matches
+        return matches
+
+    def _grep_text(self, abs_path: Path) -> str | None:
+        text = self._overlay_text(abs_path)
+        if text is not None:
+            return None if "\x00" in text[:1024] else text
+        try:
+            fd = _fs.open_regular(abs_path)
+        except (OSError, WorkspaceError):
+            logger.debug("grep: cannot open %s", abs_path)
+            return None
+        try:
+            if os.fstat(fd).st_size > self.limits.max_grep_file_bytes:
+                return None
+            data = _fs.read_fd(fd, self.limits.max_grep_file_bytes)
+        except OSError:
+            logger.debug("grep: cannot read %s", abs_path)
+            return None
+        finally:
+            os.close(fd)
+        if b"\x00" in data[:1024]:
+            return None
+        return data.decode("utf-8", errors="replace")
+
+    def _grep_files(
+        self, top: Path, include_hidden: bool, target_decision: Decision
+    ) -> Iterator[tuple[Path, str]]:
+        """Files under ``top``: a directory's files (sorted) before its subdirectories.
+
+        Hardened: every entry is judged. A non-symlink entry is searched on ``allow``
+        (or ``ask`` when the walk target itself was ``ask``, i.e. approved); a symlink
+        is judged by its target, and a target outside ``top`` must be exactly ``allow``.
+        FIFOs, sockets and devices are skipped.
+        """
+
+        def ok(decision: Decision) -> bool:
+            return decision == "allow" or (decision == "ask" and target_decision == "ask")
+
+        stack: list[Path] = [top]
+        while stack:
+            d = stack.pop()
+            try:
+                fd = _fs.open_dir(d, listable=True)
+            except (OSError, WorkspaceError):
+                continue
+            files: list[tuple[str, Path]] = []
+            dirs: list[Path] = []
+            try:
+                with os.scandir(fd) as it:
+                    names = sorted(de.name for de in it)
+                for name in names:
+                    if name.startswith(".") and not include_hidden:
+                        continue
+                    abs_path = d / name
+                    try:
+                        st_l = os.stat(name, dir_fd=fd, follow_symlinks=False)
+                    except OSError:
+                        continue
+                    mode = st_l.st_mode
+                    if _stat.S_ISLNK(mode):
+                        try:
+                            target = resolve_abs(abs_path)
+                            st_t = os.stat(target)
+                        except (OSError, WorkspaceError):
+                            continue
+                        if not _stat.S_ISREG(st_t.st_mode):
+                            continue  # symlinked dirs are not descended; specials skipped
+                        decision = self._read_decision(target)
+                        inside_top = target == top or top in target.parents
+                        if decision == "allow" or (inside_top and ok(decision)):
+                            files.append((name, target))
+                        continue
+                    decision = self._read_decision(abs_path)
+                    if not ok(decision):
+                        continue
+                    if _stat.S_ISDIR(mode):
+                        dirs.append(abs_path)
+                    elif _stat.S_ISREG(mode):
+                        files.append((name, abs_path))
+            finally:
+                os.close(fd)
+            for name, real in files:
+                yield real, self._display(d / name)
+            stack.extend(reversed(dirs))
+
+    # ------------------------------------------------------------------ shell
+
+    def _find_venv(self) -> Path | None:
+        for name in (".venv", "venv"):
+            venv = self.root / name
+            windows = os.name == "nt"
+            python = venv / "Scripts" / "python.exe" if windows else venv / "bin" / "python"
+            if venv.is_dir() and python.exists():
+                return venv
+        return None
+
+    def _base_env(self, cwd: Path) -> dict[str, str]:
+        if self.inherit_env:
+            env = dict(os.environ)
+        else:
+            env = {k: v for k, v in os.environ.items() if k in _SAFE_ENV or k.startswith("LC_")}
+        venv = self._find_venv()
+        if venv is not None:
+            bin_dir = str(venv / ("Scripts" if os.name == "nt" else "bin"))
+            env["PATH"] = bin_dir + os.pathsep + env["PATH"] if env.get("PATH") else bin_dir
+            env["VIRTUAL_ENV"] = str(venv)
+            env.pop("PYTHONHOME", None)
+        env["PWD"] = str(cwd)
+        if self.env:
+            env.update(self.env)
+        return env
+
+    def _listener(self, call_id: str | None) -> Callable[[str, str], None] | None:
+        listener = self.output_listener
+        if listener is None:
+            return None
+
+        def emit(stream: str, text: str) -> None:
+            listener(call_id, stream, text)
+
+        return emit
+
+    @staticmethod
+    def _call_id(call_id: str | None) -> str | None:
+        if call_id is not None:
+            return call_id
+        current = current_tool_call.get()
+        return current.id if current is not None else None
+
+    def _gate(self, command: str, cwd: str) -> Path:
+        if not isinstance(command, str) or "\x00" in command:
+            raise WorkspaceError("Command must be a string without NUL bytes.")
+        if self.decide_command(command, cwd) == "deny":
+            raise PermissionDeniedError(
+                "Command denied by workspace policy.",
+                hint="The command, or a path it refers to, is denied by the workspace policy.",
+            )
+        cwd_abs = self._resolve(cwd).abs
+        if not cwd_abs.is_dir():
+            raise WorkspaceError(f"Not a directory: {cwd}")
+        return cwd_abs
+
+    def _env_for(self, cwd_abs: Path, env: Mapping[str, str] | None) -> dict[str, str]:
+        merged = self._base_env(cwd_abs)
+        if env:
+            merged.update(env)
+        return merged
+
+    def _adopt(self, proc: asyncio.subprocess.Process) -> None:
+        if self._closed:
+            kill_proc(proc)
+            raise WorkspaceClosedError(f"Workspace session {self.id} is closed.")
+        self._foreground.add(proc)
+
+    async def run(
+        self,
+        command: str,
+        *,
+        cwd: str = ".",
+        timeout: float | None = None,  # noqa: ASYNC109 - spec'd API
+        env: Mapping[str, str] | None = None,
+        call_id: str | None = None,
+    ) -> CommandResult:
+        """Run ``command`` with ``/bin/sh -c`` (or the executor) and wait for it."""
+        self._check_open()
+        cwd_abs = self._gate(command, cwd)
+        merged = self._env_for(cwd_abs, env)
+        limit = self.limits.max_shell_output_chars
+        effective = timeout if timeout is not None else self.shell_timeout
+        listener = self._listener(self._call_id(call_id))
+        if self.executor is not None:
+            return await self._run_executor(command, cwd_abs, merged, effective, listener, limit)
+        try:
+            return await run_argv(
+                [_SHELL, "-c", command],
+                cwd=cwd_abs,
+                env=merged,
+                timeout=effective,
+                limit=limit,
+                on_output=listener,
+                on_spawn=self._adopt,
+                on_exit=self._foreground.discard,
+            )
+        except WorkspaceClosedError:
+            raise
+        except FileNotFoundError as exc:
+            raise WorkspaceError(f"Cannot start the shell: {exc}") from None
+
+    async def _run_executor(
+        self,
+        command: str,
+        cwd_abs: Path,
+        env: dict[str, str],
+        timeout: float | None,  # noqa: ASYNC109
+        listener: Callable[[str, str], None] | None,
+        limit: int,
+    ) -> CommandResult:
+        kwargs: dict[str, Any] = {}
+        params = inspect.signature(self.executor.run).parameters
+        if "on_output" in params:
+            kwargs["on_output"] = listener
+        preclipped = "max_output_chars" in params
+        if preclipped:
+            kwargs["max_output_chars"] = limit
+        task = asyncio.ensure_future(
+            self.executor.run(
+                command,
+                cwd=cwd_abs,
+                env=env,
+                timeout=timeout,
+                policy=self.policy,
+                root=self.root,
+                **kwargs,
+            )
+        )
+        self._executor_tasks.add(task)
+        try:
+            result: CommandResult = await task
+        except asyncio.CancelledError:
+            if self._closed:
+                return CommandResult(exit_code=-9, stdout="", stderr="[session closed]")
+            raise
+        finally:
+            self._executor_tasks.discard(task)
+        if preclipped or result.timed_out:
+            return result
+        stdout, t1 = clip_text(result.stdout, limit, hint=OUTPUT_HINT, keep_tail=True)
+        stderr, t2 = clip_text(result.stderr, limit, hint=OUTPUT_HINT, keep_tail=True)
+        return result.model_copy(
+            update={"stdout": stdout, "stderr": stderr, "truncated": result.truncated or t1 or t2}
+        )
+
+    # ------------------------------------------------------------------ background
+
+    async def spawn(
+        self,
+        command: str,
+        *,
+        cwd: str = ".",
+        env: Mapping[str, str] | None = None,
+        call_id: str | None = None,
+    ) -> ProcessStart:
+        """Start ``command`` in the background; poll it with :meth:`read_process_output`."""
+        self._check_open()
+        wrap = getattr(self.executor, "wrap_argv", None) if self.executor is not None else None
+        if self.executor is not None and wrap is None:
+            raise WorkspaceError(
+                "Background execution is not supported with a custom shell executor."
+            )
+        cwd_abs = self._gate(command, cwd)
+        merged = self._env_for(cwd_abs, env)
+        if wrap is not None:
+            argv = list(wrap(command, cwd=cwd_abs, env=merged, policy=self.policy, root=self.root))
+        else:
+            argv = [_SHELL, "-c", command]
+        proc = await spawn_exec(argv, cwd=cwd_abs, env=merged, merge_stderr=True)
+        if self._closed:
+            kill_proc(proc)
+            with contextlib.suppress(Exception):
+                await proc.wait()
+            raise WorkspaceClosedError(f"Workspace session {self.id} is closed.")
+        pid_hex = secrets.token_hex(3)
+        while f"bg-{pid_hex}" in self._background:
+            pid_hex = secrets.token_hex(3)
+        bg = _Background(
+            id=f"bg-{pid_hex}",
+            command=command,
+            proc=proc,
+            buffer=TailBuffer(self.limits.max_shell_output_chars),
+        )
+        listener = self._listener(self._call_id(call_id))
+        bg.reader = asyncio.create_task(self._drain(bg, listener))
+        self._background[bg.id] = bg
+        return ProcessStart(process_id=bg.id, pid=proc.pid, command=command)
+
+    async def _drain(self, bg: _Background, listener: Callable[[str, str], None] | None) -> None:
+        with contextlib.suppress(asyncio.CancelledError):
+            await pump(bg.proc.stdout, "stdout", bg.buffer.append, listener)
+        with contextlib.suppress(asyncio.CancelledError):
+            await bg.proc.wait()
+
+    def _get_process(self, process_id: str) -> _Background:
+        bg = self._background.get(process_id)
+        if bg is not None:
+            return bg
+        if not self._background:
+            raise WorkspaceError(
+                f"Unknown process id: {process_id!r} — no background processes exist in this "
+                "session.",
+                hint="Background processes do not survive a restart of the session; re-run the "
+                "command with background=true.",
+            )
+        known = ", ".join(
+            f"{p.id} ({p.status}: {_preview(p.command, 40)})" for p in self._background.values()
+        )
+        raise WorkspaceError(
+            f"Unknown process id: {process_id!r}.", hint=f"Known processes: {known}"
+        )
+
+    async def read_process_output(self, process_id: str) -> ProcessOutput:
+        self._check_open()
+        bg = self._get_process(process_id)
+        if bg.proc.returncode is not None and bg.reader is not None and not bg.reader.done():
+            with contextlib.suppress(asyncio.TimeoutError, asyncio.CancelledError):
+                await asyncio.wait_for(asyncio.shield(bg.reader), 1.0)
+        text, dropped = bg.buffer.take()
+        status = bg.status
+        if status != "running":
+            bg.exit_seen = True
+        return ProcessOutput(
+            process_id=bg.id, status=status, exit_code=bg.exit_code, output=text, truncated=dropped
+        )
+
+    async def kill_process(self, process_id: str) -> ProcessOutput:
+        self._check_open()
+        bg = self._get_process(process_id)
+        if bg.status == "running":
+            bg.killed = True
+            kill_process_tree(bg.proc.pid, alive=True)
+            if bg.reader is not None:
+                with contextlib.suppress(asyncio.TimeoutError, asyncio.CancelledError):
+                    await asyncio.wait_for(asyncio.shield(bg.reader), 2.0)
+            with contextlib.suppress(asyncio.TimeoutError):
+                await asyncio.wait_for(bg.proc.wait(), 2.0)
+        bg.exit_seen = True
+        text, dropped = bg.buffer.take()
+        return ProcessOutput(
+            process_id=bg.id,
+            status=bg.status,
+            exit_code=bg.exit_code,
+            output=text,
+            truncated=dropped,
+        )
+
+    def background_processes(self) -> list[ProcessStatus]:
+        """Every background process of this session, in spawn order (passive; never raises)."""
+        if self._closed:
+            return []
+        return [
+            ProcessStatus(
+                process_id=bg.id,
+                command=bg.command,
+                status=bg.status,
+                exit_code=bg.exit_code,
+                exit_seen=bg.exit_seen,
+            )
+            for bg in self._background.values()
+        ]
+
+
+# --------------------------------------------------------------------------- helpers
+
+
+def _check_range(start: int | None, end: int | None) -> None:
+    if start is not None and start < 1:
+        raise WorkspaceError("start must be >= 1.")
+    if end is not None and end < 1:
+        raise WorkspaceError("end must be >= 1.")
+    if start is not None and end is not None and end < start:
+        raise WorkspaceError("end must be >= start.")
+
+
+def _binary_error(display: str) -> WorkspaceError:
+    return WorkspaceError(
+        f"Binary file: {display}",
+        hint="Inspect it with the shell instead (file, xxd | head, sqlite3, ...).",
+    )
+
+
+def _open_file(rp: ResolvedPath) -> int:
+    try:
+        return _fs.open_regular(rp.abs)
+    except _fs.NotRegularFileError:
+        raise WorkspaceError(f"Not a file: {rp.display()}") from None
+    except (FileNotFoundError, NotADirectoryError):
+        raise WorkspaceError(f"Not a file: {rp.display()}") from None
+    except PermissionError as exc:
+        raise WorkspaceError(f"Cannot read {rp.display()}: {exc.strerror}") from None
+
+
+def _open_listable(rp: ResolvedPath) -> int:
+    try:
+        return _fs.open_dir(rp.abs, listable=True)
+    except (FileNotFoundError, NotADirectoryError):
+        raise WorkspaceError(f"Not a directory: {rp.display()}") from None
+    except PermissionError as exc:
+        raise WorkspaceError(f"Cannot list {rp.display()}: {exc.strerror}") from None
+
+
+def _read_capped(fd: int, cap: int) -> tuple[bytes, int]:
+    size = os.fstat(fd).st_size
+    return _fs.read_fd(fd, cap), size
+
+
+def _lstat(rp: ResolvedPath) -> os.stat_result | None:
+    try:
+        return _fs.lstat_in(rp.abs)
+    except OSError:
+        return None
+
+
+# ----- glob for list_files
+
+
+@dataclass(frozen=True)
+class _GlobRegex:
+    pattern: re.Pattern[str]
+    max_depth: int | None
+
+
+def _segment_regex(seg: str) -> str:
+    out: list[str] = []
+    i = 0
+    n = len(seg)
+    while i < n:
+        c = seg[i]
+        if c == "*":
+            out.append("[^/]*")
+        elif c == "?":
+            out.append("[^/]")
+        elif c == "[":
+            j = i + 1
+            if j < n and seg[j] in "!^":
+                j += 1
+            if j < n and seg[j] == "]":
+                j += 1
+            while j < n and seg[j] != "]":
+                j += 1
+            if j >= n:
+                out.append(re.escape(c))
+            else:
+                body = seg[i + 1 : j]
+                if body[:1] in ("!", "^"):
+                    body = "^" + body[1:]
+                body = body.replace("\\", "\\\\")
+                out.append(f"[{body}]")
+                i = j
+        else:
+            out.append(re.escape(c))
+        i += 1
+    return "".join(out)
+
+
+def _compile_glob(pattern: str) -> _GlobRegex:
+    if not pattern or pattern == "." or pattern.startswith("/") or "\x00" in pattern:
+        raise WorkspaceError(f"Invalid glob pattern: {pattern!r}")
+    segs = [s for s in pattern.split("/") if s not in ("", ".")]
+    if not segs:
+        raise WorkspaceError(f"Invalid glob pattern: {pattern!r}")
+    if ".." in segs:
+        raise WorkspaceError(
+            f"Invalid glob pattern: {pattern!r} ('..' is not supported; pass the directory as "
+            "path= instead)"
+        )
+    pieces: list[str] = []
+    for i, seg in enumerate(segs):
+        last = i == len(segs) - 1
+        if seg == "**":
+            pieces.append("[^/]+(?:/[^/]+)*" if last else "(?:[^/]+/)*")
+        else:
+            pieces.append(_segment_regex(seg) + ("" if last else "/"))
+    regex = "".join(pieces)
+    try:
+        compiled = re.compile(regex)
+    except re.error:
+        raise WorkspaceError(f"Invalid glob pattern: {pattern!r}") from None
+    depth = None if "**" in segs else len(segs)
+    return _GlobRegex(pattern=compiled, max_depth=depth)
+
+
+def _walk_tree(
+    top: Path,
+    max_depth: int | None,
+    include_hidden: bool,
+    read_decision: Callable[[Path], Decision],
+) -> Iterator[tuple[list[str], Path, os.stat_result]]:
+    """Entries under ``top`` (not following symlinked dirs; hidden/denied dirs pruned)."""
+    stack: list[tuple[Path, list[str]]] = [(top, [])]
+    while stack:
+        d, rel = stack.pop()
+        try:
+            fd = _fs.open_dir(d, listable=True)
+        except (OSError, WorkspaceError):
+            continue
+        try:
+            with os.scandir(fd) as it:
+                names = sorted(de.name for de in it)
+            subdirs: list[tuple[Path, list[str]]] = []
+            for name in names:
+                if name.startswith(".") and not include_hidden:
+                    continue
+                abs_path = d / name
+                if read_decision(abs_path) == "deny":
+                    continue
+                try:
+                    st_l = os.stat(name, dir_fd=fd, follow_symlinks=False)
+                except OSError:
+                    continue
+                parts = [*rel, name]
+                yield parts, abs_path, st_l
+                if _stat.S_ISDIR(st_l.st_mode) and (max_depth is None or len(parts) < max_depth):
+                    subdirs.append((abs_path, parts))
+            stack.extend(reversed(subdirs))
+        finally:
+            os.close(fd)
+
+
+__all__ = ["DocumentOverlay", "LocalWorkspaceSession", "OutputListener", "WriteSink"]

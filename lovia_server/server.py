@@ -29,6 +29,7 @@ from pygls.protocol import (
     JsonRPCResponseMessage,
     LanguageServerProtocol,
     default_converter,
+    lsp_method,
 )
 
 import lovia
@@ -52,6 +53,7 @@ def converter_factory() -> cattrs.Converter:
 class LoviaProtocol(LanguageServerProtocol):
     """Adds ``experimental.lovia`` to the initialize result."""
 
+    @lsp_method(lsp.INITIALIZE)
     def lsp_initialize(  # type: ignore[override]
         self, params: lsp.InitializeParams
     ) -> Generator[Any, Any, lsp.InitializeResult]:

@@ -220,6 +220,36 @@ async def test_session_append_comes_strictly_after_the_final_checkpoint_write(
     assert stores.ops.count("session.append") == 1
 
 
+async def test_many_concurrent_runs_share_one_session_file(stores: Stores) -> None:
+    ledger = Ledger()
+
+    async def one(n: int) -> Any:
+        script = [call("step", {"name": f"{n}"}, call_id=f"c{n}"), text(f"answer {n}")]
+        return await Runner.run(
+            writer(ScriptedProvider(script), counting_tools(ledger)),
+            f"question {n}",
+            session=stores.session,
+            session_id=f"chat-{n % 3}",
+            checkpoint=stores.options(f"run-{n}"),
+        )
+
+    results = await asyncio.gather(*(one(n) for n in range(24)))
+    assert [r.output for r in results] == [f"answer {n}" for n in range(24)]
+    again = await asyncio.gather(*(one(n) for n in range(24)))  # re-issued: replayed, no dupes
+    assert [r.output for r in again] == [f"answer {n}" for n in range(24)]
+    assert sorted(ledger.finished, key=int) == [str(n) for n in range(24)]
+    for k in range(3):
+        segments = await stores.session.segments(f"chat-{k}")
+        assert sorted(s.run_id for s in segments) == sorted(
+            f"run-{n}" for n in range(24) if n % 3 == k
+        )
+        for seg in segments:
+            n = seg.run_id.removeprefix("run-")
+            assert seg.entries[0] == InputEntry("user", f"question {n}")
+            assert seg.entries[-1] == AssistantTextEntry(f"answer {n}")
+            assert len(seg.entries) == 4
+
+
 # ------------------------------------------------------------------ completed runs
 
 

@@ -89,8 +89,10 @@ def unapplied_handoff(agent: Agent[Any], entries: list[TranscriptEntry]) -> _Han
             calls.insert(0, entry)
         else:
             break
+    if not results or not agent.handoffs:
+        return None
     handoffs = [h if isinstance(h, Handoff) else Handoff(target=h) for h in agent.handoffs]
-    by_tool = {build_handoff_tool(h).name: h for h in handoffs} if results else {}
+    by_tool = {build_handoff_tool(h).name: h for h in handoffs}
     for call in calls:
         handoff = by_tool.get(call.name)
         outcome = results.get(call.call_id)
@@ -98,17 +100,8 @@ def unapplied_handoff(agent: Agent[Any], entries: list[TranscriptEntry]) -> _Han
             continue
         done = f"Transferred to {handoff.target.name}"
         if outcome.output == done or outcome.output.startswith(done + " ("):
-            return _HandoffSignal(handoff, reason=_reason(call.arguments))
+            return _HandoffSignal(handoff)
     return None
-
-
-def _reason(arguments: str) -> str | None:
-    try:
-        value = json.loads(arguments or "{}")
-    except (json.JSONDecodeError, TypeError):
-        return None
-    reason = value.get("reason") if isinstance(value, dict) else None
-    return reason if isinstance(reason, str) else None
 
 
 def result_from_completed_snapshot(

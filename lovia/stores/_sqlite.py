@@ -314,11 +314,11 @@ async def _in_transaction(
     await conn.execute(begin)
     try:
         result = await job(conn)
+        await conn.execute("COMMIT")
     except BaseException:
-        with contextlib.suppress(Exception):
+        with contextlib.suppress(Exception):  # nothing to roll back if COMMIT went through
             await conn.execute("ROLLBACK")
         raise
-    await conn.execute("COMMIT")
     return result
 
 

@@ -162,6 +162,17 @@ def writer(model: Any, tools: list[Any], **kw: Any) -> Agent[Any]:
     return Agent(name="writer", instructions="You write.", model=model, tools=tools, **kw)
 
 
+async def interrupt_three_steps(stores: Stores, ledger: Ledger, *, stop_on: str, **kw: Any) -> None:
+    """Run THREE_STEPS until the step named ``stop_on`` cancels the run."""
+    with pytest.raises(RunCancelled):
+        await Runner.run(
+            writer(ScriptedProvider(THREE_STEPS), counting_tools(ledger, stop_on=stop_on)),
+            "go",
+            **kw,
+            **stores.run_kwargs(),
+        )
+
+
 # ------------------------------------------------------------------ save points and ordering
 
 
@@ -218,6 +229,36 @@ async def test_session_append_comes_strictly_after_the_final_checkpoint_write(
     final = "checkpoint.delete" if delete_on_success else "checkpoint.completed"
     assert stores.ops[-2:] == [final, "session.append"]
     assert stores.ops.count("session.append") == 1
+
+
+async def test_many_concurrent_runs_share_one_session_file(stores: Stores) -> None:
+    ledger = Ledger()
+
+    async def one(n: int) -> Any:
+        script = [call("step", {"name": f"{n}"}, call_id=f"c{n}"), text(f"answer {n}")]
+        return await Runner.run(
+            writer(ScriptedProvider(script), counting_tools(ledger)),
+            f"question {n}",
+            session=stores.session,
+            session_id=f"chat-{n % 3}",
+            checkpoint=stores.options(f"run-{n}"),
+        )
+
+    results = await asyncio.gather(*(one(n) for n in range(24)))
+    assert [r.output for r in results] == [f"answer {n}" for n in range(24)]
+    again = await asyncio.gather(*(one(n) for n in range(24)))  # re-issued: replayed, no dupes
+    assert [r.output for r in again] == [f"answer {n}" for n in range(24)]
+    assert sorted(ledger.finished, key=int) == [str(n) for n in range(24)]
+    for k in range(3):
+        segments = await stores.session.segments(f"chat-{k}")
+        assert sorted(s.run_id for s in segments) == sorted(
+            f"run-{n}" for n in range(24) if n % 3 == k
+        )
+        for seg in segments:
+            n = seg.run_id.removeprefix("run-")
+            assert seg.entries[0] == InputEntry("user", f"question {n}")
+            assert seg.entries[-1] == AssistantTextEntry(f"answer {n}")
+            assert len(seg.entries) == 4
 
 
 # ------------------------------------------------------------------ completed runs
@@ -280,12 +321,7 @@ async def test_an_interrupted_run_resumes_where_it_stopped(
         **reference.run_kwargs(),
     )
     ledger = Ledger()
-    with pytest.raises(RunCancelled):
-        await Runner.run(
-            writer(ScriptedProvider(THREE_STEPS), counting_tools(ledger, stop_on="b")),
-            "go",
-            **stores.run_kwargs(),
-        )
+    await interrupt_three_steps(stores, ledger, stop_on="b")
     snap = await stores.checkpointer.load("run-1")
     assert snap is not None and snap.status == "interrupted" and snap.turns == 2
     assert await stores.session.segments(SID) == []
@@ -308,12 +344,7 @@ async def test_resume_reloads_history_from_the_session(stores: Stores) -> None:
         **stores.run_kwargs("run-0"),
     )
     ledger = Ledger()
-    with pytest.raises(RunCancelled):
-        await Runner.run(
-            writer(ScriptedProvider(THREE_STEPS), counting_tools(ledger, stop_on="a")),
-            "go",
-            **stores.run_kwargs(),
-        )
+    await interrupt_three_steps(stores, ledger, stop_on="a")
     provider = await remaining(stores, THREE_STEPS)
     await Runner.run(writer(provider, counting_tools(ledger)), "go", **stores.run_kwargs())
     first_prompt = provider.calls[0]
@@ -593,12 +624,7 @@ async def test_resume_only_with_an_unknown_run_fails_when_driven(stores: Stores)
 
 
 async def test_a_snapshot_whose_agent_is_gone_is_refused_and_kept(stores: Stores) -> None:
-    with pytest.raises(RunCancelled):
-        await Runner.run(
-            writer(ScriptedProvider(THREE_STEPS), counting_tools(Ledger(), stop_on="a")),
-            "go",
-            **stores.run_kwargs(),
-        )
+    await interrupt_three_steps(stores, Ledger(), stop_on="a")
     renamed = Agent(name="editor", model=ScriptedProvider([]))
     with pytest.raises(UserError) as info:
         await Runner.run(renamed, "go", **stores.run_kwargs())
@@ -612,12 +638,7 @@ async def test_fail_policy_refuses_an_existing_run_and_restart_starts_over(
     stores: Stores,
 ) -> None:
     ledger = Ledger()
-    with pytest.raises(RunCancelled):
-        await Runner.run(
-            writer(ScriptedProvider(THREE_STEPS), counting_tools(ledger, stop_on="a")),
-            "go",
-            **stores.run_kwargs(),
-        )
+    await interrupt_three_steps(stores, ledger, stop_on="a")
     with pytest.raises(UserError, match="already exists"):
         await Runner.run(
             writer(ScriptedProvider([]), []), "go", **stores.run_kwargs(if_run_exists="fail")
@@ -660,13 +681,7 @@ class CountingPolicy:
 
 async def test_context_state_round_trips_through_sqlite(stores: Stores) -> None:
     policy = CountingPolicy()
-    with pytest.raises(RunCancelled):
-        await Runner.run(
-            writer(ScriptedProvider(THREE_STEPS), counting_tools(Ledger(), stop_on="b")),
-            "go",
-            context_policy=policy,
-            **stores.run_kwargs(),
-        )
+    await interrupt_three_steps(stores, Ledger(), stop_on="b", context_policy=policy)
     snap = await stores.checkpointer.load("run-1")
     assert snap is not None
     assert snap.context_state == {"calls": 2, "nested": {"ids": ["c1", "c2"], "ratio": 1.25}}
@@ -745,12 +760,7 @@ async def test_a_run_cancelled_mid_checkpoint_write_stores_each_entry_once(
 
 
 async def test_resume_from_a_snapshot_object(stores: Stores) -> None:
-    with pytest.raises(RunCancelled):
-        await Runner.run(
-            writer(ScriptedProvider(THREE_STEPS), counting_tools(Ledger(), stop_on="c")),
-            "go",
-            **stores.run_kwargs(),
-        )
+    await interrupt_three_steps(stores, Ledger(), stop_on="c")
     snap = await stores.checkpointer.load("run-1")
     assert snap is not None
     result = await Runner.run(

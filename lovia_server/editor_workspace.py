@@ -286,10 +286,16 @@ class EditorWorkspace:
         return {"path": str(path), "uri": path_uri(path), "oldText": old, "newText": new}
 
     async def read_back(self, spec: RunSpec, name: str, args: dict[str, Any]) -> str | None:
+        """What a completed write left on disk (in workspaceEdit mode the editor owns the text,
+        so the preview stands)."""
         raw = args.get("path")
-        if not isinstance(raw, str):
+        if not isinstance(raw, str) or self.edit_mode() == "workspaceEdit":
             return None
-        return await self._read_full(spec.root, resolve_path(spec.root, raw).abs)
+        path = resolve_path(spec.root, raw).abs
+        try:
+            return await asyncio.to_thread(path.read_text, encoding="utf-8")
+        except (OSError, UnicodeDecodeError):
+            return None
 
     async def _write_sink(self, path: Path, old_text: str | None, new_text: str) -> bool:
         """In ``workspaceEdit`` mode, apply writes through the editor (``workspace/applyEdit``)

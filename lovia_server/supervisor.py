@@ -473,11 +473,12 @@ class RunSupervisor:
                 )
             self._progress("begin", ctl, ctl.prompt)
             ctl.new_message()
+            # The checkpoint is deleted by _finish after the session append: deleting it first
+            # (delete_on_success) would leave a window where a crash loses the run entirely.
             checkpoint = CheckpointOptions(
                 checkpointer=self.checkpointer,
                 run_id=ctl.run_id,
                 if_run_exists="resume_only" if ctl.resumed else "restart",
-                delete_on_success=True,
             )
             handle = Runner.stream(
                 ctl.spec.agent,
@@ -530,6 +531,8 @@ class RunSupervisor:
                 status = "failed"
         if status in ("cancelled", "failed"):
             await self._persist_partial(ctl)
+        elif status == "completed":
+            await _quiet(self.checkpointer.delete(ctl.run_id))
         self._resolve_all_approvals(ctl, "cancelled")
         self._cancel_questions(ctl)
         for call_id, info in ctl.calls.items():

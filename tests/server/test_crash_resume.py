@@ -118,12 +118,16 @@ async def test_sigkill_while_tool_runs_and_while_waiting_for_approval(tmp_path):
         await third.start(settings={"agent": spec})
         resumed = await third.request("lovia/resume", {"runId": rid})
         assert resumed["status"] == "running"
+        restarted = await third.wait_kind(rid, "run.started")
         request = await third.wait_kind(rid, "approval.requested", toolCallId="d1")
+        assert request["seq"] > restarted["seq"]
         await third.request(
             "lovia/approve",
             {"runId": rid, "approvalId": request["approvalId"], "decision": "allow_once"},
         )
-        done = await third.finished(rid)
+        done = await third.wait_for(
+            lambda e: e["runId"] == rid and e["kind"] == "run.finished" and e["seq"] > request["seq"]
+        )
         assert done["status"] == "completed" and done["output"] == "shipped"
         full = await third.request("lovia/replay", {"runId": rid})
         seqs = [e["seq"] for e in full["events"]]

@@ -53,13 +53,20 @@ async def test_status_reports_folders_acl_and_live_runs(harness):
 async def test_execute_command_aliases(harness):
     await harness.start()
     result = await harness.request(
-        "workspace/executeCommand", {"command": "lovia.status", "arguments": [{}]}
+        "workspace/executeCommand", lsp.ExecuteCommandParams(command="lovia.status", arguments=[{}])
     )
     assert result["version"] == lovia.__version__
     sessions = await harness.request(
-        "workspace/executeCommand", {"command": "lovia.sessions", "arguments": [{"limit": 5}]}
+        "workspace/executeCommand",
+        lsp.ExecuteCommandParams(command="lovia.sessions", arguments=[{"limit": 5}]),
     )
     assert sessions == {"sessions": []}
+    with pytest.raises(Exception) as info:
+        await harness.request(
+            "workspace/executeCommand",
+            lsp.ExecuteCommandParams(command="lovia.replay", arguments=[{"runId": "r_nope"}]),
+        )
+    assert info.value.code == -32010
 
 
 async def test_invalid_settings_are_reported_not_fatal(harness):
@@ -135,7 +142,14 @@ async def _send(proc, message, raw=None):
     await proc.stdin.drain()
 
 
-async def _read(proc):
+async def _read(proc, msg_id):
+    while True:
+        message = await _read_one(proc)
+        if message.get("id") == msg_id and "method" not in message:
+            return message
+
+
+async def _read_one(proc):
     length = 0
     while True:
         line = await proc.stdout.readline()
@@ -151,10 +165,10 @@ async def test_request_before_initialize_and_malformed_frames():
     try:
         await _send(proc, None, raw=b"{not json")
         await _send(proc, {"jsonrpc": "2.0", "id": 1, "method": "lovia/status", "params": {}})
-        reply = await asyncio.wait_for(_read(proc), 10)
-        assert reply["id"] == 1 and reply["error"]["code"] == -32002
+        reply = await asyncio.wait_for(_read(proc, 1), 10)
+        assert reply["error"]["code"] == -32002
         await _send(proc, {"jsonrpc": "2.0", "id": 2, "method": "lovia/nope", "params": {}})
-        reply = await asyncio.wait_for(_read(proc), 10)
+        reply = await asyncio.wait_for(_read(proc, 2), 10)
         assert reply["error"]["code"] == -32601
         assert proc.returncode is None
     finally:

@@ -13,8 +13,9 @@
  *   answer with `agent: "agents.py:main"`, preset `coding`, a path rule making writes to
  *   hello.txt `ask`, and command rules allowing `sleep` and `echo`.
  * - The user agent file agents.py (written below) defines `main` and `slow`, both with
- *   `lovia.testing.ScriptedProvider` models and `Workspace.local(".")`; `lovia/run` may pick
- *   one with its `agent` param ("agents.py:slow").
+ *   `lovia.testing.ScriptedProvider` models and no workspace of their own, so the server binds
+ *   the editor workspace (and its ACL from the settings); `lovia/run` may pick one with its
+ *   `agent` param ("agents.py:slow").
  */
 import { spawn, spawnSync, type ChildProcess } from "node:child_process";
 import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";
@@ -52,7 +53,6 @@ if (!available) {
 const AGENTS_PY = `"""Scripted agents for the VS Code extension's integration test (no model vendor)."""
 from lovia import Agent
 from lovia.testing import ScriptedProvider, call, text
-from lovia.workspace import Workspace
 
 # Run 1: asks to overwrite hello.txt (a path rule makes the write "ask", so the server
 # sends a diff), then runs a slow shell command (time to steer), then answers.
@@ -64,7 +64,6 @@ main = Agent(
         call("shell", {"command": "sleep 2 && echo slept"}),
         text("All done."),
     ]),
-    workspace=Workspace.local("."),
 )
 
 # Run 2: a long shell command that the test cancels.
@@ -75,7 +74,6 @@ slow = Agent(
         call("shell", {"command": "sleep 30"}),
         text("never reached"),
     ]),
-    workspace=Workspace.local("."),
 )
 `;
 

@@ -102,7 +102,7 @@ def provider_from_string(
     supports_vision: bool | None = None,
 ) -> Provider:
     """Build a provider from ``vendor:model`` (a bare name means OpenAI Chat)."""
-    overrides = {
+    overrides: dict[str, Any] = {
         k: v
         for k, v in (
             ("api_key", api_key),

@@ -212,7 +212,7 @@ def raw(*frames: bytes | str) -> Reply:
 
 
 class FakeAnthropic(FakeServer):
-    stream_path_suffix = "/messages"
+    stream_path = "/v1/messages"
     path_prefix = ""
 
     def env(self, api_key: str = "test-key") -> dict[str, str]:

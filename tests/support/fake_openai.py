@@ -217,7 +217,7 @@ def raw(*frames: bytes | str) -> Reply:
 
 
 class FakeOpenAI(FakeServer):
-    stream_path_suffix = "/chat/completions"
+    stream_path = "/v1/chat/completions"
     path_prefix = "/v1"
 
     def env(self, api_key: str = "test-key") -> dict[str, str]:

@@ -25,8 +25,9 @@ Inspection
 ----------
 ``server.requests`` lists every request received (``method``, ``path``, lower-cased
 ``headers``, raw ``body`` and parsed ``json``); ``server.connections`` counts accepted TCP
-connections (one per keep-alive connection, not per request). ``server.reset()`` clears
-the queue and the records.
+connections (one per keep-alive connection, not per request) and
+``server.open_connections`` those still open. ``server.reset()`` clears the queue and the
+records.
 """
 
 from __future__ import annotations
@@ -132,6 +133,8 @@ class _Handler(BaseHTTPRequestHandler):
 
     def setup(self) -> None:
         super().setup()
+        # Small SSE chunks must not wait for delayed ACKs (Nagle): stream like real servers.
+        self.connection.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
         self.server.owner._connected(self.connection)
 
     def finish(self) -> None:
@@ -226,8 +229,8 @@ class _Handler(BaseHTTPRequestHandler):
 class FakeServer:
     """Base class: subclasses name the streaming path and frame vendor replies."""
 
-    stream_path_suffix = "/chat/completions"
-    models_path_suffix = "/models"
+    stream_path = "/v1/chat/completions"
+    models_path = "/v1/models"
     path_prefix = "/v1"
 
     def __init__(self, *, responder: Responder | None = None) -> None:
@@ -312,6 +315,19 @@ class FakeServer:
             self.connections = 0
 
     @property
+    def open_connections(self) -> int:
+        """TCP connections currently open (a client that hung up is gone once noticed)."""
+        with self._lock:
+            return len(self._sockets)
+
+    def wait_for_open_connections(self, count: int, timeout: float = 5.0) -> None:
+        deadline = time.monotonic() + timeout
+        while self.open_connections != count:
+            if time.monotonic() > deadline:
+                raise AssertionError(f"{self.open_connections} open connections, expected {count}")
+            time.sleep(0.01)
+
+    @property
     def last_request(self) -> RecordedRequest:
         with self._lock:
             assert self.requests, "no request received"
@@ -320,7 +336,7 @@ class FakeServer:
     def stream_requests(self) -> list[RecordedRequest]:
         """The requests made to the streaming endpoint."""
         with self._lock:
-            return [r for r in self.requests if r.path.endswith(self.stream_path_suffix)]
+            return [r for r in self.requests if r.path.split("?", 1)[0] == self.stream_path]
 
     def wait_for_requests(self, count: int, timeout: float = 5.0) -> list[RecordedRequest]:
         deadline = time.monotonic() + timeout
@@ -354,9 +370,9 @@ class FakeServer:
         path = request.path.split("?", 1)[0]
         with self._lock:
             self.requests.append(request)
-            if request.method == "GET" and path.endswith(self.models_path_suffix):
+            if request.method == "GET" and path == self.models_path:
                 return json_reply(200, self.models_payload())
-            if request.method != "POST" or not path.endswith(self.stream_path_suffix):
+            if request.method != "POST" or path != self.stream_path:
                 return self.error_reply(404, f"fake server: no route for {request.method} {path}")
             if self._queue:
                 return self._queue.popleft()

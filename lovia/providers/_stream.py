@@ -65,7 +65,12 @@ class SSEStream:
         self.endpoint = endpoint
         self.saw_done_marker = False
         self._finished = False
-        self._chunks: AsyncIterator[bytes] = response.aiter_bytes()
+        # SSE is rarely compressed; without a content-encoding the raw stream skips the
+        # decoder and re-chunking layers that every chunk would otherwise pass through.
+        encoded = response.headers.get("content-encoding", "identity").lower() != "identity"
+        self._chunks: AsyncIterator[bytes] = (
+            response.aiter_bytes() if encoded else response.aiter_raw()
+        )
         self._events: AsyncGenerator[dict[str, Any], None] | None = None
 
     def finish(self) -> None:

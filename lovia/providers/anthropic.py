@@ -7,8 +7,9 @@ from __future__ import annotations
 
 import base64
 import binascii
+import functools
 import json
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator, Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -16,7 +17,15 @@ from lovia.exceptions import LoviaError, ProviderError, UserError
 from lovia.http_config import resolve_verify
 from lovia.messages import Usage
 from lovia.parts import ContentPart, FilePart, ImagePart, TextPart, project_parts, text_of
-from lovia.providers._encoding import FragmentCache, Raw, SchemaCache, dumps, encode_body
+from lovia.providers._encoding import (
+    PrefixCache,
+    Raw,
+    SchemaCache,
+    Unit,
+    dumpb,
+    dumps,
+    encode_body,
+)
 from lovia.providers._errors import Endpoint, status_error
 from lovia.providers._http import normalize_base_url
 from lovia.providers._sdk import SDKProvider
@@ -79,7 +88,7 @@ _STOP_REASONS = {
     "max_tokens": "length",
     "tool_use": "tool_calls",
 }
-_SEPARATOR = '{"type":"text","text":"\\n\\n"}'
+_SEPARATOR = b'{"type":"text","text":"\\n\\n"}'
 
 
 def is_context_overflow(status: int, body: str) -> bool:
@@ -225,9 +234,9 @@ def _system_text(entries: Sequence[TranscriptEntry]) -> str | None:
 
 @dataclass
 class _Blocks:
-    """One entry's blocks as JSON text, with what message assembly needs to know."""
+    """One entry's blocks as encoded JSON, with what message assembly needs to know."""
 
-    json: list[str]
+    json: list[bytes]
     first_text: bool = False
     last_text: bool = False
     thinking_only: bool = False
@@ -235,21 +244,37 @@ class _Blocks:
     @classmethod
     def of(cls, blocks: list[dict[str, Any]]) -> _Blocks:
         return cls(
-            [dumps(b) for b in blocks],
+            [dumpb(b) for b in blocks],
             first_text=bool(blocks) and blocks[0]["type"] == "text",
             last_text=bool(blocks) and blocks[-1]["type"] == "text",
             thinking_only=all(b["type"] in ("thinking", "redacted_thinking") for b in blocks),
         )
 
 
+def _encoded_blocks(
+    entry: TranscriptEntry, *, reasoning_provider: str, replay_thinking: bool, include_images: bool
+) -> _Blocks:
+    return _Blocks.of(
+        _entry_blocks(
+            entry,
+            reasoning_provider=reasoning_provider,
+            replay_thinking=replay_thinking,
+            include_images=include_images,
+        )
+    )
+
+
 @dataclass
 class _Message:
     role: str
-    blocks: list[str] = field(default_factory=list)
+    start: int
+    end: int = 0
+    blocks: list[bytes] = field(default_factory=list)
     last_text: bool = False
     thinking_only: bool = True
 
-    def add(self, item: _Blocks) -> None:
+    def add(self, item: _Blocks, index: int) -> None:
+        self.end = index + 1
         if not item.json:
             return
         if self.role == "user" and self.blocks and self.last_text and item.first_text:
@@ -258,12 +283,19 @@ class _Message:
         self.last_text = item.last_text
         self.thinking_only = self.thinking_only and item.thinking_only
 
-    def encode(self) -> str:
-        return '{"role":"' + self.role + '","content":[' + ",".join(self.blocks) + "]}"
+    def encode(self) -> bytes:
+        head = b'{"role":"%s","content":' % self.role.encode()
+        return b"".join([head, *Raw.array(self.blocks).parts, b"}"])
 
 
-def _assemble(items: Sequence[tuple[TranscriptEntry, _Blocks]]) -> list[_Message]:
-    """Alternating user/assistant messages from the entries' blocks (system entries skipped)."""
+def _assemble(
+    entries: Sequence[TranscriptEntry], start: int, blocks_of: Callable[[TranscriptEntry], _Blocks]
+) -> list[_Message]:
+    """Alternating user/assistant messages from ``entries[start:]`` (system entries skipped).
+
+    Tool results and user inputs share user messages; consecutive assistant-side entries
+    form one assistant message, dropped when it holds nothing but thinking.
+    """
     messages: list[_Message] = []
     assistant: _Message | None = None
 
@@ -273,21 +305,26 @@ def _assemble(items: Sequence[tuple[TranscriptEntry, _Blocks]]) -> list[_Message
             messages.append(assistant)
         assistant = None
 
-    for entry, blocks in items:
+    for index in range(start, len(entries)):
+        entry = entries[index]
         if isinstance(entry, InputEntry):
-            if entry.role == "system" or not blocks.json:
+            if entry.role == "system":
+                continue
+            blocks = blocks_of(entry)
+            if not blocks.json:
                 continue  # an empty user input does not even end the assistant turn
             flush()
         elif isinstance(entry, ToolResultEntry):
+            blocks = blocks_of(entry)
             flush()
         else:
             if assistant is None:
-                assistant = _Message("assistant")
-            assistant.add(blocks)
+                assistant = _Message("assistant", index)
+            assistant.add(blocks_of(entry), index)
             continue
         if not messages or messages[-1].role != "user":
-            messages.append(_Message("user", thinking_only=False))
-        messages[-1].add(blocks)
+            messages.append(_Message("user", index, thinking_only=False))
+        messages[-1].add(blocks, index)
     flush()
     return messages
 
@@ -300,24 +337,15 @@ def _to_anthropic_messages(
     include_images: bool = False,
 ) -> tuple[list[dict[str, Any]] | None, list[dict[str, Any]]]:
     """``(system_blocks | None, messages)`` for the Messages API."""
-    items = [
-        (
-            e,
-            _Blocks.of(
-                []
-                if isinstance(e, InputEntry) and e.role == "system"
-                else _entry_blocks(
-                    e,
-                    reasoning_provider=reasoning_provider,
-                    replay_thinking=replay_thinking,
-                    include_images=include_images,
-                )
-            ),
-        )
-        for e in entries
-    ]
+
+    blocks_of = functools.partial(
+        _encoded_blocks,
+        reasoning_provider=reasoning_provider,
+        replay_thinking=replay_thinking,
+        include_images=include_images,
+    )
     system = _system_text(entries)
-    messages = [json.loads(m.encode()) for m in _assemble(items)]
+    messages = [json.loads(m.encode()) for m in _assemble(entries, 0, blocks_of)]
     return ([{"type": "text", "text": system}] if system else None), messages
 
 
@@ -389,7 +417,7 @@ class AnthropicProvider(SDKProvider):
         )
         self.anthropic_version = anthropic_version
         self.default_max_tokens = default_max_tokens
-        self._blocks: FragmentCache[_Blocks] = FragmentCache()
+        self._messages = PrefixCache()
         self._tools = SchemaCache()
         self._headers: dict[str, object] | None = None
 
@@ -443,29 +471,23 @@ class AnthropicProvider(SDKProvider):
 
     # ------------------------------------------------------------------ request body
 
-    def _encode_messages(self, entries: Sequence[TranscriptEntry], replay_thinking: bool) -> str:
-        cache = self._blocks
-        cache.begin()
-        items: list[tuple[TranscriptEntry, _Blocks]] = []
-        for entry in entries:
-            if isinstance(entry, InputEntry) and entry.role == "system":
-                items.append((entry, _Blocks([])))
-                continue
+    def _encode_messages(self, entries: Sequence[TranscriptEntry], replay_thinking: bool) -> Raw:
+        blocks_of = functools.partial(
+            _encoded_blocks,
+            reasoning_provider=REASONING_PROVIDER,
+            replay_thinking=replay_thinking,
+            include_images=self.supports_vision,
+        )
 
-            def build(entry: TranscriptEntry = entry) -> _Blocks:
-                return _Blocks.of(
-                    _entry_blocks(
-                        entry,
-                        reasoning_provider=REASONING_PROVIDER,
-                        replay_thinking=replay_thinking,
-                        include_images=self.supports_vision,
-                    )
-                )
+        def encode_from(start: int) -> list[Unit]:
+            # an assistant message is a safe restart point: nothing merges into it later
+            return [
+                Unit(m.start, m.end, [m.encode()], resumable=m.role == "assistant")
+                for m in _assemble(entries, start, blocks_of)
+            ]
 
-            # keyed by the entry and the replay flag (bools are singletons, so ids work)
-            items.append((entry, cache.get((entry, replay_thinking), build)))
-        cache.commit()
-        return "[" + ",".join(m.encode() for m in _assemble(items)) + "]"
+        units = self._messages.units(entries, encode_from, variant=replay_thinking)
+        return Raw.array([piece for unit in units for piece in unit.pieces])
 
     def _build_payload(
         self,
@@ -483,7 +505,7 @@ class AnthropicProvider(SDKProvider):
         )
         payload: dict[str, Any] = {
             "model": self.model,
-            "messages": Raw(self._encode_messages(entries, replay_thinking)),
+            "messages": self._encode_messages(entries, replay_thinking),
             "max_tokens": settings.max_tokens
             if settings is not None and settings.max_tokens is not None
             else self.default_max_tokens,
@@ -495,11 +517,10 @@ class AnthropicProvider(SDKProvider):
                 block["cache_control"] = {"type": "ephemeral"}
             payload["system"] = [block]
         if tools:
-            payload["tools"] = Raw(
-                self._tools.get(
-                    (tools, cache_system), lambda: dumps(_convert_tools(tools, cache_system))
-                )
+            data = self._tools.get(
+                tools, lambda: dumpb(_convert_tools(tools, cache_system)), variant=cache_system
             )
+            payload["tools"] = Raw([data])
         if response_format is not None and response_format.get("type") == "json_schema":
             schema = (response_format.get("json_schema") or {}).get("schema")
             if schema is not None:
@@ -621,7 +642,7 @@ class AnthropicProvider(SDKProvider):
 
     async def aclose(self) -> None:
         """Drop per-run caches. The SDK client is shared (or the caller's) and stays open."""
-        self._blocks.clear()
+        self._messages.clear()
 
 
 @dataclass

@@ -12,7 +12,15 @@ from lovia.exceptions import ProviderError, UserError
 from lovia.http_config import resolve_verify
 from lovia.messages import Message, Usage
 from lovia.parts import ContentPart, ImagePart, TextPart
-from lovia.providers._encoding import FragmentCache, Raw, SchemaCache, dumps, encode_body
+from lovia.providers._encoding import (
+    PrefixCache,
+    Raw,
+    SchemaCache,
+    Unit,
+    dumpb,
+    dumps,
+    encode_body,
+)
 from lovia.providers._errors import Endpoint, status_error
 from lovia.providers._http import host_matches
 from lovia.providers._sdk import SDKProvider
@@ -146,14 +154,19 @@ def _merge_contents(
     return [*left, {"type": "text", "text": "\n\n"}, *right]
 
 
-_Group = tuple[str, list[TranscriptEntry]]
+_Group = tuple[str, int, list[TranscriptEntry]]
 
 
-def _groups(entries: Sequence[TranscriptEntry]) -> list[_Group]:
-    """Runs of entries that become one message (inputs, assistant) or a block (tool results)."""
+def _groups(entries: Sequence[TranscriptEntry], start: int = 0) -> list[_Group]:
+    """Runs of entries (from ``start``) that become one message or a block of tool messages.
+
+    Each group is ``(kind, index of its first entry, entries)``; kinds are the input roles,
+    ``assistant`` and ``tool``.
+    """
     groups: list[_Group] = []
     last = ""
-    for entry in entries:
+    for index in range(start, len(entries)):
+        entry = entries[index]
         kind: str
         if isinstance(entry, InputEntry):
             kind = entry.role
@@ -162,9 +175,9 @@ def _groups(entries: Sequence[TranscriptEntry]) -> list[_Group]:
         else:
             kind = "assistant"
         if kind == last:
-            groups[-1][1].append(entry)
+            groups[-1][2].append(entry)
         else:
-            groups.append((kind, [entry]))
+            groups.append((kind, index, [entry]))
             last = kind
     return groups
 
@@ -237,7 +250,7 @@ def entries_to_openai_messages(
     """The transcript as Chat Completions ``messages``."""
     return [
         m
-        for kind, group in _groups(entries)
+        for kind, _, group in _groups(entries)
         for m in _group_to_messages(
             kind,
             group,
@@ -306,7 +319,7 @@ class OpenAIChatProvider(SDKProvider):
             self.replay_reasoning = True
         else:
             self.replay_reasoning = not self.official_dialect
-        self._messages: FragmentCache[str] = FragmentCache()
+        self._messages = PrefixCache()
         self._tools = SchemaCache()
         self._headers: dict[str, object] | None = None
 
@@ -349,29 +362,22 @@ class OpenAIChatProvider(SDKProvider):
 
     # ------------------------------------------------------------------ request body
 
-    def _encode_messages(self, entries: Sequence[TranscriptEntry]) -> str:
-        cache = self._messages
-        cache.begin()
-        fragments: list[str] = []
-        for kind, group in _groups(entries):
+    def _encode_from(self, entries: Sequence[TranscriptEntry], start: int) -> list[Unit]:
+        units = []
+        for kind, first, group in _groups(entries, start):
+            messages = _group_to_messages(
+                kind,
+                group,
+                reasoning_provider=REASONING_PROVIDER,
+                include_reasoning=self.replay_reasoning,
+                include_images=self.supports_vision,
+            )
+            units.append(Unit(first, first + len(group), [dumpb(m) for m in messages]))
+        return units
 
-            def build(kind: str = kind, group: list[TranscriptEntry] = group) -> str:
-                return ",".join(
-                    dumps(m)
-                    for m in _group_to_messages(
-                        kind,
-                        group,
-                        reasoning_provider=REASONING_PROVIDER,
-                        include_reasoning=self.replay_reasoning,
-                        include_images=self.supports_vision,
-                    )
-                )
-
-            text = cache.get(group, build)
-            if text:
-                fragments.append(text)
-        cache.commit()
-        return "[" + ",".join(fragments) + "]"
+    def _encode_messages(self, entries: Sequence[TranscriptEntry]) -> Raw:
+        units = self._messages.units(entries, lambda start: self._encode_from(entries, start))
+        return Raw.array([piece for unit in units for piece in unit.pieces])
 
     def _build_payload(
         self,
@@ -383,11 +389,11 @@ class OpenAIChatProvider(SDKProvider):
         """The request body; ``messages`` and ``tools`` are pre-encoded :class:`Raw` JSON."""
         payload: dict[str, Any] = {
             "model": self.model,
-            "messages": Raw(self._encode_messages(entries)),
+            "messages": self._encode_messages(entries),
             "stream": True,
         }
         if tools:
-            payload["tools"] = Raw(self._tools.get(tools, lambda: dumps(tools)))
+            payload["tools"] = Raw([self._tools.get(tools, lambda: dumpb(tools))])
         if response_format is not None:
             payload["response_format"] = response_format
         if settings is not None:

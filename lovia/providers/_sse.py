@@ -7,6 +7,7 @@ from collections.abc import AsyncIterable, AsyncIterator, Callable
 from typing import Any
 
 DONE = b"[DONE]"
+_decode = json.JSONDecoder().decode
 
 
 class SSEParser:
@@ -29,11 +30,22 @@ class SSEParser:
     def feed(self, chunk: bytes) -> list[dict[str, Any]]:
         if self.done:
             return []
+        if (
+            not self._buf
+            and chunk.startswith(b"data: ")
+            and chunk.endswith(b"\n\n")
+            and chunk.count(b"\n") == 2
+        ):
+            # the usual shape: exactly one single-line event per chunk
+            self._data.append(chunk[6:-2])
+            out: list[dict[str, Any]] = []
+            self._dispatch(out)
+            return out
         if self._buf:
             chunk = self._buf + chunk
         lines = chunk.split(b"\n")
         self._buf = lines.pop()
-        out: list[dict[str, Any]] = []
+        out = []
         for line in lines:
             self._line(line, out)
             if self.done:
@@ -68,8 +80,8 @@ class SSEParser:
             self.done = True
             return
         try:
-            value = json.loads(payload) if payload.strip() else None
-        except ValueError:
+            value = _decode(payload.decode()) if payload.strip() else None
+        except ValueError:  # also UnicodeDecodeError
             value = None
         if isinstance(value, dict):
             out.append(value)

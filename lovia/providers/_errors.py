@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import ssl
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
@@ -73,6 +74,31 @@ def status_error(
     )
 
 
+_TRANSIENT_WORDS = ("overloaded", "rate", "timeout", "temporar", "server", "unavailable")
+
+
+def stream_error(ep: Endpoint, error: object) -> LoviaError:
+    """The error for an error object sent inside an event stream (after a 200 status)."""
+    if isinstance(error, dict):
+        message = str(error.get("message") or error)
+        kind = str(error.get("type") or "")
+        code = error.get("code")
+    else:
+        message, kind, code = str(error), "", None
+    status = code if isinstance(code, int) and not isinstance(code, bool) else None
+    if ep.is_context_overflow(400, (message + " " + kind).lower()):
+        return status_error(ep, 400, message)
+    words = (kind + " " + message).lower()
+    return ProviderError(
+        f"{ep.label} stream error: {message}",
+        vendor=ep.vendor,
+        model=ep.model,
+        status_code=status,
+        retryable=any(w in words for w in _TRANSIENT_WORDS) or is_retryable_status(status),
+        body=json.dumps(error, ensure_ascii=False, default=str),
+    )
+
+
 def transport_error(ep: Endpoint, exc: BaseException, *, streaming: bool) -> ProviderError:
     """A network failure before the response (``streaming=False``) or while reading it."""
     import httpx2
@@ -139,4 +165,4 @@ def sdk_error(ep: Endpoint, exc: BaseException) -> BaseException:
     return exc
 
 
-__all__ = ["Endpoint", "sdk_error", "status_error", "transport_error"]
+__all__ = ["Endpoint", "sdk_error", "status_error", "stream_error", "transport_error"]

@@ -4,14 +4,19 @@ from __future__ import annotations
 
 import os
 from abc import ABC, abstractmethod
+from collections.abc import Sequence
 from typing import Any, ClassVar
 
 from lovia.exceptions import UserError
 from lovia.http_config import resolve_timeout, resolve_trust_env
 from lovia.providers._clients import shared_client
+from lovia.providers._encoding import PrefixCache, encode_body
 from lovia.providers._errors import Endpoint
 from lovia.providers._http import host_matches, host_of, lower_keys, normalize_base_url
+from lovia.providers._stream import SSEStream, open_stream
 from lovia.providers._windows import WindowResolver, WindowRules, window_from_models_payload
+from lovia.providers.base import ModelSettings
+from lovia.transcript import TranscriptEntry
 
 
 class SDKProvider(ABC):
@@ -80,6 +85,8 @@ class SDKProvider(ABC):
             os.environ.get("LOVIA_HTTP_CA_BUNDLE"),
         )
         self._endpoint: Endpoint | None = None
+        self._timeout: Any = None
+        self._messages = PrefixCache()  # encoded messages of the previous request
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}(model={self.model!r}, base_url={self.base_url!r})"
@@ -114,6 +121,16 @@ class SDKProvider(ABC):
     def _request_headers(self) -> dict[str, object]:
         """Per-request headers (lower-case keys); ``omit`` values remove SDK defaults."""
 
+    @abstractmethod
+    def _build_payload(
+        self,
+        entries: Sequence[TranscriptEntry],
+        tools: list[dict[str, Any]] | None,
+        response_format: dict[str, Any] | None,
+        settings: ModelSettings | None,
+    ) -> dict[str, Any]:
+        """The request body; pre-encoded parts are :class:`~._encoding.Raw` values."""
+
     # ------------------------------------------------------------------ plumbing
 
     def _check_ready(self) -> None:
@@ -147,9 +164,31 @@ class SDKProvider(ABC):
         return self._endpoint
 
     def _http_timeout(self) -> Any:
-        import httpx2
+        if self._timeout is None:
+            import httpx2
 
-        return httpx2.Timeout(self.timeout, connect=min(10.0, self.timeout))
+            self._timeout = httpx2.Timeout(self.timeout, connect=min(10.0, self.timeout))
+        return self._timeout
+
+    async def _open(
+        self,
+        path: str,
+        entries: Sequence[TranscriptEntry],
+        tools: list[dict[str, Any]] | None,
+        response_format: dict[str, Any] | None,
+        settings: ModelSettings | None,
+    ) -> SSEStream:
+        """Check the configuration, send the request, return the open event stream."""
+        self._check_ready()
+        body = encode_body(self._build_payload(entries, tools, response_format, settings))
+        return await open_stream(
+            self._sdk_client(),
+            path,
+            body,
+            headers=self._request_headers(),
+            request_timeout=self._http_timeout(),
+            endpoint=self.endpoint,
+        )
 
     # ------------------------------------------------------------------ windows, lifecycle
 
@@ -160,6 +199,10 @@ class SDKProvider(ABC):
     async def discover_context_window(self) -> int | None:
         """Ask ``GET {base_url}/models`` once per process and endpoint; never raises."""
         return await self._windows.discover(self._fetch_models_window)
+
+    async def aclose(self) -> None:
+        """Drop per-run caches. The SDK client is shared (or the caller's) and stays open."""
+        self._messages.clear()
 
     async def _fetch_models_window(self) -> int | None:
         import httpx2

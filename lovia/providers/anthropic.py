@@ -13,23 +13,19 @@ from collections.abc import AsyncIterator, Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from lovia.exceptions import LoviaError, ProviderError, UserError
+from lovia.exceptions import ProviderError, UserError
 from lovia.http_config import resolve_verify
 from lovia.messages import Usage
 from lovia.parts import ContentPart, FilePart, ImagePart, TextPart, project_parts, text_of
 from lovia.providers._encoding import (
-    PrefixCache,
     Raw,
     SchemaCache,
     Unit,
     dumpb,
-    dumps,
-    encode_body,
 )
-from lovia.providers._errors import Endpoint, status_error
+from lovia.providers._errors import stream_error
 from lovia.providers._http import normalize_base_url
 from lovia.providers._sdk import SDKProvider
-from lovia.providers._stream import open_stream
 from lovia.providers._windows import WindowRules
 from lovia.providers.base import ModelSettings, provider_options
 from lovia.transcript import (
@@ -81,7 +77,6 @@ _OVERFLOW_MARKERS = (
     "context length",
     "context_length_exceeded",
 )
-_RETRYABLE_WORDS = ("overloaded", "rate", "timeout", "temporar", "server")
 _STOP_REASONS = {
     "end_turn": "stop",
     "stop_sequence": "stop",
@@ -417,7 +412,6 @@ class AnthropicProvider(SDKProvider):
         )
         self.anthropic_version = anthropic_version
         self.default_max_tokens = default_max_tokens
-        self._messages = PrefixCache()
         self._tools = SchemaCache()
         self._headers: dict[str, object] | None = None
 
@@ -546,17 +540,8 @@ class AnthropicProvider(SDKProvider):
         response_format: dict[str, Any] | None = None,
         settings: ModelSettings | None = None,
     ) -> AsyncIterator[ModelDelta]:
-        self._check_ready()
+        sse = await self._open("/messages", entries, tools, response_format, settings)
         endpoint = self.endpoint
-        body = encode_body(self._build_payload(entries, tools, response_format, settings))
-        sse = await open_stream(
-            self._sdk_client(),
-            "/messages",
-            body,
-            headers=self._request_headers(),
-            request_timeout=self._http_timeout(),
-            endpoint=endpoint,
-        )
         usage = Usage()
         stop_reason: str | None = None
         stopped = False
@@ -625,7 +610,7 @@ class AnthropicProvider(SDKProvider):
                     stopped = True
                     sse.finish()
                 elif kind == "error":
-                    raise _stream_error(endpoint, event.get("error"))
+                    raise stream_error(endpoint, event.get("error"))
         finally:
             await sse.aclose()
         if stop_reason is None and not stopped:
@@ -639,10 +624,6 @@ class AnthropicProvider(SDKProvider):
         usage.input_tokens += usage.cache_read_tokens + usage.cache_write_tokens
         yield UsageDelta(usage)
         yield FinishDelta(_normalize_stop_reason(stop_reason))
-
-    async def aclose(self) -> None:
-        """Drop per-run caches. The SDK client is shared (or the caller's) and stays open."""
-        self._messages.clear()
 
 
 @dataclass
@@ -696,24 +677,6 @@ def _update_usage(usage: Usage, raw: dict[str, Any]) -> None:
         usage.cache_read_tokens = int(raw["cache_read_input_tokens"])
     if raw.get("cache_creation_input_tokens") is not None:
         usage.cache_write_tokens = int(raw["cache_creation_input_tokens"])
-
-
-def _stream_error(endpoint: Endpoint, error: object) -> LoviaError:
-    if isinstance(error, dict):
-        message = str(error.get("message") or error)
-        kind = str(error.get("type") or "")
-    else:
-        message, kind = str(error), ""
-    if is_context_overflow(400, message.lower()):
-        return status_error(endpoint, 400, message)
-    text = (kind + " " + message).lower()
-    return ProviderError(
-        f"Anthropic stream error: {message}",
-        vendor="anthropic",
-        model=endpoint.model,
-        retryable=any(w in text for w in _RETRYABLE_WORDS),
-        body=dumps(error),
-    )
 
 
 __all__ = ["AnthropicProvider", "is_context_overflow"]

@@ -13,18 +13,14 @@ from lovia.http_config import resolve_verify
 from lovia.messages import Message, Usage
 from lovia.parts import ContentPart, ImagePart, TextPart
 from lovia.providers._encoding import (
-    PrefixCache,
     Raw,
     SchemaCache,
     Unit,
     dumpb,
-    dumps,
-    encode_body,
 )
-from lovia.providers._errors import Endpoint, status_error
+from lovia.providers._errors import stream_error
 from lovia.providers._http import host_matches
 from lovia.providers._sdk import SDKProvider
-from lovia.providers._stream import open_stream
 from lovia.providers._windows import WindowRules
 from lovia.providers.base import ModelSettings, provider_options
 from lovia.transcript import (
@@ -319,7 +315,6 @@ class OpenAIChatProvider(SDKProvider):
             self.replay_reasoning = True
         else:
             self.replay_reasoning = not self.official_dialect
-        self._messages = PrefixCache()
         self._tools = SchemaCache()
         self._headers: dict[str, object] | None = None
 
@@ -417,17 +412,8 @@ class OpenAIChatProvider(SDKProvider):
         response_format: dict[str, Any] | None = None,
         settings: ModelSettings | None = None,
     ) -> AsyncIterator[ModelDelta]:
-        self._check_ready()
+        sse = await self._open("/chat/completions", entries, tools, response_format, settings)
         endpoint = self.endpoint
-        body = encode_body(self._build_payload(entries, tools, response_format, settings))
-        sse = await open_stream(
-            self._sdk_client(),
-            "/chat/completions",
-            body,
-            headers=self._request_headers(),
-            request_timeout=self._http_timeout(),
-            endpoint=endpoint,
-        )
         usage = Usage()
         finish: str | None = None
         reasoning: list[str] = []
@@ -437,7 +423,7 @@ class OpenAIChatProvider(SDKProvider):
             async for chunk in sse.events():
                 error = chunk.get("error")
                 if error:
-                    raise _stream_error(endpoint, error)
+                    raise stream_error(endpoint, error)
                 raw_usage = chunk.get("usage")
                 if raw_usage:
                     usage = _usage(raw_usage)
@@ -488,10 +474,6 @@ class OpenAIChatProvider(SDKProvider):
         yield UsageDelta(usage)
         yield FinishDelta(finish)
 
-    async def aclose(self) -> None:
-        """Drop per-run caches. The SDK client is shared (or the caller's) and stays open."""
-        self._messages.clear()
-
 
 def _usage(raw: dict[str, Any]) -> Usage:
     details = raw.get("prompt_tokens_details") or {}
@@ -502,32 +484,6 @@ def _usage(raw: dict[str, Any]) -> Usage:
         input_tokens=int(raw.get("prompt_tokens") or 0),
         output_tokens=int(raw.get("completion_tokens") or 0),
         cache_read_tokens=int(cached or 0),
-    )
-
-
-_RETRYABLE_WORDS = ("overloaded", "rate", "timeout", "temporar", "server", "unavailable")
-
-
-def _stream_error(endpoint: Endpoint, error: object) -> Exception:
-    """An ``{"error": ...}`` object sent inside the event stream."""
-    if isinstance(error, dict):
-        message = str(error.get("message") or error)
-        kind = str(error.get("type") or error.get("code") or "")
-        code = error.get("code")
-    else:
-        message, kind, code = str(error), "", None
-    status = code if isinstance(code, int) and not isinstance(code, bool) else None
-    if is_context_overflow(400, message.lower() + " " + kind.lower()):
-        return status_error(endpoint, 400, message)
-    text = (kind + " " + message).lower()
-    return ProviderError(
-        f"OpenAI Chat stream error: {message}",
-        vendor="openai",
-        model=endpoint.model,
-        status_code=status,
-        retryable=any(w in text for w in _RETRYABLE_WORDS)
-        or (status is not None and (status >= 500 or status in (408, 429))),
-        body=dumps(error),
     )
 
 

@@ -54,6 +54,13 @@ def fold(deltas: Sequence[ModelDelta]) -> Folded:
     return out
 
 
+class Sleeps(list[float]):
+    """A ``RetryPolicy.sleep`` that records the delays instead of waiting."""
+
+    async def __call__(self, delay: float) -> None:
+        self.append(delay)
+
+
 async def run(provider: Provider, entries: Sequence[TranscriptEntry], **kw: Any) -> Folded:
     deltas = [d async for d in provider.stream(entries, **kw)]
     return fold(deltas)

@@ -25,7 +25,7 @@ from lovia.transcript import (
     ToolResultEntry,
     TranscriptEntry,
 )
-from tests.lovia.providers.helpers import fold, run
+from tests.lovia.providers.helpers import Sleeps, fold, run
 from tests.support import fake_anthropic as ant
 from tests.support.fake_anthropic import FakeAnthropic
 
@@ -36,11 +36,6 @@ def provider(server: FakeAnthropic, **kw: Any) -> AnthropicProvider:
     kw.setdefault("api_key", "test-key")
     kw.setdefault("timeout", 5.0)
     return AnthropicProvider("claude-fake", base_url=server.base_url, **kw)
-
-
-class Sleeps(list[float]):
-    async def __call__(self, delay: float) -> None:
-        self.append(delay)
 
 
 async def with_retries(p: AnthropicProvider, sleeps: Sleeps | None = None) -> list[Any]:

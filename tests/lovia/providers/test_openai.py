@@ -26,7 +26,7 @@ from lovia.transcript import (
     ToolResultEntry,
     TranscriptEntry,
 )
-from tests.lovia.providers.helpers import fold, run
+from tests.lovia.providers.helpers import Sleeps, fold, run
 from tests.support import fake_openai as oai
 from tests.support.fake_openai import FakeOpenAI
 
@@ -37,11 +37,6 @@ def provider(server: FakeOpenAI, **kw: Any) -> OpenAIChatProvider:
     kw.setdefault("api_key", "test-key")
     kw.setdefault("timeout", 5.0)
     return OpenAIChatProvider("fake-model", base_url=server.base_url, **kw)
-
-
-class Sleeps(list[float]):
-    async def __call__(self, delay: float) -> None:
-        self.append(delay)
 
 
 def policy(attempts: int = 3, sleeps: Sleeps | None = None) -> RetryPolicy:

@@ -111,7 +111,8 @@ class PrefixCache:
 class SchemaCache:
     """The encoded JSON of the last tools list seen, keyed by the list's identity.
 
-    The run loop passes the same list object on every turn of an agent.
+    The run loop passes the same, unmodified list object on every turn of an agent;
+    ``variant`` (e.g. the list's length) guards what else the encoding depends on.
     """
 
     __slots__ = ("_data", "_src", "_variant")

@@ -512,7 +512,9 @@ class AnthropicProvider(SDKProvider):
             payload["system"] = [block]
         if tools:
             data = self._tools.get(
-                tools, lambda: dumpb(_convert_tools(tools, cache_system)), variant=cache_system
+                tools,
+                lambda: dumpb(_convert_tools(tools, cache_system)),
+                variant=(cache_system, len(tools)),
             )
             payload["tools"] = Raw([data])
         if response_format is not None and response_format.get("type") == "json_schema":

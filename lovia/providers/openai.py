@@ -388,7 +388,8 @@ class OpenAIChatProvider(SDKProvider):
             "stream": True,
         }
         if tools:
-            payload["tools"] = Raw([self._tools.get(tools, lambda: dumpb(tools))])
+            data = self._tools.get(tools, lambda: dumpb(tools), variant=len(tools))
+            payload["tools"] = Raw([data])
         if response_format is not None:
             payload["response_format"] = response_format
         if settings is not None:

@@ -9,11 +9,13 @@ typed-parameter transformation (which walks every message of every request) neve
 from __future__ import annotations
 
 import asyncio
+import json
 import logging
 from collections.abc import AsyncGenerator, AsyncIterator, Mapping
 from typing import Any, cast
 
-from lovia.providers._errors import Endpoint, sdk_error, transport_error
+from lovia.exceptions import ProviderError
+from lovia.providers._errors import Endpoint, sdk_error, stream_error, transport_error
 from lovia.providers._sse import SSEParser
 
 logger = logging.getLogger("lovia.providers")
@@ -47,7 +49,37 @@ async def open_stream(
         if mapped is exc:
             raise
         raise mapped from exc
-    return SSEStream(cast("httpx2.Response", response), endpoint)
+    response = cast("httpx2.Response", response)
+    if response.headers.get("content-type", "").startswith("application/json"):
+        await _raise_for_json_answer(response, endpoint)
+    return SSEStream(response, endpoint)
+
+
+async def _raise_for_json_answer(response: Any, endpoint: Endpoint) -> None:
+    """A 200 answer that is JSON, not an event stream: an error object, or no streaming."""
+    import httpx2
+
+    try:
+        text = (await response.aread()).decode("utf-8", "replace")
+    except httpx2.HTTPError as exc:
+        raise transport_error(endpoint, exc, streaming=True) from exc
+    finally:
+        await response.aclose()
+    try:
+        payload = json.loads(text)
+    except ValueError:
+        payload = None
+    if isinstance(payload, dict) and payload.get("error"):
+        raise stream_error(endpoint, payload["error"])
+    raise ProviderError(
+        f"{endpoint.label}: the server answered with JSON instead of an event stream: {text[:500]}",
+        hint="The server does not seem to support streaming (stream=true); check "
+        f"{endpoint.base_url_env} points at a server that does.",
+        vendor=endpoint.vendor,
+        model=endpoint.model,
+        retryable=False,
+        body=text,
+    )
 
 
 class SSEStream:

@@ -29,6 +29,7 @@ from lovia.transcript import (
 from tests.lovia.providers.helpers import Sleeps, fold, run
 from tests.support import fake_openai as oai
 from tests.support.fake_openai import FakeOpenAI
+from tests.support.fake_server import json_reply
 
 HI: list[TranscriptEntry] = [InputEntry("user", "hi")]
 
@@ -346,6 +347,23 @@ async def test_in_stream_error_object(fake_openai: FakeOpenAI) -> None:
     with pytest.raises(ProviderError, match="OpenAI Chat stream error") as info:
         await run(provider(fake_openai), HI)
     assert info.value.retryable is True
+
+
+async def test_json_error_object_with_status_200(fake_openai: FakeOpenAI) -> None:
+    fake_openai.script(json_reply(200, {"error": {"message": "model overloaded", "code": 503}}))
+    with pytest.raises(ProviderError, match="model overloaded") as info:
+        await run(provider(fake_openai), HI)
+    assert info.value.retryable is True and info.value.status_code == 503
+
+
+async def test_server_without_streaming_is_a_final_error(fake_openai: FakeOpenAI) -> None:
+    completion = {"object": "chat.completion", "choices": [{"message": {"content": "hi"}}]}
+    fake_openai.script(json_reply(200, completion))
+    with pytest.raises(ProviderError, match="instead of an event stream") as info:
+        await with_retries(provider(fake_openai), policy())
+    assert info.value.retryable is False
+    assert "OPENAI_BASE_URL" in str(info.value)
+    assert len(fake_openai.stream_requests()) == 1
 
 
 async def test_server_that_never_answers_times_out(fake_openai: FakeOpenAI) -> None:

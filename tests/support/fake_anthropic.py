@@ -32,6 +32,8 @@ Builders (each returns a :class:`~tests.support.fake_server.Reply`; see its ``cu
 ``usage(input=10, output=5, cache_read=0, cache_write=0)`` builds ``message_start.usage``.
 ``fake_anthropic.models = [{"id": "claude-x", "max_input_tokens": 200000}]`` feeds
 ``GET /v1/models``.
+
+Run ``python -m tests.support.fake_anthropic`` for a standalone echo server (prints its URL).
 """
 
 from __future__ import annotations
@@ -238,3 +240,15 @@ def echo(request: RecordedRequest) -> Reply:
     content = last.get("content")
     said = content if isinstance(content, str) else json.dumps(content)
     return text(f"echo: {said}")
+
+
+if __name__ == "__main__":  # pragma: no cover - manual use
+    import time
+
+    server = FakeAnthropic(responder=echo).start()
+    print(server.base_url, flush=True)
+    try:
+        while True:
+            time.sleep(3600)
+    except KeyboardInterrupt:
+        server.stop()

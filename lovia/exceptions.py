@@ -38,12 +38,18 @@ class UserError(LoviaError):
 
 
 class ProviderError(LoviaError):
-    """A model provider or its HTTP transport failed."""
+    """A model provider or its HTTP transport failed.
+
+    ``retryable is None`` counts as retryable; only an explicit ``False`` is final.
+    ``retry_after`` is the server's requested wait in seconds (``Retry-After``), if any.
+    """
 
     vendor: str | None = None
     model: str | None = None
     status_code: int | None = None
     retryable: bool | None = None
+    retry_after: float | None = None
+    body: str | None = None
 
 
 class ToolError(LoviaError):

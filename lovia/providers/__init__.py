@@ -13,6 +13,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from lovia.exceptions import UserError
+from lovia.providers._clients import aclose_shared_clients
 from lovia.providers.base import ModelSettings, Provider, supports_vision
 
 if TYPE_CHECKING:
@@ -102,7 +103,7 @@ def provider_from_string(
     supports_vision: bool | None = None,
 ) -> Provider:
     """Build a provider from ``vendor:model`` (a bare name means OpenAI Chat)."""
-    overrides = {
+    overrides: dict[str, Any] = {
         k: v
         for k, v in (
             ("api_key", api_key),
@@ -171,6 +172,7 @@ __all__ = [
     "ModelSettings",
     "OpenAIChatProvider",
     "Provider",
+    "aclose_shared_clients",
     "model_from_env",
     "provider_from_string",
     "register_provider",

@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from lovia import events as ev
-from lovia.exceptions import ContextOverflowError
+from lovia.exceptions import ContextOverflowError, RunCancelled
 from lovia.messages import AssistantTurn, ToolCall, Usage
 from lovia.output import StructuredOutput, response_format_for
 from lovia.providers.base import ModelSettings, Provider
@@ -76,6 +76,8 @@ async def stream_with_retries(
             )
             try:
                 async for delta in stream:
+                    if cancel_token is not None and cancel_token.is_cancelled:
+                        cancel_token.check()  # the finally below closes the provider stream
                     if armed is not None:
                         yield armed
                         armed = None
@@ -91,7 +93,7 @@ async def stream_with_retries(
                 # The retry produced nothing at all: still tell consumers to drop the old output.
                 yield armed
             return
-        except (ContextOverflowError, GeneratorExit):
+        except (ContextOverflowError, RunCancelled, GeneratorExit):
             raise
         except BaseException as exc:
             if not isinstance(exc, Exception):
@@ -102,7 +104,7 @@ async def stream_with_retries(
                 raise
             if produced:
                 armed = _StreamReset(visible=visible or (armed.visible if armed else False))
-            delay = retry.backoff_delay(attempt)
+            delay = _retry_delay(retry, attempt, exc)
             logger.warning(
                 "model.retry: attempt %d/%d failed (%s: %s); retrying in %.2fs",
                 attempt,
@@ -116,6 +118,15 @@ async def stream_with_retries(
             await retry.sleep(delay)
             if cancel_token is not None:
                 cancel_token.check()
+
+
+def _retry_delay(retry: RetryPolicy, attempt: int, exc: BaseException) -> float:
+    """Backoff, but at least the server's ``Retry-After`` (itself capped at ``backoff_max``)."""
+    delay = retry.backoff_delay(attempt)
+    retry_after = getattr(exc, "retry_after", None)
+    if isinstance(retry_after, (int, float)) and retry_after > 0:
+        delay = max(delay, min(float(retry_after), retry.backoff_max))
+    return delay
 
 
 def assemble_turn_entries(

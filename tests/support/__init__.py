@@ -1,0 +1,1 @@
+"""Test support: scriptable fake vendor servers (``fake_server``, ``fake_openai``, ...)."""

@@ -1,0 +1,3 @@
+"""Shared pytest configuration: fixtures for the fake model-vendor servers."""
+
+pytest_plugins = ["tests.support.fixtures"]

@@ -211,7 +211,11 @@ class ServerRuntime:
 
     async def unsteer(self, raw: Any) -> dict[str, Any]:
         params = p.parse_params(p.UnsteerParams, raw)
-        ctl = await self.supervisor.active_controller(params.runId)
+        ctl = self.supervisor.by_run.get(params.runId)
+        if ctl is None:
+            # A finished run delivered (or dropped) its steers: nothing left to withdraw.
+            await self.supervisor.ensure_known_run(params.runId)
+            return {"withdrawn": False}
         return self.supervisor.unsteer(ctl, params.messageId)
 
     async def approve(self, raw: Any) -> dict[str, Any]:

@@ -7,8 +7,10 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import logging
 import os
+import signal
 import sys
 import threading
 
@@ -52,25 +54,39 @@ def _serve_stdio() -> None:
     # Nothing else may write to the protocol stream: print() and child output go to stderr.
     sys.stdout = sys.stderr
     writer = QueuedWriter(stdout)
-    server.protocol.set_writer(writer)  # type: ignore[arg-type]
+    server.protocol.set_writer(writer)
     stop = threading.Event()
     server._stop_event = stop
-    reader = StdinAsyncReader(stdin, server.thread_pool)
-    try:
-        asyncio.run(
-            run_async(
+
+    async def serve() -> None:
+        loop = asyncio.get_running_loop()
+        reader = StdinAsyncReader(stdin, server.thread_pool)
+        main = asyncio.current_task()
+        with contextlib.suppress(NotImplementedError):
+            loop.add_signal_handler(signal.SIGTERM, lambda: main and main.cancel())
+        try:
+            await run_async(
                 stop_event=stop,
                 reader=reader,
                 protocol=server.protocol,
                 logger=logging.getLogger("lovia_server.io"),
                 error_handler=server.report_server_error,
             )
-        )
+        except asyncio.CancelledError:
+            pass
+        finally:
+            # The editor went away (EOF, SIGTERM): interrupt live runs so they stay resumable.
+            if server.runtime is not None:
+                with contextlib.suppress(Exception):
+                    await asyncio.wait_for(server.runtime.shutdown(), 15)
+
+    try:
+        asyncio.run(serve())
     except (KeyboardInterrupt, SystemExit):
         pass
     finally:
         writer.close()
-        server.shutdown()
+        server.shutdown()  # type: ignore[no-untyped-call]
 
 
 def sub_main(argv: list[str] | None = None, *, prog: str = "lovia-server") -> int:

@@ -1,8 +1,8 @@
 """``lovia chat``: chat with an agent in the terminal through the real language server.
 
-    lovia chat --demo                 scripted demo agent, no model or API key needed
-    lovia chat "fix the failing test" one run with the configured model (LOVIA_MODEL)
-    lovia chat                        interactive: each line is a run in the same session
+lovia chat --demo                 scripted demo agent, no model or API key needed
+lovia chat "fix the failing test" one run with the configured model (LOVIA_MODEL)
+lovia chat                        interactive: each line is a run in the same session
 """
 
 from __future__ import annotations
@@ -98,10 +98,14 @@ class Terminal:
         extra = ""
         if event.get("error"):
             err = event["error"]
-            extra = f": {err.get('message')}" + (f"\n  hint: {err['hint']}" if err.get("hint") else "")
+            extra = f": {err.get('message')}" + (
+                f"\n  hint: {err['hint']}" if err.get("hint") else ""
+            )
         if event.get("resumable"):
             extra += " (resumable)"
-        self.line(self._c("1" if status == "completed" else "31", f"— {status}, {tokens} tokens{extra}"))
+        self.line(
+            self._c("1" if status == "completed" else "31", f"— {status}, {tokens} tokens{extra}")
+        )
 
 
 class ChatSession:
@@ -205,12 +209,16 @@ def _parse(argv: list[str] | None, prog: str) -> argparse.Namespace:
     return parser.parse_args(argv)
 
 
-async def _main(args: argparse.Namespace) -> int:
+def _workspace_root(args: argparse.Namespace) -> Path:
     if args.demo and not args.cwd:
         root = Path(tempfile.mkdtemp(prefix="lovia-demo-"))
         (root / "README.md").write_text("# lovia demo workspace\n")
-    else:
-        root = Path(args.cwd or os.getcwd()).resolve()
+        return root
+    return Path(args.cwd or os.getcwd()).resolve()
+
+
+async def _main(args: argparse.Namespace) -> int:
+    root = await asyncio.to_thread(_workspace_root, args)
     settings: dict[str, Any] = {}
     if args.demo:
         settings["agent"] = "lovia:demo"

@@ -10,6 +10,10 @@ import logging
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from lsprotocol import types as lsp
+
+from lovia.agent import Agent
+from lovia.run_context import current_tool_call
 from lovia.workspace import (
     CommandRule,
     LocalWorkspace,
@@ -19,10 +23,6 @@ from lovia.workspace import (
 )
 from lovia.workspace.edits import apply_edit
 from lovia.workspace.paths import resolve_path
-from lsprotocol import types as lsp
-
-from lovia.agent import Agent
-from lovia.run_context import current_tool_call
 from lovia_server import protocol as p
 from lovia_server.events import path_uri, uri_to_path
 
@@ -88,9 +88,9 @@ class EditorWorkspace:
     def _inside(self, path: Path) -> Path | None:
         best: Path | None = None
         for folder in self.folders():
-            if path == folder or path.is_relative_to(folder):
-                if best is None or len(folder.parts) > len(best.parts):
-                    best = folder
+            inside = path == folder or path.is_relative_to(folder)
+            if inside and (best is None or len(folder.parts) > len(best.parts)):
+                best = folder
         return best
 
     def resolve_cwd(self, cwd: str | None) -> Path:
@@ -136,20 +136,20 @@ class EditorWorkspace:
         rules: list[PathRule] = []
         for rule in perms.pathRules:
             if rule.read is not None:
-                rules.append(PathRule(rule.pattern, rule.read, ops={"read"}))
+                rules.append(PathRule(rule.pattern, rule.read, ops=frozenset({"read"})))
             if rule.write is not None:
-                rules.append(PathRule(rule.pattern, rule.write, ops={"write"}))
-        base = Workspace.local(root, mode=preset)
+                rules.append(PathRule(rule.pattern, rule.write, ops=frozenset({"write"})))
+        base = Workspace.local(str(root), mode=preset)
         inside_write = base.policy.write
         if perms.write is not None and preset != "readonly":
             inside_write = perms.write
         for folder in self.folders():
             if folder != root:
-                rules.append(PathRule(str(folder), "allow", ops={"read"}))
-                rules.append(PathRule(str(folder), inside_write, ops={"write"}))
+                rules.append(PathRule(str(folder), "allow", ops=frozenset({"read"})))
+                rules.append(PathRule(str(folder), inside_write, ops=frozenset({"write"})))
         command_rules = tuple(CommandRule(r.pattern, r.decision) for r in perms.commandRules)
         config = Workspace.local(
-            root,
+            str(root),
             mode=preset,
             denied_paths=tuple(perms.deniedPaths),
             path_rules=tuple(rules),
@@ -373,9 +373,8 @@ class EditorWorkspace:
                 )
                 == "deny"
             ):
-                blocks.append(
-                    f'<context path="{resolved.display()}">(denied by the workspace policy)</context>'
-                )
+                denied = "(denied by the workspace policy)"
+                blocks.append(f'<context path="{resolved.display()}">{denied}</context>')
                 continue
             text = await self._read_full(root, path)
             if text is None:

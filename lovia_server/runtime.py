@@ -11,11 +11,11 @@ import logging
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from lovia.tools.human import HumanChannel, ask_human
 from lsprotocol import types as lsp
 
 import lovia
 from lovia.stores import SQLiteCheckpointer, SQLiteSession
+from lovia.tools.human import HumanChannel, ask_human
 from lovia_server import protocol as p
 from lovia_server.agents import (
     BUILTIN_CODING,
@@ -74,14 +74,12 @@ class ServerRuntime:
         )
         self.workspace.output_listener = self.supervisor.tool_output
         self._questions_task: asyncio.Task[None] | None = None
+        self._closed = False
 
     @classmethod
     async def start(cls, server: LoviaServer) -> ServerRuntime:
-        state_dir = Path(
-            server.init_options.stateDir
-            or default_state_dir(server.folders[0] if server.folders else None)
-        ).expanduser()
-        state_dir.mkdir(parents=True, exist_ok=True)
+        state_dir = _state_dir(server)
+        await asyncio.to_thread(state_dir.mkdir, parents=True, exist_ok=True)
         store = ServerStore(state_dir / "state.db")
         await store.open()
         runtime = cls(server, store, state_dir)
@@ -95,6 +93,9 @@ class ServerRuntime:
         )
 
     async def shutdown(self) -> None:
+        if self._closed:
+            return
+        self._closed = True
         await self.supervisor.shutdown()
         self.channel.close("server shutdown")
         if self._questions_task is not None:
@@ -322,6 +323,13 @@ class ServerRuntime:
 
     async def _on_run_end(self, ctl: RunController) -> None:
         return None
+
+
+def _state_dir(server: LoviaServer) -> Path:
+    configured = server.init_options.stateDir
+    if configured:
+        return Path(configured).expanduser()
+    return default_state_dir(server.folders[0] if server.folders else None)
 
 
 def _model_label(model: Any) -> str | None:

@@ -44,7 +44,7 @@ Handler = Callable[[Any], Awaitable[Any]]
 
 def converter_factory() -> cattrs.Converter:
     """pygls' converter, but custom-method params stay plain dicts (validated by pydantic)."""
-    converter = default_converter()
+    converter: cattrs.Converter = default_converter()  # type: ignore[no-untyped-call]
     for cls in (JsonRPCRequestMessage, JsonRPCNotification, JsonRPCResponseMessage):
         converter.register_structure_hook(cls, lambda obj, c: c(**obj))
     return converter
@@ -54,7 +54,7 @@ class LoviaProtocol(LanguageServerProtocol):
     """Adds ``experimental.lovia`` to the initialize result."""
 
     @lsp_method(lsp.INITIALIZE)
-    def lsp_initialize(  # type: ignore[override]
+    def lsp_initialize(
         self, params: lsp.InitializeParams
     ) -> Generator[Any, Any, lsp.InitializeResult]:
         result: lsp.InitializeResult = yield from super().lsp_initialize(params)
@@ -133,7 +133,7 @@ def _to_jsonrpc(exc: BaseException) -> JsonRpcException:
             return JsonRpcInvalidParams(message=exc.message, data=exc.data)
         if exc.code == p.SERVER_NOT_INITIALIZED:
             return JsonRpcServerNotInitialized(message=exc.message, data=exc.data)
-        return JsonRpcServerError(exc.message, exc.code, exc.data)
+        return JsonRpcServerError(exc.message, exc.code, exc.data)  # type: ignore[no-untyped-call]
     if isinstance(exc, LoviaError):
         data: dict[str, Any] = {"type": type(exc).__name__}
         if exc.hint:

@@ -168,7 +168,8 @@ class ServerStore:
         now = time.time()
         await self._write(
             "INSERT INTO server_sessions (id, title, created_at, updated_at, agent, cwd) "
-            "VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT(id) DO UPDATE SET updated_at = excluded.updated_at",
+            "VALUES (?, ?, ?, ?, ?, ?) "
+            "ON CONFLICT(id) DO UPDATE SET updated_at = excluded.updated_at",
             (session_id, title.strip()[:120] or "Untitled", now, now, agent, cwd),
         )
 

@@ -417,7 +417,7 @@ class RunSupervisor:
             self._resolve_all_approvals(ctl, "cancelled")
         tasks = [c.task for c in self.by_run.values() if c.task is not None]
         if tasks:
-            done, pending = await asyncio.wait(tasks, timeout=grace)
+            _, pending = await asyncio.wait(tasks, timeout=grace)
             for task in pending:
                 task.cancel()
             if pending:
@@ -818,9 +818,8 @@ class RunSupervisor:
                 info.diff = await self._preview(ctl, info)
             exists = info.diff is not None and info.diff.get("oldText") is not None
             payload["action"] = "file.write" if (exists or name == "edit_file") else "file.create"
-            payload["detail"] = (
-                f"The agent wants to {'edit' if exists else 'create'} {paths[0] if paths else 'a file'}."
-            )
+            target = paths[0] if paths else "a file"
+            payload["detail"] = f"The agent wants to {'edit' if exists else 'create'} {target}."
             if info.diff is not None:
                 payload["diff"] = [info.diff]
             payload["options"] = APPROVAL_OPTIONS["file"]

@@ -11,7 +11,9 @@ from pathlib import Path
 import pytest
 
 NVIM = shutil.which("nvim")
-pytestmark = pytest.mark.skipif(NVIM is None, reason="neovim is not installed (.ci/run installs it)")
+pytestmark = pytest.mark.skipif(
+    NVIM is None, reason="neovim is not installed (.ci/run installs it)"
+)
 
 AGENT = textwrap.dedent(
     """

@@ -114,10 +114,10 @@ class Harness:
         self,
         predicate: Callable[[dict[str, Any]], bool],
         *,
-        timeout: float = 20,
+        within: float = 20,
     ) -> dict[str, Any]:
         loop = asyncio.get_running_loop()
-        deadline = loop.time() + timeout
+        deadline = loop.time() + within
         seen = 0
         while True:
             for event in self.events[seen:]:
@@ -136,9 +136,11 @@ class Harness:
 
     async def wait_kind(self, run_id: str, kind: str, **fields: Any) -> dict[str, Any]:
         return await self.wait_for(
-            lambda e: e["runId"] == run_id
-            and e["kind"] == kind
-            and all(e.get(k) == v for k, v in fields.items())
+            lambda e: (
+                e["runId"] == run_id
+                and e["kind"] == kind
+                and all(e.get(k) == v for k, v in fields.items())
+            )
         )
 
     async def finished(self, run_id: str) -> dict[str, Any]:

@@ -8,7 +8,9 @@ from tests.server.harness import AGENT_HEADER, Harness
 
 # The provider answers by position (number of tool results so far), so a re-imported agent
 # module continues the conversation where the transcript stands.
-POSITIONAL = AGENT_HEADER + """
+POSITIONAL = (
+    AGENT_HEADER
+    + """
 from collections import deque
 from lovia.transcript import ToolResultEntry
 
@@ -52,6 +54,7 @@ agent = Agent(
     tools=[build, deploy],
 )
 """
+)
 
 
 async def _kill(h: Harness) -> None:
@@ -126,7 +129,9 @@ async def test_sigkill_while_tool_runs_and_while_waiting_for_approval(tmp_path):
             {"runId": rid, "approvalId": request["approvalId"], "decision": "allow_once"},
         )
         done = await third.wait_for(
-            lambda e: e["runId"] == rid and e["kind"] == "run.finished" and e["seq"] > request["seq"]
+            lambda e: (
+                e["runId"] == rid and e["kind"] == "run.finished" and e["seq"] > request["seq"]
+            )
         )
         assert done["status"] == "completed" and done["output"] == "shipped"
         full = await third.request("lovia/replay", {"runId": rid})

@@ -6,7 +6,9 @@ from lsprotocol import types as lsp
 
 from tests.server.harness import AGENT_HEADER
 
-EDITOR_AGENT = AGENT_HEADER + """
+EDITOR_AGENT = (
+    AGENT_HEADER
+    + """
 agent = Agent(
     name="editor",
     model=ScriptedProvider([
@@ -17,6 +19,7 @@ agent = Agent(
     ]),
 )
 """
+)
 
 
 def _open(harness, path, text, version=1):
@@ -33,8 +36,13 @@ async def _approve_all(harness, run_id, decision="allow_once"):
     handled = set()
     while True:
         event = await harness.wait_for(
-            lambda e: e["runId"] == run_id
-            and (e["kind"] == "run.finished" or (e["kind"] == "approval.requested" and e["approvalId"] not in handled))
+            lambda e: (
+                e["runId"] == run_id
+                and (
+                    e["kind"] == "run.finished"
+                    or (e["kind"] == "approval.requested" and e["approvalId"] not in handled)
+                )
+            )
         )
         if event["kind"] == "run.finished":
             return event
@@ -64,7 +72,9 @@ async def test_reads_see_unsaved_buffer_and_server_mode_writes_disk(harness):
     events = harness.of_run(rid)
     read = next(e for e in events if e["kind"] == "tool.result" and e["toolCallId"] == "r1")
     assert "# unsaved" in read["content"][0]["text"]
-    create = next(e for e in events if e["kind"] == "approval.requested" and e["toolCallId"] == "w1")
+    create = next(
+        e for e in events if e["kind"] == "approval.requested" and e["toolCallId"] == "w1"
+    )
     assert create["action"] == "file.create" and create["diff"][0]["oldText"] is None
     edit_result = next(e for e in events if e["kind"] == "tool.result" and e["toolCallId"] == "e1")
     diffs = [c for c in edit_result["content"] if c["type"] == "diff"]
@@ -73,15 +83,15 @@ async def test_reads_see_unsaved_buffer_and_server_mode_writes_disk(harness):
     assert (harness.root / "new.txt").read_text() == "created\n"
     assert harness.apply_edits == []
     call = next(e for e in events if e["kind"] == "tool.call" and e["toolCallId"] == "e1")
-    assert call["toolKind"] == "edit" and call["locations"][0]["path"] == str(harness.root / "app.py")
+    assert call["toolKind"] == "edit" and call["locations"][0]["path"] == str(
+        harness.root / "app.py"
+    )
 
 
 async def test_workspace_edit_mode_applies_through_the_editor(harness):
     (harness.root / "app.py").write_text("old_name = 1\n")
     spec = harness.write_agent(EDITOR_AGENT)
-    await harness.start(
-        settings={"agent": spec}, init_options={"editMode": "workspaceEdit"}
-    )
+    await harness.start(settings={"agent": spec}, init_options={"editMode": "workspaceEdit"})
     _open(harness, harness.root / "app.py", "old_name = 1\n", version=7)
     run = await harness.run("rename")
     done = await harness.finished(run["runId"])
@@ -108,7 +118,8 @@ async def test_workspace_edit_declined_maps_to_declined(harness):
     run = await harness.run("rename")
     await harness.finished(run["runId"])
     result = next(
-        e for e in harness.of_run(run["runId"])
+        e
+        for e in harness.of_run(run["runId"])
         if e["kind"] == "tool.result" and e["toolCallId"] == "e1"
     )
     assert result["status"] == "declined"
@@ -132,7 +143,9 @@ async def test_neovim_capabilities_fall_back_to_server_edits(harness):
         assert harness.apply_edits
 
 
-SHELL_AGENT = AGENT_HEADER + """
+SHELL_AGENT = (
+    AGENT_HEADER
+    + """
 agent = Agent(
     name="sheller",
     model=ScriptedProvider([
@@ -142,6 +155,7 @@ agent = Agent(
     ]),
 )
 """
+)
 
 
 async def test_shell_output_streams_and_denied_paths_hold(harness):
@@ -172,14 +186,22 @@ async def test_shell_output_streams_and_denied_paths_hold(harness):
 
 async def test_context_items_attach_file_text(harness):
     (harness.root / "lib.py").write_text("line1\nline2\nline3\n")
-    echo = AGENT_HEADER + """
+    echo = (
+        AGENT_HEADER
+        + """
 agent = Agent(name="echo", model=ScriptedProvider([text("seen")]))
 """
+    )
     spec = harness.write_agent(echo)
     await harness.start(settings={"agent": spec})
     run = await harness.run(
         "explain",
-        context=[{"uri": (harness.root / "lib.py").as_uri(), "range": {"start": {"line": 1, "character": 0}, "end": {"line": 2, "character": 0}}}],
+        context=[
+            {
+                "uri": (harness.root / "lib.py").as_uri(),
+                "range": {"start": {"line": 1, "character": 0}, "end": {"line": 2, "character": 0}},
+            }
+        ],
     )
     await harness.finished(run["runId"])
     view = await harness.request("lovia/session", {"sessionId": run["sessionId"]})

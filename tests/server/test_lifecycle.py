@@ -117,7 +117,9 @@ async def test_workspace_folder_changes(harness, tmp_path):
     assert paths == [str(harness.root), str(other.resolve())]
     first = status["folders"][0]
     assert any(r["pattern"] == str(other.resolve()) for r in first["pathRules"])
-    harness.write_agent(AGENT_HEADER + "agent = Agent(name='a', model=ScriptedProvider([text('hi')]))\n")
+    harness.write_agent(
+        AGENT_HEADER + "agent = Agent(name='a', model=ScriptedProvider([text('hi')]))\n"
+    )
     run = await harness.run(cwd=str(other), agent="agent.py:agent")
     assert run["status"] == "running"
 

@@ -6,11 +6,16 @@ import pytest
 
 from tests.server.harness import AGENT_HEADER
 
-TEXT_AGENT = AGENT_HEADER + """
+TEXT_AGENT = (
+    AGENT_HEADER
+    + """
 agent = Agent(name="talker", model=ScriptedProvider([text("Hello **there**!", reasoning="hmm")]))
 """
+)
 
-TOOL_AGENT = AGENT_HEADER + """
+TOOL_AGENT = (
+    AGENT_HEADER
+    + """
 @tool
 async def add(a: int, b: int) -> int:
     "Add two numbers."
@@ -22,8 +27,11 @@ agent = Agent(
     tools=[add],
 )
 """
+)
 
-APPROVAL_AGENT = AGENT_HEADER + """
+APPROVAL_AGENT = (
+    AGENT_HEADER
+    + """
 @tool(needs_approval=True)
 async def deploy(env: str) -> str:
     "Deploy."
@@ -40,8 +48,11 @@ agent = Agent(
     tools=[deploy],
 )
 """
+)
 
-SLOW_AGENT = AGENT_HEADER + """
+SLOW_AGENT = (
+    AGENT_HEADER
+    + """
 @tool
 async def work(step: int) -> str:
     "Do one step; waits for a release file."
@@ -59,6 +70,7 @@ agent = Agent(
     tools=[work],
 )
 """
+)
 
 
 async def start(harness, agent_src, **settings):
@@ -87,9 +99,12 @@ async def test_text_run_event_order_and_seq(harness):
     assert events[0]["seq"] == 1
     kinds = [e["kind"] for e in events]
     assert kinds[:2] == ["run.started", "user.message"]
-    assert kinds.index("reasoning.delta") < kinds.index("message.delta") < kinds.index(
-        "message.completed"
-    ) < kinds.index("usage.updated")
+    assert (
+        kinds.index("reasoning.delta")
+        < kinds.index("message.delta")
+        < kinds.index("message.completed")
+        < kinds.index("usage.updated")
+    )
     started = events[0]
     assert started["prompt"] == "say hi" and started["resumed"] is False
     assert started["agent"] == "agent.py:agent" and started["cwd"] == str(harness.root)
@@ -139,13 +154,17 @@ async def test_approval_allow_once_then_allow_always_is_remembered(harness):
     done = await harness.finished(rid)
     events = harness.of_run(rid)
     resolved = [e for e in events if e["kind"] == "approval.resolved"]
-    assert [(r["outcome"], r["by"]) for r in resolved] == [("allowed", "user"), ("allowed", "policy")]
+    assert [(r["outcome"], r["by"]) for r in resolved] == [
+        ("allowed", "user"),
+        ("allowed", "policy"),
+    ]
     assert done["status"] == "completed"
     status = await harness.request("lovia/status", {})
     assert status["sessionRules"][0]["decision"] == "allow"
     with pytest.raises(Exception) as info:
         await harness.request(
-            "lovia/approve", {"runId": rid, "approvalId": req["approvalId"], "decision": "allow_once"}
+            "lovia/approve",
+            {"runId": rid, "approvalId": req["approvalId"], "decision": "allow_once"},
         )
     assert info.value.code == -32011
 
@@ -169,7 +188,8 @@ async def test_approval_reject_with_message_tells_model(harness):
     assert "deploy to staging first" in result["content"][0]["text"]
     req2 = await harness.wait_kind(rid, "approval.requested", toolCallId="d2")
     await harness.request(
-        "lovia/approve", {"runId": rid, "approvalId": req2["approvalId"], "decision": "reject_always"}
+        "lovia/approve",
+        {"runId": rid, "approvalId": req2["approvalId"], "decision": "reject_always"},
     )
     await harness.finished(rid)
     assert not (harness.root / "deployed-prod").exists()
@@ -186,7 +206,8 @@ async def test_approve_unknown_approval_id(harness):
     await harness.wait_kind(run["runId"], "approval.requested")
     with pytest.raises(Exception) as info:
         await harness.request(
-            "lovia/approve", {"runId": run["runId"], "approvalId": "ap_nope", "decision": "allow_once"}
+            "lovia/approve",
+            {"runId": run["runId"], "approvalId": "ap_nope", "decision": "allow_once"},
         )
     assert info.value.code == -32013 and info.value.data["approvalId"] == "ap_nope"
     await harness.request("lovia/cancel", {"runId": run["runId"]})

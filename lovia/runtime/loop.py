@@ -462,15 +462,20 @@ class RunLoop:
         policy: Any = self.context_policy
         if not hasattr(policy, "context_window") or policy.context_window is not None:
             return
+        # The probe only warms the provider's own memo: the policy reads the window through
+        # ``provider.context_window()`` on every turn.
         try:
             window = await discover_context_window(provider)
         except Exception:
             logger.warning("context.window_probe_failed", exc_info=True)
             return
-        if window is not None:
-            setter = getattr(policy, "learn_window", None)
-            if callable(setter):
-                setter(provider, window)
+        if window is None:
+            logger.info(
+                "context.window_unknown: provider=%s model=%s; proactive compaction is off "
+                "(overflow recovery still works)",
+                getattr(provider, "name", type(provider).__name__),
+                getattr(provider, "model", None),
+            )
 
     async def _activate_plugins(self, agent: Agent[Any], ctx: RunContext[Any]) -> PluginActivation:
         activation = PluginActivation()
@@ -648,6 +653,7 @@ class RunLoop:
                 last_input_tokens=state.last_input_tokens,
                 overflow=False,
                 scratch=state.context_state,
+                session_id=self.session_id,
             )
             result = await self._compact(state, req)
             failed_tokens = result.tokens_after

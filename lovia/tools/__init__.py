@@ -14,6 +14,7 @@ from lovia.tools.base import (
     tool,
     truncate_tool_output,
 )
+from lovia.tools.recall import make_recall_tool, recall_tool_result
 
 __all__ = [
     "ApprovalPredicate",
@@ -24,6 +25,8 @@ __all__ = [
     "apply_tool_policies",
     "clip_text",
     "default_result_renderer",
+    "make_recall_tool",
+    "recall_tool_result",
     "render_tool_result",
     "run_tool",
     "tool",

@@ -298,7 +298,9 @@ class _Track:
         state = self.state
         out: list[tuple[int, ToolResultEntry]] = []
         result_pos = self.result_pos
-        for cid in (*state.cleared, *state.offloaded):
+        offloaded = state.offloaded
+        ids = [*offloaded, *(cid for cid in state.cleared if cid not in offloaded)]
+        for cid in ids:
             pos = result_pos.get(cid)
             if pos is None:
                 continue
@@ -719,7 +721,7 @@ class Compaction:
         detail: list[str] = []
         if budget is not None:
             detail.append(f"context was {round(budget.pressure(tokens_at_start) * 100)}% full")
-        if view is None:
+        if view is None and not reasons:
             # the view equals the transcript: hand back the request's own list
             return ContextResult(
                 entries=req.entries,
@@ -734,13 +736,14 @@ class Compaction:
         if track.covered:
             detail.append(f"summary covers {_plural(track.covered, 'message')}")
         summary = state.summary
+        reason: str | None
         if reasons:
             reason = ("reactive_" if req.overflow else "") + "+".join(reasons)
         else:
-            reason = "sticky_replay"
+            reason = "sticky_replay" if view is not None else None
         return ContextResult(
-            entries=list(view),
-            changed=True,
+            entries=list(view) if view is not None else req.entries,
+            changed=view is not None,
             compacted=bool(reasons),
             reason=reason,
             summary=summary.text if reasons and "summary" in reasons and summary else None,

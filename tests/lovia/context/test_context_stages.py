@@ -156,9 +156,7 @@ async def test_stages_skip_decided_reused_and_summarized_results():
         *[call("done"), out("done", "f" * 9000)],
         *[call("new"), out("new", "g" * 9000)],
     ]
-    state = CompactionState(
-        cleared={"done"}, summary=SummaryState("S", 3, fingerprint(body[:3]))
-    )
+    state = CompactionState(cleared={"done"}, summary=SummaryState("S", 3, fingerprint(body[:3])))
     ctx = make_ctx(body, state=state, target=1)
     assert await OffloadToolResults(keep_last=0).plan(body, ctx)
     assert set(state.offloaded) == {"new"}

@@ -13,7 +13,7 @@ from lovia.context.prompts import (
     SUMMARY_FOLD_TEMPLATE,
     SUMMARY_SYSTEM_PROMPT,
 )
-from lovia.parts import ImagePart, text_of
+from lovia.parts import text_of
 from lovia.providers.base import ModelSettings
 from lovia.transcript import (
     AssistantTextEntry,
@@ -48,23 +48,12 @@ class Summarizer(Protocol):
     ) -> str: ...
 
 
-def _input_text(content: object) -> str:
-    if isinstance(content, str):
-        return content
-    if isinstance(content, list):
-        pieces = []
-        for part in content:
-            pieces.append("[image]" if isinstance(part, ImagePart) else text_of([part]))
-        return "".join(pieces)
-    return ""
-
-
 def transcript_to_text(entries: Sequence[TranscriptEntry]) -> str:
     """A plain-text rendering for the summary prompt (reasoning is left out)."""
     lines: list[str] = []
     for e in entries:
         if isinstance(e, InputEntry):
-            lines.append(f"[{e.role}] {_input_text(e.content)}")
+            lines.append(f"[{e.role}] {text_of(e.content)}")
         elif isinstance(e, AssistantTextEntry):
             lines.append(f"[assistant] {e.content}")
         elif isinstance(e, ToolCallEntry):

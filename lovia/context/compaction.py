@@ -19,10 +19,11 @@ rebuild (new run, resume, a caller-rewritten transcript).
 
 from __future__ import annotations
 
+import hashlib
 import logging
 from collections import OrderedDict
 from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, overload
 
 from lovia.context.policy import CompactionRequest, ContextResult
 from lovia.context.render import (
@@ -47,7 +48,7 @@ from lovia.context.state import (
     SCRATCH_KEY,
     CompactionState,
     SummaryState,
-    fingerprint,
+    entry_signature,
     plausible_window,
     window_key,
 )
@@ -84,9 +85,13 @@ class _Track:
         "cost",
         "counter",
         "covered",
+        "decided_ids",
         "dirty",
+        "fp_hash",
+        "fp_len",
         "markers",
         "overhead",
+        "patched",
         "raw_sum",
         "recall",
         "result_count",
@@ -131,6 +136,10 @@ class _Track:
         self.summary_cost = 0
         self.view_sum = 0
         self.view: list[TranscriptEntry] | None = None
+        self.patched: dict[int, ToolResultEntry] = {}
+        self.decided_ids: set[str] = set()
+        self.fp_hash: Any = None
+        self.fp_len = 0
 
     # ------------------------------------------------------------------ sync
 
@@ -260,7 +269,7 @@ class _Track:
             return
         body = self.body
         covered = summary.covered
-        if not 0 < covered <= len(body) or fingerprint(body[:covered]) != summary.fingerprint:
+        if not 0 < covered <= len(body) or self.prefix_fingerprint(covered) != summary.fingerprint:
             state.summary = None
             self.dirty = True
             return
@@ -273,7 +282,7 @@ class _Track:
         if covered == 0:
             state.summary = None
         else:
-            state.summary = SummaryState(summary.text, covered, fingerprint(body[:covered]))
+            state.summary = SummaryState(summary.text, covered, self.prefix_fingerprint(covered))
 
     # ------------------------------------------------------------------ view
 
@@ -294,32 +303,15 @@ class _Track:
         self.markers[cid] = made
         return made
 
-    def _decided_positions(self) -> list[tuple[int, ToolResultEntry]]:
-        state = self.state
-        out: list[tuple[int, ToolResultEntry]] = []
-        result_pos = self.result_pos
-        offloaded = state.offloaded
-        ids = [*offloaded, *(cid for cid in state.cleared if cid not in offloaded)]
-        for cid in ids:
-            pos = result_pos.get(cid)
-            if pos is None:
-                continue
-            entry = self.body[pos]
-            assert isinstance(entry, ToolResultEntry)
-            marker = self.marker(entry)
-            if marker is not None:
-                out.append((pos, marker))
-        return out
+    def _summary_head(self) -> list[TranscriptEntry]:
+        if self.summary_obj is not None:
+            return [*self.sys, self.summary_obj]
+        return list(self.sys)
 
-    def refresh(self) -> None:
-        """Recompute the rendered view and its estimate after decisions changed (O(n))."""
-        state = self.state
-        body = self.body
-        summary = state.summary
-        covered = summary.covered if summary is not None and 0 < summary.covered <= len(body) else 0
+    def _set_summary(self, covered: int) -> None:
+        summary = self.state.summary
         self.covered = covered
-        if covered:
-            assert summary is not None
+        if covered and summary is not None:
             if self.summary_obj is None or self.summary_text != summary.text:
                 self.summary_obj = summary_entry(summary.text)
                 self.summary_text = summary.text
@@ -328,29 +320,100 @@ class _Track:
             self.summary_obj = None
             self.summary_text = None
             self.summary_cost = 0
-        tail = body[covered:]
-        view_sum = sum(self.cost[covered:])
-        count = self.counter.count_entry
-        patched = False
-        for pos, marker in self._decided_positions():
-            if pos < covered:
-                continue
-            tail[pos - covered] = marker
-            view_sum += count(marker) - self.cost[pos]
-            patched = True
-        self.view_sum = view_sum
-        if covered or patched:
-            head = [*self.sys, self.summary_obj] if self.summary_obj is not None else list(self.sys)
-            self.view = head + tail
-        else:
-            self.view = None
 
-    def rendered_body(self) -> list[TranscriptEntry]:
-        """``render_entries(body, state)`` using the cached marker objects."""
-        out = list(self.body)
-        for pos, marker in self._decided_positions():
-            out[pos] = marker
-        return out
+    def _valid_coverage(self) -> int:
+        summary = self.state.summary
+        if summary is not None and 0 < summary.covered <= len(self.body):
+            return summary.covered
+        return 0
+
+    def _patch(self, call_id: str) -> None:
+        """Render the (newly) decided result ``call_id`` as its marker."""
+        self.decided_ids.add(call_id)
+        pos = self.result_pos.get(call_id)
+        if pos is None:
+            return
+        entry = self.body[pos]
+        assert isinstance(entry, ToolResultEntry)
+        marker = self.marker(entry)
+        if marker is None:
+            return
+        self.patched[pos] = marker
+        if pos >= self.covered:
+            if self.view is None:
+                self.view = self._summary_head() + self.body[self.covered :]
+            self.view[len(self.sys) + (self.summary_obj is not None) + pos - self.covered] = marker
+            self.view_sum += self.counter.count_entry(marker) - self.cost[pos]
+
+    def refresh(self) -> None:
+        """Recompute the rendered view and its estimate from scratch (O(n), C-level mostly)."""
+        state = self.state
+        self.patched = {}
+        self.decided_ids = set()
+        self.view = None
+        self._set_summary(self._valid_coverage())
+        self.view_sum = sum(self.cost[self.covered :])
+        if self.covered:
+            self.view = self._summary_head() + self.body[self.covered :]
+        offloaded = state.offloaded
+        for cid in offloaded:
+            self._patch(cid)
+        for cid in state.cleared:
+            if cid not in offloaded:
+                self._patch(cid)
+
+    def apply_new_decisions(self) -> None:
+        """Fold decisions a stage just added into the view: O(new decisions + new coverage).
+
+        Stages only add decisions and only move the summary coverage forward; anything else
+        falls back to ``refresh``.
+        """
+        state = self.state
+        fresh = (state.cleared | state.offloaded.keys()) - self.decided_ids
+        for cid in fresh:
+            if cid in state.offloaded or cid in state.cleared:
+                self._patch(cid)
+        covered = self._valid_coverage()
+        old = self.covered
+        if covered == old and (covered == 0 or self.summary_text == state.summary.text):  # type: ignore[union-attr]
+            return
+        if covered < old:
+            self.refresh()
+            return
+        # the summary now also covers body[old:covered]: drop them from the view
+        count = self.counter.count_entry
+        patched = self.patched
+        cost = self.cost
+        removed = 0
+        for i in range(old, covered):
+            marker = patched.get(i)
+            removed += count(marker) if marker is not None else cost[i]
+        self.view_sum -= removed
+        head_len = len(self.sys) + (self.summary_obj is not None)
+        tail = (
+            self.view[head_len + covered - old :] if self.view is not None else self.body[covered:]
+        )
+        self._set_summary(covered)
+        self.view = self._summary_head() + tail
+
+    def rendered(self) -> _RenderedBody:
+        """``render_entries(body, state)`` as a lazy sequence (markers from the cache)."""
+        return _RenderedBody(self.body, self.patched)
+
+    def prefix_fingerprint(self, k: int) -> str:
+        """``fingerprint(body[:k])``, extended incrementally as ``k`` grows."""
+        if self.fp_hash is None or k < self.fp_len:
+            h = hashlib.sha1()
+            start = 0
+        else:
+            h = self.fp_hash.copy()
+            start = self.fp_len
+        for e in self.body[start:k]:
+            h.update(entry_signature(e).encode("utf-8", "surrogatepass"))
+            h.update(b"\x00")
+        self.fp_hash = h.copy()
+        self.fp_len = k
+        return h.hexdigest()[:16]
 
     def set_recall(self, recall: bool) -> None:
         if recall != self.recall:
@@ -380,6 +443,33 @@ class _Track:
             return
         self.saved = state.save(self.scratch)
         self.dirty = False
+
+
+class _RenderedBody(Sequence[TranscriptEntry]):
+    """The rendered body, read lazily: ``body[i]`` or its cached marker."""
+
+    __slots__ = ("body", "patched")
+
+    def __init__(self, body: list[TranscriptEntry], patched: dict[int, ToolResultEntry]):
+        self.body = body
+        self.patched = patched
+
+    def __len__(self) -> int:
+        return len(self.body)
+
+    @overload
+    def __getitem__(self, i: int) -> TranscriptEntry: ...
+
+    @overload
+    def __getitem__(self, i: slice) -> list[TranscriptEntry]: ...
+
+    def __getitem__(self, i: int | slice) -> TranscriptEntry | list[TranscriptEntry]:
+        if isinstance(i, slice):
+            return [self[j] for j in range(*i.indices(len(self.body)))]
+        if i < 0:
+            i += len(self.body)
+        marker = self.patched.get(i)
+        return marker if marker is not None else self.body[i]
 
 
 def _system_count(entries: Sequence[TranscriptEntry]) -> int:
@@ -663,7 +753,9 @@ class Compaction:
         tail = self.keep_recent_tokens or max(1, budget.usable // 5)
         if overflow:
             tail = min(tail, max(1, budget.usable // 10))
-        protected_from = protected_tail_start(track.rendered_body(), counter, ratio, tail)
+        protected_from = protected_tail_start(
+            track.rendered(), counter, ratio, tail, called=track.call_pos
+        )
         if protected_from == 0 and body:
             logger.warning(
                 "context.compaction: protected tail covers the entire view (tail budget %d "
@@ -684,6 +776,9 @@ class Compaction:
                 store=self.store,
                 model_window=model_window,
                 recall=track.recall,
+                result_counts=track.result_count,
+                called=track.call_pos,
+                prefix_fingerprint=track.prefix_fingerprint,
             )
             try:
                 decided = await stage.plan(body, ctx)
@@ -695,7 +790,7 @@ class Compaction:
             track.dirty = True
             if decided:
                 reasons.append(stage.name)
-                track.refresh()
+                track.apply_new_decisions()
                 tokens = int((track.view_raw + overhead) * ratio)
             if tokens <= budget.target_tokens:
                 break

@@ -8,7 +8,7 @@ the body.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Container, Sequence
 
 from lovia.context.prompts import SUMMARY_WRAPPER
 from lovia.context.state import CompactionState, OffloadRecord
@@ -93,17 +93,26 @@ def render_view(
     return [*systems, *render_entries(body, state, recall=recall)]
 
 
-def pair_safe_cuts(entries: Sequence[TranscriptEntry]) -> list[bool]:
-    """``safe[i]`` is True iff cutting before index ``i`` strands no tool result from its call.
+def _called_ids(entries: Sequence[TranscriptEntry]) -> set[str]:
+    return {e.call_id for e in entries if isinstance(e, ToolCallEntry)}
 
-    Only results whose call id appears on some call in ``entries`` constrain a cut.
+
+def safe_cuts_from(
+    entries: Sequence[TranscriptEntry], lo: int = 0, *, called: Container[str] | None = None
+) -> list[bool]:
+    """``pair_safe_cuts(entries)[lo:]`` computed with a backward scan that stops at ``lo``.
+
+    ``called`` (the call ids present in ``entries``) can be supplied by a caller that already
+    knows it, which makes the cost O(len(entries) - lo).
     """
     n = len(entries)
-    called = {e.call_id for e in entries if isinstance(e, ToolCallEntry)}
-    safe = [True] * (n + 1)
+    if called is None:
+        called = _called_ids(entries)
+    lo = max(0, min(lo, n))
+    safe = [True] * (n + 1 - lo)
     open_results: dict[str, int] = {}
     outstanding = 0
-    for i in range(n - 1, -1, -1):
+    for i in range(n - 1, lo - 1, -1):
         e = entries[i]
         if isinstance(e, ToolResultEntry):
             if e.call_id in called:
@@ -114,45 +123,97 @@ def pair_safe_cuts(entries: Sequence[TranscriptEntry]) -> list[bool]:
             if pending:
                 open_results[e.call_id] = pending - 1
                 outstanding -= 1
-        safe[i] = outstanding == 0
+        safe[i - lo] = outstanding == 0
     return safe
 
 
+def pair_safe_cuts(entries: Sequence[TranscriptEntry]) -> list[bool]:
+    """``safe[i]`` is True iff cutting before index ``i`` strands no tool result from its call.
+
+    Only results whose call id appears on some call in ``entries`` constrain a cut; results
+    are matched to calls per id (so duplicated ids nest correctly).
+    """
+    return safe_cuts_from(entries, 0)
+
+
+def _safe_at_or_below(
+    entries: Sequence[TranscriptEntry], cut: int, called: Container[str] | None
+) -> int:
+    """The largest pair-safe cut ``<= cut`` (O(len - result))."""
+    n = len(entries)
+    if cut >= n:
+        return n
+    if called is None:
+        called = _called_ids(entries)
+    open_results: dict[str, int] = {}
+    outstanding = 0
+    for i in range(n - 1, 0, -1):
+        e = entries[i]
+        if isinstance(e, ToolResultEntry):
+            if e.call_id in called:
+                open_results[e.call_id] = open_results.get(e.call_id, 0) + 1
+                outstanding += 1
+        elif isinstance(e, ToolCallEntry):
+            pending = open_results.get(e.call_id, 0)
+            if pending:
+                open_results[e.call_id] = pending - 1
+                outstanding -= 1
+        if i <= cut and outstanding == 0:
+            return i
+    return 0
+
+
 def protected_tail_start(
-    body: Sequence[TranscriptEntry], counter: TokenCounter, ratio: float, tail_tokens: int
+    body: Sequence[TranscriptEntry],
+    counter: TokenCounter,
+    ratio: float,
+    tail_tokens: int,
+    *,
+    called: Container[str] | None = None,
 ) -> int:
     """Index of the first body entry of the verbatim tail every stage must leave alone.
 
     The tail is token-budgeted (``tail_tokens`` calibrated tokens), always keeps the latest
     entry, reaches back to the most recent user message when that costs at most twice the
-    budget, and never starts between a tool call and its result.
+    budget, and never starts between a tool call and its result. Only the tail (and the
+    stretch back to an affordable user message) is visited, plus one O(n) pass for the call
+    ids unless ``called`` is given.
     """
     n = len(body)
     if n == 0:
         return 0
+    count = counter.count_entry
     budget_raw = max(1, int(tail_tokens / max(ratio, 0.01)))
     cut = n
     acc = 0
     for i in range(n - 1, -1, -1):
-        acc += counter.count_entry(body[i])
-        if acc > budget_raw:
+        c = count(body[i])
+        if acc + c > budget_raw:
             break
+        acc += c
         cut = i
-    cut = min(cut, n - 1)
-    last_user = -1
-    for i in range(n - 1, -1, -1):
+    if cut == n:  # the latest entry alone is over budget: it is still protected
+        cut = n - 1
+        acc = count(body[cut])
+    user_in_tail = False
+    for i in range(n - 1, cut - 1, -1):
         e = body[i]
         if isinstance(e, InputEntry) and e.role == "user":
-            last_user = i
+            user_in_tail = True
             break
-    if 0 <= last_user < cut:
-        cost = sum(counter.count_entry(e) for e in body[last_user:])
-        if cost <= 2 * budget_raw:
-            cut = last_user
-    safe = pair_safe_cuts(body)
-    while cut > 0 and not safe[cut]:
-        cut -= 1
-    return cut
+    if not user_in_tail:
+        # anchor the most recent user message if the stretch from it costs <= 2x the budget
+        limit = 2 * budget_raw
+        cost = acc
+        for i in range(cut - 1, -1, -1):
+            e = body[i]
+            cost += count(e)
+            if cost > limit:
+                break
+            if isinstance(e, InputEntry) and e.role == "user":
+                cut = i
+                break
+    return _safe_at_or_below(body, cut, called)
 
 
 __all__ = [
@@ -164,5 +225,6 @@ __all__ = [
     "protected_tail_start",
     "render_entries",
     "render_view",
+    "safe_cuts_from",
     "summary_entry",
 ]

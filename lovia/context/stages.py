@@ -8,15 +8,15 @@ running estimate is at or below the budget's target. Decisions are never undone.
 from __future__ import annotations
 
 import logging
-from collections.abc import Sequence
+from collections.abc import Callable, Container, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
 from lovia.context.render import (
     clear_marker,
     offload_marker,
-    pair_safe_cuts,
     render_entries,
+    safe_cuts_from,
 )
 from lovia.context.state import (
     CompactionState,
@@ -52,9 +52,22 @@ class StageContext:
     store: ResultStore | None = None
     model_window: int | None = None
     recall: bool = True
+    # Optional indexes a caller that tracks the body incrementally can hand over, so a stage
+    # does not have to rescan the whole body (each is recomputed from ``body`` when absent).
+    result_counts: Mapping[str, int] | None = None
+    """Number of tool results per call id in the body."""
+    called: Container[str] | None = None
+    """Call ids that appear on some tool call in the body."""
+    prefix_fingerprint: Callable[[int], str] | None = None
+    """``fingerprint(body[:k])`` for a growing ``k``."""
 
     def calibrated(self, raw: int) -> int:
         return int(raw * self.state.ratio)
+
+    def fingerprint(self, body: Sequence[TranscriptEntry], covered: int) -> str:
+        if self.prefix_fingerprint is not None:
+            return self.prefix_fingerprint(covered)
+        return fingerprint(body[:covered])
 
 
 @runtime_checkable
@@ -78,14 +91,34 @@ def _covered(state: CompactionState, body_len: int) -> int:
     return 0
 
 
-def _result_indices(body: Sequence[TranscriptEntry], state: CompactionState) -> list[int]:
-    """Body indices of results stages may decide about, oldest first."""
-    unique = unique_result_ids(body)
-    return [
-        i
-        for i in range(_covered(state, len(body)), len(body))
-        if isinstance(body[i], ToolResultEntry) and body[i].call_id in unique  # type: ignore[union-attr]
-    ]
+def _result_indices(body: Sequence[TranscriptEntry], ctx: StageContext) -> list[int]:
+    """Body indices of results stages may decide about (unique call ids), oldest first."""
+    counts = ctx.result_counts
+    unique: Container[str]
+    if counts is None:
+        unique = unique_result_ids(body)
+    else:
+        unique = (
+            {cid for cid, n in counts.items() if n == 1} if len(counts) < 64 else _Unique(counts)
+        )
+    out: list[int] = []
+    for i in range(_covered(ctx.state, len(body)), len(body)):
+        e = body[i]
+        if isinstance(e, ToolResultEntry) and e.call_id in unique:
+            out.append(i)
+    return out
+
+
+class _Unique:
+    """``call_id in _Unique(counts)``: carried by exactly one result (no set is built)."""
+
+    __slots__ = ("counts",)
+
+    def __init__(self, counts: Mapping[str, int]) -> None:
+        self.counts = counts
+
+    def __contains__(self, call_id: object) -> bool:
+        return isinstance(call_id, str) and self.counts.get(call_id, 0) == 1
 
 
 def _oversized(entry: TranscriptEntry, ctx: StageContext) -> bool:
@@ -122,7 +155,7 @@ class OffloadToolResults:
         state, counter = ctx.state, ctx.counter
         target = ctx.budget.target_tokens
         tokens = ctx.current_tokens
-        indices = _result_indices(body, state)
+        indices = _result_indices(body, ctx)
         first_kept = len(indices) - self.keep_last
         decided = False
         for pos, i in enumerate(indices):
@@ -185,7 +218,7 @@ class ClearToolResults:
         at_least = self.clear_at_least_tokens
         tokens = ctx.current_tokens
         freed = 0
-        indices = _result_indices(body, state)
+        indices = _result_indices(body, ctx)
         first_kept = len(indices) - keep_last
         decided = False
         for pos, i in enumerate(indices):
@@ -261,9 +294,10 @@ class SummarizeHistory:
             return False
         prior = state.summary
         prior_covered = _covered(state, len(body))
-        safe = pair_safe_cuts(body)
+        # pair-safety of cuts at or above prior_covered (safe[k] is for body index offset+k)
+        safe = safe_cuts_from(body, prior_covered, called=ctx.called)
         end_of_span = min(ctx.protected_from, len(body))
-        while end_of_span > prior_covered and not safe[end_of_span]:
+        while end_of_span > prior_covered and not safe[end_of_span - prior_covered]:
             end_of_span -= 1
         if end_of_span <= prior_covered:
             return False
@@ -280,7 +314,7 @@ class SummarizeHistory:
         start = 0
         n = len(rendered)
         while start < n:
-            end = self._chunk_end(costs, safe, prior_covered, start, cap, ctx)
+            end = self._chunk_end(costs, safe, start, cap, ctx)
             try:
                 text = await self.summarizer.summarize(
                     rendered[start:end], req=ctx.request, prior_summary=running
@@ -302,7 +336,7 @@ class SummarizeHistory:
                 )
                 return folded
             covered = prior_covered + end
-            state.summary = SummaryState(text, covered, fingerprint(body[:covered]))
+            state.summary = SummaryState(text, covered, ctx.fingerprint(body, covered))
             state.summary_failures = 0
             running = text
             folded = True
@@ -313,7 +347,6 @@ class SummarizeHistory:
     def _chunk_end(
         costs: list[int],
         safe: list[bool],
-        offset: int,
         start: int,
         cap: int,
         ctx: StageContext,
@@ -324,7 +357,7 @@ class SummarizeHistory:
         for k in range(start, len(costs)):
             acc += costs[k]
             end = k + 1
-            if not safe[offset + end]:
+            if not safe[end]:
                 continue
             if ctx.calibrated(acc) <= cap:
                 best = end

@@ -453,36 +453,114 @@ async def test_a_reused_call_id_lifts_an_earlier_decision():
 # --------------------------------------------------------------------------- incremental == pure
 
 
-async def test_incremental_view_always_equals_the_pure_render():
+@pytest.mark.parametrize(
+    ("seed", "stages"),
+    [
+        (7, None),
+        (11, None),
+        (3, "summary"),
+        (5, "clear"),
+        (9, "offload+summary"),
+    ],
+)
+async def test_incremental_view_always_equals_the_pure_render(seed, stages):
     import random
 
-    rng = random.Random(7)
+    rng = random.Random(seed)
     s = FakeSummarizer()
-    p = policy(context_window=8_000, summarizer=s)
+    chosen = {
+        None: None,
+        "summary": [SummarizeHistory(summarizer=s)],
+        "clear": [ClearToolResults()],
+        "offload+summary": [OffloadToolResults(min_chars=1000), SummarizeHistory(summarizer=s)],
+    }[stages]
+    p = policy(context_window=8_000, summarizer=s, stages=chosen)
     scratch = {}
     entries = [system(), user("start")]
     counter = TokenCounter()
-    for turn in range(120):
+    compactions = 0
+    for turn in range(150):
         kind = rng.random()
-        if kind < 0.6:
+        if kind < 0.55:
             cid = f"t{turn}" if rng.random() > 0.05 else "reused"
             entries += [call(cid), out(cid, "r" * rng.choice([10, 300, 2000, 6000]))]
-        elif kind < 0.8:
+        elif kind < 0.65:
+            a, b = f"p{turn}a", f"p{turn}b"  # a parallel batch: calls first, results later
+            entries += [call(a), call(b), out(b, "x" * 900), out(a, "y" * 1500)]
+        elif kind < 0.85:
             entries.append(user("u" * rng.choice([5, 500, 3000])))
         else:
             entries.append(asst("a" * rng.choice([5, 800])))
-        if turn == 60:  # a handoff replaces the system run
-            entries[0] = system("another agent")
-        tools = [make_recall_tool(None)] if turn % 2 else []
-        r = await p.compact(request(entries, scratch, tools=tools))
+        if turn in (60, 100):  # a handoff replaces the system run
+            entries[0] = system(f"agent {turn}")
+        if turn == 120:  # a handoff to an agent without instructions drops it
+            del entries[0]
+        tools = [make_recall_tool(None)] if turn % 3 else []
+        r = await p.compact(request(entries, scratch, tools=tools, overflow=turn % 37 == 36))
+        compactions += r.compacted
         state = CompactionState.load(scratch)
         expected = render_view(entries, state)
         view = r.entries if r.changed else entries
-        assert dicts(view) == dicts(expected)
+        assert dicts(view) == dicts(expected), turn
         overhead = counter.count_tools(tools)
         assert r.tokens_after == int((counter.count(expected) + overhead) * state.ratio)
         assert r.tokens_before == int((counter.count(entries) + overhead) * state.ratio)
-    assert s.calls  # the run exercised summaries as well
+        if state.summary is not None:
+            body = entries[1:] if turn < 120 else entries
+            assert state.summary.fingerprint == fingerprint(body[: state.summary.covered])
+    assert compactions >= 3
+
+
+def _reference_tail_start(body, counter, ratio, tail_tokens):
+    """protected_tail_start as the spec states it (a straightforward O(n) version)."""
+    from lovia.context.render import pair_safe_cuts
+
+    n = len(body)
+    if n == 0:
+        return 0
+    budget_raw = max(1, int(tail_tokens / max(ratio, 0.01)))
+    cut, acc = n, 0
+    for i in range(n - 1, -1, -1):
+        acc += counter.count_entry(body[i])
+        if acc > budget_raw:
+            break
+        cut = i
+    cut = min(cut, n - 1)
+    users = [i for i, e in enumerate(body) if getattr(e, "role", None) == "user"]
+    anchor_cost = sum(counter.count_entry(e) for e in body[users[-1] :]) if users else 0
+    if users and users[-1] < cut and anchor_cost <= 2 * budget_raw:
+        cut = users[-1]
+    safe = pair_safe_cuts(body)
+    while cut > 0 and not safe[cut]:
+        cut -= 1
+    return cut
+
+
+def test_protected_tail_start_matches_the_reference():
+    import random
+
+    from lovia.context.render import protected_tail_start
+
+    rng = random.Random(1)
+    counter = TokenCounter()
+    for _ in range(300):
+        body = []
+        for _ in range(rng.randint(0, 30)):
+            r = rng.random()
+            if r < 0.3:
+                body.append(user("u" * rng.randint(0, 400)))
+            elif r < 0.5:
+                body.append(asst("a" * rng.randint(0, 400)))
+            elif r < 0.8:
+                cid = f"c{rng.randint(0, 5)}"
+                body += [call(cid), out(cid, "o" * rng.randint(0, 800))]
+            else:
+                body.append(out(f"c{rng.randint(0, 9)}", "o" * rng.randint(0, 300)))
+        tail = rng.choice([1, 20, 80, 200, 600])
+        ratio = rng.choice([0.5, 1.0, 1.7])
+        assert protected_tail_start(body, counter, ratio, tail) == _reference_tail_start(
+            body, counter, ratio, tail
+        )
 
 
 async def test_a_rewritten_transcript_on_the_same_scratch_is_detected():

@@ -42,7 +42,7 @@ class InstantSummarizer:
         return "## Session intent\nbenchmark\n## Next steps\nkeep going"
 
 
-def build(turns: int, payload: int, window: int | None, policy: ContextPolicy) -> Agent:
+def build(turns: int, payload: int, window: int | None, policy: ContextPolicy) -> Agent[Any]:
     blob = "x" * payload
 
     @tool

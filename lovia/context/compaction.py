@@ -220,7 +220,11 @@ class _Track:
 
     def _extend(self, entries: Sequence[TranscriptEntry], start: int) -> None:
         """Append ``entries[start:]`` to the body, keeping every running total current."""
-        estimate = self.counter.estimate
+        counter = self.counter
+        estimate = counter.estimate
+        # the byte heuristic inlined for plain results and calls (the bulk of a tool loop)
+        inline = counter._estimator is None
+        overhead = counter.entry_overhead
         body, cost, view = self.body, self.cost, self.view
         result_count, result_pos, call_pos = self.result_count, self.result_pos, self.call_pos
         cleared, offloaded = self.state.cleared, self.state.offloaded
@@ -230,7 +234,12 @@ class _Track:
         i = len(body)
         for j in range(start, len(entries)):
             e = entries[j]
-            c = estimate(e)
+            if inline and type(e) is ToolResultEntry and not e.parts:
+                c = len(e.output.encode("utf-8", "surrogatepass")) // 4 + overhead
+            elif inline and type(e) is ToolCallEntry:
+                c = len((e.name + e.arguments).encode("utf-8", "surrogatepass")) // 4 + overhead
+            else:
+                c = estimate(e)
             body.append(e)
             cost.append(c)
             added += c

@@ -816,15 +816,23 @@ class Compaction:
         tokens_before: int,
     ) -> ContextResult:
         state = track.state
-        state.last_view_estimate = track.sys_cost + track.summary_cost + track.view_sum
-        state.last_view_estimate += track.overhead
-        track.commit()
+        estimate = track.sys_cost + track.summary_cost + track.view_sum + track.overhead
+        state.last_view_estimate = estimate
+        saved = track.saved
+        current: object = req.scratch.get(SCRATCH_KEY)
+        if saved is not None and not track.dirty and current is saved:
+            saved["ratio"] = state.ratio
+            saved["last_view_estimate"] = estimate
+        else:
+            track.commit()
         if req.session_id is not None:
             self._remember_session(req.session_id, state)
         view = track.view
-        detail: list[str] = []
-        if budget is not None:
-            detail.append(f"context was {round(budget.pressure(tokens_at_start) * 100)}% full")
+        detail: list[str] = (
+            [f"context was {round(tokens_at_start * 100 / budget.usable)}% full"]
+            if budget is not None
+            else []
+        )
         if view is None and not reasons:
             # the view equals the transcript: hand back the request's own list
             return ContextResult(

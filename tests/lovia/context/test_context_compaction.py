@@ -625,3 +625,19 @@ async def test_scratch_state_wins_over_the_session_cache():
     CompactionState(ratio=2.0).save(scratch)
     await p.compact(request(entries, scratch, session_id="s"))
     assert CompactionState.load(scratch).ratio == 2.0
+
+
+async def test_circuit_breaker_through_the_policy():
+    s = FakeSummarizer(fail=True)
+    entries = [system(), *[user(f"{i}" + "x" * 2000) for i in range(12)]]
+    scratch = {}
+    p = policy(context_window=8_000, summarizer=s)
+    for _ in range(5):
+        r = await p.compact(request(entries, scratch))
+        assert not r.compacted
+    assert len(s.calls) == 3
+    assert CompactionState.load(scratch).summary_failures == 3
+    s.fail = False
+    r = await p.compact(request(entries, scratch, overflow=True))
+    assert r.compacted and r.reason == "reactive_summary"
+    assert len(s.calls) > 3 and CompactionState.load(scratch).summary_failures == 0

@@ -427,3 +427,49 @@ async def test_in_process_cache_carries_state_without_session_meta():
 
 def test_out_helper_is_a_tool_result():
     assert isinstance(out("c", "x"), ToolResultEntry)
+
+
+async def test_summaries_never_reach_the_session():
+    session = InMemorySession()
+    s = FakeSummarizer()
+    provider = WindowProvider(
+        [turn("fetch", {"n": i}, f"c{i}") for i in range(6)] + [answer()], window=30_000
+    )
+    agent = Agent(
+        name="a",
+        model=provider,
+        tools=[fetch],
+        context_policy=Compaction(reserve_output_tokens=0, summarizer=s),
+    )
+    result = await Runner.run(agent, "go", session=session, session_id="s")
+    assert s.calls  # a summary was made ...
+    assert any("<context_summary>" in (m.content or "") for m in provider.calls[-1])
+    [seg] = await session.segments("s")
+    assert seg.entries == result.entries  # ... but the session holds the real transcript
+    assert not any("<context_summary>" in str(getattr(e, "content", "")) for e in seg.entries)
+
+
+async def test_resumed_run_replays_checkpointed_decisions():
+    checkpointer = InMemoryCheckpointer()
+    options = CheckpointOptions(checkpointer=checkpointer, run_id="run-1")
+    # the script runs out after four tool turns: the run fails with a checkpoint behind it
+    provider = WindowProvider([turn("fetch", {"n": i}, f"c{i}") for i in range(4)], window=40_000)
+    policy = Compaction(reserve_output_tokens=0, summarizer=FakeSummarizer(fail=True))
+    agent = Agent(name="a", model=provider, tools=[fetch], context_policy=policy)
+    with pytest.raises(AssertionError, match="ran out of canned responses"):
+        await Runner.run(agent, "go", checkpoint=options)
+    snap = await checkpointer.load("run-1")
+    assert CompactionState.load(snap.context_state).offloaded
+
+    provider2 = WindowProvider([answer("resumed")], window=40_000)
+    agent2 = Agent(
+        name="a",
+        model=provider2,
+        tools=[fetch],
+        context_policy=Compaction(reserve_output_tokens=0, summarizer=FakeSummarizer(fail=True)),
+    )
+    evs = [e async for e in Runner.stream(agent2, "ignored", checkpoint=options)]
+    assert evs[-1].result.output == "resumed"
+    assert not any(isinstance(e, events.ContextCompacted) for e in evs)
+    tool_msgs = [m.content for m in provider2.calls[0] if m.role == "tool"]
+    assert any("trimmed to a preview" in c for c in tool_msgs)

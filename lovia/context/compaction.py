@@ -98,6 +98,7 @@ class _Track:
         "result_pos",
         "saved",
         "scratch",
+        "session_id",
         "state",
         "summary_cost",
         "summary_obj",
@@ -109,8 +110,15 @@ class _Track:
         "view_sum",
     )
 
-    def __init__(self, scratch: dict[str, Any], state: CompactionState, counter: TokenCounter):
+    def __init__(
+        self,
+        scratch: dict[str, Any],
+        state: CompactionState,
+        counter: TokenCounter,
+        session_id: str | None = None,
+    ):
         self.scratch = scratch
+        self.session_id = session_id
         self.saved: dict[str, Any] | None = None
         self.state = state
         self.counter = counter
@@ -637,12 +645,18 @@ class Compaction:
                     return track
             track.sync(req.entries)
             return track
-        track = _Track(scratch, self._initial_state(req), counter)
+        track = _Track(scratch, self._initial_state(req), counter, req.session_id)
         track.build(req.entries)
         tracks = self._tracks
         tracks.pop(id(scratch), None)
+        if req.session_id is not None:
+            # a new run on a session supersedes its earlier runs: release their transcripts
+            # (keeping the newest one, in case two runs on a session overlap)
+            same = [k for k, t in tracks.items() if t.session_id == req.session_id]
+            for key in same[:-1]:
+                del tracks[key]
         tracks[id(scratch)] = track
-        if len(tracks) > _MAX_TRACKS:
+        while len(tracks) > _MAX_TRACKS:
             del tracks[next(iter(tracks))]
         return track
 

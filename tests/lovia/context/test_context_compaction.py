@@ -641,3 +641,14 @@ async def test_circuit_breaker_through_the_policy():
     r = await p.compact(request(entries, scratch, overflow=True))
     assert r.compacted and r.reason == "reactive_summary"
     assert len(s.calls) > 3 and CompactionState.load(scratch).summary_failures == 0
+
+
+async def test_tracks_are_bounded_and_released_per_session():
+    p = policy(context_window=10**6)
+    entries = transcript(n=1, size=100)
+    for _ in range(5):
+        await p.compact(request(entries, {}, session_id="s"))
+    assert len(p._tracks) == 2  # a session keeps at most its two newest runs' mirrors
+    for _ in range(50):
+        await p.compact(request(entries, {}))
+    assert len(p._tracks) == 32

@@ -22,7 +22,7 @@ from __future__ import annotations
 import hashlib
 import logging
 from collections import OrderedDict
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, overload
 
 from lovia.context.policy import CompactionRequest, ContextResult
@@ -585,6 +585,27 @@ class Compaction:
         from lovia.tools.recall import make_recall_tool
 
         return [make_recall_tool(self.store)]
+
+    def passthrough(
+        self, provider: object, scratch: Mapping[str, Any], session_id: str | None
+    ) -> bool:
+        """Whether ``compact`` would hand the transcript back untouched without reading it.
+
+        True when there is no window to budget against and no sticky state to replay. The run
+        loop asks before building a request, so an idle policy costs nothing per turn (the
+        overflow path still calls ``compact``). Always False for subclasses that override
+        ``compact``, so they see every call.
+        """
+        if type(self).compact is not Compaction.compact:
+            return False
+        cached = self._counter
+        if cached is None or cached[0] is not provider:
+            self._counter_for(provider)
+        return (
+            self._base_window() is None
+            and SCRATCH_KEY not in scratch
+            and (session_id is None or session_id not in self._sessions)
+        )
 
     def session_state(self, session_id: str) -> CompactionState | None:
         """A copy of the sticky state cached in-process for ``session_id`` (if any)."""

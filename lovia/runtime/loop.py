@@ -178,6 +178,11 @@ class RunLoop:
         )
         self._exit_stack = contextlib.AsyncExitStack()
         self._noop_policy = type(self.context_policy) is NoopContextPolicy
+        # optional policy hook: "compact() would return the transcript untouched" (skip it)
+        passthrough = getattr(self.context_policy, "passthrough", None)
+        self._passthrough: Callable[[Provider, dict[str, Any], str | None], bool] | None = (
+            passthrough if callable(passthrough) else None
+        )
         self._ctx: RunContext[Any] | None = None
 
     # ================================================================== entry
@@ -638,23 +643,30 @@ class RunLoop:
             notice=notice,
         )
 
-    async def _model_phase(self, state: RunState, turn: ModelTurnResult) -> AsyncIterator[ev.Event]:
+    def _compaction_request(self, state: RunState) -> CompactionRequest:
         active = state.active
+        return CompactionRequest(
+            entries=list(state.transcript),
+            provider=active.provider,
+            model=getattr(active.provider, "model", None),
+            tools=list(active.tools_by_name.values()),
+            last_input_tokens=state.last_input_tokens,
+            overflow=False,
+            scratch=state.context_state,
+            session_id=self.session_id,
+        )
+
+    async def _model_phase(self, state: RunState, turn: ModelTurnResult) -> AsyncIterator[ev.Event]:
         req: CompactionRequest | None = None
         failed_tokens: int | None = None
-        if self._noop_policy:
+        passthrough = self._passthrough
+        if self._noop_policy or (
+            passthrough is not None
+            and passthrough(state.active.provider, state.context_state, self.session_id)
+        ):
             view = state.transcript
         else:
-            req = CompactionRequest(
-                entries=list(state.transcript),
-                provider=active.provider,
-                model=getattr(active.provider, "model", None),
-                tools=list(active.tools_by_name.values()),
-                last_input_tokens=state.last_input_tokens,
-                overflow=False,
-                scratch=state.context_state,
-                session_id=self.session_id,
-            )
+            req = self._compaction_request(state)
             result = await self._compact(state, req)
             failed_tokens = result.tokens_after
             view = self._build_view(state, result)
@@ -668,9 +680,11 @@ class RunLoop:
                 yield await self._emit(state, event)
             return
         except ContextOverflowError as exc:
-            if forwarded or req is None:
+            if forwarded or self._noop_policy:
                 raise
             overflow = exc
+        if req is None:
+            req = self._compaction_request(state)
         req.last_input_tokens = None
         req.overflow = True
         req.reported_window = overflow.reported_window

@@ -652,3 +652,26 @@ async def test_tracks_are_bounded_and_released_per_session():
     for _ in range(50):
         await p.compact(request(entries, {}))
     assert len(p._tracks) == 32
+
+
+async def test_passthrough_hook():
+    prov = WindowProvider(window=None)
+    p = Compaction()
+    assert p.passthrough(prov, {}, None) is True
+    assert p.passthrough(prov, {SCRATCH_KEY: {}}, None) is False
+    prov.window = 100_000
+    assert p.passthrough(prov, {}, None) is False
+    prov.window = None
+    assert Compaction(context_window=50_000).passthrough(prov, {}, None) is False
+    # a session with cached sticky state is not idle
+    await policy(context_window=10_000).compact(request(transcript(), {}, session_id="s"))
+    cached = policy(context_window=10_000)
+    await cached.compact(request(transcript(), {}, session_id="s"))
+    assert cached.passthrough(prov, {}, "s") is False
+    assert cached.passthrough(prov, {}, "other") is True
+
+    class Overriding(Compaction):
+        async def compact(self, req):
+            return await super().compact(req)
+
+    assert Overriding().passthrough(prov, {}, None) is False

@@ -664,9 +664,9 @@ async def test_passthrough_hook():
     prov.window = None
     assert Compaction(context_window=50_000).passthrough(prov, {}, None) is False
     # a session with cached sticky state is not idle
-    await policy(context_window=10_000).compact(request(transcript(), {}, session_id="s"))
-    cached = policy(context_window=10_000)
-    await cached.compact(request(transcript(), {}, session_id="s"))
+    cached = policy()
+    r = await cached.compact(request(transcript(), {}, session_id="s", overflow=True))
+    assert r.compacted
     assert cached.passthrough(prov, {}, "s") is False
     assert cached.passthrough(prov, {}, "other") is True
 

@@ -864,7 +864,7 @@ class Compaction:
             self._remember_session(req.session_id, state)
         view = track.view
         detail: list[str] = (
-            [f"context was {round(tokens_at_start * 100 / budget.usable)}% full"]
+            [f"context was {round(budget.pressure(tokens_at_start) * 100)}% full"]
             if budget is not None
             else []
         )

@@ -501,13 +501,11 @@ def _system_count(entries: Sequence[TranscriptEntry]) -> int:
 
 def _with_target(budget: TokenBudget, target_tokens: int) -> TokenBudget:
     """``budget`` with a lower absolute target (the reactive path's harder squeeze)."""
+    target_tokens = max(1, target_tokens)
     if target_tokens >= budget.target_tokens:
         return budget
     return TokenBudget(
-        budget.window,
-        budget.reserve_output,
-        trigger=budget.trigger_tokens,
-        target=max(1, target_tokens),
+        budget.window, budget.reserve_output, trigger=budget.trigger_tokens, target=target_tokens
     )
 
 

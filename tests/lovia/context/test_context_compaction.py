@@ -675,3 +675,10 @@ async def test_passthrough_hook():
             return await super().compact(req)
 
     assert Overriding().passthrough(prov, {}, None) is False
+
+
+async def test_overflow_on_a_tiny_prompt_does_not_crash():
+    r = await policy().compact(request([user("")], overflow=True))
+    assert not r.compacted
+    r = await policy(context_window=1).compact(request([system(), user("x" * 40)], overflow=True))
+    assert r.tokens_after is not None

@@ -591,8 +591,9 @@ class Compaction:
 
         True when there is no window to budget against and no sticky state to replay. The run
         loop asks before building a request, so an idle policy costs nothing per turn (the
-        overflow path still calls ``compact``). Always False for subclasses that override
-        ``compact``, so they see every call.
+        overflow path still calls ``compact``); the skipped calls would only have updated the
+        token accounting. Always False for subclasses that override ``compact``, so they see
+        every call.
         """
         if type(self).compact is not Compaction.compact:
             return False
@@ -739,16 +740,6 @@ class Compaction:
             else self._counter_for(provider)
         )
         base_window = self._base_window()
-        if (
-            base_window is None
-            and not req.overflow
-            and req.reported_window is None
-            and SCRATCH_KEY not in req.scratch
-            and (req.session_id is None or req.session_id not in self._sessions)
-        ):
-            # No window to budget against and no sticky state to replay: nothing to do, and
-            # no accounting either (O(1) per call). The reactive path still works.
-            return ContextResult(entries=req.entries)
         track = self._track_for(req, counter)
         state = track.state
 

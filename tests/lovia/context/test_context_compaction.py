@@ -95,20 +95,17 @@ def test_counter_is_cached_by_provider_identity():
 # --------------------------------------------------------------------------- below the watermark
 
 
-async def test_no_window_is_a_cheap_no_op():
+async def test_no_window_accounts_but_never_compacts_proactively():
     entries = transcript()
     scratch = {}
     req = request(entries, scratch)
-    r = await Compaction().compact(req)
+    p = Compaction()
+    assert p.passthrough(None, scratch, None) is True
+    r = await p.compact(req)
     assert r.entries is req.entries
-    assert (r.changed, r.compacted, r.reason, r.tokens_after, r.detail) == (
-        False,
-        False,
-        None,
-        None,
-        [],
-    )
-    assert scratch == {}
+    assert (r.changed, r.compacted, r.reason, r.detail) == (False, False, None, [])
+    assert r.tokens_after == r.tokens_before == TokenCounter().count(entries)
+    assert CompactionState.load(scratch).last_view_estimate == r.tokens_after
 
 
 async def test_below_trigger_returns_the_request_list_and_accounts():

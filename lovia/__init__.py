@@ -7,7 +7,13 @@ __version__ = "0.1.0"
 from lovia import events
 from lovia.agent import Agent
 from lovia.checkpointer import Checkpointer, CheckpointOptions, RunHead, RunSnapshot
-from lovia.context import ContextPolicy
+from lovia.context import (
+    Compaction,
+    ContextPolicy,
+    FileResultStore,
+    InMemoryResultStore,
+    ResultStore,
+)
 from lovia.exceptions import (
     BudgetExceeded,
     ContextOverflowError,
@@ -66,13 +72,16 @@ __all__ = [
     "CancelToken",
     "CheckpointOptions",
     "Checkpointer",
+    "Compaction",
     "ContextOverflowError",
     "ContextPolicy",
     "FilePart",
+    "FileResultStore",
     "GuardrailTripped",
     "Handoff",
     "ImagePart",
     "InMemoryCheckpointer",
+    "InMemoryResultStore",
     "InMemorySession",
     "InvalidToolArguments",
     "LoviaError",
@@ -86,6 +95,7 @@ __all__ = [
     "PluginInstance",
     "Provider",
     "ProviderError",
+    "ResultStore",
     "RetryPolicy",
     "RunBudget",
     "RunCancelled",

@@ -23,6 +23,8 @@ class CompactionRequest:
     overflow: bool = False
     reported_window: int | None = None
     scratch: dict[str, Any] = field(default_factory=dict)
+    session_id: str | None = None
+    """The run's session id (keys the policy's in-process state cache), if any."""
 
 
 @dataclass

@@ -179,6 +179,11 @@ class RunLoop:
         )
         self._exit_stack = contextlib.AsyncExitStack()
         self._noop_policy = type(self.context_policy) is NoopContextPolicy
+        # optional policy hook: "compact() would return the transcript untouched" (skip it)
+        passthrough = getattr(self.context_policy, "passthrough", None)
+        self._passthrough: Callable[[Provider, dict[str, Any], str | None], bool] | None = (
+            passthrough if callable(passthrough) else None
+        )
         self._ctx: RunContext[Any] | None = None
 
     # ================================================================== entry
@@ -464,15 +469,20 @@ class RunLoop:
         policy: Any = self.context_policy
         if not hasattr(policy, "context_window") or policy.context_window is not None:
             return
+        # The probe only warms the provider's own memo: the policy reads the window through
+        # ``provider.context_window()`` on every turn.
         try:
             window = await discover_context_window(provider)
         except Exception:
             logger.warning("context.window_probe_failed", exc_info=True)
             return
-        if window is not None:
-            setter = getattr(policy, "learn_window", None)
-            if callable(setter):
-                setter(provider, window)
+        if window is None:
+            logger.info(
+                "context.window_unknown: provider=%s model=%s; proactive compaction is off "
+                "(overflow recovery still works)",
+                getattr(provider, "name", type(provider).__name__),
+                getattr(provider, "model", None),
+            )
 
     async def _activate_plugins(self, agent: Agent[Any], ctx: RunContext[Any]) -> PluginActivation:
         activation = PluginActivation()
@@ -635,22 +645,30 @@ class RunLoop:
             notice=notice,
         )
 
-    async def _model_phase(self, state: RunState, turn: ModelTurnResult) -> AsyncIterator[ev.Event]:
+    def _compaction_request(self, state: RunState) -> CompactionRequest:
         active = state.active
+        return CompactionRequest(
+            entries=list(state.transcript),
+            provider=active.provider,
+            model=getattr(active.provider, "model", None),
+            tools=list(active.tools_by_name.values()),
+            last_input_tokens=state.last_input_tokens,
+            overflow=False,
+            scratch=state.context_state,
+            session_id=self.session_id,
+        )
+
+    async def _model_phase(self, state: RunState, turn: ModelTurnResult) -> AsyncIterator[ev.Event]:
         req: CompactionRequest | None = None
         failed_tokens: int | None = None
-        if self._noop_policy:
+        passthrough = self._passthrough
+        if self._noop_policy or (
+            passthrough is not None
+            and passthrough(state.active.provider, state.context_state, self.session_id)
+        ):
             view = state.transcript
         else:
-            req = CompactionRequest(
-                entries=list(state.transcript),
-                provider=active.provider,
-                model=getattr(active.provider, "model", None),
-                tools=list(active.tools_by_name.values()),
-                last_input_tokens=state.last_input_tokens,
-                overflow=False,
-                scratch=state.context_state,
-            )
+            req = self._compaction_request(state)
             result = await self._compact(state, req)
             failed_tokens = result.tokens_after
             view = self._build_view(state, result)
@@ -664,9 +682,11 @@ class RunLoop:
                 yield await self._emit(state, event)
             return
         except ContextOverflowError as exc:
-            if forwarded or req is None:
+            if forwarded or self._noop_policy:
                 raise
             overflow = exc
+        if req is None:
+            req = self._compaction_request(state)
         req.last_input_tokens = None
         req.overflow = True
         req.reported_window = overflow.reported_window

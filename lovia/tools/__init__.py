@@ -15,6 +15,7 @@ from lovia.tools.base import (
     truncate_tool_output,
 )
 from lovia.tools.human import HumanChannel, HumanQuestion, QuestionOption, ask_human
+from lovia.tools.recall import make_recall_tool, recall_tool_result
 
 __all__ = [
     "ApprovalPredicate",
@@ -29,6 +30,8 @@ __all__ = [
     "ask_human",
     "clip_text",
     "default_result_renderer",
+    "make_recall_tool",
+    "recall_tool_result",
     "render_tool_result",
     "run_tool",
     "tool",

@@ -23,7 +23,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from lovia_server.client import StdioClient  # noqa: E402
+from lovia_server.client import StdioClient
 
 AGENT = textwrap.dedent(
     """
@@ -77,7 +77,9 @@ def rss_kib(pid: int) -> int:
     return 0
 
 
-async def start(root: Path, state: Path, env: dict[str, str], sink: Any) -> tuple[StdioClient, float, float]:
+async def start(
+    root: Path, state: Path, env: dict[str, str], sink: Any
+) -> tuple[StdioClient, float, float]:
     client = StdioClient(on_event=sink, settings={"agent": "agent.py:stream"}, env=env)
     t0 = time.perf_counter()
     await client.start(root, {"client": "bench", "approvals": "events", "stateDir": str(state)})

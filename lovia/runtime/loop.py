@@ -206,8 +206,81 @@ class RunLoop:
                 await self._report_setup_failure(exc)
                 yield ev.RunFailed(exc)
                 raise
-            async for event in self._run(state, snapshot, span):
-                yield event
+            in_model_phase = False
+            completed = False
+            try:
+                yield await self._emit(state, ev.RunStarted(agent=state.agent))
+                if snapshot is None:
+                    guards = state.agent.input_guardrails + state.active.plugins.input_guardrails
+                    if guards:
+                        await check_input_guardrails(guards, state.run_ctx.messages, state.run_ctx)
+                else:
+                    async for event in self._drain_pending_calls(state):
+                        yield event
+                output: Any = None
+                done = False
+                if snapshot is not None:
+                    done, output = await self._finish_replayed_answer(state)
+                while not done:
+                    self._check_limits(state)
+                    state.turns += 1
+                    state.run_ctx.turn = state.turns
+                    yield await self._emit(state, ev.TurnStarted(state.agent, state.turns))
+                    if self.mailbox:
+                        async for event in self._drain_mailbox(state):
+                            yield event
+                    turn = ModelTurnResult()
+                    in_model_phase = True
+                    async for event in self._model_phase(state, turn):
+                        yield event
+                    assistant = turn.assistant
+                    if assistant is None:
+                        raise RuntimeError("The model turn ended without a final message")
+                    self._record_usage(state, assistant.usage)
+                    state.last_finish_reason = assistant.finish_reason
+                    state.transcript.extend(turn.turn_entries)
+                    in_model_phase = False
+                    completed_event = ev.MessageCompleted(turn.turn_entries, assistant.usage)
+                    yield await self._emit(state, completed_event)
+                    await self.checkpoints.save_running(state)
+                    if assistant.tool_calls:
+                        async for event in self._tool_phase(state, assistant.tool_calls):
+                            yield event
+                    else:
+                        done, output = await self._finalize_output(state, assistant.content)
+                    yield await self._emit(state, ev.TurnEnded(state.agent, state.turns))
+                    if state.pending_handoff is not None:
+                        async for event in self._apply_handoff(state):
+                            yield event
+                    await self.checkpoints.save_running(state)
+                result = await self._finalize_run(state, output, span)
+                await self.checkpoints.complete(state, output)
+                completed = True
+                await self._append_session(state)
+                yield await self._emit(state, ev.RunCompleted(result))
+            except GeneratorExit:
+                raise
+            except BaseException as exc:
+                if in_model_phase:
+                    state.turns -= 1
+                status = CheckpointWriter.classify(exc)
+                level = logging.WARNING if status == "interrupted" else logging.ERROR
+                logger.log(
+                    level,
+                    "run.%s: agent=%s turns=%d %s: %s",
+                    "interrupted" if status == "interrupted" else "failed",
+                    state.agent.name,
+                    state.turns,
+                    type(exc).__name__,
+                    truncate_repr(str(exc)),
+                )
+                if not completed:
+                    await asyncio.shield(self.checkpoints.save_terminal(state, exc))
+                    if self.parent_usage is not None:
+                        self.parent_usage.add(state.run_ctx.usage)
+                if isinstance(exc, Exception):
+                    yield await self._emit(state, ev.RunFailed(exc))
+                raise
         except BaseException as exc:
             span_cm.__exit__(type(exc), exc, exc.__traceback__)
             raise
@@ -237,85 +310,6 @@ class RunLoop:
             await self._exit_stack.aclose()
         except Exception:
             logger.warning("run.close_failed: a resource failed to close", exc_info=True)
-
-    async def _run(
-        self, state: RunState, snapshot: RunSnapshot | None, span: Any
-    ) -> AsyncGenerator[ev.Event, None]:
-        in_model_phase = False
-        completed = False
-        try:
-            yield await self._emit(state, ev.RunStarted(agent=state.agent))
-            if snapshot is None:
-                guards = state.agent.input_guardrails + state.active.plugins.input_guardrails
-                if guards:
-                    await check_input_guardrails(guards, state.run_ctx.messages, state.run_ctx)
-            else:
-                async for event in self._drain_pending_calls(state):
-                    yield event
-            output: Any = None
-            done = False
-            if snapshot is not None:
-                done, output = await self._finish_replayed_answer(state)
-            while not done:
-                self._check_limits(state)
-                state.turns += 1
-                state.run_ctx.turn = state.turns
-                yield await self._emit(state, ev.TurnStarted(state.agent, state.turns))
-                if self.mailbox:
-                    async for event in self._drain_mailbox(state):
-                        yield event
-                turn = ModelTurnResult()
-                in_model_phase = True
-                async for event in self._model_phase(state, turn):
-                    yield event
-                assistant = turn.assistant
-                if assistant is None:
-                    raise RuntimeError("The model turn ended without a final message")
-                self._record_usage(state, assistant.usage)
-                state.last_finish_reason = assistant.finish_reason
-                state.transcript.extend(turn.turn_entries)
-                in_model_phase = False
-                completed_event = ev.MessageCompleted(turn.turn_entries, assistant.usage)
-                yield await self._emit(state, completed_event)
-                await self.checkpoints.save_running(state)
-                if assistant.tool_calls:
-                    async for event in self._tool_phase(state, assistant.tool_calls):
-                        yield event
-                else:
-                    done, output = await self._finalize_output(state, assistant.content)
-                yield await self._emit(state, ev.TurnEnded(state.agent, state.turns))
-                if state.pending_handoff is not None:
-                    async for event in self._apply_handoff(state):
-                        yield event
-                await self.checkpoints.save_running(state)
-            result = await self._finalize_run(state, output, span)
-            await self.checkpoints.complete(state, output)
-            completed = True
-            await self._append_session(state)
-            yield await self._emit(state, ev.RunCompleted(result))
-        except GeneratorExit:
-            raise
-        except BaseException as exc:
-            if in_model_phase:
-                state.turns -= 1
-            status = CheckpointWriter.classify(exc)
-            level = logging.WARNING if status == "interrupted" else logging.ERROR
-            logger.log(
-                level,
-                "run.%s: agent=%s turns=%d %s: %s",
-                "interrupted" if status == "interrupted" else "failed",
-                state.agent.name,
-                state.turns,
-                type(exc).__name__,
-                truncate_repr(str(exc)),
-            )
-            if not completed:
-                await asyncio.shield(self.checkpoints.save_terminal(state, exc))
-                if self.parent_usage is not None:
-                    self.parent_usage.add(state.run_ctx.usage)
-            if isinstance(exc, Exception):
-                yield await self._emit(state, ev.RunFailed(exc))
-            raise
 
     # ================================================================== set-up
 

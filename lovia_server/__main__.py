@@ -14,8 +14,6 @@ import signal
 import sys
 import threading
 
-import lovia
-
 
 def _parse(argv: list[str] | None, prog: str) -> argparse.Namespace:
     parser = argparse.ArgumentParser(prog=prog, description="The lovia language server.")
@@ -92,7 +90,9 @@ def _serve_stdio() -> None:
 def sub_main(argv: list[str] | None = None, *, prog: str = "lovia-server") -> int:
     args = _parse(argv, prog)
     if args.version:
-        print(f"lovia-server {lovia.__version__}")
+        from lovia_server.server import server_version
+
+        print(f"lovia-server {server_version()}")
         return 0
     _setup_logging(args.log_level, args.log_file)
     if args.tcp:

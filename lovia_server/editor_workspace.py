@@ -24,7 +24,7 @@ from lovia.workspace import (
 from lovia.workspace.edits import apply_edit
 from lovia.workspace.paths import resolve_path
 from lovia_server import protocol as p
-from lovia_server.events import path_uri, uri_to_path
+from lovia_server.uris import path_uri, uri_to_path
 
 if TYPE_CHECKING:
     from lovia_server.server import LoviaServer

@@ -10,10 +10,10 @@ import os
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
-from urllib.parse import unquote, urlparse
 
 from lovia.handoff import HANDOFF_TOOL_PREFIX
 from lovia.messages import Usage
+from lovia_server.uris import path_uri, uri_to_path
 
 _KINDS = {
     "read_file": "read",
@@ -33,21 +33,6 @@ _KINDS = {
     "read_page": "fetch",
     "todo_write": "think",
 }
-
-
-def path_uri(path: str | Path) -> str:
-    return Path(path).absolute().as_uri()
-
-
-def uri_to_path(uri: str) -> Path | None:
-    """A ``file:`` URI as a path; other schemes give ``None``."""
-    parsed = urlparse(uri)
-    if parsed.scheme != "file":
-        return None
-    path = unquote(parsed.path)
-    if parsed.netloc and parsed.netloc != "localhost":
-        path = f"//{parsed.netloc}{path}"
-    return Path(path)
 
 
 def tool_kind(name: str) -> str:

@@ -16,6 +16,7 @@ from lsprotocol import types as lsp
 import lovia
 from lovia.stores import SQLiteCheckpointer, SQLiteSession
 from lovia.tools.human import HumanChannel, ask_human
+from lovia_server import params as params_mod
 from lovia_server import protocol as p
 from lovia_server.agents import (
     BUILTIN_CODING,
@@ -26,11 +27,11 @@ from lovia_server.agents import (
 )
 from lovia_server.editor_workspace import EditorWorkspace
 from lovia_server.event_log import Publisher
-from lovia_server.events import uri_to_path
 from lovia_server.progress import RunProgress
 from lovia_server.settings import default_state_dir
 from lovia_server.store import RunRecord, ServerStore
 from lovia_server.supervisor import RunController, RunSpec, RunSupervisor
+from lovia_server.uris import uri_to_path
 
 if TYPE_CHECKING:
     from lovia_server.server import LoviaServer
@@ -121,7 +122,7 @@ class ServerRuntime:
     # ================================================================== requests
 
     async def run(self, raw: Any) -> dict[str, Any]:
-        params = p.parse_params(p.RunParams, raw)
+        params = params_mod.parse_params(params_mod.RunParams, raw)
         folders = self.workspace.folders()
         if not folders:
             raise p.ProtocolError(
@@ -206,12 +207,12 @@ class ServerRuntime:
         return await self._spec(agent=agent, model=model, cwd=cwd, session_id=record.session_id)
 
     async def steer(self, raw: Any) -> dict[str, Any]:
-        params = p.parse_params(p.SteerParams, raw)
+        params = params_mod.parse_params(params_mod.SteerParams, raw)
         ctl = await self.supervisor.active_controller(params.runId)
         return self.supervisor.steer(ctl, params.message)
 
     async def unsteer(self, raw: Any) -> dict[str, Any]:
-        params = p.parse_params(p.UnsteerParams, raw)
+        params = params_mod.parse_params(params_mod.UnsteerParams, raw)
         ctl = self.supervisor.by_run.get(params.runId)
         if ctl is None:
             # A finished run delivered (or dropped) its steers: nothing left to withdraw.
@@ -220,12 +221,12 @@ class ServerRuntime:
         return self.supervisor.unsteer(ctl, params.messageId)
 
     async def approve(self, raw: Any) -> dict[str, Any]:
-        params = p.parse_params(p.ApproveParams, raw)
+        params = params_mod.parse_params(params_mod.ApproveParams, raw)
         ctl = await self.supervisor.active_controller(params.runId)
         return self.supervisor.approve(ctl, params.approvalId, params.decision, params.message)
 
     async def answer(self, raw: Any) -> dict[str, Any]:
-        params = p.parse_params(p.AnswerParams, raw)
+        params = params_mod.parse_params(params_mod.AnswerParams, raw)
         ctl = await self.supervisor.active_controller(params.runId)
         if params.questionId not in ctl.questions:
             raise p.ProtocolError(
@@ -238,28 +239,28 @@ class ServerRuntime:
         return {"questionId": params.questionId}
 
     async def cancel(self, raw: Any) -> dict[str, Any]:
-        params = p.parse_params(p.RunIdParams, raw)
+        params = params_mod.parse_params(params_mod.RunIdParams, raw)
         ctl = await self.supervisor.active_controller(params.runId)
         return self.supervisor.cancel(ctl)
 
     async def resume(self, raw: Any) -> dict[str, Any]:
-        params = p.parse_params(p.RunIdParams, raw)
+        params = params_mod.parse_params(params_mod.RunIdParams, raw)
         return await self.supervisor.resume(
             params.runId, self._spec_for_record, max_turns=self.server.settings.maxTurns
         )
 
     async def replay(self, raw: Any) -> dict[str, Any]:
-        params = p.parse_params(p.ReplayParams, raw)
+        params = params_mod.parse_params(params_mod.ReplayParams, raw)
         return await self.supervisor.replay(params.runId, params.afterSeq)
 
     async def sessions(self, raw: Any) -> dict[str, Any]:
-        params = p.parse_params(p.SessionsParams, raw)
+        params = params_mod.parse_params(params_mod.SessionsParams, raw)
         return await self.supervisor.list_sessions(
             limit=params.limit, offset=params.offset, query=params.query
         )
 
     async def session(self, raw: Any) -> dict[str, Any]:
-        params = p.parse_params(p.SessionParams, raw)
+        params = params_mod.parse_params(params_mod.SessionParams, raw)
         view = await self.supervisor.session_view(params.sessionId)
         from lovia.plugins.todo import todos_from_entries
 
@@ -270,14 +271,14 @@ class ServerRuntime:
         return view
 
     async def delete_session(self, raw: Any) -> dict[str, Any]:
-        params = p.parse_params(p.SessionParams, raw)
+        params = params_mod.parse_params(params_mod.SessionParams, raw)
         result = await self.supervisor.delete_session(params.sessionId)
         if result["deleted"]:
             await self.workspace.close_session(params.sessionId)
         return result
 
     async def status(self, raw: Any) -> dict[str, Any]:
-        p.parse_params(p.StatusParams, raw)
+        params_mod.parse_params(params_mod.StatusParams, raw)
         settings = self.server.settings
         return {
             "version": lovia.__version__,

@@ -11,7 +11,7 @@ import logging
 import os
 from collections.abc import Awaitable, Callable, Generator
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import cattrs
 from lsprotocol import types as lsp
@@ -32,12 +32,26 @@ from pygls.protocol import (
     lsp_method,
 )
 
-import lovia
-from lovia.exceptions import LoviaError
 from lovia_server import protocol as p
-from lovia_server.settings import InitOptions, LoviaSettings, parse_init_options, parse_settings
+
+if TYPE_CHECKING:
+    from lovia_server.runtime import ServerRuntime
+    from lovia_server.settings import InitOptions, LoviaSettings
 
 logger = logging.getLogger("lovia_server")
+
+
+def server_version() -> str:
+    """lovia's version without importing lovia (the server answers initialize before that)."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("lovia")
+    except PackageNotFoundError:  # pragma: no cover - running from a source tree
+        from lovia import __version__
+
+        return __version__
+
 
 Handler = Callable[[Any], Awaitable[Any]]
 
@@ -64,7 +78,7 @@ class LoviaProtocol(LanguageServerProtocol):
                 "methods": list(p.METHODS),
                 "eventKinds": list(p.EVENT_KINDS),
                 "editModes": list(p.EDIT_MODES),
-                "version": lovia.__version__,
+                "version": server_version(),
             }
         }
         return result
@@ -76,18 +90,19 @@ class LoviaServer(LanguageServer):
     def __init__(self) -> None:
         super().__init__(
             name="lovia",
-            version=lovia.__version__,
+            version=server_version(),
             protocol_cls=LoviaProtocol,
             converter_factory=converter_factory,
             text_document_sync_kind=lsp.TextDocumentSyncKind.Incremental,
         )
-        self.init_options = InitOptions()
-        self.settings = LoviaSettings()
+        self.raw_init_options: Any = None
+        self.init_options: InitOptions
+        self.settings: LoviaSettings
         self.settings_problems: list[str] = []
         self.folders: list[Path] = []
         self.initialize_seen = False
         self.ready = asyncio.Event()
-        self.runtime: Any = None
+        self.runtime: ServerRuntime | None = None
         self.startup_error: BaseException | None = None
 
     # ------------------------------------------------------------------ helpers
@@ -108,7 +123,7 @@ class LoviaServer(LanguageServer):
 
 
 def _folders_from(params: lsp.InitializeParams) -> list[Path]:
-    from lovia_server.events import uri_to_path
+    from lovia_server.uris import uri_to_path
 
     uris: list[str] = []
     if params.workspace_folders:
@@ -134,6 +149,8 @@ def _to_jsonrpc(exc: BaseException) -> JsonRpcException:
         if exc.code == p.SERVER_NOT_INITIALIZED:
             return JsonRpcServerNotInitialized(message=exc.message, data=exc.data)
         return JsonRpcServerError(exc.message, exc.code, exc.data)  # type: ignore[no-untyped-call]
+    from lovia.exceptions import LoviaError
+
     if isinstance(exc, LoviaError):
         data: dict[str, Any] = {"type": type(exc).__name__}
         if exc.hint:
@@ -169,13 +186,17 @@ def create_server() -> LoviaServer:
 
     @server.feature(lsp.INITIALIZE)
     def on_initialize(params: lsp.InitializeParams) -> None:
-        server.init_options = parse_init_options(params.initialization_options)
+        # Only cheap work here: lovia itself is imported once initialize has been answered.
+        server.raw_init_options = params.initialization_options
         server.folders = _folders_from(params)
         server.initialize_seen = True
 
     @server.feature(lsp.INITIALIZED)
     async def on_initialized(params: lsp.InitializedParams) -> None:
         try:
+            from lovia_server.settings import parse_init_options
+
+            server.init_options = parse_init_options(server.raw_init_options)
             await refresh_settings(server)
             from lovia_server.runtime import ServerRuntime
 
@@ -201,7 +222,7 @@ def create_server() -> LoviaServer:
 
     @server.feature(lsp.WORKSPACE_DID_CHANGE_WORKSPACE_FOLDERS)
     def on_folders(params: lsp.DidChangeWorkspaceFoldersParams) -> None:
-        from lovia_server.events import uri_to_path
+        from lovia_server.uris import uri_to_path
 
         removed = {uri_to_path(f.uri) for f in params.event.removed}
         folders = [f for f in server.folders if f not in {r.resolve() for r in removed if r}]
@@ -219,8 +240,13 @@ def create_server() -> LoviaServer:
         if server.runtime is not None and token.startswith("lovia/"):
             server.runtime.cancel_from_progress(token[len("lovia/") :])
 
-    def register(method: str, fn: Callable[[Any], Awaitable[Any]]) -> None:
-        handler = guarded(fn)
+    def register(method: str, attribute: str) -> None:
+        async def call(params: Any) -> Any:
+            runtime = server.runtime
+            assert runtime is not None  # guarded() waited for a started runtime
+            return await getattr(runtime, attribute)(params)
+
+        handler = guarded(call)
         server.feature(method)(handler)
 
         async def command(*args: Any) -> Any:
@@ -228,18 +254,21 @@ def create_server() -> LoviaServer:
 
         server.command(p.command_name(method))(command)
 
-    register(p.RUN, lambda params: server.runtime.run(params))
-    register(p.STEER, lambda params: server.runtime.steer(params))
-    register(p.UNSTEER, lambda params: server.runtime.unsteer(params))
-    register(p.APPROVE, lambda params: server.runtime.approve(params))
-    register(p.ANSWER, lambda params: server.runtime.answer(params))
-    register(p.CANCEL, lambda params: server.runtime.cancel(params))
-    register(p.RESUME, lambda params: server.runtime.resume(params))
-    register(p.REPLAY, lambda params: server.runtime.replay(params))
-    register(p.SESSIONS, lambda params: server.runtime.sessions(params))
-    register(p.SESSION, lambda params: server.runtime.session(params))
-    register(p.DELETE_SESSION, lambda params: server.runtime.delete_session(params))
-    register(p.STATUS, lambda params: server.runtime.status(params))
+    for method, attribute in (
+        (p.RUN, "run"),
+        (p.STEER, "steer"),
+        (p.UNSTEER, "unsteer"),
+        (p.APPROVE, "approve"),
+        (p.ANSWER, "answer"),
+        (p.CANCEL, "cancel"),
+        (p.RESUME, "resume"),
+        (p.REPLAY, "replay"),
+        (p.SESSIONS, "sessions"),
+        (p.SESSION, "session"),
+        (p.DELETE_SESSION, "delete_session"),
+        (p.STATUS, "status"),
+    ):
+        register(method, attribute)
     return server
 
 
@@ -258,6 +287,8 @@ async def refresh_settings(server: LoviaServer, *, pushed: Any = None) -> None:
         except Exception:
             logger.info("config.unavailable: the client did not answer workspace/configuration")
             raw = None
+    from lovia_server.settings import parse_settings
+
     settings, problems = parse_settings(raw)
     server.settings = settings
     server.settings_problems = problems

@@ -127,7 +127,7 @@ async def stream_answer(root: Path, coalesce_ms: str, deltas: int, rate: float) 
     await asyncio.wait_for(done.wait(), 300)
     await client.close()
     latencies.sort()
-    span = max(last - first, 1e-9)
+    span = max(last - first, 1e-3)
     label = "coalescing off" if coalesce_ms == "0" else f"coalescing {coalesce_ms} ms"
     print(
         f"{deltas} deltas at {rate:.0f}/s, {label:<16}: {received:5d} notifications "
@@ -171,7 +171,7 @@ async def main() -> None:
         await startup(root, args.repeat)
         for coalesce in ("20", "0"):
             await stream_answer(root, coalesce, args.deltas, args.rate)
-        await stream_answer(root, "20", args.deltas, 0)
+        await stream_answer(root, "0", args.deltas, 0)  # burst: notification throughput
         await memory(root, 20)
 
 

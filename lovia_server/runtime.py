@@ -7,6 +7,7 @@ names (folders, agents, runs) and delegates to the supervisor.
 from __future__ import annotations
 
 import asyncio
+import importlib
 import logging
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -76,6 +77,7 @@ class ServerRuntime:
         self.workspace.output_listener = self.supervisor.tool_output
         self._questions_task: asyncio.Task[None] | None = None
         self._closed = False
+        self._warm_up: asyncio.Task[None] | None = None
 
     @classmethod
     async def start(cls, server: LoviaServer) -> ServerRuntime:
@@ -86,7 +88,21 @@ class ServerRuntime:
         runtime = cls(server, store, state_dir)
         await runtime.supervisor.recover()
         runtime._questions_task = asyncio.get_running_loop().create_task(runtime._questions())
+        runtime._warm_up = asyncio.get_running_loop().create_task(runtime._warm_provider())
         return runtime
+
+    async def _warm_provider(self) -> None:
+        """Import the configured vendor SDK in the background (it takes seconds), so the first
+        run does not wait for it."""
+        model = self.server.settings.effective_model() or ""
+        vendor = model.split(":", 1)[0].lower() if ":" in model else "openai"
+        module = {"anthropic": "anthropic", "claude": "anthropic"}.get(vendor, "openai")
+        if not model:
+            return
+        try:
+            await asyncio.to_thread(importlib.import_module, module)
+        except Exception:
+            logger.debug("warm_up.failed: %s", module, exc_info=True)
 
     def _progress_enabled(self) -> bool:
         return bool(self.server.init_options.progress) and self.server.client_supports(

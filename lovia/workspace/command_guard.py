@@ -509,6 +509,8 @@ class _Analyzer:
             return
         if word.expansion:
             self.uncertain("shell expansion in an argument")
+        if word.ansi_c:
+            self.uncertain("$'...' quoting")
         if word.brace:
             self.uncertain("brace expansion")
         if word.hash_inside:
@@ -615,6 +617,8 @@ class _Analyzer:
             for w in words[1:]:
                 self.claim(w, "either")
             return
+        if head.ansi_c:
+            self.uncertain("$'...' quoting in the command name")
         name = _basename(head.text)
         if "/" in head.text:
             self.claim(head, "read")
@@ -899,15 +903,25 @@ class _Analyzer:
         code_flags = {"-c", "-e", "-E", "-r", "--eval", "-p", "--print"}
         saw_code = False
         inplace = False
+        operands: list[Word] = []
+        skip_next = False
         for i, w in enumerate(args):
             t = w.text
-            if t in code_flags or (name == "perl" and t.startswith("-") and ("e" in t[1:])):
+            if skip_next:
+                skip_next = False
+                continue
+            is_code_flag = t in code_flags or (
+                name == "perl" and t.startswith("-") and not t.startswith("--") and "e" in t[1:]
+            )
+            if is_code_flag:
                 saw_code = True
                 if i + 1 < len(args):
                     self.code_literals(args[i + 1])
+                    skip_next = True
             if name == "perl" and t.startswith("-") and not t.startswith("--") and "i" in t[1:]:
                 inplace = True
-        operands = [w for w in args if not w.text.startswith("-")]
+            if not t.startswith("-") or w.quoted:
+                operands.append(w)
         for w in operands:
             self.claim(w, "write" if inplace else "either")
         if not saw_code and not operands and heredoc is not None:
@@ -1208,6 +1222,92 @@ def _h_find(an: _Analyzer, name: str, args: list[Word], heredoc: str | None) -> 
             j += 2
             continue
         j += 1
+
+
+def _h_grep(an: _Analyzer, name: str, args: list[Word], heredoc: str | None) -> None:
+    """grep/rg/ag/ack: the first operand is the pattern unless -e/-f/--regexp give it."""
+    pattern_given = False
+    value_opts = {
+        "-e",
+        "--regexp",
+        "-f",
+        "--file",
+        "-g",
+        "--glob",
+        "-t",
+        "--type",
+        "-T",
+        "--type-not",
+        "-m",
+        "--max-count",
+        "-A",
+        "-B",
+        "-C",
+        "--context",
+        "-j",
+        "--threads",
+        "--include",
+        "--exclude",
+        "--exclude-dir",
+        "-M",
+        "--max-columns",
+        "--color",
+        "--colour",
+        "-d",
+        "--directories",
+        "-D",
+        "--devices",
+        "--label",
+        "--exclude-from",
+        "--ignore-file",
+        "--pre",
+        "-E",
+        "--encoding",
+    }
+    recursive = name in ("rg", "ag", "ack") or any(
+        w.text in ("-r", "-R", "--recursive", "--dereference-recursive")
+        or (
+            w.text.startswith("-")
+            and not w.text.startswith("--")
+            and ("r" in w.text[1:] or "R" in w.text[1:])
+        )
+        for w in args
+    )
+    operands: list[Word] = []
+    i = 0
+    end = False
+    while i < len(args):
+        w = args[i]
+        t = w.text
+        if not end and t == "--":
+            end = True
+            i += 1
+            continue
+        if not end and t.startswith("-") and len(t) > 1 and not w.quoted:
+            opt = t.split("=", 1)[0]
+            if opt in ("-e", "--regexp", "-f", "--file"):
+                pattern_given = True
+            if opt in ("-f", "--file", "--exclude-from", "--ignore-file", "--pre"):
+                value = (
+                    t.split("=", 1)[1]
+                    if "=" in t
+                    else (args[i + 1].text if i + 1 < len(args) else "")
+                )
+                if value:
+                    an.claim(Word(text=value), "read", text=value)
+            if opt in value_opts and "=" not in t:
+                i += 2
+                continue
+            i += 1
+            continue
+        operands.append(w)
+        i += 1
+    if not pattern_given and operands:
+        operands = operands[1:]
+    for w in operands:
+        an.claim(w, "read", recursive=recursive)
+    if recursive and not operands:
+        an.claim(Word(text="."), "read", recursive=True, text=".")
 
 
 def _h_eval(an: _Analyzer, name: str, args: list[Word], heredoc: str | None) -> None:
@@ -1539,6 +1639,13 @@ def _h_git(an: _Analyzer, name: str, args: list[Word], heredoc: str | None) -> N
 
 
 _HANDLERS: dict[str, Handler] = {
+    "grep": _h_grep,
+    "egrep": _h_grep,
+    "fgrep": _h_grep,
+    "zgrep": _h_grep,
+    "rg": _h_grep,
+    "ag": _h_grep,
+    "ack": _h_grep,
     "cd": _h_cd,
     "pushd": _h_cd,
     "tee": _h_tee,
@@ -1604,9 +1711,7 @@ def invocations(command: str) -> list[Invocation]:
 
 _SCAN_BUDGET = 20_000
 _SCAN_SECONDS = 0.5
-_SCAN_CACHE_TTL = 2.0
 _GLOB_MATCH_CAP = 2_000
-_scan_cache: dict[tuple[int, str, str], tuple[float, Decision]] = {}
 
 
 def _combine_either(read: Decision, write: Decision) -> Decision:
@@ -1633,14 +1738,10 @@ def _judge_resolved(policy: WorkspacePolicy, root: Path, abs_path: Path, op: Cla
 
 
 def _subtree_worst(policy: WorkspacePolicy, root: Path, top: Path, op: ClaimOp) -> Decision:
-    """Worst decision for anything below directory ``top`` (bounded walk, cached briefly)."""
+    """Worst decision for anything below directory ``top`` (bounded walk; over budget → ask)."""
     from lovia.workspace.policy import merge_decisions
 
-    key = (id(policy), top.as_posix(), op)
     now = time.monotonic()
-    cached = _scan_cache.get(key)
-    if cached is not None and now - cached[0] < _SCAN_CACHE_TTL:
-        return cached[1]
     worst: Decision = "allow"
     seen = 0
     deadline = now + _SCAN_SECONDS
@@ -1675,9 +1776,6 @@ def _subtree_worst(policy: WorkspacePolicy, root: Path, top: Path, op: ClaimOp) 
                 with contextlib.suppress(OSError):
                     if not is_link and entry.is_dir(follow_symlinks=False):
                         stack.append(p)
-    if len(_scan_cache) > 256:
-        _scan_cache.clear()
-    _scan_cache[key] = (now, worst)
     return worst
 
 
@@ -1707,7 +1805,7 @@ def _has_magic(pat: str) -> bool:
 
 
 def _shell_match(name: str, pat: str) -> bool:
-    if name.startswith(".") and not pat.startswith("."):
+    if name.startswith(".") and pat[:1] in ("*", "?"):
         return False
     return fnmatchcase(name, pat)
 
@@ -1724,7 +1822,8 @@ def _segment_could_match(glob_seg: str, pat_seg: str) -> bool:
     gs, ps = _literal_suffix(glob_seg), _literal_suffix(pat_seg)
     if not (gs.endswith(ps) or ps.endswith(gs)):
         return False
-    return not (pp.startswith(".") and not gp.startswith("."))
+    # the shell never matches a leading '.' with '*' or '?' (a bracket may, in some shells)
+    return not (pp.startswith(".") and glob_seg[:1] in ("*", "?"))
 
 
 def _segments_could_match(glob_segs: list[str], pat_segs: list[str]) -> bool:

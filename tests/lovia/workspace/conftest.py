@@ -27,7 +27,9 @@ def outside(tmp_path: Path) -> Path:
 
 @pytest.fixture
 async def coding(root: Path) -> AsyncIterator[LocalWorkspaceSession]:
-    s = LocalWorkspaceSession(root, policy=WorkspacePolicy.coding(denied_paths=(".env*", "secrets")))
+    s = LocalWorkspaceSession(
+        root, policy=WorkspacePolicy.coding(denied_paths=(".env*", "secrets"))
+    )
     yield s
     await s.close()
 

@@ -97,7 +97,14 @@ class TestAnalyze:
         assert ("read", ".env") not in self.ops("cat x # .env")
 
     def test_expansions_are_uncertain(self) -> None:
-        for command in ("cat $F", 'cat "${F}"', "cat `f`", "cat $(f)", "cat $'\\x2eenv'", "cat .e{n,}v"):
+        for command in (
+            "cat $F",
+            'cat "${F}"',
+            "cat `f`",
+            "cat $(f)",
+            "cat $'\\x2eenv'",
+            "cat .e{n,}v",
+        ):
             assert analyze(command).uncertain, command
 
     def test_single_quotes_are_literal(self) -> None:
@@ -210,7 +217,7 @@ class TestEvasionsAreAtLeastAsk:
             "cat .env",
             "cat ./.env",
             "cat src/../.env",
-            f"cat {{root}}/.env",
+            "cat {root}/.env",
             "cat secrets/key.pem",
             "cat secrets",
             "cat < .env",
@@ -301,8 +308,13 @@ class TestEvasionsAreAtLeastAsk:
 
     def test_coding_outside_writes_are_denied_even_when_hidden(self, tree: Path) -> None:
         s = session(tree, "coding")
-        for command in ("cp notes.md /tmp/x", "tee /tmp/x", "dd if=notes.md of=/tmp/x",
-                        "sed -i s/a/b/ /tmp/x", "curl -o /tmp/x https://e.com"):
+        for command in (
+            "cp notes.md /tmp/x",
+            "tee /tmp/x",
+            "dd if=notes.md of=/tmp/x",
+            "sed -i s/a/b/ /tmp/x",
+            "curl -o /tmp/x https://e.com",
+        ):
             assert s.decide_command(command) == "deny", command
 
 

@@ -31,7 +31,12 @@ class TestFactory:
         assert isinstance(ws, LocalWorkspace)
         assert ws.policy == WorkspacePolicy.coding()
         assert (ws.shell_timeout, ws.inherit_env, ws.executor, ws.env, ws.close_after_run) == (
-            300.0, False, None, None, True)
+            300.0,
+            False,
+            None,
+            None,
+            True,
+        )
         assert ws.limits == WorkspaceLimits()
         assert Workspace.local(str(root), mode="trusted").inherit_env is False
 
@@ -45,8 +50,13 @@ class TestFactory:
         )
 
     def test_policy_and_shorthands_conflict(self, root: Path) -> None:
-        for kw in ({"denied_paths": (".env",)}, {"command_rules": (CommandRule("x", "deny"),)},
-                   {"readable": ("/r",)}, {"writable": ("/w",)}, {"path_rules": (PathRule("a", "deny"),)}):
+        for kw in (
+            {"denied_paths": (".env",)},
+            {"command_rules": (CommandRule("x", "deny"),)},
+            {"readable": ("/r",)},
+            {"writable": ("/w",)},
+            {"path_rules": (PathRule("a", "deny"),)},
+        ):
             with pytest.raises(UserError) as exc:
                 Workspace.local(str(root), policy=WorkspacePolicy(), **kw)  # type: ignore[arg-type]
             assert "either policy=" in str(exc.value) and "not both" in str(exc.value)
@@ -56,7 +66,8 @@ class TestFactory:
     def test_modes(self, root: Path) -> None:
         assert Workspace.local(str(root), mode="readonly").policy == WorkspacePolicy.readonly()
         assert Workspace.local(str(root), mode="trusted", denied_paths=(".env",)).policy == (
-            WorkspacePolicy.trusted(denied_paths=(".env",)))
+            WorkspacePolicy.trusted(denied_paths=(".env",))
+        )
         with pytest.raises(UserError, match="mode='readonly'"):
             Workspace.local(str(root), mode="readonly", command_rules=(CommandRule("ls", "allow"),))
         with pytest.raises(UserError, match=r"^Unknown workspace mode: 'yolo'"):
@@ -170,7 +181,12 @@ class TestInstructions:
         text = Workspace.local(str(root)).instructions()
         lines = text.split("\n")
         if flavor == "uv":
-            assert "uv-managed" in text and "uv pip install" in text and "uv sync" in text and "uv venv" in text
+            assert (
+                "uv-managed" in text
+                and "uv pip install" in text
+                and "uv sync" in text
+                and "uv venv" in text
+            )
         elif flavor == "poetry":
             assert "poetry-managed" in text and "poetry add" in text and "poetry install" in text
             assert "poetry run" in text

@@ -9,7 +9,13 @@ from pathlib import Path
 
 import pytest
 
-from lovia.workspace import LocalWorkspaceSession, PathRule, WorkspaceError, WorkspaceLimits, WorkspacePolicy
+from lovia.workspace import (
+    LocalWorkspaceSession,
+    PathRule,
+    WorkspaceError,
+    WorkspaceLimits,
+    WorkspacePolicy,
+)
 
 
 def make(root: Path, policy: WorkspacePolicy | None = None, **kw: object) -> LocalWorkspaceSession:
@@ -66,7 +72,10 @@ class TestListChildren:
         assert not f.is_dir and f.size == (tree / "a.txt").stat().st_size
 
     async def test_include_hidden(self, tree: Path) -> None:
-        paths = [e.path for e in await make(tree, policy_with_denied()).list_files(".", include_hidden=True)]
+        paths = [
+            e.path
+            for e in await make(tree, policy_with_denied()).list_files(".", include_hidden=True)
+        ]
         assert ".hidden" in paths and ".config" in paths and ".env" not in paths
 
     async def test_listing_a_hidden_dir_explicitly(self, tree: Path) -> None:
@@ -113,14 +122,21 @@ class TestListGlob:
     async def test_non_recursive_pattern_and_subdir_display(self, tree: Path) -> None:
         s = make(tree)
         assert [e.path for e in await s.list_files(".", pattern="*.txt")] == [
-            "a.txt", "key_alias.txt", "out_link.txt", "z.txt"]
-        assert [e.path for e in await s.list_files("a_dir", pattern="*/*.py")] == ["a_dir/deep/d.py"]
+            "a.txt",
+            "key_alias.txt",
+            "out_link.txt",
+            "z.txt",
+        ]
+        assert [e.path for e in await s.list_files("a_dir", pattern="*/*.py")] == [
+            "a_dir/deep/d.py"
+        ]
 
     async def test_hidden_segments_relative_to_listed_dir(self, tree: Path) -> None:
         s = make(tree)
         assert [e.path for e in await s.list_files(".", pattern="**/*.ini")] == []
-        assert [e.path for e in await s.list_files(".", pattern="**/*.ini", include_hidden=True)] == [
-            ".config/c.ini"]
+        assert [
+            e.path for e in await s.list_files(".", pattern="**/*.ini", include_hidden=True)
+        ] == [".config/c.ini"]
         assert [e.path for e in await s.list_files(".config", pattern="*.ini")] == [".config/c.ini"]
 
     @pytest.mark.parametrize("pattern", ["", ".", "/etc/*"])
@@ -129,7 +145,9 @@ class TestListGlob:
             await make(tree).list_files(".", pattern=pattern)
 
     async def test_dotdot(self, tree: Path) -> None:
-        with pytest.raises(WorkspaceError, match=r"'\.\.' is not supported; pass the directory as path= instead"):
+        with pytest.raises(
+            WorkspaceError, match=r"'\.\.' is not supported; pass the directory as path= instead"
+        ):
             await make(tree).list_files(".", pattern="../*")
 
     async def test_symlinked_dirs_not_descended(self, tree: Path) -> None:
@@ -168,10 +186,14 @@ class TestGrep:
 
     async def test_ignore_case_glob_hidden(self, tree: Path) -> None:
         s = make(tree, policy_with_denied())
-        assert [m.path for m in await s.grep("NEEDLE DEEP", ignore_case=True)] == ["a_dir/deep/d.py"]
+        assert [m.path for m in await s.grep("NEEDLE DEEP", ignore_case=True)] == [
+            "a_dir/deep/d.py"
+        ]
         assert [m.path for m in await s.grep("needle", glob="*.py")] == ["a_dir/deep/d.py"]
         assert [m.path for m in await s.grep("needle", glob="a_dir/*")] == [
-            "a_dir/inner.txt", "a_dir/deep/d.py"]
+            "a_dir/inner.txt",
+            "a_dir/deep/d.py",
+        ]
         hidden = [m.path for m in await s.grep("needle", include_hidden=True)]
         assert ".hidden" in hidden and ".config/c.ini" in hidden and ".env" not in hidden
 

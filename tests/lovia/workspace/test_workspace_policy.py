@@ -18,11 +18,26 @@ class TestPresets:
     def test_preset_table(self) -> None:
         ro, co, tr = WorkspacePolicy.readonly(), WorkspacePolicy.coding(), WorkspacePolicy.trusted()
         assert (ro.write, ro.read_outside, ro.write_outside, ro.allow_shell, ro.shell_default) == (
-            "deny", "deny", "deny", False, "deny")
+            "deny",
+            "deny",
+            "deny",
+            False,
+            "deny",
+        )
         assert (co.write, co.read_outside, co.write_outside, co.allow_shell, co.shell_default) == (
-            "allow", "ask", "deny", True, "ask")
+            "allow",
+            "ask",
+            "deny",
+            True,
+            "ask",
+        )
         assert (tr.write, tr.read_outside, tr.write_outside, tr.allow_shell, tr.shell_default) == (
-            "allow", "allow", "ask", True, "allow")
+            "allow",
+            "allow",
+            "ask",
+            True,
+            "allow",
+        )
 
     def test_bare_policy_is_stricter_than_coding(self) -> None:
         bare = WorkspacePolicy()
@@ -60,15 +75,28 @@ class TestMerge:
 class TestPathMatches:
     @pytest.mark.parametrize(
         ("rel", "pattern"),
-        [("build", "build"), ("build/out.js", "build/*"), ("sub/.env", ".env*"), ("a/secrets/b", "secrets"),
-         ("build/a/b/c.js", "build"), ("build/a/b.js", "build/")],
+        [
+            ("build", "build"),
+            ("build/out.js", "build/*"),
+            ("sub/.env", ".env*"),
+            ("a/secrets/b", "secrets"),
+            ("build/a/b/c.js", "build"),
+            ("build/a/b.js", "build/"),
+        ],
     )
     def test_true(self, rel: str, pattern: str) -> None:
         assert _path_matches(rel, pattern)
 
     @pytest.mark.parametrize(
         ("rel", "pattern"),
-        [("x", "/"), ("x", ""), ("secrets", "secrets/**"), ("x", "./x"), ("Build", "build"), ("buildx", "build")],
+        [
+            ("x", "/"),
+            ("x", ""),
+            ("secrets", "secrets/**"),
+            ("x", "./x"),
+            ("Build", "build"),
+            ("buildx", "build"),
+        ],
     )
     def test_false(self, rel: str, pattern: str) -> None:
         assert not _path_matches(rel, pattern)
@@ -103,8 +131,11 @@ class TestPathMatches:
     def test_denied_first_then_first_rule_then_defaults(self) -> None:
         p = WorkspacePolicy.coding(
             denied_paths=("*.key",),
-            path_rules=(PathRule("docs", "deny", ops={"write"}), PathRule("docs", "allow"),
-                        PathRule("/opt/data", "allow", ops={"read"})),
+            path_rules=(
+                PathRule("docs", "deny", ops={"write"}),
+                PathRule("docs", "allow"),
+                PathRule("/opt/data", "allow", ops={"read"}),
+            ),
         )
         assert decide(p, "docs/a.key", "/r/docs/a.key") == "deny"
         assert decide(p, "docs/a.md", "/r/docs/a.md", "write") == "deny"
@@ -116,7 +147,14 @@ class TestPathMatches:
 
 class TestDecideCommand:
     def test_splitting(self) -> None:
-        assert split_command_segments("a 2>&1 | b && c; d\ne & f") == ["a 2>&1", "b", "c", "d", "e", "f"]
+        assert split_command_segments("a 2>&1 | b && c; d\ne & f") == [
+            "a 2>&1",
+            "b",
+            "c",
+            "d",
+            "e",
+            "f",
+        ]
         assert split_command_segments("a &> x") == ["a &> x"]
         assert split_command_segments("echo hi >&2") == ["echo hi >&2"]
 
@@ -134,8 +172,11 @@ class TestDecideCommand:
 
     def test_first_rule_wins_and_prefix_is_by_words(self) -> None:
         p = WorkspacePolicy.trusted(
-            command_rules=(CommandRule("rm", "deny"), CommandRule("rm -i", "allow"),
-                           CommandRule("git push", "ask"))
+            command_rules=(
+                CommandRule("rm", "deny"),
+                CommandRule("rm -i", "allow"),
+                CommandRule("git push", "ask"),
+            )
         )
         assert p.decide_command("rm -i x") == "deny"
         assert p.decide_command("git push origin main") == "ask"
@@ -154,7 +195,9 @@ class TestDecideCommand:
         assert p.decide_command("make deploy") == "deny"
 
     def test_most_restrictive_segment(self) -> None:
-        p = WorkspacePolicy.trusted(command_rules=(CommandRule("curl", "ask"), CommandRule("rm", "deny")))
+        p = WorkspacePolicy.trusted(
+            command_rules=(CommandRule("curl", "ask"), CommandRule("rm", "deny"))
+        )
         assert p.decide_command("ls && curl x") == "ask"
         assert p.decide_command("curl x; rm y") == "deny"
 

@@ -41,7 +41,9 @@ class TestOverlay:
     async def test_overlay_is_consulted_after_the_acl(self, root: Path) -> None:
         (root / ".env").write_text("disk secret")
         overlay = Overlay({root / ".env": "buffer secret"})
-        s = LocalWorkspaceSession(root, policy=WorkspacePolicy(denied_paths=(".env",)), overlay=overlay)
+        s = LocalWorkspaceSession(
+            root, policy=WorkspacePolicy(denied_paths=(".env",)), overlay=overlay
+        )
         with pytest.raises(PermissionDeniedError):
             await s.read_text(".env")
         assert "secret" not in " ".join(m.text for m in await s.grep("secret", include_hidden=True))
@@ -88,7 +90,10 @@ class TestWriteSink:
         assert (r.ok, r.action, r.bytes_written) == (True, "updated", 4)
         r = await s.write_text("sub/b.txt", "fresh")
         assert r.action == "created"
-        assert sink.calls == [(root / "a.txt", "old\n", "new\n"), (root / "sub" / "b.txt", None, "fresh")]
+        assert sink.calls == [
+            (root / "a.txt", "old\n", "new\n"),
+            (root / "sub" / "b.txt", None, "fresh"),
+        ]
         assert (root / "a.txt").read_text() == "old\n" and not (root / "sub").exists()
 
     async def test_edit_through_the_sink_matches_apply_edit(self, root: Path) -> None:
@@ -111,7 +116,9 @@ class TestWriteSink:
     async def test_sink_never_sees_denied_or_failed_edits(self, root: Path) -> None:
         (root / "a.txt").write_text("x x")
         sink = Sink(True)
-        s = LocalWorkspaceSession(root, policy=WorkspacePolicy(denied_paths=("*.key",)), write_sink=sink)
+        s = LocalWorkspaceSession(
+            root, policy=WorkspacePolicy(denied_paths=("*.key",)), write_sink=sink
+        )
         with pytest.raises(PermissionDeniedError):
             await s.write_text("id.key", "k")
         assert not (await s.edit_text("a.txt", "x", "y")).ok
@@ -134,7 +141,9 @@ class TestWriteSink:
     async def test_old_text_comes_from_the_overlay(self, root: Path) -> None:
         (root / "a.txt").write_text("disk")
         sink = Sink(True)
-        s = LocalWorkspaceSession(root, write_sink=sink, overlay=Overlay({root / "a.txt": "buffer"}))
+        s = LocalWorkspaceSession(
+            root, write_sink=sink, overlay=Overlay({root / "a.txt": "buffer"})
+        )
         await s.write_text("a.txt", "new")
         assert sink.calls[0][1] == "buffer"
 
@@ -171,5 +180,7 @@ class TestApplyEdit:
         (root / "m.py").write_text(text)
         s = LocalWorkspaceSession(root)
         r = await s.edit_text("m.py", "return 1", "return 2", replace_all=True)
-        assert (root / "m.py").read_text() == apply_edit(text, "return 1", "return 2", replace_all=True)[0]
+        assert (root / "m.py").read_text() == apply_edit(
+            text, "return 1", "return 2", replace_all=True
+        )[0]
         assert r.replacements == 2

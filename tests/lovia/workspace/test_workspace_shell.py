@@ -40,17 +40,26 @@ def alive(pid: int) -> bool:
     return state != "Z"
 
 
-async def wait_for_file(path: Path, timeout: float = 10.0) -> str:
-    deadline = time.monotonic() + timeout
+def _ready(path: Path) -> str | None:
+    try:
+        text = path.read_text().strip()
+    except OSError:
+        return None
+    return text or None
+
+
+async def wait_for_file(path: Path, within: float = 10.0) -> str:
+    deadline = time.monotonic() + within
     while time.monotonic() < deadline:
-        if path.exists() and path.read_text().strip():
-            return path.read_text().strip()
+        text = _ready(path)
+        if text is not None:
+            return text
         await asyncio.sleep(0.02)
     raise AssertionError(f"{path} never appeared")
 
 
-async def wait_dead(*pids: int, timeout: float = 5.0) -> bool:
-    deadline = time.monotonic() + timeout
+async def wait_dead(*pids: int, within: float = 5.0) -> bool:
+    deadline = time.monotonic() + within
     while time.monotonic() < deadline:
         if not any(alive(p) for p in pids):
             return True
@@ -76,12 +85,12 @@ class TestRun:
 
     async def test_stdin_is_dev_null(self, root: Path) -> None:
         s = make(root)
-        r = await asyncio.wait_for(s.run("cat; read x; echo \"got:$x\""), 10)
+        r = await asyncio.wait_for(s.run('cat; read x; echo "got:$x"'), 10)
         assert r.stdout == "got:\n" and r.exit_code == 0
         r = await s.run("readlink /proc/self/fd/0")
         assert r.stdout.strip() == "/dev/null"
 
-    async def test_host_stdin_pipe_is_never_read(self, root: Path, tmp_path: Path) -> None:
+    def test_host_stdin_pipe_is_never_read(self, root: Path, tmp_path: Path) -> None:
         script = tmp_path / "host.py"
         script.write_text(
             textwrap.dedent(
@@ -103,7 +112,7 @@ class TestRun:
             text=True,
         )
         assert proc.stdin is not None and proc.stdout is not None
-        proc.stdin.write('Content-Length: 2\r\n\r\n{}')  # a JSON-RPC frame on the host's stdin
+        proc.stdin.write("Content-Length: 2\r\n\r\n{}")  # a JSON-RPC frame on the host's stdin
         proc.stdin.flush()
         start = time.monotonic()
         line = proc.stdout.readline()
@@ -355,7 +364,10 @@ class TestBackground:
         with pytest.raises(WorkspaceError) as exc:
             await s.kill_process("bg-nope")
         assert exc.value.message == "Unknown process id: 'bg-nope'."
-        assert exc.value.hint == f"Known processes: {p.process_id} (running: sleep 30 # a long comment that goes on …)"
+        assert (
+            exc.value.hint
+            == f"Known processes: {p.process_id} (running: sleep 30 # a long comment that goes on …)"
+        )
         await s.close()
 
     async def test_tail_buffer_drops_oldest(self, root: Path) -> None:
@@ -375,7 +387,10 @@ class TestBackground:
                 raise AssertionError
 
         s = make(root, executor=Exec(), policy=WorkspacePolicy.trusted(denied_paths=(".env",)))
-        with pytest.raises(WorkspaceError, match="^Background execution is not supported with a custom shell executor.$"):
+        with pytest.raises(
+            WorkspaceError,
+            match="^Background execution is not supported with a custom shell executor.$",
+        ):
             await s.spawn("cat .env")  # checked before the gate
 
 
@@ -403,7 +418,9 @@ class TestCustomExecutor:
         r = await s.run("echo hi", timeout=7)
         assert r.truncated and r.stdout == clip_text("x" * 50, 20, hint=HINT, keep_tail=True)[0]
         c = calls[0]
-        assert c["cwd"] == root and c["root"] == root and c["timeout"] == 7 and c["policy"] is s.policy
+        assert (
+            c["cwd"] == root and c["root"] == root and c["timeout"] == 7 and c["policy"] is s.policy
+        )
         with pytest.raises(PermissionDeniedError):
             await s.run("cat .env")
         assert len(calls) == 1

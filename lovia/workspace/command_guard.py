@@ -473,6 +473,16 @@ def _is_pathish(text: str) -> bool:
     return "/" in text or "." in text or text.startswith("~")
 
 
+def _guess_option_op(opt: str) -> ClaimOp:
+    """What an unknown program's option probably does with a path value."""
+    name = opt.lstrip("-").lower()
+    if opt in ("-I", "-L", "-isystem") or name in ("include", "input", "in", "config"):
+        return "read"
+    if opt == "-o" or name.startswith(("out", "log-file", "logfile", "dest", "target")):
+        return "write"
+    return "either"
+
+
 def _short_cluster_path(text: str) -> str | None:
     """``-I/usr/include`` → ``/usr/include``; ``-xvf./a`` → ``./a``; ``-la`` → None."""
     for i in range(2, len(text)):
@@ -540,6 +550,15 @@ class _Analyzer:
                 glob=pattern,
             )
         )
+
+    def glued_value(self, word: Word, op: ClaimOp) -> None:
+        """``-xVALUE``: a path glued to a short option (or a cluster of flags)."""
+        text = word.text
+        path = _short_cluster_path(text)
+        if path is not None:
+            self.claim(word, op, text=path)
+        if len(text) > 2 and path != text[2:]:
+            self.claim(word, op, text=text[2:])  # bare: only an existing path counts
 
     def invoke(self, words: list[str], *, unknown: bool = False) -> None:
         self.result.invocations.append(Invocation(words=words, unknown=unknown))
@@ -715,10 +734,10 @@ class _Analyzer:
                 end_of_opts = True
                 i += 1
                 continue
-            if not end_of_opts and t.startswith("-") and len(t) > 1 and not w.quoted:
+            if not end_of_opts and t.startswith("-") and len(t) > 1:
                 if t.startswith("--") and "=" in t:
                     opt, value = t.split("=", 1)
-                    vop = value_opts.get(opt, "either")
+                    vop = value_opts.get(opt, _guess_option_op(opt))
                     self.claim(w, vop, text=value, bare_ok=vop != "either")
                 elif t in value_opts and i + 1 < len(args):
                     self.option_value(t, args[i + 1], value_opts[t])
@@ -732,9 +751,7 @@ class _Analyzer:
                     if glued is not None:
                         self.claim(w, value_opts[glued], text=t[2:])
                     else:
-                        path = _short_cluster_path(t)
-                        if path is not None:
-                            self.claim(w, "read" if t[:2] in ("-I", "-L") else "either", text=path)
+                        self.glued_value(w, _guess_option_op(t[:2]))
                 i += 1
                 continue
             operands.append(w)
@@ -742,7 +759,7 @@ class _Analyzer:
         if skip_first_operand and operands:
             operands = operands[1:]
         for w in operands:
-            if "=" in w.text and not w.text.startswith("=") and not w.quoted:
+            if "=" in w.text and not w.text.startswith("="):
                 key, value = w.text.split("=", 1)
                 if value and not _is_pathish(key):
                     self.claim(w, op, text=value, bare_ok=op != "either")
@@ -771,7 +788,7 @@ class _Analyzer:
             if t == "--":
                 i += 1
                 break
-            if not t.startswith("-") or t == "-" or args[i].quoted:
+            if not t.startswith("-") or t == "-":
                 break
             opt = t.split("=", 1)[0]
             if name == "env" and opt in ("-S", "--split-string"):
@@ -831,7 +848,7 @@ class _Analyzer:
             if t == "--":
                 i += 1
                 break
-            if not t.startswith("-") or args[i].quoted:
+            if not t.startswith("-"):
                 break
             opt = t.split("=", 1)[0]
             if opt in ("-c", "--call"):
@@ -875,7 +892,7 @@ class _Analyzer:
             if t == "--":
                 i += 1
                 break
-            if t.startswith(("-", "+")) and len(t) > 1 and not w.quoted:
+            if t.startswith(("-", "+")) and len(t) > 1:
                 if t in _SHELL_VALUE_OPTS:
                     i += 2
                     continue
@@ -920,7 +937,7 @@ class _Analyzer:
                     skip_next = True
             if name == "perl" and t.startswith("-") and not t.startswith("--") and "i" in t[1:]:
                 inplace = True
-            if not t.startswith("-") or w.quoted:
+            if not t.startswith("-"):
                 operands.append(w)
         for w in operands:
             self.claim(w, "write" if inplace else "either")
@@ -1011,7 +1028,7 @@ class _Collector:
                 end = True
                 i += 1
                 continue
-            if not end and t.startswith("-") and len(t) > 1 and not w.quoted:
+            if not end and t.startswith("-") and len(t) > 1:
                 self.flags.add(t.split("=", 1)[0])
                 if t.startswith("--") and "=" in t:
                     opt, value = t.split("=", 1)
@@ -1027,9 +1044,7 @@ class _Collector:
                     if len(t) > 2 and t[:2] in value_opts:
                         an.claim(w, value_opts[t[:2]], text=t[2:])
                     else:
-                        path = _short_cluster_path(t)
-                        if path is not None:
-                            an.claim(w, "either", text=path)
+                        an.glued_value(w, "either")
                 i += 1
                 continue
             operands.append(w)
@@ -1074,10 +1089,7 @@ def _h_sed(an: _Analyzer, name: str, args: list[Word], heredoc: str | None) -> N
         w = args[i]
         t = w.text
         if t.startswith("--in-place") or (
-            t.startswith("-")
-            and not t.startswith("--")
-            and "i" in t[1:].split("e")[0]
-            and not w.quoted
+            t.startswith("-") and not t.startswith("--") and "i" in t[1:].split("e")[0]
         ):
             inplace = True
             i += 1
@@ -1096,7 +1108,7 @@ def _h_sed(an: _Analyzer, name: str, args: list[Word], heredoc: str | None) -> N
                 an.claim(w, "read", text=t.split("=", 1)[1])
             i += 1
             continue
-        if t.startswith("-") and len(t) > 1 and not w.quoted:
+        if t.startswith("-") and len(t) > 1:
             if "e" in t[1:] or "f" in t[1:]:
                 script_given = True
                 if i + 1 < len(args):
@@ -1148,7 +1160,7 @@ def _h_awk(an: _Analyzer, name: str, args: list[Word], heredoc: str | None) -> N
                 _awk_script(an, args[i + 1])
             i += 2
             continue
-        if t.startswith("-") and len(t) > 1 and not w.quoted:
+        if t.startswith("-") and len(t) > 1:
             i += 1
             continue
         operands.append(w)
@@ -1172,9 +1184,7 @@ def _h_find(an: _Analyzer, name: str, args: list[Word], heredoc: str | None) -> 
     i = 0
     while i < len(args) and args[i].text in ("-H", "-L", "-P", "-O0", "-O1", "-O2", "-O3"):
         i += 1
-    while i < len(args) and not (
-        args[i].text.startswith(("-", "(", "!", ")")) and not args[i].quoted
-    ):
+    while i < len(args) and not (args[i].text.startswith(("-", "(", "!", ")"))):
         starts.append(args[i])
         i += 1
     if not starts:
@@ -1283,7 +1293,7 @@ def _h_grep(an: _Analyzer, name: str, args: list[Word], heredoc: str | None) -> 
             end = True
             i += 1
             continue
-        if not end and t.startswith("-") and len(t) > 1 and not w.quoted:
+        if not end and t.startswith("-") and len(t) > 1:
             opt = t.split("=", 1)[0]
             if opt in ("-e", "--regexp", "-f", "--file"):
                 pattern_given = True
@@ -1981,8 +1991,8 @@ def _judge_claim(
             worst = merge_decisions(worst, "ask")
             continue
         d = _judge_resolved(policy, root, resolved.abs, claim.op)
-        if claim.bare and d == "deny" and not os.path.lexists(resolved.abs):
-            d = "ask"
+        if claim.bare and d == "deny" and not os.path.lexists(base / _expand_user(text)):
+            d = "ask"  # a bare word that names nothing on disk may not be a path at all
         worst = merge_decisions(worst, d)
         if claim.recursive and d != "deny":
             try:

@@ -152,7 +152,9 @@ class TestRun:
         s = make(root)
         task = asyncio.create_task(s.run("sleep 60 & echo $! > gc.pid; wait"))
         pid = int(await wait_for_file(root / "gc.pid"))
-        while not s._foreground:  # adopted (a close before that is the spawn race)
+        for _ in range(500):  # adopted (a close before that is the spawn race)
+            if s._foreground:
+                break
             await asyncio.sleep(0.01)
         await s.close()
         r = await asyncio.wait_for(task, 10)

@@ -199,15 +199,30 @@ async def spawn_exec(
     env: Mapping[str, str],
     merge_stderr: bool = False,
 ) -> asyncio.subprocess.Process:
-    return await asyncio.create_subprocess_exec(
-        *argv,
-        stdin=asyncio.subprocess.DEVNULL,
-        stdout=asyncio.subprocess.PIPE,
-        stderr=asyncio.subprocess.STDOUT if merge_stderr else asyncio.subprocess.PIPE,
-        cwd=str(cwd),
-        env=dict(env),
-        start_new_session=True,
+    """Start a child in its own session with stdin from /dev/null.
+
+    Cancellation while the child is being created never leaks it: the creation is
+    shielded, and a child that exists by then is killed with its whole tree.
+    """
+    creating = asyncio.ensure_future(
+        asyncio.create_subprocess_exec(
+            *argv,
+            stdin=asyncio.subprocess.DEVNULL,
+            stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.STDOUT if merge_stderr else asyncio.subprocess.PIPE,
+            cwd=str(cwd),
+            env=dict(env),
+            start_new_session=True,
+        )
     )
+    try:
+        return await asyncio.shield(creating)
+    except asyncio.CancelledError:
+        with contextlib.suppress(BaseException):
+            proc = await creating
+            kill_proc(proc)
+            await proc.wait()
+        raise
 
 
 async def _settle(tasks: list[asyncio.Task[None]], within: float) -> None:

@@ -44,6 +44,7 @@ class Word:
     hash_inside: bool = False
     tilde: bool = False
     procsub: bool = False
+    ansi_c: bool = False
     _brace_open: bool = field(default=False, repr=False)
 
     def add(self, ch: str, *, quoted: bool) -> None:
@@ -347,7 +348,7 @@ class _Parser:
                 if s.startswith("$'", i):
                     end = self._skip_ansi(i + 2)
                     word.quoted = True
-                    word.expansion = True
+                    word.ansi_c = True
                     for ch in _decode_ansi_c(s[i + 2 : end - 1]):
                         word.add(ch, quoted=True)
                     i = end

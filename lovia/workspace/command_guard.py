@@ -473,6 +473,16 @@ def _is_pathish(text: str) -> bool:
     return "/" in text or "." in text or text.startswith("~")
 
 
+def _guess_option_op(opt: str) -> ClaimOp:
+    """What an unknown program's option probably does with a path value."""
+    name = opt.lstrip("-").lower()
+    if opt in ("-I", "-L", "-isystem") or name in ("include", "input", "in", "config"):
+        return "read"
+    if opt == "-o" or name.startswith(("out", "log-file", "logfile", "dest", "target")):
+        return "write"
+    return "either"
+
+
 def _short_cluster_path(text: str) -> str | None:
     """``-I/usr/include`` → ``/usr/include``; ``-xvf./a`` → ``./a``; ``-la`` → None."""
     for i in range(2, len(text)):
@@ -509,6 +519,8 @@ class _Analyzer:
             return
         if word.expansion:
             self.uncertain("shell expansion in an argument")
+        if word.ansi_c:
+            self.uncertain("$'...' quoting")
         if word.brace:
             self.uncertain("brace expansion")
         if word.hash_inside:
@@ -538,6 +550,15 @@ class _Analyzer:
                 glob=pattern,
             )
         )
+
+    def glued_value(self, word: Word, op: ClaimOp) -> None:
+        """``-xVALUE``: a path glued to a short option (or a cluster of flags)."""
+        text = word.text
+        path = _short_cluster_path(text)
+        if path is not None:
+            self.claim(word, op, text=path)
+        if len(text) > 2 and path != text[2:]:
+            self.claim(word, op, text=text[2:])  # bare: only an existing path counts
 
     def invoke(self, words: list[str], *, unknown: bool = False) -> None:
         self.result.invocations.append(Invocation(words=words, unknown=unknown))
@@ -615,6 +636,8 @@ class _Analyzer:
             for w in words[1:]:
                 self.claim(w, "either")
             return
+        if head.ansi_c:
+            self.uncertain("$'...' quoting in the command name")
         name = _basename(head.text)
         if "/" in head.text:
             self.claim(head, "read")
@@ -711,10 +734,10 @@ class _Analyzer:
                 end_of_opts = True
                 i += 1
                 continue
-            if not end_of_opts and t.startswith("-") and len(t) > 1 and not w.quoted:
+            if not end_of_opts and t.startswith("-") and len(t) > 1:
                 if t.startswith("--") and "=" in t:
                     opt, value = t.split("=", 1)
-                    vop = value_opts.get(opt, "either")
+                    vop = value_opts.get(opt, _guess_option_op(opt))
                     self.claim(w, vop, text=value, bare_ok=vop != "either")
                 elif t in value_opts and i + 1 < len(args):
                     self.option_value(t, args[i + 1], value_opts[t])
@@ -728,9 +751,7 @@ class _Analyzer:
                     if glued is not None:
                         self.claim(w, value_opts[glued], text=t[2:])
                     else:
-                        path = _short_cluster_path(t)
-                        if path is not None:
-                            self.claim(w, "read" if t[:2] in ("-I", "-L") else "either", text=path)
+                        self.glued_value(w, _guess_option_op(t[:2]))
                 i += 1
                 continue
             operands.append(w)
@@ -738,7 +759,7 @@ class _Analyzer:
         if skip_first_operand and operands:
             operands = operands[1:]
         for w in operands:
-            if "=" in w.text and not w.text.startswith("=") and not w.quoted:
+            if "=" in w.text and not w.text.startswith("="):
                 key, value = w.text.split("=", 1)
                 if value and not _is_pathish(key):
                     self.claim(w, op, text=value, bare_ok=op != "either")
@@ -767,7 +788,7 @@ class _Analyzer:
             if t == "--":
                 i += 1
                 break
-            if not t.startswith("-") or t == "-" or args[i].quoted:
+            if not t.startswith("-") or t == "-":
                 break
             opt = t.split("=", 1)[0]
             if name == "env" and opt in ("-S", "--split-string"):
@@ -827,7 +848,7 @@ class _Analyzer:
             if t == "--":
                 i += 1
                 break
-            if not t.startswith("-") or args[i].quoted:
+            if not t.startswith("-"):
                 break
             opt = t.split("=", 1)[0]
             if opt in ("-c", "--call"):
@@ -871,7 +892,7 @@ class _Analyzer:
             if t == "--":
                 i += 1
                 break
-            if t.startswith(("-", "+")) and len(t) > 1 and not w.quoted:
+            if t.startswith(("-", "+")) and len(t) > 1:
                 if t in _SHELL_VALUE_OPTS:
                     i += 2
                     continue
@@ -899,15 +920,25 @@ class _Analyzer:
         code_flags = {"-c", "-e", "-E", "-r", "--eval", "-p", "--print"}
         saw_code = False
         inplace = False
+        operands: list[Word] = []
+        skip_next = False
         for i, w in enumerate(args):
             t = w.text
-            if t in code_flags or (name == "perl" and t.startswith("-") and ("e" in t[1:])):
+            if skip_next:
+                skip_next = False
+                continue
+            is_code_flag = t in code_flags or (
+                name == "perl" and t.startswith("-") and not t.startswith("--") and "e" in t[1:]
+            )
+            if is_code_flag:
                 saw_code = True
                 if i + 1 < len(args):
                     self.code_literals(args[i + 1])
+                    skip_next = True
             if name == "perl" and t.startswith("-") and not t.startswith("--") and "i" in t[1:]:
                 inplace = True
-        operands = [w for w in args if not w.text.startswith("-")]
+            if not t.startswith("-"):
+                operands.append(w)
         for w in operands:
             self.claim(w, "write" if inplace else "either")
         if not saw_code and not operands and heredoc is not None:
@@ -997,7 +1028,7 @@ class _Collector:
                 end = True
                 i += 1
                 continue
-            if not end and t.startswith("-") and len(t) > 1 and not w.quoted:
+            if not end and t.startswith("-") and len(t) > 1:
                 self.flags.add(t.split("=", 1)[0])
                 if t.startswith("--") and "=" in t:
                     opt, value = t.split("=", 1)
@@ -1013,9 +1044,7 @@ class _Collector:
                     if len(t) > 2 and t[:2] in value_opts:
                         an.claim(w, value_opts[t[:2]], text=t[2:])
                     else:
-                        path = _short_cluster_path(t)
-                        if path is not None:
-                            an.claim(w, "either", text=path)
+                        an.glued_value(w, "either")
                 i += 1
                 continue
             operands.append(w)
@@ -1060,10 +1089,7 @@ def _h_sed(an: _Analyzer, name: str, args: list[Word], heredoc: str | None) -> N
         w = args[i]
         t = w.text
         if t.startswith("--in-place") or (
-            t.startswith("-")
-            and not t.startswith("--")
-            and "i" in t[1:].split("e")[0]
-            and not w.quoted
+            t.startswith("-") and not t.startswith("--") and "i" in t[1:].split("e")[0]
         ):
             inplace = True
             i += 1
@@ -1082,7 +1108,7 @@ def _h_sed(an: _Analyzer, name: str, args: list[Word], heredoc: str | None) -> N
                 an.claim(w, "read", text=t.split("=", 1)[1])
             i += 1
             continue
-        if t.startswith("-") and len(t) > 1 and not w.quoted:
+        if t.startswith("-") and len(t) > 1:
             if "e" in t[1:] or "f" in t[1:]:
                 script_given = True
                 if i + 1 < len(args):
@@ -1134,7 +1160,7 @@ def _h_awk(an: _Analyzer, name: str, args: list[Word], heredoc: str | None) -> N
                 _awk_script(an, args[i + 1])
             i += 2
             continue
-        if t.startswith("-") and len(t) > 1 and not w.quoted:
+        if t.startswith("-") and len(t) > 1:
             i += 1
             continue
         operands.append(w)
@@ -1158,9 +1184,7 @@ def _h_find(an: _Analyzer, name: str, args: list[Word], heredoc: str | None) -> 
     i = 0
     while i < len(args) and args[i].text in ("-H", "-L", "-P", "-O0", "-O1", "-O2", "-O3"):
         i += 1
-    while i < len(args) and not (
-        args[i].text.startswith(("-", "(", "!", ")")) and not args[i].quoted
-    ):
+    while i < len(args) and not (args[i].text.startswith(("-", "(", "!", ")"))):
         starts.append(args[i])
         i += 1
     if not starts:
@@ -1208,6 +1232,92 @@ def _h_find(an: _Analyzer, name: str, args: list[Word], heredoc: str | None) -> 
             j += 2
             continue
         j += 1
+
+
+def _h_grep(an: _Analyzer, name: str, args: list[Word], heredoc: str | None) -> None:
+    """grep/rg/ag/ack: the first operand is the pattern unless -e/-f/--regexp give it."""
+    pattern_given = False
+    value_opts = {
+        "-e",
+        "--regexp",
+        "-f",
+        "--file",
+        "-g",
+        "--glob",
+        "-t",
+        "--type",
+        "-T",
+        "--type-not",
+        "-m",
+        "--max-count",
+        "-A",
+        "-B",
+        "-C",
+        "--context",
+        "-j",
+        "--threads",
+        "--include",
+        "--exclude",
+        "--exclude-dir",
+        "-M",
+        "--max-columns",
+        "--color",
+        "--colour",
+        "-d",
+        "--directories",
+        "-D",
+        "--devices",
+        "--label",
+        "--exclude-from",
+        "--ignore-file",
+        "--pre",
+        "-E",
+        "--encoding",
+    }
+    recursive = name in ("rg", "ag", "ack") or any(
+        w.text in ("-r", "-R", "--recursive", "--dereference-recursive")
+        or (
+            w.text.startswith("-")
+            and not w.text.startswith("--")
+            and ("r" in w.text[1:] or "R" in w.text[1:])
+        )
+        for w in args
+    )
+    operands: list[Word] = []
+    i = 0
+    end = False
+    while i < len(args):
+        w = args[i]
+        t = w.text
+        if not end and t == "--":
+            end = True
+            i += 1
+            continue
+        if not end and t.startswith("-") and len(t) > 1:
+            opt = t.split("=", 1)[0]
+            if opt in ("-e", "--regexp", "-f", "--file"):
+                pattern_given = True
+            if opt in ("-f", "--file", "--exclude-from", "--ignore-file", "--pre"):
+                value = (
+                    t.split("=", 1)[1]
+                    if "=" in t
+                    else (args[i + 1].text if i + 1 < len(args) else "")
+                )
+                if value:
+                    an.claim(Word(text=value), "read", text=value)
+            if opt in value_opts and "=" not in t:
+                i += 2
+                continue
+            i += 1
+            continue
+        operands.append(w)
+        i += 1
+    if not pattern_given and operands:
+        operands = operands[1:]
+    for w in operands:
+        an.claim(w, "read", recursive=recursive)
+    if recursive and not operands:
+        an.claim(Word(text="."), "read", recursive=True, text=".")
 
 
 def _h_eval(an: _Analyzer, name: str, args: list[Word], heredoc: str | None) -> None:
@@ -1539,6 +1649,13 @@ def _h_git(an: _Analyzer, name: str, args: list[Word], heredoc: str | None) -> N
 
 
 _HANDLERS: dict[str, Handler] = {
+    "grep": _h_grep,
+    "egrep": _h_grep,
+    "fgrep": _h_grep,
+    "zgrep": _h_grep,
+    "rg": _h_grep,
+    "ag": _h_grep,
+    "ack": _h_grep,
     "cd": _h_cd,
     "pushd": _h_cd,
     "tee": _h_tee,
@@ -1604,9 +1721,7 @@ def invocations(command: str) -> list[Invocation]:
 
 _SCAN_BUDGET = 20_000
 _SCAN_SECONDS = 0.5
-_SCAN_CACHE_TTL = 2.0
 _GLOB_MATCH_CAP = 2_000
-_scan_cache: dict[tuple[int, str, str], tuple[float, Decision]] = {}
 
 
 def _combine_either(read: Decision, write: Decision) -> Decision:
@@ -1633,14 +1748,10 @@ def _judge_resolved(policy: WorkspacePolicy, root: Path, abs_path: Path, op: Cla
 
 
 def _subtree_worst(policy: WorkspacePolicy, root: Path, top: Path, op: ClaimOp) -> Decision:
-    """Worst decision for anything below directory ``top`` (bounded walk, cached briefly)."""
+    """Worst decision for anything below directory ``top`` (bounded walk; over budget → ask)."""
     from lovia.workspace.policy import merge_decisions
 
-    key = (id(policy), top.as_posix(), op)
     now = time.monotonic()
-    cached = _scan_cache.get(key)
-    if cached is not None and now - cached[0] < _SCAN_CACHE_TTL:
-        return cached[1]
     worst: Decision = "allow"
     seen = 0
     deadline = now + _SCAN_SECONDS
@@ -1675,9 +1786,6 @@ def _subtree_worst(policy: WorkspacePolicy, root: Path, top: Path, op: ClaimOp) 
                 with contextlib.suppress(OSError):
                     if not is_link and entry.is_dir(follow_symlinks=False):
                         stack.append(p)
-    if len(_scan_cache) > 256:
-        _scan_cache.clear()
-    _scan_cache[key] = (now, worst)
     return worst
 
 
@@ -1707,7 +1815,7 @@ def _has_magic(pat: str) -> bool:
 
 
 def _shell_match(name: str, pat: str) -> bool:
-    if name.startswith(".") and not pat.startswith("."):
+    if name.startswith(".") and pat[:1] in ("*", "?"):
         return False
     return fnmatchcase(name, pat)
 
@@ -1724,7 +1832,8 @@ def _segment_could_match(glob_seg: str, pat_seg: str) -> bool:
     gs, ps = _literal_suffix(glob_seg), _literal_suffix(pat_seg)
     if not (gs.endswith(ps) or ps.endswith(gs)):
         return False
-    return not (pp.startswith(".") and not gp.startswith("."))
+    # the shell never matches a leading '.' with '*' or '?' (a bracket may, in some shells)
+    return not (pp.startswith(".") and glob_seg[:1] in ("*", "?"))
 
 
 def _segments_could_match(glob_segs: list[str], pat_segs: list[str]) -> bool:
@@ -1882,8 +1991,8 @@ def _judge_claim(
             worst = merge_decisions(worst, "ask")
             continue
         d = _judge_resolved(policy, root, resolved.abs, claim.op)
-        if claim.bare and d == "deny" and not os.path.lexists(resolved.abs):
-            d = "ask"
+        if claim.bare and d == "deny" and not os.path.lexists(base / _expand_user(text)):
+            d = "ask"  # a bare word that names nothing on disk may not be a path at all
         worst = merge_decisions(worst, d)
         if claim.recursive and d != "deny":
             try:

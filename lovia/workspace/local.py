@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import inspect
 import logging
 import os
@@ -19,7 +20,7 @@ import weakref
 from collections.abc import Awaitable, Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Protocol, runtime_checkable
+from typing import Any, ParamSpec, Protocol, TypeVar, runtime_checkable
 
 from lovia.exceptions import UserError
 from lovia.run_context import current_tool_call
@@ -92,6 +93,30 @@ WriteSink = Callable[[Path, "str | None", str], Awaitable["bool | None"]]
 
 OutputListener = Callable[["str | None", str, str], None]
 """``(tool_call_id, "stdout" | "stderr", text)`` for each chunk of shell output."""
+
+
+_P = ParamSpec("_P")
+_R = TypeVar("_R")
+
+
+def _io_errors(method: Callable[_P, Awaitable[_R]]) -> Callable[_P, Awaitable[_R]]:
+    """Turn an unexpected ``OSError`` (a race, EIO, EACCES...) into a ``WorkspaceError``."""
+
+    @functools.wraps(method)
+    async def wrapper(*args: _P.args, **kwargs: _P.kwargs) -> _R:
+        try:
+            return await method(*args, **kwargs)
+        except WorkspaceError:
+            raise
+        except OSError as exc:
+            target = args[1] if len(args) > 1 else kwargs.get("path", ".")
+            verb = method.__name__.replace("_", " ")
+            raise WorkspaceError(
+                f"{verb} failed for {target!r}: {exc.strerror or exc}",
+                hint="The file system changed or refused the operation; retry or check the path.",
+            ) from None
+
+    return wrapper
 
 
 def _new_id() -> str:
@@ -273,6 +298,7 @@ class LocalWorkspaceSession:
 
     # ------------------------------------------------------------------ files
 
+    @_io_errors
     async def read_text(
         self, path: str, *, start: int | None = None, end: int | None = None
     ) -> FileContent:
@@ -322,6 +348,7 @@ class LocalWorkspaceSession:
             truncated=clipped or end_line < total or oversized,
         )
 
+    @_io_errors
     async def read_bytes(self, path: str, *, max_bytes: int | None = None) -> FileBytes:
         self._check_open()
         rp = self._acl(path, "read")
@@ -363,6 +390,7 @@ class LocalWorkspaceSession:
             outcome = await outcome
         return bool(outcome)
 
+    @_io_errors
     async def write_text(self, path: str, content: str, *, create_only: bool = False) -> FileChange:
         self._check_open()
         rp = self._acl(path, "write")
@@ -418,6 +446,7 @@ class LocalWorkspaceSession:
             path=display, action="updated" if existed else "created", bytes_written=len(data)
         )
 
+    @_io_errors
     async def edit_text(
         self, path: str, old: str, new: str, *, replace_all: bool = False
     ) -> EditResult:
@@ -477,6 +506,7 @@ class LocalWorkspaceSession:
             rel=relative_to_root(self.root, abs_path), abs_posix=abs_path.as_posix(), op="read"
         )
 
+    @_io_errors
     async def list_files(
         self,
         path: str = ".",
@@ -575,6 +605,7 @@ class LocalWorkspaceSession:
 
     # ------------------------------------------------------------------ grep
 
+    @_io_errors
     async def grep(
         self,
         pattern: str,

@@ -3,12 +3,14 @@
 The command guard is lexical and advisory; this executor is the hard boundary. Its
 mount scopes are derived from the :class:`WorkspacePolicy`:
 
-* the workspace root is mounted read-write, or read-only when writes inside are
-  ``deny`` (and, under ``write="ask"``, when the command was not approved as ``ask``);
-* outside the root: with ``read_outside="deny"`` only system directories (``/usr``,
+* an ``ask`` scope counts as open only for a command that went through approval
+  (its decision was ``ask``); a command that ran without approval gets the closed scope;
+* the workspace root is mounted read-write, or read-only when writes inside are closed;
+* outside the root: when reads outside are closed only system directories (``/usr``,
   ``/bin``, ``/lib*``, ``/etc``, ``/opt``, ``/nix``) are visible, read-only, plus a
   private ``/tmp`` and an empty ``$HOME``; otherwise the whole file system is visible
-  read-only (read-write only with ``write_outside="allow"``);
+  read-only (read-write only when writes outside are open) and ``TMPDIR`` is a
+  private ``/var/tmp``;
 * every existing path matched by ``denied_paths`` or by a read-``deny`` path rule is
   masked (files by an unreadable device node, directories by an empty read-only
   tmpfs) — including symlink targets and hard links found in the root; write-only
@@ -26,7 +28,7 @@ import os
 import shutil
 import stat
 import subprocess
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from fnmatch import fnmatchcase
 from pathlib import Path
@@ -146,8 +148,9 @@ class BubblewrapExecutor:
         ]
         if not self.network:
             args.append("--unshare-net")
-        read_outside = _normalize(policy.read_outside)
-        write_outside = _normalize(policy.write_outside)
+        # an 'ask' scope is open only for a command that went through approval
+        read_outside = _open_if_approved(policy.read_outside, approved)
+        write_outside = _open_if_approved(policy.write_outside, approved)
         if read_outside == "deny":
             for p in (*self.system_paths, *self._interpreter_paths(root)):
                 args += _bind_system(p)
@@ -155,14 +158,18 @@ class BubblewrapExecutor:
                 args += ["--ro-bind-try", "/run/systemd/resolve", "/run/systemd/resolve"]
         else:
             args += ["--bind" if write_outside == "allow" else "--ro-bind", "/", "/"]
-        args += ["--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp"]
+        args += ["--dev", "/dev", "--proc", "/proc"]
+        if read_outside == "deny":
+            args += ["--tmpfs", "/tmp"]  # a private /tmp; the host's stays hidden
+        else:
+            # the host's /tmp is part of the (read-only) outside; a private TMPDIR instead
+            args += ["--tmpfs", "/var/tmp", "--setenv", "TMPDIR", "/var/tmp"]
         home = env.get("HOME")
         if read_outside == "deny" and home and relative_to_root(root, Path(home)) is None:
             args += ["--tmpfs", home]
         for p in self.extra_ro_paths:
             args += ["--ro-bind-try", p, p]
-        write_inside = _normalize(policy.write)
-        root_rw = write_inside == "allow" or (write_inside == "ask" and approved)
+        root_rw = _open_if_approved(policy.write, approved) == "allow"
         args += ["--bind" if root_rw else "--ro-bind", str(root), str(root)]
         for mask in self.masks(policy, root, home=home):
             if mask.read_only_only:
@@ -241,8 +248,18 @@ class BubblewrapExecutor:
                 rel=relative_to_root(root, abs_path), abs_posix=abs_path.as_posix(), op="read"
             )
 
+        def judge_write(abs_path: Path) -> Decision:
+            return policy.decide_path(
+                rel=relative_to_root(root, abs_path), abs_posix=abs_path.as_posix(), op="write"
+            )
+
+        writes_possible = _normalize(policy.write) != "deny"
+
+        def masked(path: Path) -> bool:
+            return str(path) in found
+
         # walk the root: bare patterns, symlinks to denied targets, hard links to denied files
-        for path, _st, is_link in _walk(root, self.scan_budget):
+        for path, _st, is_link in _walk(root, self.scan_budget, skip_dir=masked):
             if is_link:
                 try:
                     real = Path(os.path.realpath(path))
@@ -253,6 +270,8 @@ class BubblewrapExecutor:
                 continue
             if any(fnmatchcase(path.name, b) for b in bare) or judge(path) == "deny":
                 add(path)
+            elif writes_possible and judge_write(path) == "deny":
+                add(path, read_only_only=True)
         if bare and home and _normalize(policy.read_outside) != "deny":
             for path, _, _ in _walk(Path(home), 20_000, max_depth=3):
                 if any(fnmatchcase(path.name, b) for b in bare):
@@ -297,6 +316,14 @@ class BubblewrapExecutor:
         )
 
 
+def _open_if_approved(decision: Decision, approved: bool) -> Decision:
+    """``ask`` is open (allow) for an approved command and closed (deny) otherwise."""
+    d = _normalize(decision)
+    if d == "ask":
+        return "allow" if approved else "deny"
+    return d
+
+
 def _bind_system(path: str) -> list[str]:
     if os.path.islink(path):
         return ["--symlink", os.readlink(path), path]
@@ -332,7 +359,11 @@ def _safe_glob(pattern: str, *, root_dir: str | None = None) -> list[str]:
 
 
 def _walk(
-    top: Path, budget: int, *, max_depth: int | None = None
+    top: Path,
+    budget: int,
+    *,
+    max_depth: int | None = None,
+    skip_dir: Callable[[Path], bool] | None = None,
 ) -> Iterator[tuple[Path, os.stat_result, bool]]:
     """``(path, lstat, is_symlink)`` under ``top``; symlinked dirs are not followed."""
     stack: list[tuple[Path, int]] = [(top, 0)]
@@ -355,7 +386,11 @@ def _walk(
                 is_link = stat.S_ISLNK(st.st_mode)
                 p = Path(entry.path)
                 yield p, st, is_link
-                if stat.S_ISDIR(st.st_mode) and (max_depth is None or depth + 1 < max_depth):
+                if (
+                    stat.S_ISDIR(st.st_mode)
+                    and (max_depth is None or depth + 1 < max_depth)
+                    and not (skip_dir is not None and skip_dir(p))
+                ):
                     stack.append((p, depth + 1))
 
 

@@ -1,0 +1,242 @@
+"""BubblewrapExecutor: the OS sandbox enforces what the lexical guard cannot see."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import sys
+from pathlib import Path
+
+import pytest
+
+from lovia.workspace import (
+    LocalWorkspaceSession,
+    PathRule,
+    Workspace,
+    WorkspaceLimits,
+    WorkspacePolicy,
+)
+from lovia.workspace.sandbox import BubblewrapExecutor
+
+pytestmark = pytest.mark.skipif(
+    not BubblewrapExecutor.available(), reason="bwrap cannot create namespaces on this machine"
+)
+
+REAL_PYTHON = os.path.realpath(sys.executable)
+
+
+def _read_or_none(path: Path) -> str | None:
+    try:
+        return path.read_text()
+    except OSError:
+        return None
+
+
+SNEAKY_READ = "python3 -c \"import sys; sys.stdout.write(open('.e' + 'nv').read())\""
+
+
+@pytest.fixture
+def tree(root: Path) -> Path:
+    (root / ".env").write_text("TOKEN=supersecret\n")
+    (root / "secrets").mkdir()
+    (root / "secrets" / "key.pem").write_text("PRIVATE KEY\n")
+    (root / "src").mkdir()
+    (root / "src" / "main.py").write_text("print('hello')\n")
+    return root
+
+
+def sandboxed(root: Path, policy: WorkspacePolicy, **kw: object) -> LocalWorkspaceSession:
+    return LocalWorkspaceSession(root, policy=policy, executor=BubblewrapExecutor(), **kw)  # type: ignore[arg-type]
+
+
+async def raw(root: Path, policy: WorkspacePolicy, command: str) -> str:
+    """Run through the executor directly, as if the lexical guard had missed the command."""
+    r = await BubblewrapExecutor().run(
+        command,
+        cwd=root,
+        env={"PATH": os.environ["PATH"], "HOME": "/root"},
+        timeout=30,
+        policy=policy,
+        root=root,
+    )
+    return r.stdout + r.stderr
+
+
+def trusted() -> WorkspacePolicy:
+    return WorkspacePolicy.trusted(denied_paths=(".env", "secrets"))
+
+
+class TestDeniedPathsAreMasked:
+    async def test_guard_allows_but_the_sandbox_blocks(self, tree: Path) -> None:
+        s = sandboxed(tree, trusted())
+        assert s.decide_command(SNEAKY_READ) == "allow"  # the lexical guard cannot see it
+        r = await s.run(SNEAKY_READ)
+        assert "supersecret" not in r.stdout + r.stderr
+        assert r.exit_code != 0
+
+    async def test_unsandboxed_control_shows_the_gap(self, tree: Path) -> None:
+        s = LocalWorkspaceSession(tree, policy=trusted())
+        assert "supersecret" in (await s.run(SNEAKY_READ)).stdout
+
+    async def test_indirect_reads_and_dirs(self, tree: Path) -> None:
+        s = sandboxed(tree, trusted())
+        r = await s.run("cat $(printf '.e%s' nv)")  # 'ask' is assumed approved at this layer
+        assert "supersecret" not in r.stdout
+        for command in ("cat secrets/key.pem", "cat .e*", "grep -r KEY .", "cat .env"):
+            out = await raw(tree, trusted(), command)
+            assert "supersecret" not in out and "PRIVATE" not in out, command
+        assert (await raw(tree, trusted(), "ls -A secrets | wc -l")).strip() == "0"
+        await raw(tree, trusted(), "echo pwned > .env; echo pwned > secrets/new")
+        assert (tree / ".env").read_text() == "TOKEN=supersecret\n"
+        assert not (tree / "secrets" / "new").exists()
+
+    async def test_aliases_symlink_and_hard_link(self, tree: Path, outside: Path) -> None:
+        (tree / "ln_sym").symlink_to(outside / "secret.txt")
+        (outside / "creds").write_text("hardlinked secret\n")
+        os.link(outside / "creds", tree / "innocent.txt")
+        policy = WorkspacePolicy.trusted(
+            denied_paths=(str(outside / "secret.txt"), str(outside / "creds"))
+        )
+        out = await raw(tree, policy, "cat ln_sym innocent.txt")
+        assert "outside secret" not in out and "hardlinked" not in out
+
+    async def test_write_only_deny_rule_is_read_only(self, tree: Path) -> None:
+        policy = WorkspacePolicy.trusted(path_rules=(PathRule("src", "deny", ops={"write"}),))
+        out = await raw(tree, policy, "cat src/main.py; echo x >> src/main.py")
+        assert "hello" in out and "Read-only" in out
+        assert (tree / "src" / "main.py").read_text() == "print('hello')\n"
+
+
+class TestScopes:
+    async def test_root_is_writable_under_coding(self, tree: Path) -> None:
+        s = sandboxed(tree, WorkspacePolicy.coding())
+        r = await s.run("echo made > made.txt && cat made.txt")
+        assert r.stdout == "made\n" and (tree / "made.txt").read_text() == "made\n"
+
+    async def test_outside_hidden_when_reads_outside_denied(
+        self, tree: Path, outside: Path
+    ) -> None:
+        command = (
+            f"cat {outside}/secret.txt; ls -A ~ | wc -l; echo x > /tmp/scratch; cat /tmp/scratch"
+        )
+        out = await raw(tree, WorkspacePolicy(), command)
+        assert "outside secret" not in out
+        assert "0\nx\n" in out
+        assert _read_or_none(Path("/tmp/scratch")) != "x\n"
+
+    async def test_ask_scopes_open_only_for_approved_commands(
+        self, tree: Path, outside: Path
+    ) -> None:
+        from lovia.workspace import CommandRule
+
+        # reads outside: ask. python3 is allowed without approval, and this one reads a
+        # path the guard cannot see (it comes from the environment).
+        policy = WorkspacePolicy.coding(command_rules=(CommandRule("python3", "allow"),))
+        sneaky = "python3 -c \"print(open(__import__('os').environ['X']).read())\""
+        s = sandboxed(tree, policy, env={"X": str(outside / "secret.txt")})
+        assert s.decide_command(sneaky) == "allow"
+        r = await s.run(sneaky)
+        assert "outside secret" not in r.stdout  # ran without approval: outside hidden
+        argv = BubblewrapExecutor().wrap_argv(
+            "true", cwd=tree, env={}, policy=policy, root=tree, approved=False
+        )
+        assert "/" not in [argv[i + 1] for i, a in enumerate(argv) if a in ("--ro-bind", "--bind")]
+        r = await s.run(f"cat {outside}/secret.txt")  # decision ask → approved → visible
+        assert r.stdout == "outside secret\n"
+
+    async def test_outside_read_only_unless_approved(self, tree: Path, outside: Path) -> None:
+        policy = trusted()  # reads outside allow, writes outside ask
+        sneaky = "python3 -c \"open(__import__('os').environ['X'], 'w').write('x')\""
+        s = sandboxed(tree, policy, env={"X": str(outside / "new.txt")})
+        assert s.decide_command(sneaky) == "allow"
+        r = await s.run(f"cat {outside}/secret.txt")
+        assert r.stdout == "outside secret\n"
+        r = await s.run(sneaky)
+        assert r.exit_code != 0 and not (outside / "new.txt").exists()  # read-only outside
+        await s.run(f"echo x > {outside}/new2.txt")  # 'ask' → approved → writable
+        assert (outside / "new2.txt").exists()
+
+    async def test_outside_writable_only_when_allowed(self, tree: Path, outside: Path) -> None:
+        policy = WorkspacePolicy(read_outside="allow", write_outside="allow")
+        s = sandboxed(tree, policy)
+        await s.run(f"echo x > {outside}/new.txt")
+        assert (outside / "new.txt").read_text() == "x\n"
+
+    async def test_write_ask_needs_an_approved_command(self, tree: Path) -> None:
+        policy = WorkspacePolicy(write="ask", read_outside="allow", shell_default="allow")
+        s = sandboxed(tree, policy)
+        sneaky = "python3 -c \"open(chr(119) + chr(46) + 'txt', 'w').write('x')\""
+        assert s.decide_command(sneaky) == "allow"
+        await s.run(sneaky)
+        assert not (tree / "w.txt").exists()
+        assert s.decide_command("echo x > w2.txt") == "ask"
+        await s.run("echo x > w2.txt")
+        assert (tree / "w2.txt").exists()
+
+    async def test_no_network_and_own_pid_namespace(self, tree: Path) -> None:
+        s = sandboxed(tree, WorkspacePolicy.coding())
+        code = (
+            "import socket\n"
+            "try:\n"
+            "    socket.create_connection(('1.1.1.1', 53), timeout=2); print('online')\n"
+            "except OSError:\n"
+            "    print('offline')\n"
+        )
+        (tree / "net.py").write_text(code)
+        assert (await s.run("python3 net.py")).stdout.strip() == "offline"
+        r = await s.run("echo $$")
+        assert int(r.stdout) < 10
+
+    async def test_venv_interpreter_outside_system_dirs_is_visible(self, tree: Path) -> None:
+        (tree / ".venv" / "bin").mkdir(parents=True)
+        (tree / ".venv" / "bin" / "python").symlink_to(REAL_PYTHON)
+        r = await sandboxed(tree, WorkspacePolicy.coding()).run("python -c 'print(40 + 2)'")
+        assert r.stdout.strip() == "42", r.stderr
+
+
+class TestProcessControl:
+    async def test_timeout(self, tree: Path) -> None:
+        r = await sandboxed(tree, WorkspacePolicy.coding()).run("sleep 30", timeout=1)
+        assert r.timed_out and r.stderr == "[timeout after 1s]"
+
+    async def test_close_kills_the_sandbox(self, tree: Path) -> None:
+        s = sandboxed(tree, WorkspacePolicy.coding())
+        task = asyncio.create_task(s.run("echo started > started.txt; sleep 60"))
+        for _ in range(200):
+            if (tree / "started.txt").exists():
+                break
+            await asyncio.sleep(0.02)
+        await s.close()
+        r = await asyncio.wait_for(task, 10)
+        assert not r.ok
+
+    async def test_output_streams_and_clips(self, tree: Path) -> None:
+        chunks: list[str] = []
+        s = sandboxed(
+            tree,
+            WorkspacePolicy.coding(),
+            limits=WorkspaceLimits(max_shell_output_chars=40),
+            output_listener=lambda cid, st, t: chunks.append(t),
+        )
+        r = await s.run("seq 1 100")
+        assert r.truncated and "[... truncated: showing 40 of 292 chars." in r.stdout
+        assert "".join(chunks) == "".join(f"{i}\n" for i in range(1, 101))
+
+    async def test_background_processes_run_sandboxed(self, tree: Path) -> None:
+        s = sandboxed(tree, trusted())
+        p = await s.spawn(SNEAKY_READ + "; echo done")
+        for _ in range(200):
+            o = await s.read_process_output(p.process_id)
+            if o.status != "running" or "done" in o.output:
+                break
+            await asyncio.sleep(0.05)
+        assert "supersecret" not in o.output
+        await s.close()
+
+    async def test_factory_opt_in(self, tree: Path) -> None:
+        ws = Workspace.local(str(tree), mode="trusted", denied_paths=(".env",), sandbox=True)
+        assert isinstance(ws.executor, BubblewrapExecutor)
+        assert "sandbox" in ws.instructions()
+        s = await ws.open()
+        assert "supersecret" not in (await s.run(SNEAKY_READ)).stdout
+        await s.close()

@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-import json
 from typing import TYPE_CHECKING, Any
 
 from lovia.checkpointer import RunSnapshot
 from lovia.exceptions import UserError
+from lovia.runtime.tool_calls import wire_safe_arguments
 from lovia.schema import coerce_output
 from lovia.transcript import ToolCallEntry, ToolResultEntry, TranscriptEntry
 
@@ -16,23 +16,13 @@ if TYPE_CHECKING:
     from lovia.runtime.result import RunResult
 
 
-def _wire_safe(arguments: str) -> str | None:
-    try:
-        value = json.loads(arguments or "{}")
-    except (json.JSONDecodeError, TypeError):
-        value = None
-    if isinstance(value, dict):
-        return None
-    return json.dumps({"_raw": arguments})
-
-
 def normalize_replayed_entries(entries: list[TranscriptEntry]) -> list[TranscriptEntry]:
     """Wrap non-object arguments of answered calls as ``{"_raw": ...}`` (idempotent)."""
     answered = {e.call_id for e in entries if isinstance(e, ToolResultEntry)}
     out: list[TranscriptEntry] = []
     for e in entries:
         if isinstance(e, ToolCallEntry) and e.call_id in answered:
-            fixed = _wire_safe(e.arguments)
+            fixed = wire_safe_arguments(e.arguments)
             if fixed is not None:
                 e = ToolCallEntry(e.call_id, e.name, fixed)
         out.append(e)

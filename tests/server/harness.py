@@ -146,6 +146,27 @@ class Harness:
     async def finished(self, run_id: str) -> dict[str, Any]:
         return await self.wait_kind(run_id, "run.finished")
 
+    async def approve_all(self, run_id: str, decision: str = "allow_once") -> dict[str, Any]:
+        """Answer every approval of a run until it finishes; returns ``run.finished``."""
+        handled: set[str] = set()
+        while True:
+            event = await self.wait_for(
+                lambda e: (
+                    e["runId"] == run_id
+                    and (
+                        e["kind"] == "run.finished"
+                        or (e["kind"] == "approval.requested" and e["approvalId"] not in handled)
+                    )
+                )
+            )
+            if event["kind"] == "run.finished":
+                return event
+            handled.add(event["approvalId"])
+            await self.request(
+                "lovia/approve",
+                {"runId": run_id, "approvalId": event["approvalId"], "decision": decision},
+            )
+
     # ------------------------------------------------------------------ files
 
     def write_agent(self, body: str, name: str = "agent.py") -> str:

@@ -8,27 +8,6 @@ from tests.server.harness import AGENT_HEADER
 from tests.support import fake_openai as oai
 
 
-async def _approve_all(harness, run_id):
-    seen = set()
-    while True:
-        event = await harness.wait_for(
-            lambda e: (
-                e["runId"] == run_id
-                and (
-                    e["kind"] == "run.finished"
-                    or (e["kind"] == "approval.requested" and e["approvalId"] not in seen)
-                )
-            )
-        )
-        if event["kind"] == "run.finished":
-            return event
-        seen.add(event["approvalId"])
-        await harness.request(
-            "lovia/approve",
-            {"runId": run_id, "approvalId": event["approvalId"], "decision": "allow_once"},
-        )
-
-
 async def test_builtin_coding_agent_over_openai_wire(harness, fake_openai):
     (harness.root / "main.py").write_text("print('hi')\n")
     todos = {
@@ -63,7 +42,7 @@ async def test_builtin_coding_agent_over_openai_wire(harness, fake_openai):
         "lovia/answer", {"runId": rid, "questionId": question["questionId"], "answer": "hello"}
     )
     assert reply == {"questionId": question["questionId"]}
-    done = await _approve_all(harness, rid)
+    done = await harness.approve_all(rid)
     assert done["status"] == "completed", done
     assert done["output"] == "Changed the greeting to **hello**."
     events = harness.of_run(rid)

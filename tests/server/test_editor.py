@@ -32,27 +32,6 @@ def _open(harness, path, text, version=1):
     )
 
 
-async def _approve_all(harness, run_id, decision="allow_once"):
-    handled = set()
-    while True:
-        event = await harness.wait_for(
-            lambda e: (
-                e["runId"] == run_id
-                and (
-                    e["kind"] == "run.finished"
-                    or (e["kind"] == "approval.requested" and e["approvalId"] not in handled)
-                )
-            )
-        )
-        if event["kind"] == "run.finished":
-            return event
-        handled.add(event["approvalId"])
-        await harness.request(
-            "lovia/approve",
-            {"runId": run_id, "approvalId": event["approvalId"], "decision": decision},
-        )
-
-
 async def test_reads_see_unsaved_buffer_and_server_mode_writes_disk(harness):
     (harness.root / "app.py").write_text("old_name = 1  # on disk\n")
     spec = harness.write_agent(EDITOR_AGENT)
@@ -67,7 +46,7 @@ async def test_reads_see_unsaved_buffer_and_server_mode_writes_disk(harness):
     assert diff["uri"] == (harness.root / "app.py").as_uri()
     assert diff["oldText"] == "old_name = 2  # unsaved\n"
     assert diff["newText"] == "new_name = 2  # unsaved\n"
-    done = await _approve_all(harness, rid)
+    done = await harness.approve_all(rid)
     assert done["status"] == "completed"
     events = harness.of_run(rid)
     read = next(e for e in events if e["kind"] == "tool.result" and e["toolCallId"] == "r1")

@@ -594,7 +594,7 @@ class _Analyzer:
         for assignment in cmd.assignments:
             value = assignment.text.split("=", 1)[1] if "=" in assignment.text else ""
             if value:
-                self.claim(assignment, "read", text=value, bare_ok=False)
+                self.claim(assignment, "read", text=value)
                 if assignment.expansion:
                     self.uncertain("shell expansion in an assignment")
         for redirect in cmd.redirects:

@@ -280,6 +280,12 @@ class TestEvasionsAreAtLeastAsk:
         assert s.decide_command("grep -r x .") == "ask"
         assert s.decide_command("rm -rf src") == "deny"
 
+    def test_unknown_program_given_a_tree_with_denied_paths(self, tree: Path) -> None:
+        s = session(tree, "trusted")
+        assert s.decide_command("some-indexer .") == "ask"
+        assert s.decide_command("some-indexer src") == "allow"
+        assert s.decide_command("pytest") == "allow"
+
     def test_bare_word_naming_a_denied_path(self, tree: Path) -> None:
         s = session(tree, "trusted")
         assert s.decide_command("cat secrets") == "deny"

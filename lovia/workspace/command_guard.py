@@ -698,7 +698,6 @@ class _Analyzer:
         flags = {w.text for w in args if w.text.startswith("-")}
         recursive = (
             name in _ALWAYS_RECURSIVE
-            or op == "either"  # an unknown program given a directory may walk it
             or bool(flags & _RECURSIVE_FLAGS)
             or any(
                 f.startswith("-")

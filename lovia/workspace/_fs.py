@@ -32,6 +32,8 @@ _O_DIRECTORY = getattr(os, "O_DIRECTORY", 0)
 _DIR_WALK = (_O_PATH or os.O_RDONLY) | _O_DIRECTORY | _O_NOFOLLOW | _O_CLOEXEC
 _DIR_LIST = os.O_RDONLY | _O_DIRECTORY | _O_NOFOLLOW | _O_CLOEXEC
 _FILE_READ = os.O_RDONLY | _O_NOFOLLOW | _O_NONBLOCK | _O_NOCTTY | _O_CLOEXEC
+FILE_READ_FLAGS = _FILE_READ
+"""Flags for opening a file to read: no symlink, no blocking on FIFOs, no controlling tty."""
 
 
 class PathChangedError(WorkspaceError):

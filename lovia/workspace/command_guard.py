@@ -24,7 +24,7 @@ import os
 import re
 import shlex
 import time
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from fnmatch import fnmatchcase
 from pathlib import Path
@@ -594,7 +594,7 @@ class _Analyzer:
         for assignment in cmd.assignments:
             value = assignment.text.split("=", 1)[1] if "=" in assignment.text else ""
             if value:
-                self.claim(assignment, "read", text=value, bare_ok=False)
+                self.claim(assignment, "read", text=value)
                 if assignment.expansion:
                     self.uncertain("shell expansion in an assignment")
         for redirect in cmd.redirects:
@@ -2053,11 +2053,6 @@ def _judge_glob(policy: WorkspacePolicy, root: Path, claim: Claim, base: Path) -
         if worst == "deny":
             break
     return worst
-
-
-def claim_paths(claims: Iterable[Claim]) -> list[str]:
-    """The raw texts of ``claims`` (debugging helper)."""
-    return [c.text for c in claims]
 
 
 __all__ = [

@@ -44,7 +44,7 @@ from lovia.workspace.errors import (
     WorkspaceError,
 )
 from lovia.workspace.paths import ResolvedPath, relative_to_root, resolve_abs, resolve_path
-from lovia.workspace.policy import Decision, FileOp, WorkspacePolicy
+from lovia.workspace.policy import Decision, FileOp, WorkspacePolicy, segment_regex
 from lovia.workspace.types import (
     ClippedList,
     CommandResult,
@@ -641,23 +641,23 @@ class LocalWorkspaceSession:
 
         matches: ClippedList[GrepMatch] = ClippedList()
         prefilter = None if _ANCHOR_RE.search(regex.pattern) else regex
+        line_cap = self.limits.max_grep_line_chars
         try:
             st = os.stat(rp.abs)
         except OSError:
             st = None
         if st is not None and _stat.S_ISREG(st.st_mode):
-            files: Iterator[tuple[Path, str]] = iter([(rp.abs, rp.display())])
+            files: Iterator[tuple[str, str, Callable[[], str | None]]] = iter(
+                [(rp.display(), rp.abs.name, lambda: self._grep_read_path(rp.abs))]
+            )
         elif st is not None and _stat.S_ISDIR(st.st_mode):
-            files = self._grep_files(rp.abs, include_hidden, target_decision)
+            files = self._grep_walk(rp, include_hidden, target_decision)
         else:
             raise WorkspaceError(f"Not a file or directory: {rp.display()}")
-        line_cap = self.limits.max_grep_line_chars
-        for abs_path, display in files:
-            if glob is not None and not (
-                fnmatchcase(display, glob) or fnmatchcase(abs_path.name, glob)
-            ):
+        for display, name, read in files:
+            if glob is not None and not (fnmatchcase(display, glob) or fnmatchcase(name, glob)):
                 continue
-            text = self._grep_text(abs_path)
+            text = read()
             if text is None:
                 continue
             if prefilter is not None and prefilter.search(text) is None:
@@ -670,7 +670,27 @@ class LocalWorkspaceSession:
                         return matches
         return matches
 
-    def _grep_text(self, abs_path: Path) -> str | None:
+    def _grep_decode(self, data: bytes) -> str | None:
+        if b"\x00" in data[:1024]:
+            return None
+        return data.decode("utf-8", errors="replace")
+
+    def _grep_read_fd(self, fd: int) -> str | None:
+        try:
+            st = os.fstat(fd)
+            cap = self.limits.max_grep_file_bytes
+            if not _stat.S_ISREG(st.st_mode) or st.st_size > cap:
+                return None
+            data = os.read(fd, min(st.st_size, cap) + 1)  # one read for the usual file
+            if len(data) > st.st_size:  # it grew meanwhile: read on, up to the cap
+                data += _fs.read_fd(fd, max(0, cap - len(data)))
+            return self._grep_decode(data)
+        except OSError:
+            return None
+        finally:
+            os.close(fd)
+
+    def _grep_read_path(self, abs_path: Path) -> str | None:
         text = self._overlay_text(abs_path)
         if text is not None:
             return None if "\x00" in text[:1024] else text
@@ -679,78 +699,93 @@ class LocalWorkspaceSession:
         except (OSError, WorkspaceError):
             logger.debug("grep: cannot open %s", abs_path)
             return None
-        try:
-            if os.fstat(fd).st_size > self.limits.max_grep_file_bytes:
-                return None
-            data = _fs.read_fd(fd, self.limits.max_grep_file_bytes)
-        except OSError:
-            logger.debug("grep: cannot read %s", abs_path)
-            return None
-        finally:
-            os.close(fd)
-        if b"\x00" in data[:1024]:
-            return None
-        return data.decode("utf-8", errors="replace")
+        return self._grep_read_fd(fd)
 
-    def _grep_files(
-        self, top: Path, include_hidden: bool, target_decision: Decision
-    ) -> Iterator[tuple[Path, str]]:
-        """Files under ``top``: a directory's files (sorted) before its subdirectories.
+    def _grep_read_at(self, dir_fd: int, name: str, abs_str: str) -> str | None:
+        if self.overlay is not None:
+            text = self._overlay_text(Path(abs_str))
+            if text is not None:
+                return None if "\x00" in text[:1024] else text
+        try:
+            fd = os.open(name, _fs.FILE_READ_FLAGS, dir_fd=dir_fd)
+        except OSError:
+            logger.debug("grep: cannot open %s", abs_str)
+            return None
+        return self._grep_read_fd(fd)
+
+    def _grep_walk(
+        self, rp: ResolvedPath, include_hidden: bool, target_decision: Decision
+    ) -> Iterator[tuple[str, str, Callable[[], str | None]]]:
+        """``(display, name, read)`` for files under the target: a directory's files
+        (sorted) before its subdirectories; ``read`` opens the file relative to the
+        verified directory fd with ``O_NOFOLLOW``.
 
         Hardened: every entry is judged. A non-symlink entry is searched on ``allow``
         (or ``ask`` when the walk target itself was ``ask``, i.e. approved); a symlink
-        is judged by its target, and a target outside ``top`` must be exactly ``allow``.
-        FIFOs, sockets and devices are skipped.
+        is judged by its target, and a target outside the walk must be exactly ``allow``.
+        FIFOs, sockets and devices are skipped; symlinked directories are not descended.
         """
+        policy = self.policy
+        top = rp.abs.as_posix()
 
         def ok(decision: Decision) -> bool:
             return decision == "allow" or (decision == "ask" and target_decision == "ask")
 
-        stack: list[Path] = [top]
+        stack: list[tuple[str, str | None]] = [(top, rp.rel)]
         while stack:
-            d = stack.pop()
+            d, d_rel = stack.pop()
             try:
-                fd = _fs.open_dir(d, listable=True)
+                fd = _fs.open_dir(Path(d), listable=True)
             except (OSError, WorkspaceError):
                 continue
-            files: list[tuple[str, Path]] = []
-            dirs: list[Path] = []
+            dirs: list[tuple[str, str | None]] = []
             try:
                 with os.scandir(fd) as it:
-                    names = sorted(de.name for de in it)
-                for name in names:
+                    entries = sorted((de.name, de) for de in it)
+                for name, de in entries:
                     if name.startswith(".") and not include_hidden:
                         continue
-                    abs_path = d / name
+                    abs_str = f"{d}/{name}" if d != "/" else f"/{name}"
+                    rel = None if d_rel is None else (name if d_rel == "." else f"{d_rel}/{name}")
                     try:
-                        st_l = os.stat(name, dir_fd=fd, follow_symlinks=False)
+                        is_link = de.is_symlink()
+                        is_dir = not is_link and de.is_dir(follow_symlinks=False)
+                        is_file = not is_link and de.is_file(follow_symlinks=False)
                     except OSError:
                         continue
-                    mode = st_l.st_mode
-                    if _stat.S_ISLNK(mode):
+                    if is_link:
                         try:
-                            target = resolve_abs(abs_path)
+                            target = resolve_abs(abs_str)
                             st_t = os.stat(target)
                         except (OSError, WorkspaceError):
                             continue
                         if not _stat.S_ISREG(st_t.st_mode):
-                            continue  # symlinked dirs are not descended; specials skipped
+                            continue
+                        t_str = target.as_posix()
                         decision = self._read_decision(target)
-                        inside_top = target == top or top in target.parents
+                        inside_top = t_str == top or t_str.startswith(top.rstrip("/") + "/")
                         if decision == "allow" or (inside_top and ok(decision)):
-                            files.append((name, target))
+                            yield (
+                                rel if rel is not None else abs_str,
+                                name,
+                                functools.partial(self._grep_read_path, target),
+                            )
                         continue
-                    decision = self._read_decision(abs_path)
+                    if not (is_dir or is_file):
+                        continue  # FIFOs, sockets, devices
+                    decision = policy.decide_path(rel=rel, abs_posix=abs_str, op="read")
                     if not ok(decision):
                         continue
-                    if _stat.S_ISDIR(mode):
-                        dirs.append(abs_path)
-                    elif _stat.S_ISREG(mode):
-                        files.append((name, abs_path))
+                    if is_dir:
+                        dirs.append((abs_str, rel))
+                    else:
+                        yield (
+                            rel if rel is not None else abs_str,
+                            name,
+                            functools.partial(self._grep_read_at, fd, name, abs_str),
+                        )
             finally:
                 os.close(fd)
-            for name, real in files:
-                yield real, self._display(d / name)
             stack.extend(reversed(dirs))
 
     # ------------------------------------------------------------------ shell
@@ -1078,39 +1113,6 @@ class _GlobRegex:
     max_depth: int | None
 
 
-def _segment_regex(seg: str) -> str:
-    out: list[str] = []
-    i = 0
-    n = len(seg)
-    while i < n:
-        c = seg[i]
-        if c == "*":
-            out.append("[^/]*")
-        elif c == "?":
-            out.append("[^/]")
-        elif c == "[":
-            j = i + 1
-            if j < n and seg[j] in "!^":
-                j += 1
-            if j < n and seg[j] == "]":
-                j += 1
-            while j < n and seg[j] != "]":
-                j += 1
-            if j >= n:
-                out.append(re.escape(c))
-            else:
-                body = seg[i + 1 : j]
-                if body[:1] in ("!", "^"):
-                    body = "^" + body[1:]
-                body = body.replace("\\", "\\\\")
-                out.append(f"[{body}]")
-                i = j
-        else:
-            out.append(re.escape(c))
-        i += 1
-    return "".join(out)
-
-
 def _compile_glob(pattern: str) -> _GlobRegex:
     if not pattern or pattern == "." or pattern.startswith("/") or "\x00" in pattern:
         raise WorkspaceError(f"Invalid glob pattern: {pattern!r}")
@@ -1128,7 +1130,7 @@ def _compile_glob(pattern: str) -> _GlobRegex:
         if seg == "**":
             pieces.append("[^/]+(?:/[^/]+)*" if last else "(?:[^/]+/)*")
         else:
-            pieces.append(_segment_regex(seg) + ("" if last else "/"))
+            pieces.append(segment_regex(seg) + ("" if last else "/"))
     regex = "".join(pieces)
     try:
         compiled = re.compile(regex)

@@ -73,6 +73,52 @@ class CommandRule:
 # --------------------------------------------------------------------------- patterns
 
 
+def segment_regex(seg: str) -> str:
+    """Regex for one ``fnmatch`` segment pattern whose wildcards never cross ``/``.
+
+    Classes follow :mod:`fnmatch` (``[!x]`` negates, a leading ``^`` is literal).
+    """
+    out: list[str] = []
+    i = 0
+    n = len(seg)
+    while i < n:
+        c = seg[i]
+        i += 1
+        if c == "*":
+            out.append("[^/]*")
+        elif c == "?":
+            out.append("[^/]")
+        elif c == "[":
+            j = i
+            if j < n and seg[j] == "!":
+                j += 1
+            if j < n and seg[j] == "]":
+                j += 1
+            while j < n and seg[j] != "]":
+                j += 1
+            if j >= n:
+                out.append("\\[")
+                continue
+            body = re.sub(r"([\[&~|])", r"\\\1", seg[i:j].replace("\\", "\\\\"))
+            i = j + 1
+            if body.startswith("!"):
+                body = "^/" + body[1:]
+            elif body.startswith("^"):
+                body = "\\" + body
+            out.append(f"[{body}]")
+        else:
+            out.append(re.escape(c))
+    return "".join(out)
+
+
+@functools.lru_cache(maxsize=4096)
+def _segment_prefilter(pattern: str) -> re.Pattern[str] | None:
+    try:
+        return re.compile(r"(?:^|/)(?:" + segment_regex(pattern) + r")(?:/|$)")
+    except re.error:  # odd classes (reversed ranges...): no prefilter, exact test only
+        return None
+
+
 def _path_matches(rel: str, pattern: str) -> bool:
     """Match a root-relative POSIX path against a relative or bare pattern."""
     pat = pattern.rstrip("/")
@@ -80,6 +126,10 @@ def _path_matches(rel: str, pattern: str) -> bool:
         return False
     if "/" in pat:
         return fnmatchcase(rel, pat) or fnmatchcase(rel, pat + "/*")
+    # one regex over the whole path first (a superset); the exact test only on a hit
+    prefilter = _segment_prefilter(pat)
+    if prefilter is not None and prefilter.search(rel) is None:
+        return False
     return any(fnmatchcase(seg, pat) for seg in rel.split("/"))
 
 

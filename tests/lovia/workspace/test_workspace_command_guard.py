@@ -280,6 +280,11 @@ class TestEvasionsAreAtLeastAsk:
         assert s.decide_command("grep -r x .") == "ask"
         assert s.decide_command("rm -rf src") == "deny"
 
+    def test_unknown_programs_given_a_directory_are_not_penalised(self, tree: Path) -> None:
+        s = session(tree, "trusted")
+        assert s.decide_command("ruff check .") == "allow"
+        assert s.decide_command("pytest src") == "allow"
+
     def test_bare_word_naming_a_denied_path(self, tree: Path) -> None:
         s = session(tree, "trusted")
         assert s.decide_command("cat secrets") == "deny"

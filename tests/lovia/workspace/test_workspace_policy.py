@@ -270,3 +270,31 @@ class TestDenyRulesCannotBeDodged:
         assert p.decide_command("git status") == "allow"
         assert p.decide_command("git log $(rm x)") == "ask"
         assert p.decide_command("/usr/bin/git status") == "ask"
+
+
+class TestPatternMatcherEquivalence:
+    """The precompiled matcher behaves exactly like the spec's per-segment fnmatch."""
+
+    from hypothesis import given, settings
+    from hypothesis import strategies as st
+
+    @staticmethod
+    def naive(rel: str, pattern: str) -> bool:
+        from fnmatch import fnmatchcase
+
+        pat = pattern.rstrip("/")
+        if not pat:
+            return False
+        if "/" in pat:
+            return fnmatchcase(rel, pat) or fnmatchcase(rel, pat + "/*")
+        return any(fnmatchcase(seg, pat) for seg in rel.split("/"))
+
+    @settings(max_examples=1500, deadline=None)
+    @given(
+        rel=st.lists(
+            st.text(alphabet="ab.-^!]x", min_size=1, max_size=4), min_size=1, max_size=4
+        ).map("/".join),
+        pattern=st.text(alphabet="ab.*?[]!^x/-\\", min_size=0, max_size=7),
+    )
+    def test_same_as_naive(self, rel: str, pattern: str) -> None:
+        assert _path_matches(rel, pattern) == self.naive(rel, pattern)

@@ -68,6 +68,7 @@ def __getattr__(name: str) -> object:
 __all__ = [
     "Agent",
     "AgentHooks",
+    "AnthropicProvider",
     "BudgetExceeded",
     "CancelToken",
     "CheckpointOptions",
@@ -90,6 +91,7 @@ __all__ = [
     "MaxTurnsExceeded",
     "Message",
     "ModelSettings",
+    "OpenAIChatProvider",
     "OutputValidationError",
     "Plugin",
     "PluginInstance",

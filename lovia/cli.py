@@ -50,3 +50,7 @@ def main(argv: list[str] | None = None) -> int:
 
 
 __all__ = ["main"]
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

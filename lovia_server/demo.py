@@ -1,7 +1,7 @@
-"""A scripted demo agent (``lovia:demo``): shows the whole loop without a model or API key.
+"""The offline demo model (``lovia:demo``): the whole loop without a model or an API key.
 
-It plans with a todo list, looks around, writes a small script, asks to run it (a shell
-command needs approval under the default ``coding`` preset) and reports back.
+It is clearly a script — it does the same thing in every workspace: plan with a todo list, list
+the files, read the README, propose an edit to it (an approval with a diff) and answer.
 """
 
 from __future__ import annotations
@@ -12,27 +12,16 @@ from typing import Any
 from lovia.agent import Agent
 from lovia.plugins.todo import Todo
 from lovia.testing import ScriptedProvider, call, text
+from lovia.transcript import ToolResultEntry
 
-DEMO_FILE = "hello_lovia.py"
-DEMO_SCRIPT = '''"""Written by the lovia demo agent."""
-
-import platform
-
-
-def main() -> None:
-    print(f"Hello from lovia on Python {platform.python_version()}!")
-
-
-if __name__ == "__main__":
-    main()
-'''
+DEMO_FILE = "README.md"
 
 
 def _todos(*statuses: str) -> dict[str, Any]:
     items = [
-        ("Look at the workspace", "Looking at the workspace"),
-        (f"Write {DEMO_FILE}", f"Writing {DEMO_FILE}"),
-        (f"Run {DEMO_FILE}", f"Running {DEMO_FILE}"),
+        ("Look around the workspace", "Looking around the workspace"),
+        (f"Read {DEMO_FILE}", f"Reading {DEMO_FILE}"),
+        (f"Tidy up {DEMO_FILE}", f"Tidying up {DEMO_FILE}"),
     ]
     return {
         "todos": [
@@ -42,31 +31,62 @@ def _todos(*statuses: str) -> dict[str, Any]:
     }
 
 
+class DemoModel(ScriptedProvider):
+    """A scripted provider whose edit adapts to the README it just read."""
+
+    name = "lovia-demo"
+    model = "demo"
+
+    async def stream(self, entries: Any, **kw: Any) -> Any:
+        upcoming = self.script[0].tool_calls if self.script else []
+        if upcoming and upcoming[0].id == "demo_edit":  # base the edit on what was read
+            readme = next(
+                (
+                    e.output
+                    for e in entries
+                    if isinstance(e, ToolResultEntry) and e.call_id == "demo_read"
+                ),
+                "",
+            )
+            lines = readme.splitlines()[1:]  # drop the read_file header line
+            old = next((line for line in lines if line.strip()), "")
+            self.script[0] = call(
+                "edit_file",
+                {"path": DEMO_FILE, "old": old, "new": _tidy(old)},
+                call_id="demo_edit",
+            )
+        async for delta in super().stream(entries, **kw):
+            yield delta
+
+
+def _tidy(line: str) -> str:
+    stripped = line.strip()
+    if stripped.startswith("#"):
+        return stripped.rstrip(".") + " — tidied by lovia"
+    return stripped[:1].upper() + stripped[1:] if stripped else "Tidied by lovia."
+
+
 def demo_agent(root: Path) -> Agent[Any]:
     script = [
         call("todo_write", _todos("in_progress", "pending", "pending"), call_id="demo_plan"),
         call("list_files", {"path": "."}, call_id="demo_list"),
-        call("todo_write", _todos("completed", "in_progress", "pending"), call_id="demo_plan2"),
-        call("write_file", {"path": DEMO_FILE, "content": DEMO_SCRIPT}, call_id="demo_write"),
-        call("todo_write", _todos("completed", "completed", "in_progress"), call_id="demo_plan3"),
-        call(
-            "shell",
-            {"command": f"python3 {DEMO_FILE}", "description": f"Run {DEMO_FILE}"},
-            call_id="demo_run",
-        ),
+        call("read_file", {"path": DEMO_FILE}, call_id="demo_read"),
+        call("todo_write", _todos("completed", "completed", "in_progress"), call_id="demo_plan2"),
+        call("edit_file", {"path": DEMO_FILE, "old": "", "new": ""}, call_id="demo_edit"),
         call("todo_write", _todos("completed", "completed", "completed"), call_id="demo_done"),
         text(
-            f"Done. I created **`{DEMO_FILE}`** in `{root.name or root}` and ran it.\n\n"
-            "- It prints a greeting with your Python version.\n"
-            "- Running it needed your approval: shell commands are gated by the workspace "
-            "policy (`lovia.permissions`).\n\n"
-            "Configure a real model with `lovia.model` (or `LOVIA_MODEL`) to chat for real."
+            f"Here is what I did in `{root.name or root}`:\n\n"
+            f"- listed the files and read `{DEMO_FILE}`;\n"
+            f"- proposed a small edit to `{DEMO_FILE}` — edits need your approval, with a diff "
+            "first (`lovia.permissions`).\n\n"
+            "This was the **offline demo model**: it follows a script. Configure a real model "
+            "with `lovia.model` or `LOVIA_MODEL` to work on your own requests."
         ),
     ]
     return Agent(
         name="lovia-demo",
         instructions="You are the lovia demo agent.",
-        model=ScriptedProvider(script, record=False),
+        model=DemoModel(script, record=False),
         plugins=[Todo()],
     )
 

@@ -816,8 +816,10 @@ class RunSupervisor:
         if name in ("write_file", "edit_file"):
             if info.diff is None:
                 info.diff = await self._preview(ctl, info)
-            exists = info.diff is not None and info.diff.get("oldText") is not None
-            payload["action"] = "file.write" if (exists or name == "edit_file") else "file.create"
+            exists = name == "edit_file" or (
+                info.diff is not None and info.diff.get("oldText") is not None
+            )
+            payload["action"] = "file.write" if exists else "file.create"
             target = paths[0] if paths else "a file"
             payload["detail"] = f"The agent wants to {'edit' if exists else 'create'} {target}."
             if info.diff is not None:

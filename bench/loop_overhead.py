@@ -66,7 +66,8 @@ async def main() -> None:
         ("200 turns, trivial tool", 200, 0),
         ("800 turns, 2 KB tool results", 800, 2048),
     ):
-        await measure(min(turns, 50), payload)  # warm up imports and caches
+        for _ in range(3):  # warm up: imports, caches, the allocator's arenas
+            await measure(turns, payload)
         runs = [await measure(turns, payload) for _ in range(args.repeat)]
         # per-turn median across repeats damps scheduler noise on a shared machine
         per_turn = [statistics.median(samples) for samples in zip(*runs, strict=False)]

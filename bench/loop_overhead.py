@@ -1,8 +1,9 @@
 """Framework overhead per turn of the run loop (not a test).
 
 Runs an N-turn tool loop on ``ScriptedProvider`` with a trivial async tool and reports the
-mean wall time per turn for the first and the last 50 turns, measured between consecutive
-``TurnStarted`` events as a stream consumer sees them.
+mean time per turn for the first and the last 50 turns, measured between consecutive
+``TurnStarted`` events as a stream consumer sees them: wall time, or with ``--cpu`` the
+thread's CPU time (steadier when a virtual machine's host is busy).
 
     python bench/loop_overhead.py            # 200 trivial turns + 800 turns of 2 KB results
 """
@@ -18,6 +19,8 @@ import time
 
 from lovia import Agent, Runner, events, tool
 from lovia.testing import ScriptedProvider, call, text
+
+CPU = False
 
 
 def build(turns: int, payload: int) -> Agent:
@@ -41,9 +44,10 @@ def build(turns: int, payload: int) -> Agent:
 async def measure(turns: int, payload: int) -> list[float]:
     agent = build(turns, payload)
     stamps: list[float] = []
+    clock = time.thread_time if CPU else time.perf_counter
     async for ev in Runner.stream(agent, "go", max_turns=turns + 1):
         if isinstance(ev, (events.TurnStarted, events.RunCompleted)):
-            stamps.append(time.perf_counter())
+            stamps.append(clock())
     return [(b - a) * 1e6 for a, b in itertools.pairwise(stamps)]
 
 
@@ -60,7 +64,14 @@ def report(label: str, per_turn: list[float]) -> tuple[float, float]:
 async def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--repeat", type=int, default=5)
+    parser.add_argument(
+        "--cpu",
+        action="store_true",
+        help="measure CPU time of this thread instead of wall time (steadier on a shared VM)",
+    )
     args = parser.parse_args()
+    global CPU
+    CPU = args.cpu
     gc.collect()
     for label, turns, payload in (
         ("200 turns, trivial tool", 200, 0),

@@ -92,6 +92,16 @@ class _PumpEnded:
     error: BaseException | None = None
 
 
+@dataclass
+class _ViewPlan:
+    """One turn's model view and what the reactive overflow path needs to retry it."""
+
+    view: list[TranscriptEntry]
+    request: CompactionRequest | None = None
+    failed_tokens: int | None = None
+    compacted: ev.ContextCompacted | None = None
+
+
 class _ToolBatch:
     """One turn's background tool tasks; the queue is created only when a task is spawned."""
 
@@ -231,8 +241,24 @@ class RunLoop:
                             yield event
                     turn = ModelTurnResult()
                     in_model_phase = True
-                    async for event in self._model_phase(state, turn):
-                        yield event
+                    plan = await self._plan_view(state)
+                    if plan.compacted is not None:
+                        yield await self._emit(state, plan.compacted)
+                    forwarded = False
+                    try:
+                        async for event in self._call_model(state, plan.view, turn):
+                            forwarded = True
+                            yield await self._emit(state, event)
+                    except ContextOverflowError as overflow:
+                        if forwarded or self._noop_policy:
+                            raise
+                        plan = await self._replan_after_overflow(state, plan, overflow)
+                        assert plan.compacted is not None
+                        yield await self._emit(state, plan.compacted)
+                        turn.assistant = None
+                        turn.turn_entries = []
+                        async for event in self._call_model(state, plan.view, turn):
+                            yield await self._emit(state, event)
                     assistant = turn.assistant
                     if assistant is None:
                         raise RuntimeError("The model turn ended without a final message")
@@ -652,52 +678,36 @@ class RunLoop:
             session_id=self.session_id,
         )
 
-    async def _model_phase(self, state: RunState, turn: ModelTurnResult) -> AsyncIterator[ev.Event]:
-        req: CompactionRequest | None = None
-        failed_tokens: int | None = None
+    async def _plan_view(self, state: RunState) -> _ViewPlan:
+        """What the model sees this turn: the policy's view plus the per-turn injections."""
         passthrough = self._passthrough
         if self._noop_policy or (
             passthrough is not None
             and passthrough(state.active.provider, state.context_state, self.session_id)
         ):
-            view = state.transcript
-        else:
-            req = self._compaction_request(state)
-            result = await self._compact(state, req)
-            failed_tokens = result.tokens_after
-            view = self._build_view(state, result)
-            if result.compacted:
-                yield await self._emit(state, self._compaction_event(state, result, view, False))
-        view = await self._augment_view(state, view)
-        forwarded = False
-        try:
-            async for event in self._call_model(state, view, turn):
-                forwarded = True
-                yield await self._emit(state, event)
-            return
-        except ContextOverflowError as exc:
-            if forwarded or self._noop_policy:
-                raise
-            overflow = exc
-        if req is None:
-            req = self._compaction_request(state)
+            return _ViewPlan(await self._augment_view(state, state.transcript))
+        req = self._compaction_request(state)
+        result = await self._compact(state, req)
+        view = self._build_view(state, result)
+        event = self._compaction_event(state, result, view, False) if result.compacted else None
+        return _ViewPlan(await self._augment_view(state, view), req, result.tokens_after, event)
+
+    async def _replan_after_overflow(
+        self, state: RunState, plan: _ViewPlan, overflow: ContextOverflowError
+    ) -> _ViewPlan:
+        """The reactive path: compact harder once, or re-raise when that cannot help."""
+        req = plan.request if plan.request is not None else self._compaction_request(state)
         req.last_input_tokens = None
         req.overflow = True
         req.reported_window = overflow.reported_window
-        retry_result = await self._compact(state, req)
-        after = retry_result.tokens_after
-        worthwhile = retry_result.compacted and (
-            failed_tokens is None or after is None or after < failed_tokens * 0.95
-        )
+        result = await self._compact(state, req)
+        after, failed = result.tokens_after, plan.failed_tokens
+        worthwhile = result.compacted and (failed is None or after is None or after < failed * 0.95)
         if not worthwhile:
             raise overflow
-        view = self._build_view(state, retry_result)
-        yield await self._emit(state, self._compaction_event(state, retry_result, view, True))
-        view = await self._augment_view(state, view)
-        turn.assistant = None
-        turn.turn_entries = []
-        async for event in self._call_model(state, view, turn):
-            yield await self._emit(state, event)
+        view = self._build_view(state, result)
+        event = self._compaction_event(state, result, view, True)
+        return _ViewPlan(await self._augment_view(state, view), req, after, event)
 
     def _call_model(
         self, state: RunState, view: list[TranscriptEntry], turn: ModelTurnResult

@@ -309,6 +309,7 @@ class RunSupervisor:
         )
         self._register(ctl)
         try:
+            await self._supersede_interrupted(session_id)
             title = prompt.strip().splitlines()[0] if prompt.strip() else "Untitled"
             await self.store.upsert_session(
                 session_id, title=title, agent=spec.agent_label, cwd=str(spec.cwd)
@@ -580,14 +581,31 @@ class RunSupervisor:
                 await self.on_run_end(ctl)
 
     async def _persist_partial(self, ctl: RunController) -> None:
-        """Keep completed turns of a stopped run in the session; drop its checkpoint."""
-        snapshot = await _quiet(self.checkpointer.load(ctl.run_id))
+        await self._keep_completed_turns(ctl.session_id, ctl.run_id)
+
+    async def _keep_completed_turns(self, session_id: str, run_id: str) -> None:
+        """Move a stopped run's completed turns from its checkpoint into the session."""
+        snapshot = await _quiet(self.checkpointer.load(run_id))
         if snapshot is None:
             return
         entries = drop_dangling_tool_calls(snapshot.entries)
         if entries:
-            await _quiet(self.sessions.append(ctl.session_id, entries, run_id=ctl.run_id))
-        await _quiet(self.checkpointer.delete(ctl.run_id))
+            await _quiet(self.sessions.append(session_id, entries, run_id=run_id))
+        await _quiet(self.checkpointer.delete(run_id))
+
+    async def _supersede_interrupted(self, session_id: str) -> None:
+        """A new prompt closes the session's interrupted runs: their completed turns stay in the
+        conversation (before the new run), and they are no longer resumable."""
+        for record in await self.store.runs_for_session(session_id):
+            if record.resumable:
+                await self._keep_completed_turns(session_id, record.id)
+                await self.store.finish_run(
+                    record.id,
+                    status=record.status,
+                    error=record.error,
+                    usage=record.usage,
+                    resumable=False,
+                )
 
     # ================================================================== event mapping
 

@@ -150,3 +150,36 @@ async def test_sigkill_while_tool_runs_and_while_waiting_for_approval(tmp_path):
         assert info.value.code == -32014
     finally:
         await third.stop()
+
+
+async def test_a_new_prompt_supersedes_an_interrupted_run(tmp_path):
+    root = (tmp_path / "ws").resolve()
+    root.mkdir()
+    state = tmp_path / "state"
+    first = Harness(root, state)
+    spec = first.write_agent(POSITIONAL)
+    await first.start(settings={"agent": spec})
+    run = await first.run("build and deploy")
+    rid, sid = run["runId"], run["sessionId"]
+    await first.wait_kind(rid, "tool.call", toolCallId="b1")
+    (root / "release-1").write_text("go")
+    await first.wait_kind(rid, "approval.requested", toolCallId="d1")
+    await _kill(first)
+
+    second = Harness(root, state)
+    try:
+        await second.start(settings={"agent": spec})
+        follow = await second.run("never mind, just build", sessionId=sid)
+        await second.approve_all(follow["runId"])
+        listing = await second.request("lovia/sessions", {})
+        assert listing["sessions"][0]["resumable"] is False
+        with pytest.raises(Exception) as info:
+            await second.request("lovia/resume", {"runId": rid})
+        assert info.value.code == -32014
+        view = await second.request("lovia/session", {"sessionId": sid})
+        roles = [m["role"] for m in view["entries"]]
+        # the interrupted run's completed turn (build + result) comes first, then the new run
+        assert roles[:3] == ["user", "assistant", "tool"]
+        assert view["entries"][3] == {"role": "user", "content": "never mind, just build"}
+    finally:
+        await second.stop()

@@ -43,7 +43,8 @@ CREATE TABLE IF NOT EXISTS server_runs (
     started_at REAL NOT NULL,
     finished_at REAL,
     usage_json TEXT,
-    resumable INTEGER NOT NULL DEFAULT 0
+    resumable INTEGER NOT NULL DEFAULT 0,
+    leg INTEGER NOT NULL DEFAULT 0
 );
 CREATE INDEX IF NOT EXISTS server_runs_session ON server_runs (session_id, started_at);
 CREATE TABLE IF NOT EXISTS server_run_events (
@@ -53,6 +54,15 @@ CREATE TABLE IF NOT EXISTS server_run_events (
     PRIMARY KEY (run_id, seq)
 ) WITHOUT ROWID;
 """
+
+
+def checkpoint_id(run_id: str, leg: int) -> str:
+    """The checkpoint (and session segment) key of one leg of a run.
+
+    A run continues in a new leg when steering messages arrive after its final answer; each leg
+    is one lovia run with its own checkpoint, all under one protocol ``runId``.
+    """
+    return run_id if leg == 0 else f"{run_id}~{leg}"
 
 
 @dataclass
@@ -69,6 +79,11 @@ class RunRecord:
     finished_at: float | None
     usage: dict[str, Any] | None
     resumable: bool
+    leg: int = 0
+
+    @property
+    def checkpoint_id(self) -> str:
+        return checkpoint_id(self.id, self.leg)
 
     def to_wire(self) -> dict[str, Any]:
         return {
@@ -100,6 +115,7 @@ def _run_from_row(row: sqlite3.Row) -> RunRecord:
         finished_at=row["finished_at"],
         usage=json.loads(row["usage_json"]) if row["usage_json"] else None,
         resumable=bool(row["resumable"]),
+        leg=int(row["leg"]),
     )
 
 
@@ -201,20 +217,21 @@ class ServerStore:
         args += [limit, offset]
         return [dict(r) for r in await self._fetchall(sql, args)]
 
-    async def delete_session(self, session_id: str) -> list[str]:
-        """Delete the session's metadata, run records and event logs; returns its run ids."""
+    async def delete_session(self, session_id: str) -> list[tuple[str, int]]:
+        """Delete the session's metadata, run records and event logs; returns (run id, leg)."""
         async with self._lock:
             async with self.db.execute(
-                "SELECT id FROM server_runs WHERE session_id = ?", (session_id,)
+                "SELECT id, leg FROM server_runs WHERE session_id = ?", (session_id,)
             ) as cur:
-                run_ids = [r[0] for r in await cur.fetchall()]
+                runs = [(r[0], int(r[1])) for r in await cur.fetchall()]
+            run_ids = [r[0] for r in runs]
             await self.db.executemany(
                 "DELETE FROM server_run_events WHERE run_id = ?", [(r,) for r in run_ids]
             )
             await self.db.execute("DELETE FROM server_runs WHERE session_id = ?", (session_id,))
             await self.db.execute("DELETE FROM server_sessions WHERE id = ?", (session_id,))
             await self.db.commit()
-        return run_ids
+        return runs
 
     # ------------------------------------------------------------------ runs
 
@@ -263,6 +280,9 @@ class ServerStore:
             ),
         )
 
+    async def set_leg(self, run_id: str, leg: int) -> None:
+        await self._write("UPDATE server_runs SET leg = ? WHERE id = ?", (leg, run_id))
+
     async def get_run(self, run_id: str) -> RunRecord | None:
         rows = await self._fetchall("SELECT * FROM server_runs WHERE id = ?", (run_id,))
         return _run_from_row(rows[0]) if rows else None
@@ -302,4 +322,4 @@ class ServerStore:
         return int(rows[0]["m"] or 0) if rows else 0
 
 
-__all__ = ["RunRecord", "ServerStore"]
+__all__ = ["RunRecord", "ServerStore", "checkpoint_id"]

@@ -52,7 +52,7 @@ from lovia_server.events import (
     tool_title,
     usage_payload,
 )
-from lovia_server.store import RunRecord, ServerStore
+from lovia_server.store import RunRecord, ServerStore, checkpoint_id
 
 logger = logging.getLogger("lovia_server.supervisor")
 
@@ -120,6 +120,11 @@ class RunController:
     shutting_down: bool = False
     started_at: float = field(default_factory=time.time)
     last_handoff_reason: str | None = None
+    leg: int = 0
+
+    @property
+    def checkpoint_id(self) -> str:
+        return checkpoint_id(self.run_id, self.leg)
 
     def new_message(self) -> str:
         self.message_id = f"msg_{uuid.uuid4().hex[:12]}"
@@ -174,7 +179,7 @@ class RunSupervisor:
         """Mark runs a previous process left running as interrupted; close their event logs."""
         recovered = []
         for record in await self.store.runs_with_status("running"):
-            snapshot = await self.checkpointer.load(record.id)
+            snapshot = await self.checkpointer.load(record.checkpoint_id)
             resumable = snapshot is not None and snapshot.status != "completed"
             log = EventLog(
                 record.id,
@@ -330,7 +335,7 @@ class RunSupervisor:
     ) -> dict[str, Any]:
         record = await self.ensure_known_run(run_id)
         self._check_session_free(record.session_id)
-        snapshot = await self.checkpointer.load(run_id)
+        snapshot = await self.checkpointer.load(record.checkpoint_id)
         if not record.resumable or snapshot is None or snapshot.status == "completed":
             raise p.ProtocolError(
                 p.NOT_RESUMABLE,
@@ -349,6 +354,7 @@ class RunSupervisor:
             log=log,
             resumed=True,
             max_turns=snapshot.turns + max_turns,
+            leg=record.leg,
         )
         ctl.usage = snapshot.usage.clone()
         self._register(ctl)
@@ -474,29 +480,40 @@ class RunSupervisor:
                 )
             self._progress("begin", ctl, ctl.prompt)
             ctl.new_message()
-            # The checkpoint is deleted by _finish after the session append: deleting it first
-            # (delete_on_success) would leave a window where a crash loses the run entirely.
-            checkpoint = CheckpointOptions(
-                checkpointer=self.checkpointer,
-                run_id=ctl.run_id,
-                if_run_exists="resume_only" if ctl.resumed else "restart",
-            )
-            handle = Runner.stream(
-                ctl.spec.agent,
-                model_input,
-                session=self.sessions,
-                session_id=ctl.session_id,
-                checkpoint=checkpoint,
-                mailbox=ctl.mailbox,
-                cancel_token=ctl.cancel_token,
-                max_turns=ctl.max_turns,
-            )
-            async for event in handle:
-                await self._on_event(ctl, event)
-            try:
-                result = await handle.result()
-            except Exception as exc:
-                error = exc
+            resume = ctl.resumed
+            while True:
+                # The checkpoint is deleted after the session append (below), never before:
+                # deleting it first would leave a window where a crash loses the leg.
+                checkpoint = CheckpointOptions(
+                    checkpointer=self.checkpointer,
+                    run_id=ctl.checkpoint_id,
+                    if_run_exists="resume_only" if resume else "restart",
+                )
+                handle = Runner.stream(
+                    ctl.spec.agent,
+                    model_input,
+                    session=self.sessions,
+                    session_id=ctl.session_id,
+                    checkpoint=checkpoint,
+                    mailbox=ctl.mailbox,
+                    cancel_token=ctl.cancel_token,
+                    max_turns=ctl.max_turns,
+                )
+                async for event in handle:
+                    await self._on_event(ctl, event)
+                try:
+                    result = await handle.result()
+                except Exception as exc:
+                    error = exc
+                    break
+                await _quiet(self.checkpointer.delete(ctl.checkpoint_id))
+                if not ctl.mailbox or ctl.cancel_token.is_cancelled:
+                    break
+                # Steering messages that arrived after the final answer are not dropped: the
+                # run continues in a new leg that starts by delivering them.
+                ctl.leg += 1
+                await self.store.set_leg(ctl.run_id, ctl.leg)
+                model_input, resume = [], False
         except asyncio.CancelledError as exc:
             error = exc
         except Exception as exc:
@@ -526,14 +543,12 @@ class RunSupervisor:
             )
             resumable = status == "interrupted"
         if resumable:
-            snapshot = await _quiet(self.checkpointer.load(ctl.run_id))
+            snapshot = await _quiet(self.checkpointer.load(ctl.checkpoint_id))
             resumable = snapshot is not None and snapshot.status != "completed"
             if not resumable and error is not None:
                 status = "failed"
         if status in ("cancelled", "failed"):
-            await self._persist_partial(ctl)
-        elif status == "completed":
-            await _quiet(self.checkpointer.delete(ctl.run_id))
+            await self._keep_completed_turns(ctl.session_id, ctl.checkpoint_id)
         self._resolve_all_approvals(ctl, "cancelled")
         self._cancel_questions(ctl)
         for call_id, info in ctl.calls.items():
@@ -549,7 +564,7 @@ class RunSupervisor:
                     },
                 )
         usage = usage_payload(
-            result.usage if result is not None else ctl.usage,
+            ctl.usage,
             context_tokens=ctl.context_tokens,
             context_window=ctl.spec.context_window,
         )
@@ -580,25 +595,22 @@ class RunSupervisor:
             with contextlib.suppress(Exception):
                 await self.on_run_end(ctl)
 
-    async def _persist_partial(self, ctl: RunController) -> None:
-        await self._keep_completed_turns(ctl.session_id, ctl.run_id)
-
-    async def _keep_completed_turns(self, session_id: str, run_id: str) -> None:
-        """Move a stopped run's completed turns from its checkpoint into the session."""
-        snapshot = await _quiet(self.checkpointer.load(run_id))
+    async def _keep_completed_turns(self, session_id: str, checkpoint: str) -> None:
+        """Move a stopped leg's completed turns from its checkpoint into the session."""
+        snapshot = await _quiet(self.checkpointer.load(checkpoint))
         if snapshot is None:
             return
         entries = drop_dangling_tool_calls(snapshot.entries)
         if entries:
-            await _quiet(self.sessions.append(session_id, entries, run_id=run_id))
-        await _quiet(self.checkpointer.delete(run_id))
+            await _quiet(self.sessions.append(session_id, entries, run_id=checkpoint))
+        await _quiet(self.checkpointer.delete(checkpoint))
 
     async def _supersede_interrupted(self, session_id: str) -> None:
         """A new prompt closes the session's interrupted runs: their completed turns stay in the
         conversation (before the new run), and they are no longer resumable."""
         for record in await self.store.runs_for_session(session_id):
             if record.resumable:
-                await self._keep_completed_turns(session_id, record.id)
+                await self._keep_completed_turns(session_id, record.checkpoint_id)
                 await self.store.finish_run(
                     record.id,
                     status=record.status,
@@ -952,8 +964,10 @@ class RunSupervisor:
         entries = list(await self.sessions.load(session_id))
         runs = await self.store.runs_for_session(session_id)
         for record in runs:
-            if record.resumable or record.id in self.by_run:
-                snapshot = await self.checkpointer.load(record.id)
+            live = self.by_run.get(record.id)
+            if record.resumable or live is not None:
+                key = live.checkpoint_id if live is not None else record.checkpoint_id
+                snapshot = await self.checkpointer.load(key)
                 if snapshot is not None:
                     entries.extend(snapshot.entries)
         return {
@@ -967,9 +981,8 @@ class RunSupervisor:
         self._check_session_free(session_id)
         if await self.store.get_session(session_id) is None:
             return {"deleted": False}
-        run_ids = await self.store.delete_session(session_id)
-        for run_id in run_ids:
-            await _quiet(self.checkpointer.delete(run_id))
+        for run_id, leg in await self.store.delete_session(session_id):
+            await _quiet(self.checkpointer.delete(checkpoint_id(run_id, leg)))
         await self.sessions.clear(session_id)
         self.session_rules.pop(session_id, None)
         return {"deleted": True}

@@ -429,3 +429,57 @@ async def test_cancel_via_progress(harness):
     (harness.root / "release-1").write_text("go")
     done = await harness.finished(rid)
     assert done["status"] == "cancelled"
+
+
+LATE_STEER_AGENT = (
+    AGENT_HEADER
+    + """
+from lovia.messages import Usage
+from lovia.transcript import FinishDelta, TextDelta, UsageDelta
+
+
+class Slow:
+    name = "slow"
+    model = "slow"
+    supports_json_schema = False
+
+    def __init__(self):
+        self.calls = 0
+
+    async def stream(self, entries, **kw):
+        self.calls += 1
+        if self.calls == 1:
+            await wait_for_file("release")
+            yield TextDelta("first answer")
+        else:
+            last = entries[-1].content
+            yield TextDelta(f"you also said: {last}")
+        yield UsageDelta(Usage(2, 3))
+        yield FinishDelta("stop")
+
+
+agent = Agent(name="late", model=Slow())
+"""
+)
+
+
+async def test_steer_after_the_final_turn_started_is_not_lost(harness):
+    await start(harness, LATE_STEER_AGENT)
+    run = await harness.run("answer slowly")
+    rid = run["runId"]
+    await harness.wait_kind(rid, "run.started")
+    await asyncio.sleep(0.3)  # the only turn has started and drained the empty mailbox
+    steer = await harness.request("lovia/steer", {"runId": rid, "message": "in French please"})
+    (harness.root / "release").write_text("go")
+    done = await harness.finished(rid)
+    assert done["status"] == "completed"
+    assert done["output"] == "you also said: in French please"
+    assert done["usage"]["inputTokens"] == 4 and done["usage"]["outputTokens"] == 6
+    events = harness.of_run(rid)
+    assert_well_formed(events)
+    echo = next(e for e in events if e["kind"] == "user.message" and e["source"] == "steer")
+    assert echo["messageId"] == steer["messageId"]
+    texts = [e["text"] for e in events if e["kind"] == "message.completed"]
+    assert texts == ["first answer", "you also said: in French please"]
+    view = await harness.request("lovia/session", {"sessionId": run["sessionId"]})
+    assert [m["role"] for m in view["entries"]] == ["user", "assistant", "user", "assistant"]

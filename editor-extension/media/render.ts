@@ -23,6 +23,7 @@ export interface UiMemory {
 
 const STATUS_LABEL: Record<string, string> = {
   running: "running",
+  awaiting: "awaiting approval",
   completed: "done",
   failed: "failed",
   declined: "declined",
@@ -144,7 +145,10 @@ function renderContent(content: ToolContent[]): HTMLElement[] {
 }
 
 function renderTool(run: RunView, item: ToolItem, memory: UiMemory): HTMLElement {
-  const status = item.status;
+  const awaiting =
+    item.status === "running" &&
+    run.items.some((i) => i.type === "approval" && i.toolCallId === item.toolCallId && i.state === "pending");
+  const status = awaiting ? "awaiting" : item.status;
   const input = item.input === undefined ? "" : JSON.stringify(item.input, null, 2);
   const output =
     item.output.length > 0

@@ -310,9 +310,12 @@ export function applyEvent(run: RunView, event: LoviaEvent): void {
       }
       break;
     }
-    case "approval.requested":
+    case "approval.requested": {
       onApprovalRequested(run, event);
+      const tool = find(run, "tool", event.toolCallId);
+      if (tool) bump(run, tool); // its card shows "awaiting approval"
       break;
+    }
     case "approval.resolved": {
       const approval = find(run, "approval", event.approvalId);
       if (approval) {
@@ -320,6 +323,8 @@ export function applyEvent(run: RunView, event: LoviaEvent): void {
         approval.by = event.by;
         if (event.decision !== undefined) approval.decision = event.decision;
         bump(run, approval);
+        const tool = find(run, "tool", approval.toolCallId);
+        if (tool) bump(run, tool);
       }
       break;
     }

@@ -206,6 +206,10 @@ describe("chat webview in Chromium", () => {
     expect(await card.locator(".actions button").allTextContents()).toEqual(["Accept", "Accept always", "Reject"]);
     expect(await card.locator(".diff .badge").textContent()).toBe("new file");
     expect(await page.locator("article.approval.approval-allowed").count()).toBe(2);
+    // The tool card waiting on this approval says so (no "running" spinner).
+    const waiting = page.locator("article.tool.tool-status-awaiting");
+    expect(await waiting.count()).toBe(1);
+    expect(await waiting.locator(".tool-status").textContent()).toBe("awaiting approval");
     await scrollToBottom();
     await page.screenshot({ path: `${artifacts}/webview-approval.png` });
 

@@ -67,7 +67,8 @@ def _parse_frontmatter(text: str) -> tuple[dict[str, Any], str]:
     closing = _CLOSING.search(rest)
     if closing is None:
         return {}, text
-    block = rest[: closing.start()]
+    # Keep the newline that ends the last YAML line (block scalars end with it).
+    block = rest[: closing.start() + (1 if closing.group().startswith("\n") else 0)]
     body = rest[closing.end() :].lstrip("\r\n")
     if not block.strip():
         return {}, body

@@ -172,7 +172,11 @@ class Skill:
                 skill_name=self.name,
                 path=self.path,
             )
-        if not target.is_file():
+        try:
+            is_file = target.is_file()
+        except OSError:  # e.g. a name too long for the file system
+            is_file = False
+        if not is_file:
             raise SkillsError(
                 f"Skill file not found: {relpath!r}",
                 skill_name=self.name,

@@ -121,7 +121,7 @@ def _warn_once(tag: str, key: str, message: str, *args: Any) -> None:
         if (tag, key) in _warned:
             return
         _warned.add((tag, key))
-    logger.warning(f"{tag}: {message}", *args)
+    logger.warning(f"{tag}: {message}", *args, extra={"tag": tag})
 
 
 def _read_text(path: Path) -> str:
@@ -173,10 +173,12 @@ class DirectorySkillSource:
     def _scan(self) -> dict[str, _Entry]:
         found: dict[str, _Entry] = {}
         for root in self.roots:
-            if not root.is_dir():
-                _warn_once("skill.root_missing", str(root), "skills root %s does not exist", root)
-                continue
             try:
+                if not root.is_dir():
+                    _warn_once(
+                        "skill.root_missing", str(root), "skills root %s does not exist", root
+                    )
+                    continue
                 children = sorted(root.iterdir())
             except OSError as exc:
                 _warn_once(

@@ -197,7 +197,10 @@ def test_read_file_through_a_symlinked_skill_directory(tmp_path, skill_dir):
     assert Skill("s", "d", "body", path=link).read_file("references/a.md") == "A"
 
 
-@pytest.mark.parametrize("relpath", ["missing.md", "references", "", "bad\x00name"])
+@pytest.mark.parametrize(
+    "relpath",
+    ["missing.md", "references", "", "bad\x00name", "n" * 300, "references/x/" + "n" * 300],
+)
 def test_read_file_missing_or_not_a_file(skill_dir, relpath):
     skill = Skill("s", "d", "body", path=skill_dir)
     with pytest.raises(SkillsError) as info:

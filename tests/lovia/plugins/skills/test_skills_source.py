@@ -228,6 +228,27 @@ async def test_missing_and_unreadable_roots_warn_and_are_skipped(tmp_path, caplo
         assert [m.name for m in await source.list_skills()] == ["s"]
     assert len(tagged(caplog, "skill.root_missing")) == 1
     assert len(tagged(caplog, "skill.root_unreadable")) == 1
+    assert {r.tag for r in caplog.records if r.name == LOGGER} == {
+        "skill.root_missing",
+        "skill.root_unreadable",
+    }
+
+
+async def test_a_root_that_cannot_even_be_checked_is_unreadable(tmp_path, caplog, monkeypatch):
+    simple(tmp_path / "ok", "s")
+    blocked = tmp_path / "blocked" / "skills"
+    real_is_dir = Path.is_dir
+
+    def is_dir(self):
+        if self == blocked:
+            raise PermissionError(13, "Permission denied", str(self))
+        return real_is_dir(self)
+
+    monkeypatch.setattr(Path, "is_dir", is_dir)
+    with caplog.at_level(logging.WARNING, LOGGER):
+        skills = await DirectorySkillSource(blocked, tmp_path / "ok").list_skills()
+    assert [m.name for m in skills] == ["s"]
+    assert len(tagged(caplog, "skill.root_unreadable")) == 1
 
 
 async def test_each_problem_is_logged_once_across_scans(tmp_path, caplog):

@@ -1,6 +1,17 @@
 """Plugins: the framework's one extension axis for bundled capabilities."""
 
 from lovia.plugins.base import Plugin, PluginInstance, ViewInjector
+from lovia.plugins.skills import (
+    DirectorySkillSource,
+    Skill,
+    SkillCatalog,
+    SkillFilter,
+    SkillMetadata,
+    SkillNotFoundError,
+    Skills,
+    SkillsError,
+    SkillSource,
+)
 from lovia.plugins.todo import (
     Todo,
     TodoItem,
@@ -11,8 +22,17 @@ from lovia.plugins.todo import (
 )
 
 __all__ = [
+    "DirectorySkillSource",
     "Plugin",
     "PluginInstance",
+    "Skill",
+    "SkillCatalog",
+    "SkillFilter",
+    "SkillMetadata",
+    "SkillNotFoundError",
+    "SkillSource",
+    "Skills",
+    "SkillsError",
     "Todo",
     "TodoItem",
     "TodoList",

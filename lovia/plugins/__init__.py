@@ -1,6 +1,13 @@
 """Plugins: the framework's one extension axis for bundled capabilities."""
 
 from lovia.plugins.base import Plugin, PluginInstance, ViewInjector
+from lovia.plugins.subagents import (
+    ChildSpec,
+    DeliverFn,
+    RunChildFn,
+    SubagentReport,
+    Subagents,
+)
 from lovia.plugins.todo import (
     Todo,
     TodoItem,
@@ -11,8 +18,13 @@ from lovia.plugins.todo import (
 )
 
 __all__ = [
+    "ChildSpec",
+    "DeliverFn",
     "Plugin",
     "PluginInstance",
+    "RunChildFn",
+    "SubagentReport",
+    "Subagents",
     "Todo",
     "TodoItem",
     "TodoList",

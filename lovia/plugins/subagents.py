@@ -28,6 +28,7 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import logging
+import math
 import time
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
@@ -232,9 +233,10 @@ def _arg_seconds(value: Any, default: float) -> float:
     if value is None or isinstance(value, bool):
         return default
     try:
-        return float(value)
+        seconds = float(value)
     except (TypeError, ValueError):
         return default
+    return default if math.isnan(seconds) else seconds
 
 
 _ID_PARAM = {"type": "string", "description": "The subagent id returned by spawn_subagent."}

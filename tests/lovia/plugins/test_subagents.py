@@ -895,3 +895,24 @@ async def test_child_budget_is_enforced_per_spawn():
     # each spawn gets a fresh copy, so the second child is not over budget
     assert result_of(result.entries, "c_w1").endswith("\na")
     assert result_of(result.entries, "c_w2").endswith("\nb")
+
+
+async def test_wait_arguments_are_coerced_leniently():
+    from lovia.plugins.subagents import _arg_ids, _arg_seconds
+
+    assert _arg_ids(None) is None and _arg_ids([]) is None and _arg_ids(" ") is None
+    assert _arg_ids("t1") == ["t1"] and _arg_ids(["t1", " t1 ", "t2"]) == ["t1", "t2"]
+    assert _arg_seconds("2.5", 60) == 2.5 and _arg_seconds(True, 60) == 60
+    assert _arg_seconds("soon", 60) == 60 and _arg_seconds(float("nan"), 60) == 60
+
+    slow, _gate = gated_child()
+    agent, _ = parent(
+        [
+            call("spawn_subagent", {"prompt": "p"}),
+            call("wait_subagents", {"ids": "t1", "timeout_seconds": "0"}, call_id="c_wait"),
+            text("bye"),
+        ],
+        Subagents(slow),
+    )
+    result = await Runner.run(agent, "go")
+    assert result_of(result.entries, "c_wait").startswith("Timed out; still running: t1 slow")

@@ -33,7 +33,15 @@ from lovia.hooks import AgentHooks
 from lovia.log_config import enable_logging
 from lovia.messages import Message, Usage, assistant, system, user
 from lovia.parts import FilePart, ImagePart, TextPart
-from lovia.plugins import Plugin, PluginInstance, SkillNotFoundError, Skills, SkillsError, Todo
+from lovia.plugins import (
+    Plugin,
+    PluginInstance,
+    SkillNotFoundError,
+    Skills,
+    SkillsError,
+    Subagents,
+    Todo,
+)
 from lovia.providers import ModelSettings, Provider, model_from_env
 from lovia.reliability import CancelToken, RetryPolicy, RunBudget
 from lovia.run_context import RunContext
@@ -114,6 +122,7 @@ __all__ = [
     "SkillNotFoundError",
     "Skills",
     "SkillsError",
+    "Subagents",
     "TextPart",
     "Todo",
     "Tool",

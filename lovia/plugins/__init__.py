@@ -12,6 +12,13 @@ from lovia.plugins.skills import (
     SkillsError,
     SkillSource,
 )
+from lovia.plugins.subagents import (
+    ChildSpec,
+    DeliverFn,
+    RunChildFn,
+    SubagentReport,
+    Subagents,
+)
 from lovia.plugins.todo import (
     Todo,
     TodoItem,
@@ -22,9 +29,12 @@ from lovia.plugins.todo import (
 )
 
 __all__ = [
+    "ChildSpec",
+    "DeliverFn",
     "DirectorySkillSource",
     "Plugin",
     "PluginInstance",
+    "RunChildFn",
     "Skill",
     "SkillCatalog",
     "SkillFilter",
@@ -33,6 +43,8 @@ __all__ = [
     "SkillSource",
     "Skills",
     "SkillsError",
+    "SubagentReport",
+    "Subagents",
     "Todo",
     "TodoItem",
     "TodoList",

@@ -7,6 +7,7 @@ alongside: the ``<title>``, the ``<base href>`` and the page's images.
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Collection
 from dataclasses import dataclass, field
@@ -140,6 +141,7 @@ MAX_ALT = 200
 _WS = re.compile(r"[ \t\n\r\f\v\xa0]+")
 _SPACES = re.compile(r" {2,}")
 _BACKTICKS = re.compile(r"`+")
+_NEEDS_BRACKETS = re.compile(r"[()\s]")
 
 
 def collapse(text: str) -> str:
@@ -278,21 +280,44 @@ def parse_html(html: str) -> ParsedHtml:
 # --------------------------------------------------------------------------- URLs
 
 
+_CONTROL = re.compile(r"[\t\n\r]")
+
+
+@functools.lru_cache(maxsize=32)
+def _origin(base: str) -> str | None:
+    """``scheme://netloc`` of an http(s) ``base``, or None."""
+    try:
+        parts = urlsplit(base)
+    except ValueError:
+        return None
+    if parts.scheme not in ("http", "https") or not parts.netloc:
+        return None
+    return f"{parts.scheme}://{parts.netloc}"
+
+
 def resolve_url(href: str | None, base: str) -> str | None:
     """An absolute http(s) URL for ``href`` against ``base``, or None when unusable."""
     if href is None:
         return None
-    href = re.sub(r"[\t\n\r]", "", href).strip()
+    href = _CONTROL.sub("", href).strip()
     if not href or href.startswith("#"):
         return None
-    if href[:5].lower() == "data:" or href[:11].lower() == "javascript:":
+    lowered = href[:11].lower()
+    if lowered.startswith(("data:", "javascript:")):
         return None
+    # fast path: the common root-relative link needs no full RFC 3986 join
+    if base and href[0] == "/" and href[1:2] != "/" and "/." not in href and "\\" not in href:
+        origin = _origin(base)
+        if origin is not None:
+            return origin + href
     try:
-        resolved = urljoin(base, href) if base else href
+        resolved = (
+            href if not base or lowered.startswith(("http://", "https://")) else urljoin(base, href)
+        )
         parts = urlsplit(resolved)
     except ValueError:
         return None
-    if parts.scheme.lower() not in ("http", "https") or not parts.netloc:
+    if parts.scheme not in ("http", "https") or not parts.netloc:
         return None
     return resolved
 
@@ -375,9 +400,7 @@ def code_span(content: str) -> str:
 
 def _format_url(url: str) -> str:
     url = url.replace("<", "%3C").replace(">", "%3E")
-    if any(c in url for c in "()") or any(c.isspace() for c in url):
-        return f"<{url}>"
-    return url
+    return f"<{url}>" if _NEEDS_BRACKETS.search(url) else url
 
 
 def _text_content(node: Element | str, *, verbatim: bool = False) -> str:

@@ -532,12 +532,13 @@ class MCPConnection:
 
     # ------------------------------------------------------------------ calls
 
-    def _require_session(self) -> Any:
+    def _require_session(self, tool_name: str | None = None) -> Any:
         if self._session is None:
             raise MCPError(
                 "MCP connection is closed.",
                 hint="Let the MCP plugin open the server per run, or keep a connection alive "
                 "with 'async with server.session() as conn'.",
+                tool_name=tool_name,
             )
         return self._session
 
@@ -578,7 +579,7 @@ class MCPConnection:
         if lock is not None and lock.locked():
             async with lock:
                 pass  # a reconnect is under way: wait for the new session
-        session = self._require_session()
+        session = self._require_session(name)
         try:
             return await self._call_once(session, name, args)
         except MCPError:
@@ -601,7 +602,7 @@ class MCPConnection:
                     tool_name=name,
                 ) from rexc
             try:
-                return await self._call_once(self._require_session(), name, args)
+                return await self._call_once(self._require_session(name), name, args)
             except Exception as exc2:
                 raise MCPError(
                     f"MCP tool {name!r} failed after reconnect: {exc2}",

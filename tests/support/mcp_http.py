@@ -1,7 +1,7 @@
 """A small MCP server built with the SDK's ``MCPServer``: in process, or over HTTP in a thread.
 
 - :func:`build_server` makes the server object (tools ``greet``, ``stats``, ``snapshot``,
-  ``refuse``, ``slow``); tests connect to it in memory through :class:`InProcess`, a lovia
+  ``refuse`` (an error result), ``broken`` (a JSON-RPC error), ``slow``); tests connect to it in memory through :class:`InProcess`, a lovia
   ``MCPServer`` config whose transport is the SDK's in-memory one.
 - :class:`HTTPMCPServer` serves it on ``127.0.0.1`` (streamable HTTP at ``/mcp``) with uvicorn
   in a thread; with ``token=`` it answers 401 unless ``Authorization: Bearer <token>`` is
@@ -24,6 +24,7 @@ import uvicorn
 from mcp.client._memory import InMemoryTransport
 from mcp.server.mcpserver import Image, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
+from mcp.shared.exceptions import MCPError as SDKError
 
 from lovia.plugins.mcp import MCPServer as LoviaMCPServer
 
@@ -55,6 +56,11 @@ def build_server(*, instructions: str | None = "Prefer greet for greetings.") ->
     def refuse(reason: str = "policy") -> str:
         """Always refuses."""
         raise ToolError(f"refused: {reason}")
+
+    @server.tool()
+    def broken() -> str:
+        """Fails with a JSON-RPC error (not a tool result)."""
+        raise SDKError(-32602, "broken on purpose")
 
     @server.tool()
     async def slow(seconds: float) -> str:

@@ -6,9 +6,9 @@ Run: ``python tests/support/mcp_stdio_server.py [--page-size N] [--fail-start]
 Tools: ``echo`` (text), ``add`` (structured + text), ``image`` (an image and a caption),
 ``mixed`` (every content kind), ``fail`` (an ``isError`` result), ``explode`` (a JSON-RPC
 error), ``env`` (the value of an environment variable), ``cwd`` (the working directory),
-``calls`` (how many ``tools/call`` requests this process served), ``crash`` (the process
-exits mid-call), and ``noop_00`` … ``noop_09`` (to page through). ``tools/list`` pages by
-``--page-size``.
+``calls`` (how many ``tools/call`` requests this process served), ``pid``, ``crash`` (the
+process exits mid-call), and ``noop_00`` … ``noop_09`` (to page through). ``tools/list``
+pages by ``--page-size``.
 """
 
 from __future__ import annotations
@@ -67,6 +67,7 @@ def _tools(types: Any) -> list[Any]:
         ),
         types.Tool(name="cwd", description="The working directory.", input_schema=_OBJECT),
         types.Tool(name="calls", description="Calls served so far.", input_schema=_OBJECT),
+        types.Tool(name="pid", description="The server's process id.", input_schema=_OBJECT),
         types.Tool(name="crash", description="Exit the server process.", input_schema=_OBJECT),
     ]
     tools += [
@@ -140,6 +141,8 @@ def build(page_size: int, instructions: str | None) -> Any:
             return types.CallToolResult(content=[_text(os.getcwd())])
         if name == "calls":
             return types.CallToolResult(content=[_text(str(served))])
+        if name == "pid":
+            return types.CallToolResult(content=[_text(str(os.getpid()))])
         if name == "crash":
             sys.stderr.write("crashing on purpose\n")
             sys.stderr.flush()

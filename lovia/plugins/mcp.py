@@ -225,7 +225,10 @@ class MCPToolResult:
             else:
                 out.append(TextPart(_render_block(block)))
         if self.is_error:
-            out.insert(0, TextPart("[tool error]"))
+            if out and isinstance(out[0], TextPart) and out[0].text:
+                out[0] = TextPart(f"[tool error] {out[0].text}")
+            else:
+                out.insert(0, TextPart("[tool error]"))
         return out
 
     def __lovia_parts__(self) -> list[ContentPart] | None:
@@ -421,7 +424,7 @@ class MCPConnection:
             return MCPError(exc.message, hint=exc.hint)
         stderr = getattr(self.transport, "stderr_tail", None)
         tail = await stderr() if callable(stderr) else ""
-        if isinstance(exc, TimeoutError):
+        if isinstance(exc, TimeoutError) and self.connect_timeout is not None:
             message = (
                 f"MCP server {self._name!r} did not complete the MCP handshake within "
                 f"{self.connect_timeout:g}s."
@@ -887,6 +890,8 @@ def _make_search_tool(catalog: dict[str, Tool]) -> Tool:
                 tool_name="search_mcp_tools",
             )
         limit = args.get("max_results", 5)
+        if isinstance(limit, str) and limit.strip().isdigit():
+            limit = int(limit)
         if isinstance(limit, bool) or not isinstance(limit, int):
             limit = 5
         limit = min(20, max(1, limit))

@@ -44,7 +44,7 @@ from lovia.plugins.mcp import (
 )
 from lovia.testing import ScriptedProvider, batch, call, text
 from lovia.tools.base import Tool, tool
-from lovia.transcript import ToolResultEntry
+from lovia.transcript import ToolCallEntry, ToolResultEntry
 from tests.support.mcp_http import HTTPMCPServer, InProcess, build_server
 
 ROOT = Path(__file__).resolve().parents[3]
@@ -57,6 +57,12 @@ def stdio(*args: str, **kw: Any) -> MCPServerStdio:
 
 def outputs(result: Any) -> list[str]:
     return [e.output for e in result.entries if isinstance(e, ToolResultEntry)]
+
+
+def results_by_tool(result: Any) -> dict[str, ToolResultEntry]:
+    """Tool results by tool name (parallel calls finish in any order)."""
+    names = {e.call_id: e.name for e in result.entries if isinstance(e, ToolCallEntry)}
+    return {names[e.call_id]: e for e in result.entries if isinstance(e, ToolResultEntry)}
 
 
 def make_agent(script: list[Any], **kw: Any) -> tuple[Agent[Any], ScriptedProvider]:
@@ -240,6 +246,11 @@ def test_tool_result_str_and_parts() -> None:
     assert str(shot) == "caption\n[image: image/png, 8 B]"
     parts = shot.parts()
     assert isinstance(parts[1], ImagePart) and parts[1].data == png
+    image = mt.ImageContent(type="image", data=png, mime_type="image/png")
+    bad = MCPToolResult([mt.TextContent(type="text", text="bad"), image], is_error=True)
+    assert [getattr(p, "text", None) for p in bad.parts()] == ["[tool error] bad", None]
+    bare = MCPToolResult([image], is_error=True).parts()
+    assert getattr(bare[0], "text", None) == "[tool error]" and isinstance(bare[1], ImagePart)
     # Images become parts only for tools on the default renderer.
     assert shot.__lovia_parts__() is None
     shot.images_as_parts = True
@@ -708,12 +719,12 @@ async def test_agent_run_calls_an_mcp_tool_and_closes_after() -> None:
     )
     result = await Runner.run(agent, "hi")
     assert result.output == "done"
-    greet_out, snap_out, refuse_out = outputs(result)
-    assert greet_out == "Hello, Run!"
-    assert snap_out == "[image: image/png, 67 B]"
-    assert refuse_out.startswith("[tool error] ")
-    snap_entry = [e for e in result.entries if isinstance(e, ToolResultEntry)][1]
+    by_tool = results_by_tool(result)
+    assert by_tool["srv__greet"].output == "Hello, Run!"
+    snap_entry = by_tool["srv__snapshot"]
+    assert snap_entry.output == "[image: image/png, 67 B]"
     assert snap_entry.parts is not None and isinstance(snap_entry.parts[0], ImagePart)
+    assert by_tool["srv__refuse"].output.startswith("[tool error] ")
     with pytest.raises(MCPError, match="closed"):
         await seen[0].invoke({"name": "x"}, None)
 
@@ -731,10 +742,11 @@ async def test_custom_renderer_receives_the_raw_result_and_output_is_capped() ->
     )
     result = await Runner.run(agent, "go")
     assert all(isinstance(r, MCPToolResult) for r in received) and len(received) == 2
-    greet_out, snap_out = outputs(result)
+    by_tool = results_by_tool(result)
+    greet_out = by_tool["greet"].output
     assert greet_out.startswith("R:Hello, x!") and "truncated" in greet_out
-    snap_entry = [e for e in result.entries if isinstance(e, ToolResultEntry)][1]
-    assert snap_entry.parts is None and snap_out.startswith("R:[image")
+    snap_entry = by_tool["snapshot"]
+    assert snap_entry.parts is None and snap_entry.output.startswith("R:[image")
 
 
 async def test_agent_run_with_deferred_tools_and_approval() -> None:

@@ -129,7 +129,15 @@ def text_of(content: str | Iterable[ContentPart] | None) -> str:
 
 
 def coerce_parts(value: Any) -> list[ContentPart] | None:
-    """Part-shaped tool results as a part list, else ``None``."""
+    """Part-shaped tool results as a part list, else ``None``.
+
+    A result object may offer its own parts with ``__lovia_parts__()`` (a part list, or
+    ``None`` to be rendered as text like any other value).
+    """
+    hook = getattr(value, "__lovia_parts__", None)
+    if callable(hook) and not isinstance(value, type):
+        offered = hook()
+        return list(offered) if offered else None
     if isinstance(value, _PART_TYPES):
         return [value]
     if isinstance(value, (str, bytes, bytearray)) or not isinstance(value, (list, tuple)):

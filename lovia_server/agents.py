@@ -5,16 +5,29 @@ from __future__ import annotations
 import hashlib
 import importlib.util
 import inspect
+import os
+import re
 import sys
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from lovia.agent import Agent
-from lovia.exceptions import UserError
+from lovia.exceptions import MCPError, UserError
 from lovia.plugins.todo import Todo
 from lovia.tools.base import Tool
 from lovia_server import protocol as p
+from lovia_server.settings import (
+    HttpMCPServerSetting,
+    InvalidMCPServerSetting,
+    MCPServerSetting,
+    StdioMCPServerSetting,
+)
+
+if TYPE_CHECKING:
+    from lovia.plugins.base import Plugin
+    from lovia.plugins.mcp import MCP, MCPConnection, MCPServerLike
 
 BUILTIN_CODING = "lovia:coding"
 BUILTIN_DEMO = "lovia:demo"
@@ -89,14 +102,115 @@ def load_user_agent(spec: str, folders: list[Path]) -> Agent[Any]:
     )
 
 
-def coding_agent(model: str, *, extra_tools: list[Tool]) -> Agent[Any]:
+def coding_agent(
+    model: str, *, extra_tools: list[Tool], plugins: list[Plugin] | None = None
+) -> Agent[Any]:
     return Agent(
         name="lovia",
         instructions=CODING_INSTRUCTIONS,
         model=model,
         tools=list(extra_tools),
-        plugins=[Todo()],
+        plugins=[Todo(), *(plugins or [])],
     )
+
+
+# --------------------------------------------------------------------------- MCP servers
+
+_VARIABLE = re.compile(r"\$\{(env:[A-Za-z_][A-Za-z0-9_]*|workspaceFolder)\}")
+_MCP_SHAPE_HINT = (
+    "Each lovia.mcpServers entry is {command, args?, env?, cwd?} for a local server or "
+    "{url, headers?} for an HTTP server (see docs/server.md)."
+)
+
+
+@dataclass(frozen=True)
+class BrokenMCPServer:
+    """An ``mcpServers`` entry that cannot be used: opening it fails the run, not the server."""
+
+    name: str
+    problem: str
+    close_after_run: bool = True
+    defer: bool = False
+
+    async def open(self) -> MCPConnection:
+        raise MCPError(
+            f"MCP server {self.name!r} (lovia.mcpServers) is misconfigured: {self.problem}",
+            hint=f"Fix or remove lovia.mcpServers.{self.name}. {_MCP_SHAPE_HINT}",
+        )
+
+
+def _tool_prefix(name: str) -> str:
+    return re.sub(r"[^A-Za-z0-9_-]", "_", name.strip()) or "mcp"
+
+
+def _expand(value: str, root: Path) -> str:
+    """``${env:NAME}`` and ``${workspaceFolder}``; an unset variable is an error."""
+
+    def one(match: re.Match[str]) -> str:
+        key = match.group(1)
+        if key == "workspaceFolder":
+            return str(root)
+        name = key.removeprefix("env:")
+        if name not in os.environ:
+            raise ValueError(f"the environment variable {name} (used as ${{{key}}}) is not set")
+        return os.environ[name]
+
+    return _VARIABLE.sub(one, value)
+
+
+def _mcp_server(
+    name: str, entry: MCPServerSetting | InvalidMCPServerSetting, root: Path
+) -> MCPServerLike:
+    from lovia.plugins.mcp import MCPServerStdio, MCPServerStreamableHTTP
+
+    if isinstance(entry, InvalidMCPServerSetting):
+        return BrokenMCPServer(name, entry.problem)
+    common: dict[str, Any] = {
+        "name": _tool_prefix(name),
+        "include_tools": entry.includeTools,
+        "exclude_tools": entry.excludeTools,
+        "defer": entry.defer,
+        "needs_approval": entry.needsApproval,
+        "timeout": entry.timeout,
+        "connect_timeout": entry.connectTimeout,
+        "include_instructions": True,
+    }
+    try:
+        if isinstance(entry, StdioMCPServerSetting):
+            cwd = Path(_expand(entry.cwd, root)).expanduser() if entry.cwd else root
+            return MCPServerStdio(
+                command=_expand(entry.command, root),
+                args=[_expand(a, root) for a in entry.args],
+                env={k: _expand(v, root) for k, v in entry.env.items()},
+                cwd=cwd if cwd.is_absolute() else root / cwd,
+                **common,
+            )
+        assert isinstance(entry, HttpMCPServerSetting)
+        return MCPServerStreamableHTTP(
+            url=_expand(entry.url, root),
+            headers={k: _expand(v, root) for k, v in entry.headers.items()},
+            **common,
+        )
+    except ValueError as exc:
+        return BrokenMCPServer(name, str(exc))
+
+
+def mcp_plugin(
+    servers: Mapping[str, MCPServerSetting | InvalidMCPServerSetting], root: Path
+) -> MCP | None:
+    """The built-in agent's MCP plugin for ``lovia.mcpServers`` (``None`` if none is enabled).
+
+    Servers start when a run starts and stop when it ends; one that cannot start fails the
+    run with an ``MCPError``. Stdio servers run in the run's workspace folder by default.
+    """
+    from lovia.plugins.mcp import MCP
+
+    entries = [
+        _mcp_server(name, entry, root)
+        for name, entry in servers.items()
+        if isinstance(entry, InvalidMCPServerSetting) or not entry.disabled
+    ]
+    return MCP(*entries, name="mcp") if entries else None
 
 
 def check_model(model: str | None) -> str:
@@ -131,7 +245,9 @@ __all__ = [
     "BUILTIN_CODING",
     "BUILTIN_DEMO",
     "CODING_INSTRUCTIONS",
+    "BrokenMCPServer",
     "check_model",
     "coding_agent",
     "load_user_agent",
+    "mcp_plugin",
 ]

@@ -25,6 +25,7 @@ _KINDS = {
     "web_search": "search",
     "duckduckgo_search": "search",
     "tavily_search": "search",
+    "search_mcp_tools": "search",
     "write_file": "edit",
     "edit_file": "edit",
     "shell": "execute",

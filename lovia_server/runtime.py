@@ -25,6 +25,7 @@ from lovia_server.agents import (
     check_model,
     coding_agent,
     load_user_agent,
+    mcp_plugin,
 )
 from lovia_server.editor_workspace import EditorWorkspace
 from lovia_server.event_log import Publisher
@@ -49,6 +50,7 @@ class ServerRuntime:
         self.session_store = SQLiteSession(db)
         self.checkpointer = SQLiteCheckpointer(db)
         self.channel = HumanChannel()
+        self._warned_untrusted_mcp = False
         self.workspace = EditorWorkspace(server)
         writer = getattr(server.protocol, "writer", None)
         backlog = getattr(writer, "backlog", None)
@@ -96,13 +98,16 @@ class ServerRuntime:
         run does not wait for it."""
         model = self.server.settings.effective_model() or ""
         vendor = model.split(":", 1)[0].lower() if ":" in model else "openai"
-        module = {"anthropic": "anthropic", "claude": "anthropic"}.get(vendor, "openai")
+        modules = [{"anthropic": "anthropic", "claude": "anthropic"}.get(vendor, "openai")]
         if not model:
-            return
-        try:
-            await asyncio.to_thread(importlib.import_module, module)
-        except Exception:
-            logger.debug("warm_up.failed: %s", module, exc_info=True)
+            modules = []
+        if self.server.settings.mcpServers and self.server.init_options.trusted:
+            modules.append("mcp.client.session")  # the MCP SDK takes seconds to import too
+        for module in modules:
+            try:
+                await asyncio.to_thread(importlib.import_module, module)
+            except Exception:
+                logger.debug("warm_up.failed: %s", module, exc_info=True)
 
     def _progress_enabled(self) -> bool:
         return bool(self.server.init_options.progress) and self.server.client_supports(
@@ -176,7 +181,11 @@ class ServerRuntime:
         model_label = model or settings.effective_model()
         if choice == BUILTIN_CODING:
             model_name = check_model(model_label)
-            built = coding_agent(model_name, extra_tools=[ask_human(self.channel)])
+            built = coding_agent(
+                model_name,
+                extra_tools=[ask_human(self.channel)],
+                plugins=self._mcp_plugins(root),
+            )
         elif choice == BUILTIN_DEMO:
             from lovia_server.demo import demo_agent
 
@@ -204,6 +213,22 @@ class ServerRuntime:
             cwd=cwd,
             context_window=window,
         )
+
+    def _mcp_plugins(self, root: Path) -> list[Any]:
+        servers = self.server.settings.mcpServers
+        if not servers:
+            return []
+        if not self.server.init_options.trusted:
+            if not self._warned_untrusted_mcp:
+                self._warned_untrusted_mcp = True
+                self.server.log_to_client(
+                    "lovia: MCP servers (lovia.mcpServers) are not started in an untrusted "
+                    "workspace",
+                    lsp.MessageType.Warning,
+                )
+            return []
+        plugin = mcp_plugin(servers, root)
+        return [plugin] if plugin is not None else []
 
     def _context_window(self, agent: Any) -> int | None:
         from lovia.providers.base import context_window

@@ -293,7 +293,14 @@ async def refresh_settings(server: LoviaServer, *, pushed: Any = None) -> None:
     server.settings = settings
     server.settings_problems = problems
     for problem in problems:
-        server.log_to_client(f"lovia: ignoring invalid setting {problem}", lsp.MessageType.Warning)
+        if problem.startswith("lovia.mcpServers."):
+            message = (
+                f"lovia: invalid MCP server setting {problem} "
+                "(runs of the built-in agent fail until it is fixed)"
+            )
+        else:
+            message = f"lovia: ignoring invalid setting {problem}"
+        server.log_to_client(message, lsp.MessageType.Warning)
 
 
 __all__ = ["LoviaServer", "create_server"]

@@ -10,7 +10,14 @@ import os
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    ValidationError,
+    field_validator,
+    model_validator,
+)
 
 Decision = Literal["allow", "ask", "deny"]
 Preset = Literal["readonly", "coding", "trusted"]
@@ -55,13 +62,118 @@ class PermissionSettings(_Model):
     deniedPaths: list[str] = Field(default_factory=lambda: list(DEFAULT_DENIED_PATHS))
 
 
+def _stringify(value: Any) -> Any:
+    """``{"PORT": 8080}`` means ``"8080"``: scalars in env/header maps become strings."""
+    if not isinstance(value, dict):
+        return value
+    return {
+        k: (str(v).lower() if isinstance(v, bool) else str(v))
+        if isinstance(v, (int, float, bool))
+        else v
+        for k, v in value.items()
+    }
+
+
+class _MCPServerCommon(_Model):
+    includeTools: list[str] | None = None
+    """Only these tools of the server (raw names, before the ``<name>__`` prefix)."""
+    excludeTools: list[str] | None = None
+    defer: bool = False
+    """Hide the tools behind ``search_mcp_tools`` / ``call_mcp_tool`` (large servers)."""
+    needsApproval: bool = False
+    timeout: float | None = Field(default=None, gt=0)
+    """Seconds per tool call."""
+    connectTimeout: float = Field(default=30.0, gt=0)
+    disabled: bool = False
+
+
+class StdioMCPServerSetting(_MCPServerCommon):
+    """A local server: ``{command, args?, env?, cwd?}``."""
+
+    type: Literal["stdio"] = "stdio"
+    command: str = Field(min_length=1)
+    args: list[str] = Field(default_factory=list)
+    env: dict[str, str] = Field(default_factory=dict)
+    cwd: str | None = None
+
+    @field_validator("env", mode="before")
+    @classmethod
+    def _env_strings(cls, value: Any) -> Any:
+        return _stringify(value)
+
+
+class HttpMCPServerSetting(_MCPServerCommon):
+    """A remote server on streamable HTTP: ``{url, headers?}``."""
+
+    type: Literal["http"] = "http"
+    url: str
+    headers: dict[str, str] = Field(default_factory=dict)
+
+    @field_validator("headers", mode="before")
+    @classmethod
+    def _header_strings(cls, value: Any) -> Any:
+        return _stringify(value)
+
+    @field_validator("url")
+    @classmethod
+    def _http_url(cls, value: str) -> str:
+        if not value.startswith(("http://", "https://")):
+            raise ValueError("must be an http:// or https:// URL")
+        return value
+
+
+MCPServerSetting = StdioMCPServerSetting | HttpMCPServerSetting
+
+_HTTP_TYPES = {"http", "streamable-http", "streamablehttp", "streamable_http"}
+
+
+def parse_mcp_server(raw: Any) -> MCPServerSetting:
+    """One ``mcpServers`` entry; raises ``ValueError`` with a readable reason."""
+    if not isinstance(raw, dict):
+        raise ValueError("must be an object: {command, args?, env?, cwd?} or {url, headers?}")
+    kind = raw.get("type")
+    if isinstance(kind, str):
+        kind = kind.strip().lower()
+        if kind == "sse":
+            raise ValueError(
+                "the legacy SSE transport is not supported; use the server's streamable HTTP "
+                "endpoint (type 'http')"
+            )
+        if kind not in _HTTP_TYPES | {"stdio"}:
+            raise ValueError(f"unknown type {raw.get('type')!r} (use 'stdio' or 'http')")
+    has_command, has_url = "command" in raw, "url" in raw
+    if has_command and has_url:
+        raise ValueError("give either 'command' (a local server) or 'url' (HTTP), not both")
+    http = kind in _HTTP_TYPES if isinstance(kind, str) else has_url
+    if not http and not has_command:
+        raise ValueError("needs 'command' (a local server) or 'url' (an HTTP server)")
+    model: type[_MCPServerCommon] = HttpMCPServerSetting if http else StdioMCPServerSetting
+    data = {k: v for k, v in raw.items() if k != "type"}
+    try:
+        return model.model_validate(data)  # type: ignore[return-value]
+    except ValidationError as exc:
+        reasons = "; ".join(
+            f"{'.'.join(str(p) for p in e['loc']) or 'entry'}: "
+            + e["msg"].removeprefix("Value error, ")
+            for e in exc.errors(include_url=False)
+        )
+        raise ValueError(reasons) from None
+
+
+class InvalidMCPServerSetting(BaseModel):
+    """An ``mcpServers`` entry that did not validate; a run using it fails with ``problem``."""
+
+    problem: str
+
+
 class LoviaSettings(_Model):
     """The ``lovia`` configuration section (protocol.md, "Settings")."""
 
     model: str | None = None
     permissions: PermissionSettings = Field(default_factory=PermissionSettings)
     agent: str | None = None
-    mcpServers: dict[str, Any] = Field(default_factory=dict)
+    mcpServers: dict[str, MCPServerSetting | InvalidMCPServerSetting] = Field(default_factory=dict)
+    """MCP servers for the built-in agent, by name (the tools' ``<name>__`` prefix)."""
     maxTurns: int = Field(default=50, ge=1, le=10_000)
     approvalTimeoutSeconds: float | None = Field(default=None, gt=0)
 
@@ -71,6 +183,38 @@ class LoviaSettings(_Model):
         if isinstance(value, str) and not value.strip():
             return None
         return value
+
+    @field_validator("mcpServers", mode="before")
+    @classmethod
+    def _mcp_entries(cls, value: Any) -> Any:
+        # One bad entry must not drop the others: it is kept as a problem, reported with the
+        # settings problems and raised by the runs that would use it.
+        if not isinstance(value, dict):
+            return value
+        out: dict[str, Any] = {}
+        for name, raw in value.items():
+            if isinstance(raw, (StdioMCPServerSetting, HttpMCPServerSetting)):
+                out[str(name)] = raw
+                continue
+            try:
+                out[str(name)] = parse_mcp_server(raw)
+            except ValueError as exc:
+                out[str(name)] = InvalidMCPServerSetting(problem=str(exc))
+        return out
+
+    @model_validator(mode="after")
+    def _mcp_names(self) -> LoviaSettings:
+        for name in list(self.mcpServers):
+            if not name.strip():
+                self.mcpServers[name] = InvalidMCPServerSetting(problem="the name is empty")
+        return self
+
+    def mcp_problems(self) -> list[str]:
+        return [
+            f"lovia.mcpServers.{name}: {entry.problem}"
+            for name, entry in self.mcpServers.items()
+            if isinstance(entry, InvalidMCPServerSetting)
+        ]
 
     def effective_model(self) -> str | None:
         return self.model or os.environ.get("LOVIA_MODEL", "").strip() or None
@@ -119,7 +263,8 @@ def parse_settings(raw: Any) -> tuple[LoviaSettings, list[str]]:
     if not isinstance(raw, dict):
         return LoviaSettings(), [] if raw is None else ["the lovia settings must be an object"]
     try:
-        return LoviaSettings.model_validate(raw), []
+        settings = LoviaSettings.model_validate(raw)
+        return settings, settings.mcp_problems()
     except ValidationError as exc:
         problems = [
             f"lovia.{'.'.join(str(p) for p in e['loc'])}: {e['msg']}"
@@ -128,7 +273,8 @@ def parse_settings(raw: Any) -> tuple[LoviaSettings, list[str]]:
         bad_top = {str(e["loc"][0]) for e in exc.errors() if e["loc"]}
         kept = {k: v for k, v in raw.items() if k not in bad_top}
         try:
-            return LoviaSettings.model_validate(kept), problems
+            settings = LoviaSettings.model_validate(kept)
+            return settings, problems + settings.mcp_problems()
         except ValidationError:
             return LoviaSettings(), problems
 
@@ -144,10 +290,15 @@ def default_state_dir(first_folder: Path | None) -> Path:
 
 __all__ = [
     "DEFAULT_DENIED_PATHS",
+    "HttpMCPServerSetting",
     "InitOptions",
+    "InvalidMCPServerSetting",
     "LoviaSettings",
+    "MCPServerSetting",
     "PermissionSettings",
+    "StdioMCPServerSetting",
     "default_state_dir",
     "parse_init_options",
+    "parse_mcp_server",
     "parse_settings",
 ]

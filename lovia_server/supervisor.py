@@ -733,9 +733,11 @@ class RunSupervisor:
         if info.result_sent:
             return
         info.result_sent = True
+        # A result object that reports an error itself (an MCP tool's isError) shows as failed.
+        is_error = ev.is_error or getattr(ev.result, "is_error", False) is True
         if info.declined or (ev.is_error and self.declined(ev.call.id)):
             status = "declined"
-        elif ev.is_error:
+        elif is_error:
             status = "failed"
         else:
             status = "completed"
@@ -754,7 +756,7 @@ class RunSupervisor:
                 "toolCallId": ev.call.id,
                 "status": status,
                 "content": content,
-                "isError": ev.is_error,
+                "isError": is_error,
             },
         )
         if info.name == "todo_write" and not ev.is_error and isinstance(ev.result, list):

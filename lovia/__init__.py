@@ -33,7 +33,7 @@ from lovia.hooks import AgentHooks
 from lovia.log_config import enable_logging
 from lovia.messages import Message, Usage, assistant, system, user
 from lovia.parts import FilePart, ImagePart, TextPart
-from lovia.plugins import Plugin, PluginInstance, Todo
+from lovia.plugins import Memory, OpenAIEmbedder, Plugin, PluginInstance, Todo
 from lovia.providers import ModelSettings, Provider, model_from_env
 from lovia.reliability import CancelToken, RetryPolicy, RunBudget
 from lovia.run_context import RunContext
@@ -89,9 +89,11 @@ __all__ = [
     "MCPError",
     "Mailbox",
     "MaxTurnsExceeded",
+    "Memory",
     "Message",
     "ModelSettings",
     "OpenAIChatProvider",
+    "OpenAIEmbedder",
     "OutputValidationError",
     "Plugin",
     "PluginInstance",

@@ -1,6 +1,20 @@
 """Plugins: the framework's one extension axis for bundled capabilities."""
 
 from lovia.plugins.base import Plugin, PluginInstance, ViewInjector
+from lovia.plugins.memory import (
+    Doc,
+    Embedder,
+    FileNotesStore,
+    Fusable,
+    Hit,
+    HybridIndex,
+    Index,
+    KeywordIndex,
+    Memory,
+    NotesStore,
+    OpenAIEmbedder,
+    VectorIndex,
+)
 from lovia.plugins.todo import (
     Todo,
     TodoItem,
@@ -11,12 +25,24 @@ from lovia.plugins.todo import (
 )
 
 __all__ = [
+    "Doc",
+    "Embedder",
+    "FileNotesStore",
+    "Fusable",
+    "Hit",
+    "HybridIndex",
+    "Index",
+    "KeywordIndex",
+    "Memory",
+    "NotesStore",
+    "OpenAIEmbedder",
     "Plugin",
     "PluginInstance",
     "Todo",
     "TodoItem",
     "TodoList",
     "TodoStatus",
+    "VectorIndex",
     "ViewInjector",
     "render_todos",
     "todos_from_entries",

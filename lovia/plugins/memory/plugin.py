@@ -486,6 +486,7 @@ class Memory:
     _default_index: bool = field(init=False, repr=False, default=False)
     _owned_index: Any = field(init=False, repr=False, default=None)
     _curation_tasks: set[asyncio.Task[None]] = field(init=False, repr=False, default_factory=set)
+    _active_runs: int = field(init=False, repr=False, default=0)
     _lock: asyncio.Lock | None = field(init=False, repr=False, default=None)
     _lock_loop: asyncio.AbstractEventLoop | None = field(init=False, repr=False, default=None)
 
@@ -577,11 +578,45 @@ class Memory:
             return None
 
     async def aclose(self) -> None:
-        """Finish background curation and close the index Memory built (not one passed in)."""
+        """Finish background curation and close the index Memory built (not one passed in).
+
+        Runs do this on their own when the last one using this object ends; the index
+        reopens on next use.
+        """
         await self.drain()
+        await self._close_owned_index()
+
+    async def _close_owned_index(self) -> None:
         close = getattr(self._owned_index, "aclose", None)
         if close is not None:
-            await close()
+            try:
+                await close()
+            except Exception:
+                logger.debug("memory.index: closing the archive failed", exc_info=True)
+
+    async def _release(self) -> None:
+        """Close the archive Memory built once no run and no curation uses it any more (its
+        connection belongs to the event loop of the runs; the next use reopens it)."""
+        if self._active_runs == 0 and not self._curation_tasks:
+            await self._close_owned_index()
+
+    async def _end_run(self) -> None:
+        self._active_runs = max(0, self._active_runs - 1)
+        await self._release()
+
+    async def _curate_in_background(
+        self,
+        index: Index | None,
+        entries: Sequence[TranscriptEntry],
+        ctx: RunContext[Any],
+    ) -> None:
+        try:
+            await self._curate(index, entries, ctx)
+        finally:
+            task = asyncio.current_task()
+            if task is not None:
+                self._curation_tasks.discard(task)
+            await self._release()
 
     # ------------------------------------------------------------------ plugin
 
@@ -607,17 +642,20 @@ class Memory:
             entries = list(event.result.entries)
             if self.curate_in_background:
                 task = asyncio.get_running_loop().create_task(
-                    self._curate(index, entries, run_ctx), name=f"{self.name}-curation"
+                    self._curate_in_background(index, entries, run_ctx),
+                    name=f"{self.name}-curation",
                 )
                 self._curation_tasks.add(task)
                 task.add_done_callback(self._curation_tasks.discard)
             else:
                 await self._curate(index, entries, run_ctx)
 
+        self._active_runs += 1
         return PluginInstance(
             tools=tools,
             instructions=self._instructions(body, has_index=index is not None),
             hooks=hooks,
+            aclose=self._end_run,
         )
 
     def _instructions(self, body: str, *, has_index: bool) -> str:

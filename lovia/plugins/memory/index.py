@@ -154,7 +154,7 @@ def _fts5_available() -> bool:
 _DOCS = "memory_docs"
 _FTS = "memory_docs_fts"
 _FLAGS = "memory_docs_flags"
-_TOKENIZE = "unicode61 remove_diacritics 2 tokenchars '_'"
+_TOKENIZE = "porter unicode61 remove_diacritics 2 tokenchars '_'"
 
 KEYWORD_SCHEMA = Schema(
     component="memory_keyword",
@@ -212,8 +212,9 @@ class KeywordIndex(SQLiteStore, Fusable):
     """Keyword search in an SQLite file (or ``":memory:"``): FTS5 + BM25, else ``LIKE``.
 
     Documents live in the ``memory_docs`` table; with FTS5 an external-content full-text
-    table indexes their :func:`_terms`, so an upsert touches one row instead of scanning.
-    Scores are ``-bm25`` (higher is better). Without FTS5 a search matches any term as a
+    table indexes their :func:`_terms` (English words stemmed, so ``deploy`` finds
+    ``deploys``), and an upsert touches one row instead of scanning. Scores are ``-bm25``
+    (higher is better). Without FTS5 a search matches any term as a
     substring (``_`` and ``%`` taken literally), newest first, with score ``0.0``.
 
     The file can be shared with other lovia stores (tables are versioned per component).

@@ -166,6 +166,12 @@ async def test_keyword_cjk_bigram_queries(make_index, mode: str) -> None:
     assert await index.search("上海") == []
 
 
+async def test_keyword_finds_inflected_english(make_index, mode: str) -> None:
+    index = make_index(":memory:")
+    await index.add([Doc("d", "Deploys run on Fridays"), Doc("o", "something else")])
+    assert ids(await index.search("deploy friday")) == ["d"]
+
+
 async def test_keyword_matching_is_case_and_accent_tolerant(make_index, mode: str) -> None:
     index = make_index(":memory:")
     await index.add([Doc("m", "Meeting with Herr MÜLLER at the Café")])

@@ -453,6 +453,10 @@ _GUIDANCE_TAIL = """
 Call `remember` immediately when the user explicitly asks you to remember something or \
 corrects you; everything else is curated automatically at the end of the run."""
 
+_GUIDANCE_TAIL_MANUAL = """
+Call `remember` immediately when the user explicitly asks you to remember something or \
+corrects you, and when you learn a durable fact worth keeping; nothing is saved otherwise."""
+
 _EMPTY_NOTES = "(empty — use `remember` to save durable facts)"
 
 
@@ -659,7 +663,8 @@ class Memory:
         )
 
     def _instructions(self, body: str, *, has_index: bool) -> str:
-        guidance = _GUIDANCE_HEAD + (_GUIDANCE_ARCHIVE if has_index else "") + _GUIDANCE_TAIL
+        tail = _GUIDANCE_TAIL if self.auto_curate else _GUIDANCE_TAIL_MANUAL
+        guidance = _GUIDANCE_HEAD + (_GUIDANCE_ARCHIVE if has_index else "") + tail
         meter = _meter(len(body), self.notes_budget)
         notes = f"NOTES {meter}\n{body}" if body else f"NOTES {meter}\n{_EMPTY_NOTES}"
         return guidance + "\n\n" + notes

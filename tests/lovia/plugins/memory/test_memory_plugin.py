@@ -188,6 +188,13 @@ async def test_setup_without_arguments(root, memories) -> None:
     await instance.aclose()
 
 
+async def test_guidance_without_auto_curation(root, memories) -> None:
+    instance = await memories(root, auto_curate=False).setup()
+    guidance = instance.instructions.split("\n\n")[0]
+    assert guidance.splitlines()[-1].startswith("Call `remember` immediately")
+    assert "curated automatically" not in guidance
+
+
 async def test_tool_schemas(root, memories) -> None:
     tools = tools_of(await memories(root).setup())
     for name, param in (("remember", "fact"), ("forget", "fact"), ("recall", "query")):

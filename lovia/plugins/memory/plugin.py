@@ -30,7 +30,7 @@ from contextvars import ContextVar
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import EllipsisType
-from typing import TYPE_CHECKING, Any, Literal, Protocol, runtime_checkable
+from typing import Any, Literal, Protocol, runtime_checkable
 
 from pydantic import BaseModel, Field
 
@@ -42,13 +42,10 @@ from lovia.parts import text_of
 from lovia.plugins.base import PluginInstance
 from lovia.plugins.memory.index import Doc, Hit, Index, KeywordIndex
 from lovia.plugins.memory.vector import Embedder, VectorIndex
-from lovia.providers.base import ModelSettings
+from lovia.providers.base import ModelSettings, Provider
 from lovia.run_context import RunContext
 from lovia.tools.base import Tool, tool
 from lovia.transcript import AssistantTextEntry, InputEntry, TranscriptEntry
-
-if TYPE_CHECKING:
-    from lovia.providers.base import Provider
 
 logger = logging.getLogger("lovia.plugins.memory")
 

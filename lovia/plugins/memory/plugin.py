@@ -20,6 +20,7 @@ else on the host agent's model.
 from __future__ import annotations
 
 import asyncio
+import json
 import logging
 import os
 import re
@@ -389,21 +390,55 @@ async def _digest(entries: Sequence[TranscriptEntry], current: str, model: Any) 
     return _RunDigest(facts=facts, stale=stale, summary=out.summary.strip())
 
 
+_LIST_MARKER = re.compile(r"^(?:[-*•]+|\d+[.)])\s*")
+_FENCE = re.compile(r"^```[\w-]*\n(.*)\n```$", re.DOTALL)
+
+
+def _json_strings(text: str) -> list[str] | None:
+    """The strings of an answer that is *entirely* JSON: a list of strings, or an object with
+    one (``{"facts": [...]}``). ``None`` for anything else (plain-text answers)."""
+    stripped = text.strip()
+    fenced = _FENCE.match(stripped)
+    if fenced:
+        stripped = fenced.group(1).strip()
+    if not stripped.startswith(("[", "{")):
+        return None
+    try:
+        value = json.loads(stripped)
+    except ValueError:
+        return None
+    if isinstance(value, dict):
+        value = next((v for v in value.values() if isinstance(v, list)), None)
+    if isinstance(value, list) and all(isinstance(v, str) for v in value):
+        return value
+    return None
+
+
+def _answer_lines(text: str) -> list[str]:
+    """List items of a model answer: bullet lines if there are any, else every line."""
+    items = _json_strings(text)
+    if items is not None:
+        return [i for i in (_normalize_fact(x) for x in items) if i]
+    bullets = _parse_facts(text)
+    if bullets:
+        return bullets
+    lines = (_LIST_MARKER.sub("", line.strip()).strip() for line in text.splitlines())
+    return [line for line in lines if line]
+
+
 async def _dream(body: str, max_chars: int, model: Any) -> list[str]:
     """The model's rewrite of the notes ``body`` (bullet lines), aiming at ``max_chars``."""
     instructions = DREAM_INSTRUCTIONS.replace("{max_chars}", f"{max_chars:,}")
     prompt = f"NOTES ({len(body):,} chars):\n{body}"
     out = await _side_query("memory-dream", instructions, prompt, model)
-    return _parse_facts(str(out or ""))
-
-
-_LIST_MARKER = re.compile(r"^(?:[-*•]+|\d+[.)])\s*")
+    return _answer_lines(str(out or ""))
 
 
 async def _expand(query: str, model: Any) -> list[str]:
     """Up to 10 extra search terms for ``query`` (synonyms, translations)."""
     out = str(await _side_query("memory-query-expander", EXPAND_INSTRUCTIONS, query, model) or "")
-    lines = [line for line in out.splitlines() if line.strip()]
+    items = _json_strings(out)
+    lines = items if items is not None else [line for line in out.splitlines() if line.strip()]
     if len(lines) == 1 and "," in lines[0]:
         lines = lines[0].split(",")
     terms: dict[str, str] = {}
@@ -859,7 +894,7 @@ class Memory:
         except Exception as exc:
             logger.warning("memory.curate: the dream failed: %s", exc, exc_info=True)
 
-    async def _dream_if_due(self, ctx: RunContext[Any] | None) -> tuple[int, int] | None:
+    async def _dream_if_due(self, ctx: RunContext[Any] | None = None) -> tuple[int, int] | None:
         """Dream when the notes outgrew their budget or the cadence is due."""
         body = await self.notes_body()
         if len(body) <= self.notes_budget and not self._cadence_due():

@@ -472,6 +472,27 @@ async def test_dream_side_query_parses_bullets() -> None:
     assert "500 characters" in system
 
 
+@pytest.mark.parametrize(
+    ("answer", "expected"),
+    [
+        ('["[2026-01] a", " b "]', ["[2026-01] a", "b"]),
+        ('```json\n{"facts": ["[2026-01] a"]}\n```', ["[2026-01] a"]),
+        ("[2026-01] a\n[2026-02] b", ["[2026-01] a", "[2026-02] b"]),
+        ("1. [2026-01] a\n2. [2026-02] b", ["[2026-01] a", "[2026-02] b"]),
+        ("", []),
+    ],
+)
+async def test_dream_accepts_other_answer_shapes(answer, expected) -> None:
+    assert await mp._dream("- a", 100, ScriptedProvider([text(answer)])) == expected
+
+
+async def test_expand_side_query_accepts_json() -> None:
+    provider = ScriptedProvider([text('["colour", "color", "颜色"]')])
+    assert await mp._expand("favourite colour", provider) == ["colour", "color", "颜色"]
+    provider = ScriptedProvider([text('{"terms": ["hue"]}')])
+    assert await mp._expand("colour", provider) == ["hue"]
+
+
 async def test_expand_side_query_parses_terms() -> None:
     provider = ScriptedProvider([text("1. colour\n- color\n* 颜色\n\nFavourite colour\ncolor")])
     assert await mp._expand("favourite colour", provider) == ["colour", "color", "颜色"]

@@ -58,6 +58,12 @@ _NO_KEY = "lovia-no-api-key"  # satisfies the SDK constructor; the header is omi
 _BODY_IN_MESSAGE = 1000
 
 
+def _is_sdk_client(client: Any) -> bool:
+    import openai
+
+    return isinstance(client, openai.AsyncOpenAI)
+
+
 def _clip(text: str) -> str:
     text = text.strip()
     return text if len(text) <= _BODY_IN_MESSAGE else text[:_BODY_IN_MESSAGE] + "…"
@@ -69,8 +75,9 @@ class OpenAIEmbedder:
     ``base_url``: the argument, else the ``client``'s, else ``LOVIA_EMBEDDING_BASE_URL``, else
     ``OPENAI_BASE_URL``, else the official API. ``api_key``: the argument, else
     ``LOVIA_EMBEDDING_API_KEY``, else ``OPENAI_API_KEY`` (a keyless local server needs none).
-    Inputs go out in batches of ``batch_size``. ``client`` is an ``openai.AsyncOpenAI`` that
-    stays the caller's; without one the embedder builds (and :meth:`aclose` closes) its own.
+    Inputs go out in batches of ``batch_size``. ``client`` (an ``openai.AsyncOpenAI`` or an
+    httpx-style ``AsyncClient``) stays the caller's; without one the embedder builds (and
+    :meth:`aclose` closes) its own.
     Failures raise :class:`~lovia.exceptions.ProviderError` with ``retryable`` set; the
     embedder itself does not retry.
     """
@@ -217,62 +224,75 @@ class OpenAIEmbedder:
         return headers
 
     async def _embed_batch(self, batch: list[str]) -> list[list[float]]:
-        import httpx2
-
         payload: dict[str, Any] = {"model": self.model, "input": batch}
         if self.dimensions is not None:
             payload["dimensions"] = self.dimensions
+        client = self._sdk_client()
+        url = f"{self.base_url}/embeddings"
         try:
-            response = await self._sdk_client().post(
-                f"{self.base_url}/embeddings",
-                cast_to=httpx2.Response,
-                body=payload,
-                options={"headers": self._request_headers(), "timeout": self._http_timeout()},
-            )
+            if _is_sdk_client(client):
+                import httpx2
+
+                response = await client.post(
+                    url,
+                    cast_to=httpx2.Response,
+                    body=payload,
+                    options={"headers": self._request_headers(), "timeout": self._http_timeout()},
+                )
+            else:  # an httpx-style client: ``post(url, json=..., headers=..., timeout=...)``
+                response = await client.post(
+                    url, json=payload, headers=dict(self._headers().items()), timeout=self.timeout
+                )
         except Exception as exc:
             mapped = self._map_error(exc)
             if mapped is exc:
                 raise
             raise mapped from exc
+        status = getattr(response, "status_code", 200)
+        if isinstance(status, int) and status >= 400:
+            raise self._status_error(response)
         return self._parse(response, len(batch))
 
     def _error(self, message: str, **extra: Any) -> ProviderError:
         return ProviderError(message, vendor="openai", model=self.model, **extra)
 
+    def _status_error(self, response: Any) -> ProviderError:
+        status = int(getattr(response, "status_code", 0) or 0)
+        try:
+            body = str(response.text)
+        except Exception:
+            body = ""
+        hint = None
+        if status in (401, 403):
+            hint = "Check LOVIA_EMBEDDING_API_KEY / OPENAI_API_KEY (or pass api_key=...)."
+        elif status == 404:
+            hint = (
+                f"Nothing answered for model '{self.model}' at {self.base_url}/embeddings: "
+                "check the base URL (it usually ends in /v1) and the model name."
+            )
+        headers = getattr(response, "headers", None) or {}
+        return self._error(
+            f"{LABEL} request returned HTTP {status}: {_clip(body)}",
+            hint=hint,
+            status_code=status,
+            retryable=is_retryable_status(status),
+            retry_after=parse_retry_after(lower_keys(dict(headers))),
+            body=body,
+        )
+
     def _map_error(self, exc: BaseException) -> BaseException:
-        import httpx2
         import openai
 
         if isinstance(exc, openai.APIStatusError):
-            response: Any = exc.response
-            status = int(exc.status_code or 0)
-            try:
-                body = response.text
-            except Exception:
-                body = ""
-            hint = None
-            if status in (401, 403):
-                hint = "Check LOVIA_EMBEDDING_API_KEY / OPENAI_API_KEY (or pass api_key=...)."
-            elif status == 404:
-                hint = (
-                    f"Nothing answered for model '{self.model}' at {self.base_url}/embeddings: "
-                    "check the base URL (it usually ends in /v1) and the model name."
-                )
-            return self._error(
-                f"{LABEL} request returned HTTP {status}: {_clip(body)}",
-                hint=hint,
-                status_code=status,
-                retryable=is_retryable_status(status),
-                retry_after=parse_retry_after(lower_keys(dict(response.headers))),
-                body=body,
-            )
-        if isinstance(exc, (openai.APITimeoutError, httpx2.TimeoutException, TimeoutError)):
+            return self._status_error(exc.response)
+        names = {cls.__name__ for cls in type(exc).__mro__}
+        if isinstance(exc, (openai.APITimeoutError, TimeoutError)) or "TimeoutException" in names:
             return self._error(
                 f"{LABEL} request timed out: no answer within {self.timeout:g}s",
                 hint="Raise the timeout with timeout=... or LOVIA_PROVIDER_TIMEOUT.",
                 retryable=True,
             )
-        if isinstance(exc, (openai.APIConnectionError, httpx2.HTTPError, OSError)):
+        if isinstance(exc, (openai.APIConnectionError, OSError)) or "HTTPError" in names:
             cause = exc.__cause__ if exc.__cause__ is not None else exc
             return self._error(
                 f"{LABEL}: could not connect to {self.base_url}: {type(cause).__name__}: {cause}",

@@ -384,6 +384,35 @@ async def test_aclose_closes_only_an_owned_client(fake_openai, clean_env) -> Non
     await client.close()
 
 
+async def test_an_httpx_client_works_too(fake_openai, clean_env) -> None:
+    import httpx
+
+    async with httpx.AsyncClient() as client:
+        embedder = OpenAIEmbedder(base_url=fake_openai.base_url, api_key="k", client=client)
+        vectors = await embedder.embed(["hello", "world"])
+        assert len(vectors) == 2
+        request = fake_openai.last_request
+        assert request.json == {"model": "text-embedding-3-small", "input": ["hello", "world"]}
+        assert request.headers["authorization"] == "Bearer k"
+        fake_openai.script_embeddings(oai.rate_limited("4"))
+        with pytest.raises(ProviderError) as info:
+            await embedder.embed(["x"])
+        assert (info.value.status_code, info.value.retryable, info.value.retry_after) == (
+            429,
+            True,
+            4.0,
+        )
+        fake_openai.script_embeddings(oai.embeddings([1.0]).stall())
+        slow = OpenAIEmbedder(
+            base_url=fake_openai.base_url, api_key="k", client=client, timeout=0.3
+        )
+        with pytest.raises(ProviderError, match="timed out") as info:
+            await slow.embed(["x"])
+        assert info.value.retryable is True
+        await embedder.aclose()
+        assert not client.is_closed
+
+
 async def test_vector_index_with_openai_embedder(fake_openai, clean_env, embedders, tmp_path):
     embedder = embedders(base_url=fake_openai.base_url, api_key="k", batch_size=2)
     async with VectorIndex(tmp_path / "v.db", embedder) as index:

@@ -34,6 +34,8 @@ from lovia.log_config import enable_logging
 from lovia.messages import Message, Usage, assistant, system, user
 from lovia.parts import FilePart, ImagePart, TextPart
 from lovia.plugins import (
+    Memory,
+    OpenAIEmbedder,
     Plugin,
     PluginInstance,
     SkillNotFoundError,
@@ -97,9 +99,11 @@ __all__ = [
     "MCPError",
     "Mailbox",
     "MaxTurnsExceeded",
+    "Memory",
     "Message",
     "ModelSettings",
     "OpenAIChatProvider",
+    "OpenAIEmbedder",
     "OutputValidationError",
     "Plugin",
     "PluginInstance",

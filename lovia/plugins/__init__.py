@@ -1,6 +1,23 @@
-"""Plugins: the framework's one extension axis for bundled capabilities."""
+"""Plugins: the framework's one extension axis for bundled capabilities.
+
+MCP lives in ``lovia.plugins.mcp`` (not re-exported: it needs the optional ``mcp`` SDK).
+"""
 
 from lovia.plugins.base import Plugin, PluginInstance, ViewInjector
+from lovia.plugins.memory import (
+    Doc,
+    Embedder,
+    FileNotesStore,
+    Fusable,
+    Hit,
+    HybridIndex,
+    Index,
+    KeywordIndex,
+    Memory,
+    NotesStore,
+    OpenAIEmbedder,
+    VectorIndex,
+)
 from lovia.plugins.skills import (
     DirectorySkillSource,
     Skill,
@@ -32,6 +49,17 @@ __all__ = [
     "ChildSpec",
     "DeliverFn",
     "DirectorySkillSource",
+    "Doc",
+    "Embedder",
+    "FileNotesStore",
+    "Fusable",
+    "Hit",
+    "HybridIndex",
+    "Index",
+    "KeywordIndex",
+    "Memory",
+    "NotesStore",
+    "OpenAIEmbedder",
     "Plugin",
     "PluginInstance",
     "RunChildFn",
@@ -49,6 +77,7 @@ __all__ = [
     "TodoItem",
     "TodoList",
     "TodoStatus",
+    "VectorIndex",
     "ViewInjector",
     "render_todos",
     "todos_from_entries",

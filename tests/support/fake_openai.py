@@ -36,12 +36,22 @@ Reply builders (all return a :class:`~tests.support.fake_server.Reply`, see its 
 ``usage(prompt=10, completion=5, cached=0)`` builds the usage object of the final chunk.
 ``fake_openai.models = [{"id": "m", "max_model_len": 32768}]`` feeds ``GET /v1/models``.
 
+Embeddings: ``POST /v1/embeddings`` answers from its own queue, filled with
+``fake_openai.script_embeddings(reply, ...)`` (``embeddings(*vectors, shuffle=False)`` or any
+``error(...)`` reply); when that queue is empty it embeds every input with
+:func:`bag_of_words` (``dimensions`` from the request, else ``fake_openai.embedding_dimensions``),
+so similar texts get similar vectors. ``fake_openai.embedding_requests()`` lists those requests.
+
 Run ``python -m tests.support.fake_openai`` for a standalone echo server (prints its URL).
 """
 
 from __future__ import annotations
 
 import json
+import math
+import re
+import zlib
+from collections import deque
 from dataclasses import dataclass
 from typing import Any
 
@@ -216,9 +226,49 @@ def raw(*frames: bytes | str) -> Reply:
     return Reply(events=[f.encode() if isinstance(f, str) else f for f in frames])
 
 
+_WORDS = re.compile(r"\w")
+
+
+def bag_of_words(text: str, dimensions: int = 32) -> list[float]:
+    """A deterministic unit vector: words (and single CJK characters) hashed into buckets."""
+    vector = [0.0] * max(1, dimensions)
+    tokens = re.findall(r"[a-z0-9_]+|[^\x00-\x7f]", text.lower())
+    for token in tokens:
+        if _WORDS.match(token):
+            vector[zlib.crc32(token.encode()) % len(vector)] += 1.0
+    norm = math.sqrt(sum(x * x for x in vector))
+    return [x / norm for x in vector] if norm else vector
+
+
+def embeddings(
+    *vectors: list[float], model: str = "fake-embedding", shuffle: bool = False
+) -> Reply:
+    """An OpenAI ``/embeddings`` answer; ``shuffle`` sends the items in reverse index order."""
+    data = [
+        {"object": "embedding", "index": i, "embedding": list(v)} for i, v in enumerate(vectors)
+    ]
+    if shuffle:
+        data.reverse()
+    return json_reply(
+        200,
+        {
+            "object": "list",
+            "data": data,
+            "model": model,
+            "usage": {"prompt_tokens": len(vectors), "total_tokens": len(vectors)},
+        },
+    )
+
+
 class FakeOpenAI(FakeServer):
     stream_path = "/v1/chat/completions"
+    embeddings_path = "/v1/embeddings"
     path_prefix = "/v1"
+
+    def __init__(self, *, responder: Any = None) -> None:
+        super().__init__(responder=responder)
+        self.embedding_dimensions = 32
+        self._embedding_queue: deque[Reply] = deque()
 
     def env(self, api_key: str = "test-key") -> dict[str, str]:
         """Environment for a client (or a subprocess) that should talk to this server."""
@@ -226,6 +276,45 @@ class FakeOpenAI(FakeServer):
 
     def error_reply(self, status: int, message: str) -> Reply:
         return error(status, message, type="fake_server_error")
+
+    # ------------------------------------------------------------------ embeddings
+
+    def script_embeddings(self, *replies: Reply) -> None:
+        """Queue replies for the next ``POST /v1/embeddings`` requests, in order."""
+        with self._lock:
+            self._embedding_queue.extend(replies)
+
+    def embedding_requests(self) -> list[RecordedRequest]:
+        with self._lock:
+            return [r for r in self.requests if r.path.split("?", 1)[0] == self.embeddings_path]
+
+    def reset(self) -> None:
+        super().reset()
+        with self._lock:
+            self._embedding_queue.clear()
+
+    def _reply_for(self, request: RecordedRequest) -> Reply:
+        path = request.path.split("?", 1)[0]
+        if request.method != "POST" or path != self.embeddings_path:
+            return super()._reply_for(request)
+        with self._lock:
+            self.requests.append(request)
+            if self._embedding_queue:
+                return self._embedding_queue.popleft()
+            dimensions = self.embedding_dimensions
+        body = request.json if isinstance(request.json, dict) else {}
+        inputs = body.get("input")
+        if isinstance(inputs, str):
+            inputs = [inputs]
+        if not isinstance(inputs, list) or not all(isinstance(t, str) for t in inputs):
+            return error(400, "fake server: 'input' must be a string or a list of strings")
+        wanted = body.get("dimensions")
+        if isinstance(wanted, int) and wanted > 0:
+            dimensions = wanted
+        return embeddings(
+            *(bag_of_words(t, dimensions) for t in inputs),
+            model=str(body.get("model") or "fake-embedding"),
+        )
 
 
 def echo(request: RecordedRequest) -> Reply:

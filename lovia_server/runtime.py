@@ -102,7 +102,7 @@ class ServerRuntime:
         if not model:
             modules = []
         if self.server.settings.mcpServers and self.server.init_options.trusted:
-            modules.append("mcp.client.session")  # the MCP SDK takes seconds to import too
+            modules += ["mcp.client.session", "mcp.client.stdio"]  # seconds to import, too
         for module in modules:
             try:
                 await asyncio.to_thread(importlib.import_module, module)
@@ -142,8 +142,15 @@ class ServerRuntime:
 
     # ================================================================== requests
 
+    async def _imports_settled(self) -> None:
+        """Wait for the background SDK imports: importing the same package from two threads
+        at once can hand one of them a partially initialised module."""
+        if self._warm_up is not None and not self._warm_up.done():
+            await asyncio.shield(self._warm_up)
+
     async def run(self, raw: Any) -> dict[str, Any]:
         params = params_mod.parse_params(params_mod.RunParams, raw)
+        await self._imports_settled()
         folders = self.workspace.folders()
         if not folders:
             raise p.ProtocolError(
@@ -286,6 +293,7 @@ class ServerRuntime:
 
     async def resume(self, raw: Any) -> dict[str, Any]:
         params = params_mod.parse_params(params_mod.RunIdParams, raw)
+        await self._imports_settled()
         return await self.supervisor.resume(
             params.runId, self._spec_for_record, max_turns=self.server.settings.maxTurns
         )

@@ -75,12 +75,21 @@ class Tool:
         }
 
 
-def _format_validation_error(name: str, exc: ValidationError) -> str:
+def invalid_arguments(
+    name: str, exc: ValidationError, *, strip_value_error: bool = False
+) -> InvalidToolArguments:
+    """The model-facing error for arguments that failed validation: ``loc: msg; loc: msg``.
+
+    ``strip_value_error`` drops pydantic's ``"Value error, "`` prefix from custom validators.
+    """
     parts = []
     for err in exc.errors(include_url=False):
         loc = ".".join(str(p) for p in err.get("loc", ())) or "arguments"
-        parts.append(f"{loc}: {err.get('msg', '')}")
-    return f"Invalid arguments for tool '{name}': " + "; ".join(parts)
+        msg = str(err.get("msg", ""))
+        if strip_value_error:
+            msg = msg.removeprefix("Value error, ")
+        parts.append(f"{loc}: {msg}")
+    return InvalidToolArguments(f"Invalid arguments for tool '{name}': " + "; ".join(parts))
 
 
 def _context_param(fn: Callable[..., Any]) -> str | None:
@@ -125,7 +134,7 @@ def _make_tool(
         try:
             kwargs = validator(args)
         except ValidationError as exc:
-            raise InvalidToolArguments(_format_validation_error(tool_name, exc)) from None
+            raise invalid_arguments(tool_name, exc) from None
         if ctx_param is not None:
             kwargs[ctx_param] = ctx
         if is_async:

@@ -21,10 +21,10 @@ from urllib.parse import urlsplit
 import httpx
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
-from lovia.exceptions import InvalidToolArguments, ToolError
+from lovia.exceptions import ToolError
 from lovia.http_config import resolve_verify
 from lovia.run_context import RunContext
-from lovia.tools.base import Tool, clip_text
+from lovia.tools.base import Tool, clip_text, invalid_arguments
 
 MAX_RESPONSE_BYTES = 1_000_000
 """Default download cap of the fetching tools (bytes of decoded body)."""
@@ -333,14 +333,7 @@ def _parse_request_args(args: dict[str, Any]) -> _RequestArgs:
     try:
         return _RequestArgs.model_validate(args)
     except ValidationError as exc:
-        parts = []
-        for err in exc.errors(include_url=False):
-            loc = ".".join(str(p) for p in err.get("loc", ())) or "arguments"
-            msg = str(err.get("msg", ""))
-            parts.append(f"{loc}: {msg.removeprefix('Value error, ')}")
-        raise InvalidToolArguments(
-            "Invalid arguments for tool 'http_request': " + "; ".join(parts)
-        ) from None
+        raise invalid_arguments("http_request", exc, strip_value_error=True) from None
 
 
 def format_response(raw: RawResponse, requested_url: str, *, max_chars: int, cap: int) -> str:

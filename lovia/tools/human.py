@@ -16,9 +16,9 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
-from lovia.exceptions import InvalidToolArguments, ToolError
+from lovia.exceptions import ToolError
 from lovia.run_context import RunContext
-from lovia.tools.base import Tool
+from lovia.tools.base import Tool, invalid_arguments
 
 
 class QuestionOption(BaseModel):
@@ -187,16 +187,7 @@ def _parse(args: dict[str, Any], name: str) -> _AskArgs:
     try:
         return _AskArgs.model_validate(args)
     except ValidationError as exc:
-        parts = []
-        for err in exc.errors(include_url=False):
-            loc = ".".join(str(p) for p in err.get("loc", ())) or "arguments"
-            msg = str(err.get("msg", ""))
-            if msg.startswith("Value error, "):
-                msg = msg[len("Value error, ") :]
-            parts.append(f"{loc}: {msg}")
-        raise InvalidToolArguments(
-            f"Invalid arguments for tool '{name}': " + "; ".join(parts)
-        ) from None
+        raise invalid_arguments(name, exc, strip_value_error=True) from None
 
 
 def ask_human(channel: HumanChannel, *, name: str = "ask_human") -> Tool:

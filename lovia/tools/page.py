@@ -17,12 +17,11 @@ from typing import Any, Protocol, runtime_checkable
 import httpx
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from lovia.exceptions import InvalidToolArguments
 from lovia.run_context import RunContext
 from lovia.tools._html import collect_images as _collect_images
 from lovia.tools._html import effective_base, parse_html, render_markdown
 from lovia.tools._html import html_to_markdown as html_to_markdown
-from lovia.tools.base import Tool, default_result_renderer
+from lovia.tools.base import Tool, default_result_renderer, invalid_arguments
 from lovia.tools.http import (
     MAX_RESPONSE_BYTES,
     RawResponse,
@@ -264,13 +263,7 @@ def page_reader(
         try:
             parsed = _ReadArgs.model_validate(args)
         except ValidationError as exc:
-            parts = []
-            for err in exc.errors(include_url=False):
-                loc = ".".join(str(p) for p in err.get("loc", ())) or "arguments"
-                parts.append(f"{loc}: {err.get('msg', '')}")
-            raise InvalidToolArguments(
-                f"Invalid arguments for tool '{name}': " + "; ".join(parts)
-            ) from None
+            raise invalid_arguments(name, exc) from None
         validate_url(parsed.url)
         try:
             page = await reader.read(parsed.url, images=parsed.images)

@@ -17,10 +17,10 @@ from urllib.parse import urlsplit
 import httpx
 from pydantic import BaseModel, ConfigDict, ValidationError, field_validator
 
-from lovia.exceptions import InvalidToolArguments, ToolError, UserError
+from lovia.exceptions import ToolError, UserError
 from lovia.http_config import resolve_verify
 from lovia.run_context import RunContext
-from lovia.tools.base import Tool, default_result_renderer
+from lovia.tools.base import Tool, default_result_renderer, invalid_arguments
 
 MAX_SEARCH_RESULTS = 20
 TAVILY_BASE_URL = "https://api.tavily.com"
@@ -129,14 +129,7 @@ def web_search(impl: WebSearch, *, name: str = "web_search") -> Tool:
         try:
             parsed = _SearchArgs.model_validate(args)
         except ValidationError as exc:
-            parts = []
-            for err in exc.errors(include_url=False):
-                loc = ".".join(str(p) for p in err.get("loc", ())) or "arguments"
-                msg = str(err.get("msg", "")).removeprefix("Value error, ")
-                parts.append(f"{loc}: {msg}")
-            raise InvalidToolArguments(
-                f"Invalid arguments for tool '{name}': " + "; ".join(parts)
-            ) from None
+            raise invalid_arguments(name, exc, strip_value_error=True) from None
         count = max(1, min(MAX_SEARCH_RESULTS, parsed.max_results))
         results = await impl.search(parsed.query, max_results=count, time_range=parsed.time_range)
         return [_as_dict(r) for r in results]

@@ -11,10 +11,10 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from lovia.exceptions import InvalidToolArguments, ToolError
+from lovia.exceptions import ToolError
 from lovia.parts import ImagePart, TextPart, image_mime
 from lovia.run_context import RunContext, current_tool_call
-from lovia.tools.base import ApprovalPredicate, Tool, default_result_renderer
+from lovia.tools.base import ApprovalPredicate, Tool, default_result_renderer, invalid_arguments
 from lovia.transcript import InputEntry, TranscriptEntry
 from lovia.workspace.errors import FileTooLargeError, WorkspaceError
 from lovia.workspace.policy import FileOp
@@ -93,13 +93,7 @@ def _parser(model: type[BaseModel], name: str) -> Callable[[dict[str, Any]], Any
         try:
             return model.model_validate(args)
         except ValidationError as exc:
-            parts = []
-            for err in exc.errors(include_url=False):
-                loc = ".".join(str(p) for p in err.get("loc", ())) or "arguments"
-                parts.append(f"{loc}: {err.get('msg', '')}")
-            raise InvalidToolArguments(
-                f"Invalid arguments for tool '{name}': " + "; ".join(parts)
-            ) from None
+            raise invalid_arguments(name, exc) from None
 
     return parse
 

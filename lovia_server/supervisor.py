@@ -312,19 +312,16 @@ class RunSupervisor:
             resumed=False,
             max_turns=max_turns,
         )
-        self._register(ctl)
-        try:
+
+        async def persist() -> None:
             await self._supersede_interrupted(session_id)
             title = prompt.strip().splitlines()[0] if prompt.strip() else "Untitled"
             await self.store.upsert_session(
                 session_id, title=title, agent=spec.agent_label, cwd=str(spec.cwd)
             )
             await self.store.insert_run(self._record(ctl))
-        except BaseException:
-            self._unregister(ctl)
-            raise
-        ctl.task = asyncio.get_running_loop().create_task(self._drive(ctl, model_input))
-        return {"sessionId": session_id, "runId": run_id, "status": "running"}
+
+        return await self._launch(ctl, model_input, persist)
 
     async def resume(
         self,
@@ -357,15 +354,26 @@ class RunSupervisor:
             leg=record.leg,
         )
         ctl.usage = snapshot.usage.clone()
-        self._register(ctl)
-        try:
+
+        async def persist() -> None:
             await self.store.insert_run(self._record(ctl))
             await self.store.touch_session(record.session_id)
+
+        return await self._launch(ctl, "", persist)
+
+    async def _launch(
+        self, ctl: RunController, model_input: Any, persist: Callable[[], Awaitable[None]]
+    ) -> dict[str, Any]:
+        """Register before any await (a concurrent start then sees the session as busy),
+        persist the records, then start the run task."""
+        self._register(ctl)
+        try:
+            await persist()
         except BaseException:
             self._unregister(ctl)
             raise
-        ctl.task = asyncio.get_running_loop().create_task(self._drive(ctl, ""))
-        return {"sessionId": record.session_id, "runId": run_id, "status": "running"}
+        ctl.task = asyncio.get_running_loop().create_task(self._drive(ctl, model_input))
+        return {"sessionId": ctl.session_id, "runId": ctl.run_id, "status": "running"}
 
     def steer(self, ctl: RunController, message: str) -> dict[str, Any]:
         message_id = _short_id("u")

@@ -32,8 +32,7 @@ from lovia_server.event_log import Publisher
 from lovia_server.progress import RunProgress
 from lovia_server.settings import default_state_dir
 from lovia_server.store import RunRecord, ServerStore
-from lovia_server.supervisor import RunController, RunSpec, RunSupervisor
-from lovia_server.uris import uri_to_path
+from lovia_server.supervisor import RunSpec, RunSupervisor
 
 if TYPE_CHECKING:
     from lovia_server.server import LoviaServer
@@ -72,7 +71,6 @@ class ServerRuntime:
             progress=self.progress,
             preview=self.workspace.preview,
             read_back=self.workspace.read_back,
-            on_run_end=self._on_run_end,
             cancel_question=lambda qid: self.channel.cancel(qid, "The run was cancelled."),
             declined=lambda call_id: call_id in self.workspace.declined_calls,
         )
@@ -310,14 +308,7 @@ class ServerRuntime:
 
     async def session(self, raw: Any) -> dict[str, Any]:
         params = params_mod.parse_params(params_mod.SessionParams, raw)
-        view = await self.supervisor.session_view(params.sessionId)
-        from lovia.plugins.todo import todos_from_entries
-
-        entries = await self.session_store.load(params.sessionId)
-        from lovia_server.events import todo_items
-
-        view["todos"] = todo_items(todos_from_entries(entries))
-        return view
+        return await self.supervisor.session_view(params.sessionId)
 
     async def delete_session(self, raw: Any) -> dict[str, Any]:
         params = params_mod.parse_params(params_mod.SessionParams, raw)
@@ -371,9 +362,6 @@ class ServerRuntime:
         except Exception:
             logger.exception("questions.consumer_failed")
 
-    async def _on_run_end(self, ctl: RunController) -> None:
-        return None
-
 
 def _state_dir(server: LoviaServer) -> Path:
     configured = server.init_options.stateDir
@@ -390,10 +378,6 @@ def _model_label(model: Any) -> str | None:
     return str(
         getattr(model, "model", None) or getattr(model, "name", None) or type(model).__name__
     )
-
-
-def context_path(uri: str) -> Path | None:
-    return uri_to_path(uri)
 
 
 __all__ = ["ServerRuntime"]

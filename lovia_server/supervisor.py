@@ -24,6 +24,8 @@ from lovia.agent import Agent
 from lovia.checkpointer import Checkpointer, CheckpointOptions
 from lovia.exceptions import BudgetExceeded, MaxTurnsExceeded, RunCancelled
 from lovia.messages import Usage
+from lovia.parts import text_of
+from lovia.plugins.todo import todos_from_entries
 from lovia.reliability import CancelToken
 from lovia.runtime.checkpoint import CheckpointWriter
 from lovia.session import Session
@@ -152,7 +154,6 @@ class RunSupervisor:
         preview: Callable[[RunSpec, str, dict[str, Any]], Awaitable[dict[str, Any] | None]]
         | None = None,
         read_back: Callable[[RunSpec, str, dict[str, Any]], Awaitable[str | None]] | None = None,
-        on_run_end: Callable[[RunController], Awaitable[None]] | None = None,
         cancel_question: Callable[[str], None] | None = None,
         declined: Callable[[str], bool] = lambda call_id: False,
     ) -> None:
@@ -165,7 +166,6 @@ class RunSupervisor:
         self.progress = progress
         self.preview = preview
         self.read_back = read_back
-        self.on_run_end = on_run_end
         self.cancel_question = cancel_question
         self.declined = declined
         self.live: dict[str, RunController] = {}
@@ -599,9 +599,6 @@ class RunSupervisor:
                 ctl.run_id, status=status, error=error_text, usage=usage, resumable=resumable
             )
             await self.store.touch_session(ctl.session_id)
-        if self.on_run_end is not None:
-            with contextlib.suppress(Exception):
-                await self.on_run_end(ctl)
 
     async def _keep_completed_turns(self, session_id: str, checkpoint: str) -> None:
         """Move a stopped leg's completed turns from its checkpoint into the session."""
@@ -984,6 +981,7 @@ class RunSupervisor:
             "sessionId": session_id,
             "title": row["title"],
             "entries": project_entries(entries),
+            "todos": todo_items(todos_from_entries(entries)),
             "runs": [r.to_wire() for r in runs],
         }
 
@@ -1036,9 +1034,7 @@ def project_entries(entries: list[TranscriptEntry]) -> list[dict[str, Any]]:
             flush()
             if entry.role == "system":
                 continue
-            content = (
-                entry.content if isinstance(entry.content, str) else _parts_text(entry.content)
-            )
+            content = entry.content if isinstance(entry.content, str) else text_of(entry.content)
             out.append({"role": "user", "content": content})
         elif isinstance(entry, ReasoningEntry | AssistantTextEntry | ToolCallEntry):
             if pending is None:
@@ -1070,12 +1066,6 @@ def project_entries(entries: list[TranscriptEntry]) -> list[dict[str, Any]]:
             )
     flush()
     return out
-
-
-def _parts_text(parts: list[Any]) -> str:
-    from lovia.parts import text_of
-
-    return text_of(parts)
 
 
 async def _quiet(awaitable: Awaitable[T]) -> T | None:

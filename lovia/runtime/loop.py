@@ -93,6 +93,14 @@ class _PumpEnded:
 
 
 @dataclass
+class _Outcome:
+    """Whether the run has its answer yet, and the answer."""
+
+    done: bool = False
+    output: Any = None
+
+
+@dataclass
 class _ViewPlan:
     """One turn's model view and what the reactive overflow path needs to retry it."""
 
@@ -195,11 +203,18 @@ class RunLoop:
             passthrough if callable(passthrough) else None
         )
         self._ctx: RunContext[Any] | None = None
+        # True while a turn's model call is open: a failure there does not count the turn
+        self._in_model_phase = False
 
     # ================================================================== entry
 
     async def stream(self) -> AsyncGenerator[ev.Event, None]:
-        """The run's event stream; ends with exactly one ``RunCompleted`` or ``RunFailed``."""
+        """The run's event stream; ends with exactly one ``RunCompleted`` or ``RunFailed``.
+
+        Set-up (resume or bootstrap), then turns until an answer, then the end of the run.
+        Each turn is one call of ``_turn`` (limits -> mailbox -> view -> model -> tools or
+        output -> handoff).
+        """
         span_cm = run_span(self.tracer, agent=self.initial_agent.name, run_id=self.run_id)
         span = span_cm.__enter__()
         try:
@@ -216,96 +231,30 @@ class RunLoop:
                 await self._report_setup_failure(exc)
                 yield ev.RunFailed(exc)
                 raise
-            in_model_phase = False
             completed = False
             try:
                 yield await self._emit(state, ev.RunStarted(agent=state.agent))
+                outcome = _Outcome()
                 if snapshot is None:
-                    guards = state.agent.input_guardrails + state.active.plugins.input_guardrails
-                    if guards:
-                        await check_input_guardrails(guards, state.run_ctx.messages, state.run_ctx)
+                    await self._check_input(state)
                 else:
                     async for event in self._drain_pending_calls(state):
                         yield event
-                output: Any = None
-                done = False
-                if snapshot is not None:
-                    done, output = await self._finish_replayed_answer(state)
-                while not done:
-                    self._check_limits(state)
-                    state.turns += 1
-                    state.run_ctx.turn = state.turns
-                    yield await self._emit(state, ev.TurnStarted(state.agent, state.turns))
-                    if self.mailbox:
-                        async for event in self._drain_mailbox(state):
-                            yield event
-                    turn = ModelTurnResult()
-                    in_model_phase = True
-                    plan = await self._plan_view(state)
-                    if plan.compacted is not None:
-                        yield await self._emit(state, plan.compacted)
-                    forwarded = False
-                    try:
-                        async for event in self._call_model(state, plan.view, turn):
-                            forwarded = True
-                            yield await self._emit(state, event)
-                    except ContextOverflowError as overflow:
-                        if forwarded or self._noop_policy:
-                            raise
-                        plan = await self._replan_after_overflow(state, plan, overflow)
-                        assert plan.compacted is not None
-                        yield await self._emit(state, plan.compacted)
-                        turn.assistant = None
-                        turn.turn_entries = []
-                        async for event in self._call_model(state, plan.view, turn):
-                            yield await self._emit(state, event)
-                    assistant = turn.assistant
-                    if assistant is None:
-                        raise RuntimeError("The model turn ended without a final message")
-                    self._record_usage(state, assistant.usage)
-                    state.last_finish_reason = assistant.finish_reason
-                    state.transcript.extend(turn.turn_entries)
-                    in_model_phase = False
-                    completed_event = ev.MessageCompleted(turn.turn_entries, assistant.usage)
-                    yield await self._emit(state, completed_event)
-                    await self.checkpoints.save_running(state)
-                    if assistant.tool_calls:
-                        async for event in self._tool_phase(state, assistant.tool_calls):
-                            yield event
-                    else:
-                        done, output = await self._finalize_output(state, assistant.content)
-                    yield await self._emit(state, ev.TurnEnded(state.agent, state.turns))
-                    if state.pending_handoff is not None:
-                        async for event in self._apply_handoff(state):
-                            yield event
-                    await self.checkpoints.save_running(state)
-                result = await self._finalize_run(state, output, span)
-                await self.checkpoints.complete(state, output)
+                    outcome.done, outcome.output = await self._finish_replayed_answer(state)
+                while not outcome.done:
+                    async for event in self._turn(state, outcome):
+                        yield event
+                result = await self._finalize_run(state, outcome.output, span)
+                await self.checkpoints.complete(state, outcome.output)
                 completed = True
                 await self._append_session(state)
                 yield await self._emit(state, ev.RunCompleted(result))
             except GeneratorExit:
                 raise
             except BaseException as exc:
-                if in_model_phase:
-                    state.turns -= 1
-                status = CheckpointWriter.classify(exc)
-                level = logging.WARNING if status == "interrupted" else logging.ERROR
-                logger.log(
-                    level,
-                    "run.%s: agent=%s turns=%d %s: %s",
-                    "interrupted" if status == "interrupted" else "failed",
-                    state.agent.name,
-                    state.turns,
-                    type(exc).__name__,
-                    truncate_repr(str(exc)),
-                )
-                if not completed:
-                    await asyncio.shield(self.checkpoints.save_terminal(state, exc))
-                    if self.parent_usage is not None:
-                        self.parent_usage.add(state.run_ctx.usage)
-                if isinstance(exc, Exception):
-                    yield await self._emit(state, ev.RunFailed(exc))
+                failed = await self._record_failure(state, exc, completed=completed)
+                if failed is not None:
+                    yield failed
                 raise
         except BaseException as exc:
             span_cm.__exit__(type(exc), exc, exc.__traceback__)
@@ -314,6 +263,86 @@ class RunLoop:
             span_cm.__exit__(None, None, None)
         finally:
             await self._close_resources()
+
+    async def _check_input(self, state: RunState) -> None:
+        guards = state.agent.input_guardrails + state.active.plugins.input_guardrails
+        if guards:
+            await check_input_guardrails(guards, state.run_ctx.messages, state.run_ctx)
+
+    async def _turn(self, state: RunState, outcome: _Outcome) -> AsyncIterator[ev.Event]:
+        """One turn, in phase order: limits, mailbox, view, model, tools or output, handoff."""
+        self._check_limits(state)
+        state.turns += 1
+        state.run_ctx.turn = state.turns
+        yield await self._emit(state, ev.TurnStarted(state.agent, state.turns))
+        if self.mailbox:
+            async for event in self._drain_mailbox(state):
+                yield event
+        turn = ModelTurnResult()
+        self._in_model_phase = True
+        plan = await self._plan_view(state)
+        if plan.compacted is not None:
+            yield await self._emit(state, plan.compacted)
+        forwarded = False
+        try:
+            async for event in self._call_model(state, plan.view, turn):
+                forwarded = True
+                yield await self._emit(state, event)
+        except ContextOverflowError as overflow:
+            if forwarded or self._noop_policy:
+                raise
+            plan = await self._replan_after_overflow(state, plan, overflow)
+            assert plan.compacted is not None
+            yield await self._emit(state, plan.compacted)
+            turn.assistant = None
+            turn.turn_entries = []
+            async for event in self._call_model(state, plan.view, turn):
+                yield await self._emit(state, event)
+        assistant = turn.assistant
+        if assistant is None:
+            raise RuntimeError("The model turn ended without a final message")
+        self._record_usage(state, assistant.usage)
+        state.last_finish_reason = assistant.finish_reason
+        state.transcript.extend(turn.turn_entries)
+        self._in_model_phase = False
+        yield await self._emit(state, ev.MessageCompleted(turn.turn_entries, assistant.usage))
+        await self.checkpoints.save_running(state)
+        if assistant.tool_calls:
+            async for event in self._tool_phase(state, assistant.tool_calls):
+                yield event
+        else:
+            outcome.done, outcome.output = await self._finalize_output(state, assistant.content)
+        yield await self._emit(state, ev.TurnEnded(state.agent, state.turns))
+        if state.pending_handoff is not None:
+            async for event in self._apply_handoff(state):
+                yield event
+        await self.checkpoints.save_running(state)
+
+    async def _record_failure(
+        self, state: RunState, exc: BaseException, *, completed: bool
+    ) -> ev.RunFailed | None:
+        """Log and checkpoint a run ending in ``exc``; the ``RunFailed`` to emit, if any."""
+        if self._in_model_phase:
+            state.turns -= 1
+            self._in_model_phase = False
+        status = CheckpointWriter.classify(exc)
+        level = logging.WARNING if status == "interrupted" else logging.ERROR
+        logger.log(
+            level,
+            "run.%s: agent=%s turns=%d %s: %s",
+            "interrupted" if status == "interrupted" else "failed",
+            state.agent.name,
+            state.turns,
+            type(exc).__name__,
+            truncate_repr(str(exc)),
+        )
+        if not completed:
+            await asyncio.shield(self.checkpoints.save_terminal(state, exc))
+            if self.parent_usage is not None:
+                self.parent_usage.add(state.run_ctx.usage)
+        if isinstance(exc, Exception):
+            return await self._emit(state, ev.RunFailed(exc))
+        return None
 
     async def _report_setup_failure(self, exc: Exception) -> None:
         hooks = self.initial_agent.hooks

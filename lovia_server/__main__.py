@@ -25,6 +25,12 @@ def _parse(argv: list[str] | None, prog: str) -> argparse.Namespace:
         help="DEBUG, INFO, WARNING (default) or ERROR",
     )
     parser.add_argument("--version", action="store_true", help="print the version and exit")
+    parser.add_argument(
+        "--probe",
+        action="store_true",
+        help="print {version, protocolVersion, python} as JSON and exit (editors use it to "
+        "check an interpreter before starting the server)",
+    )
     return parser.parse_args(argv)
 
 
@@ -89,8 +95,22 @@ def _serve_stdio() -> None:
 
 def sub_main(argv: list[str] | None = None, *, prog: str = "lovia-server") -> int:
     args = _parse(argv, prog)
+    if args.probe:
+        import json
+        import platform
+
+        from lovia_server.protocol import PROTOCOL_VERSION
+        from lovia_server.version import server_version
+
+        probe = {
+            "version": server_version(),
+            "protocolVersion": PROTOCOL_VERSION,
+            "python": platform.python_version(),
+        }
+        print(json.dumps(probe))
+        return 0
     if args.version:
-        from lovia_server.server import server_version
+        from lovia_server.version import server_version
 
         print(f"lovia-server {server_version()}")
         return 0

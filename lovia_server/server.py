@@ -33,24 +33,13 @@ from pygls.protocol import (
 )
 
 from lovia_server import protocol as p
+from lovia_server.version import server_version
 
 if TYPE_CHECKING:
     from lovia_server.runtime import ServerRuntime
     from lovia_server.settings import InitOptions, LoviaSettings
 
 logger = logging.getLogger("lovia_server")
-
-
-def server_version() -> str:
-    """lovia's version without importing lovia (the server answers initialize before that)."""
-    from importlib.metadata import PackageNotFoundError, version
-
-    try:
-        return version("lovia")
-    except PackageNotFoundError:  # pragma: no cover - running from a source tree
-        from lovia import __version__
-
-        return __version__
 
 
 Handler = Callable[[Any], Awaitable[Any]]

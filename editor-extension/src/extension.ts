@@ -205,6 +205,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<LoviaE
     ["lovia.clearApiKey", clearApiKey],
     ["lovia.openServerLog", () => log.show()],
     ["lovia.restartServer", () => host.restart()],
+    ["lovia.installServer", () => host.install()],
     [
       "lovia.showStatus",
       async () => {

@@ -1,6 +1,4 @@
-import * as os from "node:os";
 import * as vscode from "vscode";
-import { expandPythonPath } from "./settings";
 
 /** The parts of the Python extension's API we use (both the current and the legacy shape). */
 interface PythonExtensionApi {
@@ -15,12 +13,8 @@ interface PythonExtensionApi {
   };
 }
 
-export interface PythonChoice {
-  command: string;
-  source: "setting" | "python-extension" | "default";
-}
-
-async function fromPythonExtension(resource: vscode.Uri | undefined): Promise<string | undefined> {
+/** The Python extension's active interpreter for `resource`, if it has one. */
+export async function fromPythonExtension(resource: vscode.Uri | undefined): Promise<string | undefined> {
   const ext = vscode.extensions.getExtension<PythonExtensionApi>("ms-python.python");
   if (!ext) return undefined;
   try {
@@ -41,16 +35,4 @@ async function fromPythonExtension(resource: vscode.Uri | undefined): Promise<st
     // The Python extension failed to activate: fall through to the default.
   }
   return undefined;
-}
-
-/** `lovia.pythonPath`, else the Python extension's active interpreter, else `python3`. */
-export async function resolvePython(): Promise<PythonChoice> {
-  const folder = vscode.workspace.workspaceFolders?.[0];
-  const configured = vscode.workspace.getConfiguration("lovia", folder?.uri).get<string>("pythonPath", "");
-  if (configured && configured.trim()) {
-    return { command: expandPythonPath(configured, folder?.uri.fsPath, os.homedir()), source: "setting" };
-  }
-  const fromExt = await fromPythonExtension(folder?.uri);
-  if (fromExt) return { command: fromExt, source: "python-extension" };
-  return { command: process.platform === "win32" ? "python" : "python3", source: "default" };
 }

@@ -10,7 +10,7 @@ import {
 } from "vscode-languageclient/node";
 import { LoviaClient, type RpcEndpoint } from "../protocol/client";
 import type { ServerState } from "../chat/messages";
-import { resolvePython } from "./python";
+import { ServerBootstrap, type InterpreterChoice } from "./bootstrap";
 import { API_KEY_PROVIDERS, buildInitializationOptions, serverEnv, serverSettings } from "./settings";
 
 /** Restarts allowed within {@link CRASH_WINDOW_MS} before the server is left stopped. */
@@ -18,6 +18,9 @@ export const MAX_RESTARTS = 4;
 export const CRASH_WINDOW_MS = 3 * 60 * 1000;
 
 export type StateListener = (state: ServerState, detail?: string) => void;
+
+/** stderr of a server that died before it answered: a restart will not fix these. */
+const FATAL_STARTUP = /\b(ModuleNotFoundError|ImportError|SyntaxError)\b|No module named/;
 
 function isTrusted(): boolean {
   return vscode.workspace.isTrusted;
@@ -55,11 +58,18 @@ export class ServerHost implements vscode.Disposable {
   private readonly disposables: vscode.Disposable[] = [];
   private everRan = false;
   private stateValue: ServerState = "stopped";
+  private interpreter: InterpreterChoice | undefined;
+  /** The current server process reached the running state. */
+  private answered = false;
+  private stderrTail: string[] = [];
+  readonly bootstrap: ServerBootstrap;
 
   constructor(
     private readonly context: vscode.ExtensionContext,
     private readonly log: vscode.LogOutputChannel,
+    bootstrap?: ServerBootstrap,
   ) {
+    this.bootstrap = bootstrap ?? new ServerBootstrap(context, log);
     const serverOptions: ServerOptions = () => this.spawnServer();
     const clientOptions: LanguageClientOptions = {
       documentSelector: [{ scheme: "file" }, { scheme: "untitled" }],
@@ -95,6 +105,7 @@ export class ServerHost implements vscode.Disposable {
     this.disposables.push(
       this.client.onDidChangeState((e) => {
         if (e.newState === State.Running) {
+          this.answered = true;
           const wasRestart = this.everRan;
           this.everRan = true;
           this.setState("running", wasRestart ? "restarted" : undefined);
@@ -119,9 +130,17 @@ export class ServerHost implements vscode.Disposable {
 
   async start(): Promise<void> {
     this.setState(this.everRan ? "restarting" : "starting");
+    if (!this.interpreter) {
+      this.interpreter = await this.bootstrap.resolve();
+      if (!this.interpreter) {
+        this.setState("stopped", "no Python with lovia");
+        return;
+      }
+    }
     try {
       await this.client.start();
     } catch (err) {
+      if (this.reportFatalStartup()) return;
       const message = err instanceof Error ? err.message : String(err);
       this.log.error(`lovia server failed to start: ${message}`);
       this.setState("stopped", message);
@@ -137,8 +156,17 @@ export class ServerHost implements vscode.Disposable {
     }
   }
 
+  /** Install (or reinstall) lovia into the private environment, then (re)start on it. */
+  async install(): Promise<void> {
+    const choice = await this.bootstrap.installOnRequest();
+    if (!choice) return;
+    this.interpreter = choice;
+    await this.restart();
+  }
+
   async restart(): Promise<void> {
     this.crashes = [];
+    if (this.interpreter?.source !== "private") this.interpreter = undefined;
     if (this.client.state === State.Stopped) {
       await this.start();
       return;
@@ -165,6 +193,29 @@ export class ServerHost implements vscode.Disposable {
 
   // -------------------------------------------------------------------------
 
+  /**
+   * When the server died before it answered with an error a restart won't fix (an import
+   * error, a broken install), tell the user once, with the fix, and stay stopped.
+   */
+  private reportFatalStartup(): boolean {
+    if (this.answered) return false;
+    const fatal = [...this.stderrTail].reverse().find((l) => FATAL_STARTUP.test(l));
+    if (!fatal) return false;
+    if (this.stateValue === "stopped" && this.interpreter === undefined) return true; // already told
+    this.setState("stopped", "cannot start");
+    const source = this.interpreter?.command ?? "the configured Python";
+    this.interpreter = undefined;
+    this.log.error(`lovia server cannot start with ${source}: ${fatal.trim()}`);
+    void vscode.window
+      .showErrorMessage(`lovia: the server cannot start with ${source}: ${fatal.trim()}`, "Install lovia", "Open Settings", "Open Log")
+      .then((choice) => {
+        if (choice === "Install lovia") void this.install();
+        else if (choice === "Open Settings") void vscode.commands.executeCommand("workbench.action.openSettings", "lovia.pythonPath");
+        else if (choice === "Open Log") this.log.show();
+      });
+    return true;
+  }
+
   private setState(state: ServerState, detail?: string): void {
     this.stateValue = state;
     for (const l of [...this.listeners]) l(state, detail);
@@ -177,11 +228,19 @@ export class ServerHost implements vscode.Disposable {
   }
 
   private async spawnServer(): Promise<cp.ChildProcess> {
-    const python = await resolvePython();
+    const python = this.interpreter ?? (await this.bootstrap.resolve());
+    if (!python) throw new Error("no Python with the lovia server");
+    this.interpreter = python;
     const env = serverEnv(process.env, await this.readKeys());
     const cwd = vscode.workspace.workspaceFolders?.[0]?.uri.fsPath;
     this.log.info(`starting ${python.command} -m lovia_server (interpreter from ${python.source})`);
     const child = cp.spawn(python.command, ["-m", "lovia_server"], { cwd, env, stdio: "pipe" });
+    this.answered = false;
+    this.stderrTail = [];
+    child.stderr?.on("data", (chunk: Buffer | string) => {
+      this.stderrTail.push(...chunk.toString().split(/\r?\n/).filter((l) => l.trim()));
+      if (this.stderrTail.length > 40) this.stderrTail.splice(0, this.stderrTail.length - 40);
+    });
     await new Promise<void>((resolve, reject) => {
       child.once("spawn", () => resolve());
       child.once("error", (err) => reject(new Error(`cannot run ${python.command}: ${err.message}`)));
@@ -191,6 +250,7 @@ export class ServerHost implements vscode.Disposable {
   }
 
   private onClosed(): { action: CloseAction; handled: boolean } {
+    if (this.reportFatalStartup()) return { action: CloseAction.DoNotRestart, handled: true };
     const now = Date.now();
     this.crashes = this.crashes.filter((t) => now - t < CRASH_WINDOW_MS);
     this.crashes.push(now);

@@ -1,3 +1,4 @@
+import type * as Interpreter from "../../src/server/interpreter";
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { __mock, EventEmitter, Uri } from "../vscode-mock/vscode";
 import { FakeLoviaServer, waitFor } from "../support/fakeServer";
@@ -9,6 +10,12 @@ import type { ChatViewState } from "../../src/chat/messages";
 import type * as vscodeTypes from "vscode";
 
 vi.mock("vscode-languageclient/node", () => import("../support/fakeLanguageClient"));
+// Every interpreter probes as a ready lovia server: these tests are about the UI, not Python.
+vi.mock("../../src/server/interpreter", async (importOriginal) => ({
+  ...(await importOriginal<typeof Interpreter>()),
+  probeInterpreter: (command: string) =>
+    Promise.resolve({ command, runs: true, supported: true, python: "3.11.7", protocolVersion: 1, version: "0.1.0" }),
+}));
 const { activate, deactivate } = await import("../../src/extension");
 
 let server: FakeLoviaServer;

@@ -1,6 +1,7 @@
 import { chmodSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import type * as Interpreter from "../../src/server/interpreter";
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { __mock, Uri, TabInputTextDiff, type CodeLens } from "../vscode-mock/vscode";
 import { FakeLoviaServer, waitFor } from "../support/fakeServer";
@@ -9,6 +10,12 @@ import { disposeAll, makeContext } from "./helpers";
 import type * as vscodeTypes from "vscode";
 
 vi.mock("vscode-languageclient/node", () => import("../support/fakeLanguageClient"));
+// Every interpreter probes as a ready lovia server: these tests are about the UI, not Python.
+vi.mock("../../src/server/interpreter", async (importOriginal) => ({
+  ...(await importOriginal<typeof Interpreter>()),
+  probeInterpreter: (command: string) =>
+    Promise.resolve({ command, runs: true, supported: true, python: "3.11.7", protocolVersion: 1, version: "0.1.0" }),
+}));
 
 const { activate, deactivate } = await import("../../src/extension");
 

@@ -6,7 +6,7 @@ import {
   serverEnv,
   serverSettings,
 } from "../../src/server/settings";
-import { resolvePython } from "../../src/server/python";
+import { fromPythonExtension } from "../../src/server/python";
 import { beforeEach } from "vitest";
 
 describe("settings → server", () => {
@@ -79,15 +79,14 @@ describe("settings → server", () => {
   });
 });
 
-describe("resolvePython", () => {
+describe("fromPythonExtension", () => {
   beforeEach(() => __mock.reset());
 
-  it("prefers lovia.pythonPath", async () => {
-    __mock.state.settings["lovia.pythonPath"] = "${workspaceFolder}/.venv/bin/python";
-    expect(await resolvePython()).toEqual({ command: "/work/project/.venv/bin/python", source: "setting" });
+  it("returns nothing without the Python extension", async () => {
+    expect(await fromPythonExtension(undefined)).toBeUndefined();
   });
 
-  it("then the Python extension's active interpreter (environments API)", async () => {
+  it("uses the Python extension's active interpreter (environments API)", async () => {
     let activated = false;
     __mock.state.extensions.set("ms-python.python", {
       isActive: false,
@@ -101,17 +100,17 @@ describe("resolvePython", () => {
         });
       },
     });
-    expect(await resolvePython()).toEqual({ command: "/envs/a/bin/python", source: "python-extension" });
+    expect(await fromPythonExtension(undefined)).toBe("/envs/a/bin/python");
     expect(activated).toBe(true);
   });
 
-  it("falls back to the legacy execution details, then to python3", async () => {
+  it("falls back to the legacy execution details, and to nothing when the extension fails", async () => {
     __mock.state.extensions.set("ms-python.python", {
       isActive: true,
       exports: { settings: { getExecutionDetails: () => ({ execCommand: ["/legacy/python"] }) } },
     });
-    expect(await resolvePython()).toEqual({ command: "/legacy/python", source: "python-extension" });
+    expect(await fromPythonExtension(undefined)).toBe("/legacy/python");
     __mock.state.extensions.set("ms-python.python", { isActive: false, activate: () => Promise.reject(new Error("broken")) });
-    expect(await resolvePython()).toEqual({ command: "python3", source: "default" });
+    expect(await fromPythonExtension(undefined)).toBeUndefined();
   });
 });

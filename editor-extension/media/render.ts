@@ -377,19 +377,27 @@ export function renderTodos(run: RunView | undefined): HTMLElement | null {
 export function renderUsage(run: RunView | undefined): HTMLElement | null {
   const u = run?.usage;
   if (!u) return null;
-  const pct = u.contextWindow > 0 ? Math.min(100, Math.round((u.contextTokens / u.contextWindow) * 100)) : 0;
+  const tokens = `↑${formatTokens(u.inputTokens)} ↓${formatTokens(u.outputTokens)}`;
+  const title = `input ${u.inputTokens} · output ${u.outputTokens} tokens`;
+  const window = typeof u.contextWindow === "number" && u.contextWindow > 0 ? u.contextWindow : undefined;
+  if (window === undefined) {
+    // The model's context window is unknown: tokens only, no meter and no "null".
+    const context = typeof u.contextTokens === "number" && u.contextTokens > 0 ? `${formatTokens(u.contextTokens)} context · ` : "";
+    return h("div", { class: "usage", title }, h("span", { class: "usage-text" }, `${context}${tokens}`));
+  }
+  const pct = Math.min(100, Math.round((u.contextTokens / window) * 100));
   const fill = h("div", { class: `meter-fill${pct >= 80 ? " high" : ""}`, "data-pct": pct });
   // CSSOM (not a style attribute), so the strict CSP allows it.
   fill.style.width = `${pct}%`;
   return h(
     "div",
-    { class: "usage", title: `input ${u.inputTokens} · output ${u.outputTokens} tokens` },
+    { class: "usage", title },
     h(
       "div",
-      { class: "meter", role: "meter", "aria-label": "Context used", "aria-valuemin": 0, "aria-valuemax": u.contextWindow, "aria-valuenow": u.contextTokens },
+      { class: "meter", role: "meter", "aria-label": "Context used", "aria-valuemin": 0, "aria-valuemax": window, "aria-valuenow": u.contextTokens },
       fill,
     ),
-    h("span", { class: "usage-text" }, `${formatTokens(u.contextTokens)} / ${formatTokens(u.contextWindow)} context · ↑${formatTokens(u.inputTokens)} ↓${formatTokens(u.outputTokens)}`),
+    h("span", { class: "usage-text" }, `${formatTokens(u.contextTokens)} / ${formatTokens(window)} context · ${tokens}`),
   );
 }
 

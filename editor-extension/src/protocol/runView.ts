@@ -45,7 +45,7 @@ export interface UsageView {
   inputTokens: number;
   outputTokens: number;
   contextTokens: number;
-  contextWindow: number;
+  contextWindow: number | null;
 }
 
 interface ItemBase {

@@ -184,6 +184,27 @@ describe("chat webview in Chromium", () => {
     expect(await page.locator(".usage-text").textContent()).toContain("5.5k / 128k context");
   });
 
+  it("shows tokens only, never null, when the model's context window is unknown", async () => {
+    const unknown = createRunView("run_usage", "ses_usage");
+    applyEvent(unknown, { sessionId: "ses_usage", runId: "run_usage", seq: 1, ts: 1, kind: "run.started", prompt: "hi", cwd: "/w", model: "lovia:demo", agent: "demo", resumed: false } as LoviaEvent);
+    applyEvent(unknown, { sessionId: "ses_usage", runId: "run_usage", seq: 2, ts: 2, kind: "usage.updated", inputTokens: 1, outputTokens: 2, contextTokens: 0, contextWindow: null } as unknown as LoviaEvent);
+    await postState(baseState(unknown));
+    const text = (await page.locator(".usage-text").textContent()) ?? "";
+    expect(text).toBe("↑1 ↓2");
+    expect(text).not.toContain("null");
+    expect(await page.locator('[role="meter"]').count()).toBe(0);
+    await postState(baseState(run));
+  });
+
+  it("draws the new-session and sessions buttons once: in the panel, not again in the view title", async () => {
+    expect(await page.locator('header.topbar [data-action="newSession"]').count()).toBe(1);
+    expect(await page.locator('header.topbar [data-action="toggleSessions"]').count()).toBe(1);
+    const manifest = JSON.parse(readFileSync(`${root}package.json`, "utf8")) as { contributes: { menus: Record<string, { command: string }[]> } };
+    const viewTitle = manifest.contributes.menus["view/title"]!.map((m) => m.command);
+    expect(viewTitle).not.toContain("lovia.newSession");
+    expect(viewTitle).not.toContain("lovia.openSession");
+  });
+
   it("neutralises script injection in model text", async () => {
     const pwned = await page.evaluate(() => (window as unknown as { __pwned?: unknown }).__pwned);
     expect(pwned).toBeUndefined();

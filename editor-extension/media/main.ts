@@ -64,6 +64,10 @@ const composer = h(
 app.append(header, sessionsPanel, banner, todosArea, transcript, usageArea, steersArea, composer);
 
 let state: ChatViewState | undefined;
+/** The session whose scroll position was restored (once per session shown). */
+let restoredFor: string | undefined;
+/** Where the view last scrolled itself: scroll events that land there are not the reader's. */
+let autoScrollTop = -1;
 /** Rendered transcript nodes by key, with the rev they were rendered at. */
 const rendered = new Map<string, { rev: number; el: HTMLElement }>();
 
@@ -84,6 +88,11 @@ function renderHeader(s: ChatViewState): void {
     h("div", { class: "session-name", title: s.sessionTitle ?? "" }, s.sessionTitle ?? (s.sessionId ? "Session" : "New session")),
     s.trusted ? null : h("span", { class: "badge badge-warn", title: "Untrusted workspace: read-only, no custom agent" }, "restricted"),
     serverBadge,
+    h(
+      "button",
+      { type: "button", class: `model-button model-${s.model.kind}`, "data-action": "chooseModel", title: "Model for the next run (click to change)", "aria-label": `Model: ${s.model.label}. Change model` },
+      s.model.label,
+    ),
     h(
       "div",
       { class: "topbar-buttons" },
@@ -113,7 +122,9 @@ function renderBanner(s: ChatViewState): void {
       h(
         "div",
         { class: "actions" },
+        needsKey ? h("button", { type: "button", class: "secondary", "data-action": "chooseModel" }, "Choose a model") : null,
         needsKey ? h("button", { type: "button", class: "secondary", "data-action": "setApiKey" }, "Set API key") : null,
+        needsKey ? h("button", { type: "button", class: "secondary", "data-action": "useDemo" }, "Try the offline demo") : null,
         h("button", { type: "button", class: "link", "data-action": "dismissError" }, "Dismiss"),
       ),
     ),
@@ -161,7 +172,15 @@ function renderTranscript(s: ChatViewState): void {
     });
     while (transcript.children.length > wanted.length) transcript.lastElementChild!.remove();
   }
-  if (stickToBottom) transcript.scrollTop = transcript.scrollHeight;
+  if (s.sessionId !== undefined && restoredFor !== s.sessionId && wanted.length > 0) {
+    // First draw of this session: go where the reader was (kept across reloads), else the end.
+    restoredFor = s.sessionId;
+    transcript.scrollTop = s.atBottom === false && s.scrollTop !== undefined ? s.scrollTop : transcript.scrollHeight;
+    autoScrollTop = transcript.scrollTop;
+  } else if (stickToBottom) {
+    transcript.scrollTop = transcript.scrollHeight;
+    autoScrollTop = transcript.scrollTop;
+  }
 }
 
 function carryInputs(from: HTMLElement, to: HTMLElement): void {
@@ -181,6 +200,15 @@ function renderEmpty(s: ChatViewState): HTMLElement {
     h("p", {}, "Ask for a change, a review or an explanation. lovia works in this workspace and asks before it edits files or runs commands."),
     s.trusted ? null : h("p", { class: "muted" }, "This workspace is not trusted: lovia can read files but not change them."),
     s.server.state === "stopped" ? h("p", { class: "notice notice-error" }, `The lovia server is not running${s.server.detail ? `: ${s.server.detail}` : ""}.`) : null,
+    s.model.kind === "none" && s.server.state === "running"
+      ? h(
+          "div",
+          { class: "empty-actions" },
+          h("p", {}, "No model is set up yet."),
+          h("button", { type: "button", class: "primary", "data-action": "chooseModel" }, "Choose a model"),
+          h("button", { type: "button", class: "secondary", "data-action": "useDemo" }, "Try the offline demo"),
+        )
+      : null,
   );
 }
 
@@ -309,8 +337,32 @@ app.addEventListener("click", (e) => {
     case "setApiKey":
       post({ type: "setApiKey" });
       return;
+    case "chooseModel":
+      post({ type: "chooseModel" });
+      return;
+    case "useDemo":
+      post({ type: "useDemo" });
+      textarea.focus();
+      return;
   }
 });
+
+// Where the reader is in the transcript, so a window reload brings them back there.
+let scrollTimer: ReturnType<typeof setTimeout> | undefined;
+transcript.addEventListener(
+  "scroll",
+  () => {
+    if (scrollTimer !== undefined) clearTimeout(scrollTimer);
+    scrollTimer = setTimeout(() => {
+      scrollTimer = undefined;
+      if (!state?.sessionId || restoredFor !== state.sessionId) return;
+      if (Math.abs(transcript.scrollTop - autoScrollTop) < 1) return;
+      const atBottom = transcript.scrollHeight - transcript.scrollTop - transcript.clientHeight < 40;
+      post({ type: "scrolled", top: Math.round(transcript.scrollTop), atBottom });
+    }, 250);
+  },
+  { passive: true },
+);
 
 window.addEventListener("message", (event: MessageEvent<ExtensionMessage>) => {
   const msg = event.data;

@@ -2,7 +2,9 @@ import * as vscode from "vscode";
 import { ApprovalManager } from "./approvals/approvalManager";
 import { ORIGINAL_SCHEME, PROPOSED_SCHEME, ProposalContentProvider } from "./approvals/proposals";
 import { CHAT_VIEW_ID, ChatViewProvider } from "./chat/chatView";
-import { ChatController, type ChatHost } from "./chat/controller";
+import { ChatController, type ChatHost, type PanelPlace } from "./chat/controller";
+import type { ModelChoice } from "./chat/messages";
+import { pickModel } from "./chat/modelPicker";
 import { EventStore } from "./protocol/eventStore";
 import type { ContextRef, SessionSummary } from "./protocol/types";
 import { ServerHost } from "./server/serverHost";
@@ -19,6 +21,9 @@ export interface LoviaExtensionApi {
 }
 
 let active: LoviaExtensionApi | undefined;
+
+const PLACE_KEY = "lovia.panelPlace";
+const MODEL_KEY = "lovia.modelChoice";
 
 function toContextRef(editor: vscode.TextEditor, selection: vscode.Selection): ContextRef {
   return {
@@ -67,6 +72,11 @@ export async function activate(context: vscode.ExtensionContext): Promise<LoviaE
     },
     defaultCwd: () => vscode.workspace.workspaceFolders?.[0]?.uri.fsPath,
     isTrusted: () => vscode.workspace.isTrusted,
+    chooseModel: () => pickModel({ context, restartForNewEnv: (what) => restartForNewEnv(what) }),
+    loadPlace: () => context.workspaceState.get<PanelPlace>(PLACE_KEY) ?? {},
+    savePlace: (place) => void context.workspaceState.update(PLACE_KEY, place),
+    loadModel: () => context.workspaceState.get<ModelChoice>(MODEL_KEY) ?? { kind: "default" },
+    saveModel: (choice) => void context.workspaceState.update(MODEL_KEY, choice),
   };
   // chatHost's closures reach `approvals` only once activation is done.
   const controller = new ChatController(host.lovia, store, chatHost);
@@ -86,6 +96,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<LoviaE
       } else {
         void controller.refreshSessions();
       }
+      void controller.serverReady();
     }
   });
 
@@ -206,6 +217,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<LoviaE
     ["lovia.openServerLog", () => log.show()],
     ["lovia.restartServer", () => host.restart()],
     ["lovia.installServer", () => host.install()],
+    ["lovia.chooseModel", () => controller.chooseModel()],
     [
       "lovia.showStatus",
       async () => {

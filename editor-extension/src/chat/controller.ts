@@ -10,7 +10,14 @@ import {
   type SessionRunRef,
   type SessionSummary,
 } from "../protocol/types";
-import type { ChatError, ChatViewState, PendingSteer, ServerState, WebviewIntent } from "./messages";
+import type { ChatError, ChatViewState, ModelChoice, ModelView, PendingSteer, ServerState, WebviewIntent } from "./messages";
+
+/** Where the panel was: the open session and how far it was scrolled (kept across reloads). */
+export interface PanelPlace {
+  sessionId?: string;
+  scrollTop?: number;
+  atBottom?: boolean;
+}
 
 /** Side effects the controller asks of its host (VS Code in the extension, fakes in tests). */
 export interface ChatHost {
@@ -20,6 +27,13 @@ export interface ChatHost {
   /** Default working directory for new runs (first workspace folder). */
   defaultCwd(): string | undefined;
   isTrusted(): boolean;
+  /** The model picker (a quick pick in VS Code); undefined when dismissed. */
+  chooseModel(): Promise<ModelChoice | undefined>;
+  /** Persistence across window reloads (workspaceState in VS Code). */
+  loadPlace(): PanelPlace;
+  savePlace(place: PanelPlace): void;
+  loadModel(): ModelChoice;
+  saveModel(choice: ModelChoice): void;
 }
 
 export type StateListener = (state: ChatViewState) => void;
@@ -38,6 +52,11 @@ export class ChatController implements Disposable {
   private error: ChatError | undefined;
   private busy = 0;
   private server: { state: ServerState; detail?: string } = { state: "starting" };
+  private modelChoice: ModelChoice;
+  /** The server's configured model (`lovia/status`); null when none, undefined until asked. */
+  private serverModel: string | null | undefined;
+  private place: PanelPlace;
+  private restored = false;
   private readonly listeners = new Set<StateListener>();
   private readonly subscriptions: Disposable[] = [];
 
@@ -46,6 +65,8 @@ export class ChatController implements Disposable {
     private readonly store: EventStore,
     private readonly host: ChatHost,
   ) {
+    this.modelChoice = host.loadModel();
+    this.place = host.loadPlace();
     this.subscriptions.push(
       store.onDidChange((runId) => {
         const run = store.get(runId);
@@ -84,7 +105,12 @@ export class ChatController implements Disposable {
       runs,
       pendingSteers: this.pendingSteers.map((s) => ({ ...s })),
       busy: this.busy > 0,
+      model: this.modelView(),
     };
+    if (this.place.sessionId !== undefined && this.place.sessionId === this.sessionId) {
+      if (this.place.scrollTop !== undefined) state.scrollTop = this.place.scrollTop;
+      if (this.place.atBottom !== undefined) state.atBottom = this.place.atBottom;
+    }
     if (this.sessionId !== undefined) state.sessionId = this.sessionId;
     const title = this.sessionTitle ?? runs[0]?.prompt;
     if (title !== undefined) state.sessionTitle = title;
@@ -96,6 +122,60 @@ export class ChatController implements Disposable {
   setServerState(state: ServerState, detail?: string): void {
     this.server = detail === undefined ? { state } : { state, detail };
     this.changed();
+  }
+
+  private modelView(): ModelView {
+    if (this.modelChoice.kind === "demo") return { kind: "demo", label: "Offline demo" };
+    if (this.modelChoice.kind === "model") return { kind: "model", label: this.modelChoice.model };
+    if (this.serverModel) return { kind: "setting", label: this.serverModel };
+    return { kind: "none", label: this.serverModel === null ? "No model" : "Model…" };
+  }
+
+  /** Use this model (or the demo) for the next runs; remembered for the workspace. */
+  setModel(choice: ModelChoice): void {
+    this.modelChoice = choice;
+    this.host.saveModel(choice);
+    this.error = undefined;
+    this.changed();
+  }
+
+  async chooseModel(): Promise<void> {
+    const choice = await this.host.chooseModel();
+    if (choice) this.setModel(choice);
+  }
+
+  /**
+   * The server is up: learn its configured model, and reopen the session the panel showed
+   * before a reload (its live run reattaches through replay).
+   */
+  async serverReady(): Promise<void> {
+    try {
+      const status = await this.client.status();
+      this.serverModel = typeof status.model === "string" && status.model ? status.model : null;
+    } catch {
+      this.serverModel = null;
+    }
+    this.changed();
+    if (!this.restored) {
+      this.restored = true;
+      const last = this.place.sessionId;
+      if (last && this.sessionId === undefined) await this.reopen(last);
+    }
+  }
+
+  private async reopen(sessionId: string): Promise<void> {
+    try {
+      await this.loadSession(sessionId);
+    } catch {
+      // The session is gone (deleted, another state dir): start fresh, quietly.
+      this.remember({});
+      this.changed();
+    }
+  }
+
+  private remember(place: PanelPlace): void {
+    this.place = place;
+    this.host.savePlace(place);
   }
 
   /** Dispatch one intent from the webview. Errors are shown in the panel, never thrown. */
@@ -148,6 +228,15 @@ export class ChatController implements Disposable {
       case "setApiKey":
         await this.host.setApiKey();
         return;
+      case "chooseModel":
+        await this.chooseModel();
+        return;
+      case "useDemo":
+        this.setModel({ kind: "demo" });
+        return;
+      case "scrolled":
+        if (this.sessionId !== undefined) this.remember({ sessionId: this.sessionId, scrollTop: intent.top, atBottom: intent.atBottom });
+        return;
     }
   }
 
@@ -169,6 +258,8 @@ export class ChatController implements Disposable {
   async startRun(prompt: string, context?: ContextRef[]): Promise<string | undefined> {
     return this.guard(async () => {
       const params: Parameters<LoviaClient["run"]>[0] = { prompt };
+      if (this.modelChoice.kind === "demo") params.agent = "lovia:demo";
+      else if (this.modelChoice.kind === "model") params.model = this.modelChoice.model;
       if (this.sessionId !== undefined) params.sessionId = this.sessionId;
       const cwd = this.host.defaultCwd();
       if (cwd !== undefined) params.cwd = cwd;
@@ -178,6 +269,7 @@ export class ChatController implements Disposable {
         this.sessionId = result.sessionId;
         this.sessionTitle = undefined;
         this.runOrder = [];
+        this.remember({ sessionId: result.sessionId, atBottom: true });
       }
       this.store.track(result.runId, result.sessionId);
       if (!this.runOrder.includes(result.runId)) this.runOrder.push(result.runId);
@@ -267,6 +359,7 @@ export class ChatController implements Disposable {
   }
 
   newSession(): void {
+    this.remember({});
     this.sessionId = undefined;
     this.sessionTitle = undefined;
     this.runOrder = [];
@@ -276,8 +369,13 @@ export class ChatController implements Disposable {
   }
 
   async openSession(sessionId: string): Promise<void> {
-    await this.guard(async () => {
+    await this.guard(() => this.loadSession(sessionId));
+  }
+
+  private async loadSession(sessionId: string): Promise<void> {
+    {
       const session = await this.client.session({ sessionId });
+      if (this.place.sessionId !== session.sessionId) this.remember({ sessionId: session.sessionId, atBottom: true });
       this.sessionId = session.sessionId;
       this.sessionTitle = session.title || undefined;
       const ids = (session.runs ?? [])
@@ -291,7 +389,7 @@ export class ChatController implements Disposable {
         else await this.store.load(id, session.sessionId);
       }
       this.changed();
-    });
+    }
   }
 
   async refreshSessions(): Promise<void> {

@@ -23,7 +23,17 @@ export interface ChatError {
   code?: number;
 }
 
+/** What the next run uses: the configured model, one picked in the panel, or the offline demo. */
+export type ModelChoice = { kind: "default" } | { kind: "model"; model: string } | { kind: "demo" };
+
+export interface ModelView {
+  /** "none": no model is configured and none was picked. */
+  kind: "setting" | "model" | "demo" | "none";
+  label: string;
+}
+
 export interface ChatViewState {
+  model: ModelView;
   server: { state: ServerState; detail?: string };
   trusted: boolean;
   sessions: SessionSummary[];
@@ -37,6 +47,9 @@ export interface ChatViewState {
   error?: ChatError;
   /** A request started by the user is in flight (disables the send button). */
   busy: boolean;
+  /** Where to scroll the shown session to when it is first drawn (after a reload). */
+  scrollTop?: number;
+  atBottom?: boolean;
 }
 
 export type WebviewIntent =
@@ -54,7 +67,10 @@ export type WebviewIntent =
   | { type: "refreshSessions" }
   | { type: "deleteSession"; sessionId: string }
   | { type: "dismissError" }
-  | { type: "setApiKey" };
+  | { type: "setApiKey" }
+  | { type: "chooseModel" }
+  | { type: "useDemo" }
+  | { type: "scrolled"; top: number; atBottom: boolean };
 
 export type ExtensionMessage = { type: "state"; state: ChatViewState };
 
@@ -74,6 +90,9 @@ const INTENT_TYPES = new Set<WebviewIntent["type"]>([
   "deleteSession",
   "dismissError",
   "setApiKey",
+  "chooseModel",
+  "useDemo",
+  "scrolled",
 ]);
 
 /** Shallow validation of a message coming from the webview (an untrusted boundary). */
@@ -99,6 +118,8 @@ export function isWebviewIntent(value: unknown): value is WebviewIntent {
     case "selectSession":
     case "deleteSession":
       return str("sessionId");
+    case "scrolled":
+      return typeof v.top === "number" && Number.isFinite(v.top) && typeof v.atBottom === "boolean";
     default:
       return true;
   }

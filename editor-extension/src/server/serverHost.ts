@@ -11,7 +11,7 @@ import {
 import { LoviaClient, type RpcEndpoint } from "../protocol/client";
 import type { ServerState } from "../chat/messages";
 import { ServerBootstrap, type InterpreterChoice } from "./bootstrap";
-import { API_KEY_PROVIDERS, buildInitializationOptions, serverEnv, serverSettings } from "./settings";
+import { API_KEY_PROVIDERS, BASE_URL_KEY, buildInitializationOptions, serverEnv, serverSettings } from "./settings";
 
 /** Restarts allowed within {@link CRASH_WINDOW_MS} before the server is left stopped. */
 export const MAX_RESTARTS = 4;
@@ -231,7 +231,7 @@ export class ServerHost implements vscode.Disposable {
     const python = this.interpreter ?? (await this.bootstrap.resolve());
     if (!python) throw new Error("no Python with the lovia server");
     this.interpreter = python;
-    const env = serverEnv(process.env, await this.readKeys());
+    const env = serverEnv(process.env, await this.readKeys(), this.context.globalState.get<string>(BASE_URL_KEY));
     const cwd = vscode.workspace.workspaceFolders?.[0]?.uri.fsPath;
     this.log.info(`starting ${python.command} -m lovia_server (interpreter from ${python.source})`);
     const child = cp.spawn(python.command, ["-m", "lovia_server"], { cwd, env, stdio: "pipe" });

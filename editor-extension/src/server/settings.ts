@@ -90,11 +90,16 @@ export function serverSettings(raw: unknown, trusted: boolean): LoviaSettings {
 }
 
 /** The server process environment: the extension host's plus the stored API keys. */
+/** globalState key of an OpenAI-compatible server's base URL (passed as OPENAI_BASE_URL). */
+export const BASE_URL_KEY = "lovia.openaiBaseUrl";
+
 export function serverEnv(
   base: NodeJS.ProcessEnv,
   keys: Partial<Record<ApiKeyProvider["id"], string | undefined>>,
+  openaiBaseUrl?: string,
 ): NodeJS.ProcessEnv {
   const env: NodeJS.ProcessEnv = { ...base, PYTHONUNBUFFERED: "1" };
+  if (openaiBaseUrl) env.OPENAI_BASE_URL = openaiBaseUrl;
   for (const provider of API_KEY_PROVIDERS) {
     const value = keys[provider.id];
     if (value) env[provider.env] = value;

@@ -44,6 +44,7 @@ function baseState(run: RunView, extra: Partial<ChatViewState> = {}): ChatViewSt
     ...(run.status === "running" ? { liveRunId: run.runId } : {}),
     pendingSteers: [],
     busy: false,
+    model: { kind: "setting", label: "openai:gpt-4.1-mini" },
     ...extra,
   };
 }
@@ -203,6 +204,43 @@ describe("chat webview in Chromium", () => {
     const viewTitle = manifest.contributes.menus["view/title"]!.map((m) => m.command);
     expect(viewTitle).not.toContain("lovia.newSession");
     expect(viewTitle).not.toContain("lovia.openSession");
+  });
+
+  it("offers a model and the offline demo in the empty panel when no model is set up", async () => {
+    const empty: ChatViewState = { ...baseState(createRunView("run_x", "ses_x")), runs: [], model: { kind: "none", label: "No model" } };
+    delete empty.sessionId;
+    await postState(empty);
+    await clearPosted();
+    expect(await page.locator("header.topbar .model-button").textContent()).toBe("No model");
+    await page.locator(".empty-actions button", { hasText: "Try the offline demo" }).click();
+    await page.locator(".empty-actions button", { hasText: "Choose a model" }).click();
+    await page.locator("header.topbar .model-button").click();
+    expect(await posted()).toEqual([{ type: "useDemo" }, { type: "chooseModel" }, { type: "chooseModel" }]);
+    await page.screenshot({ path: `${artifacts}/empty-no-model.png` });
+    await postState(baseState(run));
+    expect(await page.locator("header.topbar .model-button").textContent()).toBe("openai:gpt-4.1-mini");
+    expect(await page.locator(".empty-actions").count()).toBe(0);
+  });
+
+  it("restores the reader's scroll position when a session is first drawn, and reports scrolling", async () => {
+    // A long session, drawn for the first time (as after a window reload) with a saved place.
+    const long = createRunView("run_long", "ses_long");
+    applyEvent(long, { sessionId: "ses_long", runId: "run_long", seq: 1, ts: 1, kind: "run.started", prompt: "long", cwd: "/w", model: "m", agent: "a", resumed: false } as LoviaEvent);
+    for (let i = 0; i < 60; i++) {
+      applyEvent(long, { sessionId: "ses_long", runId: "run_long", seq: i + 2, ts: i + 2, kind: "message.completed", messageId: `m${i}`, text: `paragraph ${i}\n\nmore text ${i}` } as LoviaEvent);
+    }
+    await postState(baseState(long, { scrollTop: 300, atBottom: false }));
+    const top = await page.evaluate(() => document.querySelector<HTMLElement>(".transcript")!.scrollTop);
+    expect(top).toBe(300);
+    await clearPosted();
+    await page.evaluate(() => {
+      const t = document.querySelector<HTMLElement>(".transcript")!;
+      t.scrollTop = 500;
+      t.dispatchEvent(new Event("scroll"));
+    });
+    await page.waitForFunction(() => (window as unknown as { __posted: { type: string }[] }).__posted.some((m) => m.type === "scrolled"));
+    expect((await posted()).filter((m) => (m as { type: string }).type === "scrolled")).toEqual([{ type: "scrolled", top: 500, atBottom: false }]);
+    await postState(baseState(run));
   });
 
   it("neutralises script injection in model text", async () => {

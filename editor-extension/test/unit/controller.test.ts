@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it } from "vitest";
-import { ChatController, type ChatHost } from "../../src/chat/controller";
-import type { ChatViewState } from "../../src/chat/messages";
+import { ChatController, type ChatHost, type PanelPlace } from "../../src/chat/controller";
+import type { ChatViewState, ModelChoice } from "../../src/chat/messages";
 import { EventStore, LoviaClient } from "../../src/protocol";
 import { ResponseError } from "vscode-jsonrpc/node";
 import { FakeLoviaServer, waitFor } from "../support/fakeServer";
@@ -10,9 +10,13 @@ let controller: ChatController;
 const opened: { uri: string; line?: number }[] = [];
 const diffs: string[] = [];
 let keyPrompts = 0;
+/** What the host persisted (workspaceState in VS Code), kept across "reloads" in a test. */
+let saved: { place: PanelPlace; model: ModelChoice };
+let picks: (ModelChoice | undefined)[] = [];
 
-function setup(): { store: EventStore; states: ChatViewState[] } {
-  server = new FakeLoviaServer();
+function setup(keep = false): { store: EventStore; states: ChatViewState[] } {
+  if (!keep) saved = { place: {}, model: { kind: "default" } };
+  server = keep && server ? server : new FakeLoviaServer();
   const client = new LoviaClient(server.attach());
   const store = new EventStore(client);
   client.onEvent((e) => store.ingest(e));
@@ -31,6 +35,15 @@ function setup(): { store: EventStore; states: ChatViewState[] } {
     },
     defaultCwd: () => "/work/project",
     isTrusted: () => true,
+    chooseModel: () => Promise.resolve(picks.shift()),
+    loadPlace: () => saved.place,
+    savePlace: (place) => {
+      saved.place = place;
+    },
+    loadModel: () => saved.model,
+    saveModel: (choice) => {
+      saved.model = choice;
+    },
   };
   controller = new ChatController(client, store, host);
   controller.setServerState("running");
@@ -198,5 +211,71 @@ describe("ChatController", () => {
     await controller.handle({ type: "send", text: "two", mode: "prompt" });
     expect(server.requestsOf("lovia/run")[1]).toEqual({ prompt: "two", cwd: "/work/project" });
     expect(controller.activeSessionId).not.toBe(first);
+  });
+
+  it("runs the offline demo or a picked model, and remembers the choice", async () => {
+    setup();
+    picks = [{ kind: "model", model: "anthropic:claude-sonnet-4-5" }];
+    await controller.handle({ type: "useDemo" });
+    expect(controller.state().model).toEqual({ kind: "demo", label: "Offline demo" });
+    const demoRun = await prompt("hello demo");
+    expect(server.requestsOf("lovia/run")[0]).toMatchObject({ prompt: "hello demo", agent: "lovia:demo" });
+    server.finish(demoRun);
+    await waitFor(() => controller.liveRun() === undefined, 2000, "demo run finished");
+    await controller.handle({ type: "chooseModel" });
+    expect(saved.model).toEqual({ kind: "model", model: "anthropic:claude-sonnet-4-5" });
+    await prompt("now for real");
+    const second = server.requestsOf("lovia/run")[1] as Record<string, unknown>;
+    expect(second.model).toBe("anthropic:claude-sonnet-4-5");
+    expect(second.agent).toBeUndefined();
+  });
+
+  it("shows the configured model, or 'No model' when the server has none", async () => {
+    setup();
+    await controller.serverReady();
+    expect(controller.state().model).toEqual({ kind: "setting", label: "scripted" });
+    controller.dispose();
+    setup();
+    server.overrides.set("lovia/status", () => ({ version: "fake", model: null }));
+    await controller.serverReady();
+    expect(controller.state().model).toEqual({ kind: "none", label: "No model" });
+  });
+
+  it("reopens the session it showed before a reload, with the reader's scroll position", async () => {
+    setup();
+    const runId = await prompt("keep my place");
+    const sessionId = controller.state().sessionId!;
+    await controller.handle({ type: "scrolled", top: 120, atBottom: false });
+    expect(saved.place).toEqual({ sessionId, scrollTop: 120, atBottom: false });
+    controller.dispose();
+    // A window reload: a new controller over the same server and the same workspaceState.
+    const { states } = setup(true);
+    expect(controller.state().sessionId).toBeUndefined();
+    await controller.serverReady();
+    expect(controller.state().sessionId).toBe(sessionId);
+    expect(controller.state().runs.map((r) => r.runId)).toEqual([runId]);
+    expect(controller.state()).toMatchObject({ scrollTop: 120, atBottom: false });
+    // the live run keeps streaming into the reopened view
+    server.emit(runId, "message.delta", { messageId: "m1", text: "still here" });
+    await waitFor(() => states.some((s) => JSON.stringify(s.runs).includes("still here")), 2000, "events after reload");
+  });
+
+  it("starts fresh when the remembered session is gone", async () => {
+    setup();
+    saved.place = { sessionId: "ses_deleted" };
+    controller.dispose();
+    setup(true);
+    await controller.serverReady();
+    expect(controller.state().sessionId).toBeUndefined();
+    expect(controller.state().error).toBeUndefined();
+    expect(saved.place).toEqual({});
+  });
+
+  it("a new session forgets the remembered one", async () => {
+    setup();
+    await prompt("one");
+    expect(saved.place.sessionId).toBeDefined();
+    await controller.handle({ type: "newSession" });
+    expect(saved.place).toEqual({});
   });
 });

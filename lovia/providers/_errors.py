@@ -19,6 +19,9 @@ from lovia.providers._windows import window_from_error
 SUMMARY_LIMIT = 300
 """Most characters of a server's error text that go into an error message."""
 
+CONNECT_TIMEOUT = 10.0
+"""Seconds to wait for a connection (the provider timeout, if that is shorter)."""
+
 _TITLE = re.compile(r"<title[^>]*>(.*?)</title\s*>", re.IGNORECASE | re.DOTALL)
 _HEADING = re.compile(r"<h1[^>]*>(.*?)</h1\s*>", re.IGNORECASE | re.DOTALL)
 _TAG = re.compile(r"<[^>]+>")
@@ -268,6 +271,15 @@ def transport_error(ep: Endpoint, exc: BaseException, *, streaming: bool) -> Pro
     """
     import httpx2
 
+    if isinstance(exc, httpx2.ConnectTimeout) and not streaming:
+        return ProviderError(
+            f"{ep.label}: could not connect to {ep.base_url} within "
+            f"{min(CONNECT_TIMEOUT, ep.timeout):g}s",
+            hint=f"Is the server reachable? Check {ep.base_url_env} (or base_url=...).",
+            vendor=ep.vendor,
+            model=ep.model,
+            retryable=True,
+        )
     if isinstance(exc, (httpx2.TimeoutException, TimeoutError)):
         what = "stream stalled" if streaming else "request timed out"
         return ProviderError(
@@ -325,7 +337,10 @@ def sdk_error(ep: Endpoint, exc: BaseException) -> BaseException:
         headers = getattr(response, "headers", None)
         return status_error(ep, int(status or 0), _body_text(response), headers)
     if isinstance(exc, timeout_cls):
-        return transport_error(ep, httpx2.TimeoutException(str(exc)), streaming=False)
+        cause = exc.__cause__
+        if not isinstance(cause, httpx2.TimeoutException):
+            cause = httpx2.TimeoutException(str(exc))
+        return transport_error(ep, cause, streaming=False)
     if isinstance(exc, connection_cls):
         cause = exc.__cause__ if exc.__cause__ is not None else exc
         return transport_error(ep, cause, streaming=False)

@@ -147,3 +147,16 @@ def test_resets_and_cuts_stay_retryable() -> None:
     assert cut.retryable is True and cut.message == (
         "OpenAI Chat stream broke off: RemoteProtocolError: peer closed connection"
     )
+
+
+def test_connect_timeout_is_retryable_and_names_the_base_url() -> None:
+    import httpx2
+
+    err = transport_error(EP, httpx2.ConnectTimeout("timed out"), streaming=False)
+    assert err.retryable is True
+    assert err.message == "OpenAI Chat: could not connect to http://127.0.0.1:8000/v1 within 10s"
+    assert err.hint and "OPENAI_BASE_URL" in err.hint
+    read = transport_error(EP, httpx2.ReadTimeout("timed out"), streaming=True)
+    assert (
+        read.retryable is True and read.message == "OpenAI Chat stream stalled: no data within 30s"
+    )

@@ -42,6 +42,8 @@ class Endpoint:
     is_context_overflow: Callable[[int, str], bool]
     sdk_errors: tuple[type[BaseException], type[BaseException], type[BaseException]]
     """The SDK's ``(APIStatusError, APITimeoutError, APIConnectionError)``."""
+    has_api_key: bool = True
+    """Whether a key was configured (a 401 then means a wrong key, else a missing one)."""
 
 
 def one_line(text: str, limit: int = SUMMARY_LIMIT) -> str:
@@ -131,6 +133,11 @@ def _model_hint(ep: Endpoint) -> str:
 
 def _status_hint(ep: Endpoint, status: int, summary: str) -> str | None:
     if status in (401, 403):
+        if not ep.has_api_key:
+            return (
+                f"The server at {ep.base_url} wants an API key and none is set: set "
+                f"{ep.api_key_env} (or pass api_key=...)."
+            )
         verb = "rejected" if status == 401 else "refused access with"
         return (
             f"The server at {ep.base_url} {verb} the credentials: check {ep.api_key_env} "

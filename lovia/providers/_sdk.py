@@ -160,6 +160,7 @@ class SDKProvider(ABC):
                 timeout=self.timeout,
                 is_context_overflow=self.is_context_overflow,
                 sdk_errors=self._sdk_errors(),
+                has_api_key=bool(self._api_key) or self._client is not None,
             )
         return self._endpoint
 

@@ -428,3 +428,16 @@ async def test_stalls_exhausted_interrupt_with_a_timeout_hint(
     assert "request timed out" in outcome.warnings[0]  # the first attempt got no status line
     assert outcome.shown == "".join(ANSWER[:2])
     assert len(server.stream_requests()) == 2
+
+
+async def test_401_without_a_key_says_the_key_is_missing(
+    wire: Wire,
+    server: FakeServer,
+    monkeypatch: pytest.MonkeyPatch,
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    monkeypatch.delenv(wire.api_key_env)
+    server.script(wire.error(401, "Missing API key", type="authentication_error"))
+    outcome = await drive(wire, caplog)
+    err = assert_failed_fast(outcome, hint_names=(wire.api_key_env,))
+    assert err.hint and "none is set" in err.hint

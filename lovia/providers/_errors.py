@@ -166,10 +166,7 @@ def _status_hint(ep: Endpoint, status: int, summary: str) -> str | None:
             f"{ep.label} protocol."
         )
     if is_transient_status(status):
-        return (
-            f"The server at {ep.base_url} is failing or busy; lovia retries per RetryPolicy. "
-            "An interrupted run can be resumed later."
-        )
+        return f"The model server at {ep.base_url} is failing or overloaded; try again later."
     return None
 
 

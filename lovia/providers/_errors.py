@@ -118,8 +118,9 @@ def _status_summary(status: int, body: str) -> str:
 def is_transient_status(status: int | None) -> bool:
     """Statuses worth another attempt: :func:`is_retryable_status` plus 409.
 
-    409 is what OpenAI and Anthropic answer for a request that conflicted with another one in
-    flight ("please retry"); it says nothing about the request itself being wrong.
+    409 (a lock or a request conflicting with one in flight) says nothing about the request
+    itself being wrong; the vendors' own SDKs retry it too. ``is_retryable_status`` keeps its
+    documented set.
     """
     return status == 409 or is_retryable_status(status)
 

@@ -11,7 +11,7 @@ from lovia.exceptions import UserError
 from lovia.http_config import resolve_timeout, resolve_trust_env
 from lovia.providers._clients import shared_client
 from lovia.providers._encoding import PrefixCache, encode_body
-from lovia.providers._errors import Endpoint
+from lovia.providers._errors import CONNECT_TIMEOUT, Endpoint
 from lovia.providers._http import host_matches, host_of, lower_keys, normalize_base_url
 from lovia.providers._stream import SSEStream, open_stream
 from lovia.providers._windows import WindowResolver, WindowRules, window_from_models_payload
@@ -160,6 +160,7 @@ class SDKProvider(ABC):
                 timeout=self.timeout,
                 is_context_overflow=self.is_context_overflow,
                 sdk_errors=self._sdk_errors(),
+                has_api_key=bool(self._api_key) or self._client is not None,
             )
         return self._endpoint
 
@@ -167,7 +168,7 @@ class SDKProvider(ABC):
         if self._timeout is None:
             import httpx2
 
-            self._timeout = httpx2.Timeout(self.timeout, connect=min(10.0, self.timeout))
+            self._timeout = httpx2.Timeout(self.timeout, connect=min(CONNECT_TIMEOUT, self.timeout))
         return self._timeout
 
     async def _open(

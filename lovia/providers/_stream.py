@@ -15,7 +15,13 @@ from collections.abc import AsyncGenerator, AsyncIterator, Mapping
 from typing import Any, cast
 
 from lovia.exceptions import ProviderError
-from lovia.providers._errors import Endpoint, sdk_error, stream_error, transport_error
+from lovia.providers._errors import (
+    Endpoint,
+    one_line,
+    sdk_error,
+    stream_error,
+    transport_error,
+)
 from lovia.providers._sse import SSEParser
 
 logger = logging.getLogger("lovia.providers")
@@ -72,7 +78,8 @@ async def _raise_for_json_answer(response: Any, endpoint: Endpoint) -> None:
     if isinstance(payload, dict) and payload.get("error"):
         raise stream_error(endpoint, payload["error"])
     raise ProviderError(
-        f"{endpoint.label}: the server answered with JSON instead of an event stream: {text[:500]}",
+        f"{endpoint.label}: the server answered with JSON instead of an event stream: "
+        f"{one_line(text, 200)}",
         hint="The server does not seem to support streaming (stream=true); check "
         f"{endpoint.base_url_env} points at a server that does.",
         vendor=endpoint.vendor,

@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from lovia import events as ev
-from lovia.exceptions import ContextOverflowError, RunCancelled
+from lovia.exceptions import ContextOverflowError, LoviaError, RunCancelled
 from lovia.messages import AssistantTurn, ToolCall, Usage
 from lovia.output import StructuredOutput, response_format_for
 from lovia.providers.base import ModelSettings, Provider
@@ -110,7 +110,7 @@ async def stream_with_retries(
                 attempt,
                 attempts,
                 type(exc).__name__,
-                exc,
+                _one_line(exc),
                 delay,
             )
             if cancel_token is not None:
@@ -118,6 +118,13 @@ async def stream_with_retries(
             await retry.sleep(delay)
             if cancel_token is not None:
                 cancel_token.check()
+
+
+def _one_line(exc: BaseException, limit: int = 300) -> str:
+    """The error's message (without its hint) on one line, for a retry warning."""
+    text = exc.message if isinstance(exc, LoviaError) else str(exc)
+    flat = " ".join((text or type(exc).__name__).split())
+    return flat if len(flat) <= limit else flat[: limit - 1] + "…"
 
 
 def _retry_delay(retry: RetryPolicy, attempt: int, exc: BaseException) -> float:

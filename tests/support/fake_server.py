@@ -21,6 +21,9 @@ pre-framed SSE ``events``. Failure modes are modifiers returning a copy:
 - ``reply.stall()``: accept the request but never send a status line;
 - ``reply.slow(event_delay=s, delay=s)``: pace the events / the status line.
 
+``html_reply(status, title)`` is an HTML error page (a proxy's 502/503) and
+``closed_port_url()`` a base URL where nothing listens (connection refused).
+
 Inspection
 ----------
 ``server.requests`` lists every request received (``method``, ``path``, lower-cased
@@ -115,6 +118,36 @@ def json_reply(status: int, payload: Any, headers: dict[str, str] | None = None)
         headers={"content-type": "application/json", **(headers or {})},
         body=json.dumps(payload).encode(),
     )
+
+
+def html_reply(status: int, title: str, *, lines: int = 60) -> Reply:
+    """An HTML error page, as a proxy or web server sends it: ``<title>``, then ``lines`` of body."""
+    page = [
+        "<!DOCTYPE html>",
+        "<html>",
+        f"<head><title>{title}</title></head>",
+        "<body>",
+        f"<h1>{title}</h1>",
+        *(f"<p>diagnostic line {i} of the error page</p>" for i in range(lines)),
+        "</body>",
+        "</html>",
+    ]
+    return Reply(
+        status=status,
+        headers={"content-type": "text/html; charset=utf-8"},
+        body=("\n".join(page) + "\n").encode(),
+    )
+
+
+def closed_port_url(path: str = "") -> str:
+    """``http://127.0.0.1:<port><path>`` for a port nothing listens on (connection refused).
+
+    The port was just bound and released, so no other test holds it.
+    """
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    return f"http://127.0.0.1:{port}{path}"
 
 
 Responder = Callable[[RecordedRequest], Reply]
@@ -394,4 +427,13 @@ def sse_frames(payloads: Iterable[Any], *, event_names: bool = False) -> list[by
     return frames
 
 
-__all__ = ["FakeServer", "RecordedRequest", "Reply", "Responder", "json_reply", "sse_frames"]
+__all__ = [
+    "FakeServer",
+    "RecordedRequest",
+    "Reply",
+    "Responder",
+    "closed_port_url",
+    "html_reply",
+    "json_reply",
+    "sse_frames",
+]

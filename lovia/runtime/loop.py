@@ -320,7 +320,7 @@ class RunLoop:
 
     async def _record_failure(
         self, state: RunState, exc: BaseException, *, completed: bool
-    ) -> ev.RunFailed | None:
+    ) -> ev.Event | None:
         """Log and checkpoint a run ending in ``exc``; the ``RunFailed`` to emit, if any."""
         if self._in_model_phase:
             state.turns -= 1

@@ -2,9 +2,8 @@
 
 from __future__ import annotations
 
-__version__ = "0.1.0"
-
 from lovia import events
+from lovia._version import __version__ as __version__
 from lovia.agent import Agent
 from lovia.checkpointer import Checkpointer, CheckpointOptions, RunHead, RunSnapshot
 from lovia.context import (

@@ -77,7 +77,7 @@ def validate_url(url: str) -> str:
 @functools.cache
 def default_user_agent() -> str:
     """``Mozilla/5.0 (compatible; lovia/{version}; +{project URL})`` (computed once)."""
-    from lovia import __version__
+    from lovia._version import __version__
 
     return f"Mozilla/5.0 (compatible; lovia/{__version__}; +{_project_url()})"
 

@@ -10,8 +10,9 @@ The layer rule (also drawn in docs/architecture.md, "Layers"):
 Imports only point downward and no two modules import each other, directly or
 through others. The graph is built from the source with ``ast`` so it sees
 every import a run could execute: module-level ones, imports inside functions
-(lazy imports still run, and still close cycles), relative imports and
-``importlib.import_module("literal")``. Imports under ``if TYPE_CHECKING:`` are
+(lazy imports still run, and still close cycles), relative imports,
+``importlib.import_module("literal")`` and the lazy-export tables of ``lovia._lazy``
+(a module-level ``_LAZY = {name: "module"}``). Imports under ``if TYPE_CHECKING:`` are
 left out: they never execute, so type-only references may point anywhere.
 
 An import of ``a.b`` is an edge to the module ``a.b`` only; the implicit import
@@ -163,7 +164,23 @@ def imports_of(name: str, path: Path, modules: dict[str, Path]) -> list[Edge]:
             and isinstance(node.args[0].value, str)
         ):
             add(node.args[0].value, node.lineno, lazy)
+        elif not lazy and _is_lazy_table(node):
+            assert isinstance(node, ast.Assign | ast.AnnAssign) and node.value is not None
+            for value in ast.walk(node.value):
+                if isinstance(value, ast.Constant) and isinstance(value.value, str):
+                    add(value.value.partition(":")[0], value.lineno, True)
     return list(edges.values())
+
+
+def _is_lazy_table(node: ast.AST) -> bool:
+    """A module-level ``_LAZY = {...}``: names exported lazily, mapped to their modules."""
+    if isinstance(node, ast.Assign):
+        targets = node.targets
+    elif isinstance(node, ast.AnnAssign):
+        targets = [node.target]
+    else:
+        return False
+    return any(isinstance(t, ast.Name) and t.id == "_LAZY" for t in targets)
 
 
 def build_graph(root: Path = ROOT) -> dict[str, list[Edge]]:
@@ -299,9 +316,12 @@ def graph() -> dict[str, list[Edge]]:
 def test_the_graph_covers_both_packages_and_sees_lazy_imports(graph: dict[str, list[Edge]]) -> None:
     assert "lovia" in graph and "lovia_server.server" in graph
     assert len(graph) > 50
-    # lovia_server.runtime imports lovia lazily (inside functions) and at module level;
-    # both must show up, or a cycle through a lazy import would go unseen.
-    assert any(edge.target.startswith("lovia.") for edge in graph["lovia_server.runtime"])
+    # lovia_server.server imports lovia_server.runtime inside a function, and lovia exports
+    # Agent through its _LAZY table: both must be edges, or a cycle through them would hide.
+    runtime = [e for e in graph["lovia_server.server"] if e.target == "lovia_server.runtime"]
+    assert runtime and runtime[0].lazy
+    agent = [e for e in graph["lovia"] if e.target == "lovia.agent"]
+    assert agent and agent[0].lazy
 
 
 def test_no_import_cycles(graph: dict[str, list[Edge]]) -> None:
@@ -334,18 +354,19 @@ def test_a_cycle_is_reported_with_its_path(tmp_path: Path) -> None:
     """The checker itself finds a cycle made of a module-level and a lazy import."""
     pkg = tmp_path / "lovia"
     pkg.mkdir()
-    (pkg / "__init__.py").write_text("")
+    (pkg / "__init__.py").write_text("_LAZY = {'A': 'lovia.c'}\n")
     (pkg / "a.py").write_text("from lovia import b\n")
     (pkg / "b.py").write_text(
         "from typing import TYPE_CHECKING\n"
         "if TYPE_CHECKING:\n    from lovia import c\n"
         "def f():\n    from . import a\n"
     )
-    (pkg / "c.py").write_text("import lovia.a\n")
+    (pkg / "c.py").write_text("import lovia.a\nimport lovia\n")
     (tmp_path / "lovia_server").mkdir()
     (tmp_path / "lovia_server" / "__init__.py").write_text("")
     graph = build_graph(tmp_path)
-    assert strongly_connected(graph) == [["lovia.a", "lovia.b"]]
+    # lovia -> lovia.c through the lazy table, lovia.c -> lovia at module level.
+    assert sorted(strongly_connected(graph)) == [["lovia", "lovia.c"], ["lovia.a", "lovia.b"]]
     chain = one_cycle(graph, ["lovia.a", "lovia.b"])
     assert [edge.where() for edge in chain] == [
         "lovia.a -> lovia.b (line 1)",

@@ -18,9 +18,9 @@ from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import urlsplit
 
-import httpx
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
+from lovia._httpx import httpx
 from lovia.exceptions import ToolError
 from lovia.http_config import resolve_verify
 from lovia.run_context import RunContext

@@ -1,6 +1,7 @@
 """The import graph of ``lovia`` and ``lovia_server`` has no cycles and respects the layers.
 
-The layer rule (also drawn in docs/architecture.md, "Layers"):
+The layer rule (this docstring is where it is written down; docs/concepts.md "Layers"
+points here, and the contributors' docs/architecture.md should too):
 
     lovia core       everything in ``lovia`` except ``lovia.workspace``;
                      never imports ``lovia.workspace`` or ``lovia_server``

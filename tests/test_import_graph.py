@@ -15,6 +15,9 @@ every import a run could execute: module-level ones, imports inside functions
 ``importlib.import_module("literal")`` and the lazy-export tables of ``lovia._lazy``
 (a module-level ``_LAZY = {name: "module"}``). Imports under ``if TYPE_CHECKING:`` are
 left out: they never execute, so type-only references may point anywhere.
+Module names computed at run time are not imports here: ``lovia.cli``'s subcommand
+table names ``lovia_server`` modules as data (the spec'd ``lovia <command>`` dispatcher)
+and loads them with ``importlib.import_module(variable)``.
 
 An import of ``a.b`` is an edge to the module ``a.b`` only; the implicit import
 of the parent package ``a`` is not an edge (every module would otherwise form a

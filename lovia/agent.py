@@ -8,6 +8,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Generic, Literal, TypeAlias, TypeVar
 
+from lovia._runner_seam import runner
 from lovia.context.policy import ContextPolicy
 from lovia.exceptions import UserError
 from lovia.guardrails import GuardrailFn
@@ -130,19 +131,13 @@ class Agent(Generic[TContext]):
         )
 
     async def run(self, input: Any, **kw: Any) -> RunResult:
-        from lovia.runner import Runner
-
-        return await Runner.run(self, input, **kw)
+        return await runner().run(self, input, **kw)
 
     def run_sync(self, input: Any, **kw: Any) -> RunResult:
-        from lovia.runner import Runner
-
-        return Runner.run_sync(self, input, **kw)
+        return runner().run_sync(self, input, **kw)
 
     def stream(self, input: Any, **kw: Any) -> RunHandle:
-        from lovia.runner import Runner
-
-        return Runner.stream(self, input, **kw)
+        return runner().stream(self, input, **kw)
 
 
 __all__ = ["Agent", "ApprovalDecision", "ApprovalHandler", "InstructionsFn"]

@@ -6,7 +6,7 @@ import importlib
 import sys
 from collections.abc import Callable
 
-from lovia import __version__
+from lovia._version import __version__
 from lovia.exceptions import UserError
 
 # Subcommands live in the editor host; they are imported only when invoked, so the core

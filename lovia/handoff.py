@@ -9,6 +9,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
+from lovia._runner_seam import runner
 from lovia.exceptions import RunCancelled
 from lovia.tools.base import Tool
 
@@ -99,10 +100,8 @@ def agent_as_tool(
     """Expose ``agent`` as a tool: each call is a separate sub-run that returns its output."""
 
     async def invoke(args: dict[str, Any], ctx: RunContext[Any]) -> Any:
-        from lovia.runner import Runner
-
         try:
-            result = await Runner.run(
+            result = await runner().run(
                 agent,
                 args.get("input") or "",
                 context=ctx.context,

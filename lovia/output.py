@@ -7,7 +7,6 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 
 from lovia.exceptions import OutputValidationError
-from lovia.schema import coerce_output, model_json_schema
 
 _REPAIR_HINT = (
     "The model's final reply did not match the output type. Agent(output_repair=...) controls "
@@ -52,6 +51,8 @@ def resolve_structured_output(
 ) -> StructuredOutput | None:
     if output_type is str:
         return None
+    from lovia.schema import model_json_schema  # pydantic: only for structured output
+
     return StructuredOutput(
         output_type, bool(supports_response_format), model_json_schema(output_type)
     )
@@ -139,6 +140,8 @@ def loads_lenient(text: str) -> Any:
 
 
 def parse_structured_output(spec: StructuredOutput, payload: Any) -> Any:
+    from lovia.schema import coerce_output
+
     try:
         return coerce_output(spec.output_type, payload)
     except Exception as exc:

@@ -3,9 +3,8 @@
 from __future__ import annotations
 
 import asyncio
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from lovia.agent import Agent
 from lovia.checkpointer import CheckpointOptions
 from lovia.context.policy import ContextPolicy
 from lovia.exceptions import UserError
@@ -16,6 +15,9 @@ from lovia.runtime.result import RunHandle, RunResult
 from lovia.session import Session
 from lovia.steering import Mailbox
 from lovia.tracing import Tracer
+
+if TYPE_CHECKING:
+    from lovia.agent import Agent
 
 
 class Runner:

@@ -368,7 +368,7 @@ class MCPConnection:
     async def _open_session(self) -> None:
         """Start the transport and the MCP session; the one place a session is created."""
         client_session, implementation = _sdk_session()
-        import lovia
+        from lovia._version import __version__
 
         factory = self.transport
         loop = asyncio.get_running_loop()
@@ -384,7 +384,7 @@ class MCPConnection:
                         client_session(
                             streams[0],
                             streams[1],
-                            client_info=implementation(name="lovia", version=lovia.__version__),
+                            client_info=implementation(name="lovia", version=__version__),
                         )
                     )
                     await session.initialize()

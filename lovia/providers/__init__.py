@@ -6,7 +6,6 @@ Vendor SDKs are imported lazily: ``import lovia`` never imports ``openai`` or ``
 from __future__ import annotations
 
 import importlib
-import importlib.metadata
 import logging
 import os
 from collections.abc import Callable
@@ -70,7 +69,9 @@ def _entry_point_factory(vendor: str) -> ProviderFactory | None:
     global _ENTRY_POINTS
     if _ENTRY_POINTS is None:
         _ENTRY_POINTS = {}
-    for ep in importlib.metadata.entry_points(group="lovia.providers"):
+    from importlib.metadata import entry_points  # slow to import; only for unknown vendors
+
+    for ep in entry_points(group="lovia.providers"):
         if ep.name.lower() != vendor:
             continue
         try:

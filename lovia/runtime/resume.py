@@ -7,7 +7,6 @@ from typing import TYPE_CHECKING, Any
 from lovia.checkpointer import RunSnapshot
 from lovia.exceptions import UserError
 from lovia.runtime.tool_calls import wire_safe_arguments
-from lovia.schema import coerce_output
 from lovia.transcript import ToolCallEntry, ToolResultEntry, TranscriptEntry
 
 if TYPE_CHECKING:
@@ -109,6 +108,8 @@ def result_from_completed_snapshot(
             "restart the run with CheckpointOptions(if_run_exists='restart').",
         )
     if target is not str:
+        from lovia.schema import coerce_output  # pydantic: only for structured output
+
         output = coerce_output(target, output)
     elif output is None:
         output = ""

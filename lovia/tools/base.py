@@ -10,24 +10,19 @@ import enum
 import functools
 import inspect
 import json
+import sys
 import uuid
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from pathlib import PurePath
 from typing import TYPE_CHECKING, Any, Protocol, TypeAlias, overload
 
-from pydantic import BaseModel, ValidationError
-
 from lovia.exceptions import BudgetExceeded, InvalidToolArguments, RunCancelled, UserError
-from lovia.schema import (
-    _resolved_hints,
-    build_args_validator,
-    function_args_schema,
-    is_run_context_annotation,
-)
 from lovia.types import JsonSchema
 
 if TYPE_CHECKING:
+    from pydantic import ValidationError
+
     from lovia.run_context import RunContext
 
 ApprovalPredicate: TypeAlias = "Callable[[dict[str, Any], RunContext[Any]], bool]"
@@ -93,6 +88,8 @@ def invalid_arguments(
 
 
 def _context_param(fn: Callable[..., Any]) -> str | None:
+    from lovia.schema import _resolved_hints, is_run_context_annotation
+
     hints = _resolved_hints(fn)
     found: list[str] = []
     for pname, param in inspect.signature(fn).parameters.items():
@@ -122,6 +119,11 @@ def _make_tool(
     returns_images: bool,
     strict: bool,
 ) -> Tool:
+    # The schema helpers (and pydantic) load with the first @tool, not with lovia.
+    from pydantic import ValidationError
+
+    from lovia.schema import build_args_validator, function_args_schema
+
     tool_name = name or fn.__name__
     if description is None:
         description = (inspect.getdoc(fn) or "").strip()
@@ -277,12 +279,19 @@ async def run_tool(
 # --------------------------------------------------------------------------- rendering
 
 
+def _is_pydantic_model(value: Any) -> bool:
+    """``isinstance(value, BaseModel)`` without importing pydantic: a model instance can
+    exist only once pydantic has been imported."""
+    pydantic = sys.modules.get("pydantic")
+    return pydantic is not None and isinstance(value, pydantic.BaseModel)
+
+
 def _to_primitive(value: Any, depth: int = 0) -> Any:
     if depth > 50:
         return str(value)
     if value is None or isinstance(value, (str, bool, int, float)):
         return value
-    if isinstance(value, BaseModel):
+    if _is_pydantic_model(value):
         return value.model_dump(mode="json")
     if dataclasses.is_dataclass(value) and not isinstance(value, type):
         return _to_primitive(dataclasses.asdict(value), depth + 1)

@@ -18,9 +18,9 @@ from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import urlsplit
 
-import httpx
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
+from lovia._httpx import httpx
 from lovia.exceptions import ToolError
 from lovia.http_config import resolve_verify
 from lovia.run_context import RunContext
@@ -77,7 +77,7 @@ def validate_url(url: str) -> str:
 @functools.cache
 def default_user_agent() -> str:
     """``Mozilla/5.0 (compatible; lovia/{version}; +{project URL})`` (computed once)."""
-    from lovia import __version__
+    from lovia._version import __version__
 
     return f"Mozilla/5.0 (compatible; lovia/{__version__}; +{_project_url()})"
 

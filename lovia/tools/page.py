@@ -14,9 +14,9 @@ from collections import OrderedDict
 from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
-import httpx
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from lovia._httpx import httpx
 from lovia.run_context import RunContext
 from lovia.tools._html import collect_images as _collect_images
 from lovia.tools._html import effective_base, parse_html, render_markdown

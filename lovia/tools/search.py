@@ -14,9 +14,9 @@ from dataclasses import dataclass
 from typing import Any, Literal, Protocol, runtime_checkable
 from urllib.parse import urlsplit
 
-import httpx
 from pydantic import BaseModel, ConfigDict, ValidationError, field_validator
 
+from lovia._httpx import httpx
 from lovia.exceptions import ToolError, UserError
 from lovia.http_config import resolve_verify
 from lovia.run_context import RunContext

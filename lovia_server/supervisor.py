@@ -123,6 +123,8 @@ class RunController:
     started_at: float = field(default_factory=time.time)
     last_handoff_reason: str | None = None
     leg: int = 0
+    # resumed, but from the prompt: the previous process died before the first checkpoint
+    from_prompt: bool = False
 
     @property
     def checkpoint_id(self) -> str:
@@ -180,7 +182,9 @@ class RunSupervisor:
         recovered = []
         for record in await self.store.runs_with_status("running"):
             snapshot = await self.checkpointer.load(record.checkpoint_id)
-            resumable = snapshot is not None and snapshot.status != "completed"
+            resumable = (snapshot is not None and snapshot.status != "completed") or (
+                snapshot is None and await self._restartable(record)
+            )
             log = EventLog(
                 record.id,
                 record.session_id,
@@ -333,7 +337,12 @@ class RunSupervisor:
         record = await self.ensure_known_run(run_id)
         self._check_session_free(record.session_id)
         snapshot = await self.checkpointer.load(record.checkpoint_id)
-        if not record.resumable or snapshot is None or snapshot.status == "completed":
+        # A process that died before the run's first checkpoint leaves only the run record:
+        # the run starts again from its prompt (nothing of it reached the session).
+        from_prompt = snapshot is None and record.resumable and await self._restartable(record)
+        if not from_prompt and (
+            not record.resumable or snapshot is None or snapshot.status == "completed"
+        ):
             raise p.ProtocolError(
                 p.NOT_RESUMABLE,
                 f"Run {run_id} cannot be resumed (status {record.status})",
@@ -350,16 +359,26 @@ class RunSupervisor:
             prompt=record.prompt or "",
             log=log,
             resumed=True,
-            max_turns=snapshot.turns + max_turns,
+            max_turns=(snapshot.turns if snapshot else 0) + max_turns,
             leg=record.leg,
+            from_prompt=from_prompt,
         )
-        ctl.usage = snapshot.usage.clone()
+        if snapshot is not None:
+            ctl.usage = snapshot.usage.clone()
 
         async def persist() -> None:
             await self.store.insert_run(self._record(ctl))
             await self.store.touch_session(record.session_id)
 
-        return await self._launch(ctl, "", persist)
+        return await self._launch(ctl, record.prompt if from_prompt else "", persist)
+
+    async def _restartable(self, record: RunRecord) -> bool:
+        """A first leg with a prompt whose checkpoint never got written and whose entries are
+        not in the session: nothing of it was kept, so it can start again from the prompt."""
+        if record.leg != 0 or not record.prompt:
+            return False
+        segments = await self.sessions.segments(record.session_id)
+        return all(seg.run_id != record.checkpoint_id for seg in segments)
 
     async def _launch(
         self, ctl: RunController, model_input: Any, persist: Callable[[], Awaitable[None]]
@@ -488,7 +507,7 @@ class RunSupervisor:
                 )
             self._progress("begin", ctl, ctl.prompt)
             ctl.new_message()
-            resume = ctl.resumed
+            resume = ctl.resumed and not ctl.from_prompt
             while True:
                 # The checkpoint is deleted after the session append (below), never before:
                 # deleting it first would leave a window where a crash loses the leg.

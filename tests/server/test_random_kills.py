@@ -265,8 +265,8 @@ async def test_random_sigkills_never_lose_or_double_anything(tmp_path: Path) -> 
             approver = asyncio.create_task(_approver(h, run_id, rng))
             finished = asyncio.create_task(
                 h.wait_for(
-                    lambda e: (
-                        e["runId"] == run_id and e["kind"] == "run.finished" and e["seq"] > base
+                    lambda e, rid=run_id, after=base: (
+                        e["runId"] == rid and e["kind"] == "run.finished" and e["seq"] > after
                     ),
                     within=3600,
                 )

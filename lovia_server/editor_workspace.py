@@ -383,8 +383,8 @@ class EditorWorkspace:
                 )
             label = resolved.display()
             if item.range is not None:
-                start = int(item.range.start.get("line", 0))
-                end = int(item.range.end.get("line", start))
+                start = item.range.start.line
+                end = item.range.end.line
                 lines = text.split("\n")[start : end + 1]
                 text = "\n".join(lines)
                 label += f":{start + 1}-{end + 1}"

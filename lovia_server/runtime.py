@@ -17,7 +17,6 @@ from lsprotocol import types as lsp
 import lovia
 from lovia.stores import SQLiteCheckpointer, SQLiteSession
 from lovia.tools.human import HumanChannel, ask_human
-from lovia_server import params as params_mod
 from lovia_server import protocol as p
 from lovia_server.agents import (
     BUILTIN_CODING,
@@ -147,7 +146,7 @@ class ServerRuntime:
             await asyncio.shield(self._warm_up)
 
     async def run(self, raw: Any) -> dict[str, Any]:
-        params = params_mod.parse_params(params_mod.RunParams, raw)
+        params = p.parse_params(p.RunParams, raw)
         await self._imports_settled()
         folders = self.workspace.folders()
         if not folders:
@@ -157,7 +156,7 @@ class ServerRuntime:
                 {"field": "cwd", "hint": "Open a folder in the editor first."},
             )
         cwd = self.workspace.resolve_cwd(params.cwd)
-        session_id = await self.supervisor.claim_session(params.sessionId)
+        session_id = await self.supervisor.claim_session(params.session_id)
         context_text = await self.workspace.context_block(params.context, cwd)
         spec = await self._spec(
             agent=params.agent, model=params.model, cwd=cwd, session_id=session_id
@@ -253,72 +252,72 @@ class ServerRuntime:
         return await self._spec(agent=agent, model=model, cwd=cwd, session_id=record.session_id)
 
     async def steer(self, raw: Any) -> dict[str, Any]:
-        params = params_mod.parse_params(params_mod.SteerParams, raw)
-        ctl = await self.supervisor.active_controller(params.runId)
+        params = p.parse_params(p.SteerParams, raw)
+        ctl = await self.supervisor.active_controller(params.run_id)
         return self.supervisor.steer(ctl, params.message)
 
     async def unsteer(self, raw: Any) -> dict[str, Any]:
-        params = params_mod.parse_params(params_mod.UnsteerParams, raw)
-        ctl = self.supervisor.by_run.get(params.runId)
+        params = p.parse_params(p.UnsteerParams, raw)
+        ctl = self.supervisor.by_run.get(params.run_id)
         if ctl is None:
             # A finished run delivered (or dropped) its steers: nothing left to withdraw.
-            await self.supervisor.ensure_known_run(params.runId)
+            await self.supervisor.ensure_known_run(params.run_id)
             return {"withdrawn": False}
-        return self.supervisor.unsteer(ctl, params.messageId)
+        return self.supervisor.unsteer(ctl, params.message_id)
 
     async def approve(self, raw: Any) -> dict[str, Any]:
-        params = params_mod.parse_params(params_mod.ApproveParams, raw)
-        ctl = await self.supervisor.active_controller(params.runId)
-        return self.supervisor.approve(ctl, params.approvalId, params.decision, params.message)
+        params = p.parse_params(p.ApproveParams, raw)
+        ctl = await self.supervisor.active_controller(params.run_id)
+        return self.supervisor.approve(ctl, params.approval_id, params.decision, params.message)
 
     async def answer(self, raw: Any) -> dict[str, Any]:
-        params = params_mod.parse_params(params_mod.AnswerParams, raw)
-        ctl = await self.supervisor.active_controller(params.runId)
-        if params.questionId not in ctl.questions:
+        params = p.parse_params(p.AnswerParams, raw)
+        ctl = await self.supervisor.active_controller(params.run_id)
+        if params.question_id not in ctl.questions:
             raise p.ProtocolError(
                 p.APPROVAL_NOT_FOUND,
-                f"No pending question {params.questionId}",
-                {"questionId": params.questionId},
+                f"No pending question {params.question_id}",
+                {"questionId": params.question_id},
             )
-        self.channel.answer(params.questionId, params.answer)
-        self.supervisor.question_answered(ctl, params.questionId, params.answer)
-        return {"questionId": params.questionId}
+        self.channel.answer(params.question_id, params.answer)
+        self.supervisor.question_answered(ctl, params.question_id, params.answer)
+        return {"questionId": params.question_id}
 
     async def cancel(self, raw: Any) -> dict[str, Any]:
-        params = params_mod.parse_params(params_mod.RunIdParams, raw)
-        ctl = await self.supervisor.active_controller(params.runId)
+        params = p.parse_params(p.RunIdParams, raw)
+        ctl = await self.supervisor.active_controller(params.run_id)
         return self.supervisor.cancel(ctl)
 
     async def resume(self, raw: Any) -> dict[str, Any]:
-        params = params_mod.parse_params(params_mod.RunIdParams, raw)
+        params = p.parse_params(p.RunIdParams, raw)
         await self._imports_settled()
         return await self.supervisor.resume(
-            params.runId, self._spec_for_record, max_turns=self.server.settings.maxTurns
+            params.run_id, self._spec_for_record, max_turns=self.server.settings.maxTurns
         )
 
     async def replay(self, raw: Any) -> dict[str, Any]:
-        params = params_mod.parse_params(params_mod.ReplayParams, raw)
-        return await self.supervisor.replay(params.runId, params.afterSeq)
+        params = p.parse_params(p.ReplayParams, raw)
+        return await self.supervisor.replay(params.run_id, params.after_seq)
 
     async def sessions(self, raw: Any) -> dict[str, Any]:
-        params = params_mod.parse_params(params_mod.SessionsParams, raw)
+        params = p.parse_params(p.SessionsParams, raw)
         return await self.supervisor.list_sessions(
             limit=params.limit, offset=params.offset, query=params.query
         )
 
     async def session(self, raw: Any) -> dict[str, Any]:
-        params = params_mod.parse_params(params_mod.SessionParams, raw)
-        return await self.supervisor.session_view(params.sessionId)
+        params = p.parse_params(p.SessionParams, raw)
+        return await self.supervisor.session_view(params.session_id)
 
     async def delete_session(self, raw: Any) -> dict[str, Any]:
-        params = params_mod.parse_params(params_mod.SessionParams, raw)
-        result = await self.supervisor.delete_session(params.sessionId)
+        params = p.parse_params(p.SessionParams, raw)
+        result = await self.supervisor.delete_session(params.session_id)
         if result["deleted"]:
-            await self.workspace.close_session(params.sessionId)
+            await self.workspace.close_session(params.session_id)
         return result
 
     async def status(self, raw: Any) -> dict[str, Any]:
-        params_mod.parse_params(params_mod.StatusParams, raw)
+        p.parse_params(p.StatusParams, raw)
         settings = self.server.settings
         return {
             "version": lovia.__version__,
@@ -346,12 +345,12 @@ class ServerRuntime:
             )
         )
         if response is None:
-            return "reject_once"
+            return p.Decision.REJECT_ONCE
         title = response.title if hasattr(response, "title") else str(response)
         for option in options:
             if option["label"] == title:
-                return option["decision"]
-        return "reject_once"
+                return p.Decision(option["decision"])
+        return p.Decision.REJECT_ONCE
 
     async def _questions(self) -> None:
         try:

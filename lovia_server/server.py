@@ -240,19 +240,19 @@ def create_server() -> LoviaServer:
         if server.runtime is not None and token.startswith("lovia/"):
             server.runtime.cancel_from_progress(token[len("lovia/") :])
 
-    def register(method: str, attribute: str) -> None:
+    def register(method: p.Method, attribute: str) -> None:
         async def call(params: Any) -> Any:
             runtime = server.runtime
             assert runtime is not None  # guarded() waited for a started runtime
             return await getattr(runtime, attribute)(params)
 
         handler = guarded(call)
-        server.feature(method)(handler)
+        server.feature(method.name)(handler)
 
         async def command(*args: Any) -> Any:
             return await handler(args[0] if args else {})
 
-        server.command(p.command_name(method))(command)
+        server.command(method.command)(command)
 
     for method, attribute in (
         (p.RUN, "run"),

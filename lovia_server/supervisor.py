@@ -54,13 +54,13 @@ from lovia_server.events import (
     tool_title,
     usage_payload,
 )
+from lovia_server.protocol import Decision
 from lovia_server.store import RunRecord, ServerStore, checkpoint_id
 
 logger = logging.getLogger("lovia_server.supervisor")
 
 T = TypeVar("T")
 
-Decision = Literal["allow_once", "allow_always", "reject_once", "reject_always"]
 FinalStatus = Literal["completed", "failed", "cancelled", "interrupted"]
 
 
@@ -784,7 +784,7 @@ class RunSupervisor:
         by = "policy"
         outcome: str
         if rule is not None:
-            decision = "allow_once" if rule == "allow" else "reject_once"
+            decision = Decision.ALLOW_ONCE if rule == "allow" else Decision.REJECT_ONCE
             outcome = "allowed" if rule == "allow" else "rejected"
         else:
             loop = asyncio.get_running_loop()
@@ -804,7 +804,7 @@ class RunSupervisor:
                 if by == "cancelled":
                     outcome, by = "cancelled", "user"
             except TimeoutError:
-                decision, outcome, by = "reject_once", "timed_out", "policy"
+                decision, outcome, by = Decision.REJECT_ONCE, "timed_out", "policy"
                 message = "The approval timed out."
             finally:
                 ctl.approvals.pop(approval_id, None)
@@ -835,7 +835,7 @@ class RunSupervisor:
             logger.warning("approval.ask_failed", exc_info=True)
             return
         if not future.done():
-            future.set_result((decision or "reject_once", None, "editor"))
+            future.set_result((decision or Decision.REJECT_ONCE, None, "editor"))
 
     async def _approval_payload(
         self, ctl: RunController, info: CallInfo, approval_id: str, call_id: str
@@ -884,7 +884,7 @@ class RunSupervisor:
     def _resolve_all_approvals(self, ctl: RunController, outcome: str) -> None:
         for pending in list(ctl.approvals.values()):
             if not pending.future.done():
-                pending.future.set_result(("reject_once", None, outcome))
+                pending.future.set_result((Decision.REJECT_ONCE, None, outcome))
 
     # ================================================================== questions
 

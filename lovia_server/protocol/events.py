@@ -1,0 +1,502 @@
+"""Payloads of the ``lovia/event`` notification, one model per event kind.
+
+The wire object is flat: the envelope (``sessionId, runId, seq, ts, parentRunId?, kind``) followed
+by the payload's fields. The supervisor builds a payload model; the event log adds the envelope
+and serialises it once. ``LoviaEvent`` is the whole notification as one union on ``kind`` (used for
+the JSON Schema and to validate what a client receives).
+"""
+
+from __future__ import annotations
+
+from enum import StrEnum
+from typing import Annotated, Any, ClassVar, Literal, TypeAlias
+
+from pydantic import Field
+
+from lovia_server.protocol.wire import WireModel, omitted
+
+ToolKind: TypeAlias = Literal[
+    "read", "edit", "delete", "move", "search", "execute", "fetch", "think", "other"
+]
+TOOL_KINDS: list[str] = list(ToolKind.__args__)  # type: ignore[attr-defined]
+ToolStatus: TypeAlias = Literal["completed", "failed", "declined", "cancelled"]
+ToolStream: TypeAlias = Literal["stdout", "stderr"]
+ApprovalAction: TypeAlias = Literal[
+    "file.write", "file.create", "file.delete", "shell", "read.outside", "other"
+]
+ApprovalOutcome: TypeAlias = Literal["allowed", "rejected", "cancelled", "timed_out"]
+ApprovalBy: TypeAlias = Literal["user", "policy", "editor"]
+FinalStatus: TypeAlias = Literal["completed", "failed", "cancelled", "interrupted"]
+MessageSource: TypeAlias = Literal["prompt", "steer"]
+
+
+def as_tool_kind(value: str) -> ToolKind:
+    """A tool kind from a plain string (anything unknown is ``other``)."""
+    for kind in TOOL_KINDS:
+        if kind == value:
+            return kind  # type: ignore[return-value]
+    return "other"
+
+
+class Decision(StrEnum):
+    """A user's answer to an approval, the same from ``lovia/approve`` to the run."""
+
+    ALLOW_ONCE = "allow_once"
+    ALLOW_ALWAYS = "allow_always"
+    REJECT_ONCE = "reject_once"
+    REJECT_ALWAYS = "reject_always"
+
+    @property
+    def allows(self) -> bool:
+        return self in (Decision.ALLOW_ONCE, Decision.ALLOW_ALWAYS)
+
+    @property
+    def always(self) -> bool:
+        """Remembered for the rest of the session (the file, the command, or the tool)."""
+        return self in (Decision.ALLOW_ALWAYS, Decision.REJECT_ALWAYS)
+
+
+DECISIONS: list[str] = [d.value for d in Decision]
+
+# ----------------------------------------------------------------------------- shared parts
+
+
+class Location(WireModel):
+    """A file a tool call touches, for click-through."""
+
+    path: str
+    uri: str
+    line: int | None = omitted()
+
+
+class FileDiff(WireModel):
+    """A file's text before and after an edit (``oldText`` is null for a new file)."""
+
+    path: str
+    uri: str
+    old_text: str | None
+    new_text: str
+
+
+class TextContent(WireModel):
+    type: Literal["text"] = "text"
+    text: str
+
+
+class DiffContent(WireModel):
+    type: Literal["diff"] = "diff"
+    path: str
+    uri: str
+    old_text: str | None
+    new_text: str
+
+    @classmethod
+    def of(cls, diff: FileDiff) -> DiffContent:
+        return cls(path=diff.path, uri=diff.uri, old_text=diff.old_text, new_text=diff.new_text)
+
+
+ToolContent: TypeAlias = Annotated[TextContent | DiffContent, Field(discriminator="type")]
+
+
+class ToolOutput(WireModel):
+    text: str
+    stream: ToolStream
+
+
+class ApprovalOption(WireModel):
+    decision: Decision
+    label: str
+
+
+class TodoItem(WireModel):
+    content: str
+    status: str
+    active_form: str | None = omitted()
+
+
+class Usage(WireModel):
+    """Token counts of a run so far; ``contextTokens`` is the last turn's prompt size."""
+
+    input_tokens: int
+    output_tokens: int
+    cache_read_tokens: int = 0
+    context_tokens: int | None
+    context_window: int | None
+
+
+class RunError(WireModel):
+    type: str
+    message: str
+    hint: str | None = omitted()
+
+
+# ----------------------------------------------------------------------------- payloads
+
+
+class EventPayload(WireModel):
+    """The fields of one event kind; ``KIND`` is its ``kind``."""
+
+    KIND: ClassVar[str]
+
+
+class RunStarted(EventPayload):
+    """A run attempt began (``resumed`` for a continued one)."""
+
+    KIND: ClassVar[str] = "run.started"
+    prompt: str
+    cwd: str
+    model: str | None
+    agent: str
+    resumed: bool
+
+
+class UserMessage(EventPayload):
+    """The prompt, or a steering message at the moment it is delivered."""
+
+    KIND: ClassVar[str] = "user.message"
+    message_id: str
+    text: str
+    source: MessageSource
+
+
+class MessageDelta(EventPayload):
+    """Text to append to an assistant message (coalesced)."""
+
+    KIND: ClassVar[str] = "message.delta"
+    message_id: str
+    text: str
+
+
+class ReasoningDelta(EventPayload):
+    """Reasoning text to append (coalesced)."""
+
+    KIND: ClassVar[str] = "reasoning.delta"
+    message_id: str
+    text: str
+
+
+class MessageCompleted(EventPayload):
+    """The authoritative full text of an assistant message."""
+
+    KIND: ClassVar[str] = "message.completed"
+    message_id: str
+    text: str
+
+
+class OutputDiscarded(EventPayload):
+    """A retried turn: drop what was rendered for this message."""
+
+    KIND: ClassVar[str] = "output.discarded"
+    message_id: str
+
+
+class ToolCallStarted(EventPayload):
+    """A tool call, announced once before it runs or asks for approval."""
+
+    KIND: ClassVar[str] = "tool.call"
+    tool_call_id: str
+    name: str
+    tool_kind: ToolKind
+    title: str
+    input: dict[str, Any]
+    locations: list[Location]
+
+
+class ToolUpdate(EventPayload):
+    """Streamed output of a running tool (shell)."""
+
+    KIND: ClassVar[str] = "tool.update"
+    tool_call_id: str
+    output: ToolOutput
+
+
+class ToolResult(EventPayload):
+    """How a tool call ended: exactly one per ``tool.call``."""
+
+    KIND: ClassVar[str] = "tool.result"
+    tool_call_id: str
+    status: ToolStatus
+    content: list[ToolContent]
+    is_error: bool
+
+    @classmethod
+    def cancelled(cls, tool_call_id: str, text: str) -> ToolResult:
+        """The result of a call that never finished (cancelled run, stopped server)."""
+        return cls(
+            tool_call_id=tool_call_id,
+            status="cancelled",
+            content=[TextContent(text=text)],
+            is_error=True,
+        )
+
+
+class ApprovalRequested(EventPayload):
+    """A tool call waits for the user; ``diff`` previews a write before it happens."""
+
+    KIND: ClassVar[str] = "approval.requested"
+    approval_id: str
+    tool_call_id: str
+    action: ApprovalAction
+    title: str
+    detail: str
+    paths: list[str]
+    command: str | None = omitted()
+    diff: list[FileDiff] | None = omitted()
+    options: list[ApprovalOption]
+
+
+class ApprovalResolved(EventPayload):
+    """An approval was answered (``decision`` when allowed or rejected)."""
+
+    KIND: ClassVar[str] = "approval.resolved"
+    approval_id: str
+    outcome: ApprovalOutcome
+    by: ApprovalBy
+    decision: Decision | None = omitted()
+
+
+class QuestionRequested(EventPayload):
+    """The agent asks the user (``ask_human``)."""
+
+    KIND: ClassVar[str] = "question.requested"
+    question_id: str
+    text: str
+    choices: list[str] | None = omitted()
+    multi_select: bool | None = omitted()
+
+
+class QuestionAnswered(EventPayload):
+    KIND: ClassVar[str] = "question.answered"
+    question_id: str
+    answer: str
+
+
+class TodoUpdated(EventPayload):
+    """The full todo list, every time it changes."""
+
+    KIND: ClassVar[str] = "todo.updated"
+    items: list[TodoItem]
+
+
+class Handoff(EventPayload):
+    """The run moved to another agent."""
+
+    KIND: ClassVar[str] = "handoff"
+    from_agent: str
+    to_agent: str
+    reason: str | None
+
+
+class Compaction(EventPayload):
+    """The context was compacted (``reactive`` after the model rejected its size)."""
+
+    KIND: ClassVar[str] = "compaction"
+    tokens_before: int | None
+    tokens_after: int | None
+    stages: list[str]
+    reactive: bool
+    detail: list[str]
+
+
+class UsageUpdated(EventPayload, Usage):
+    """Token usage after a model turn."""
+
+    KIND: ClassVar[str] = "usage.updated"
+
+    @classmethod
+    def of(cls, usage: Usage) -> UsageUpdated:
+        return cls.model_validate(usage.model_dump())
+
+
+class RunFinished(EventPayload):
+    """The end of a run attempt: exactly one, always the last ``seq``."""
+
+    KIND: ClassVar[str] = "run.finished"
+    status: FinalStatus
+    usage: Usage
+    resumable: bool
+    output: Any = omitted()
+    error: RunError | None = omitted()
+
+
+PAYLOADS: dict[str, type[EventPayload]] = {
+    cls.KIND: cls
+    for cls in (
+        RunStarted,
+        UserMessage,
+        MessageDelta,
+        ReasoningDelta,
+        MessageCompleted,
+        OutputDiscarded,
+        ToolCallStarted,
+        ToolUpdate,
+        ToolResult,
+        ApprovalRequested,
+        ApprovalResolved,
+        QuestionRequested,
+        QuestionAnswered,
+        TodoUpdated,
+        Handoff,
+        Compaction,
+        UsageUpdated,
+        RunFinished,
+    )
+}
+EVENT_KINDS: list[str] = list(PAYLOADS)
+DELTA_KINDS = frozenset({MessageDelta.KIND, ReasoningDelta.KIND, ToolUpdate.KIND})
+
+# ----------------------------------------------------------------------------- the notification
+
+
+class EventEnvelope(WireModel):
+    """What every event carries before its payload."""
+
+    session_id: str
+    run_id: str
+    seq: int = Field(ge=1)
+    ts: int
+    parent_run_id: str | None = omitted()
+
+
+class RunStartedEvent(EventEnvelope, RunStarted):
+    kind: Literal["run.started"]
+
+
+class UserMessageEvent(EventEnvelope, UserMessage):
+    kind: Literal["user.message"]
+
+
+class MessageDeltaEvent(EventEnvelope, MessageDelta):
+    kind: Literal["message.delta"]
+
+
+class ReasoningDeltaEvent(EventEnvelope, ReasoningDelta):
+    kind: Literal["reasoning.delta"]
+
+
+class MessageCompletedEvent(EventEnvelope, MessageCompleted):
+    kind: Literal["message.completed"]
+
+
+class OutputDiscardedEvent(EventEnvelope, OutputDiscarded):
+    kind: Literal["output.discarded"]
+
+
+class ToolCallEvent(EventEnvelope, ToolCallStarted):
+    kind: Literal["tool.call"]
+
+
+class ToolUpdateEvent(EventEnvelope, ToolUpdate):
+    kind: Literal["tool.update"]
+
+
+class ToolResultEvent(EventEnvelope, ToolResult):
+    kind: Literal["tool.result"]
+
+
+class ApprovalRequestedEvent(EventEnvelope, ApprovalRequested):
+    kind: Literal["approval.requested"]
+
+
+class ApprovalResolvedEvent(EventEnvelope, ApprovalResolved):
+    kind: Literal["approval.resolved"]
+
+
+class QuestionRequestedEvent(EventEnvelope, QuestionRequested):
+    kind: Literal["question.requested"]
+
+
+class QuestionAnsweredEvent(EventEnvelope, QuestionAnswered):
+    kind: Literal["question.answered"]
+
+
+class TodoUpdatedEvent(EventEnvelope, TodoUpdated):
+    kind: Literal["todo.updated"]
+
+
+class HandoffEvent(EventEnvelope, Handoff):
+    kind: Literal["handoff"]
+
+
+class CompactionEvent(EventEnvelope, Compaction):
+    kind: Literal["compaction"]
+
+
+class UsageUpdatedEvent(EventEnvelope, UsageUpdated):
+    kind: Literal["usage.updated"]
+
+
+class RunFinishedEvent(EventEnvelope, RunFinished):
+    kind: Literal["run.finished"]
+
+
+LoviaEvent: TypeAlias = Annotated[
+    RunStartedEvent
+    | UserMessageEvent
+    | MessageDeltaEvent
+    | ReasoningDeltaEvent
+    | MessageCompletedEvent
+    | OutputDiscardedEvent
+    | ToolCallEvent
+    | ToolUpdateEvent
+    | ToolResultEvent
+    | ApprovalRequestedEvent
+    | ApprovalResolvedEvent
+    | QuestionRequestedEvent
+    | QuestionAnsweredEvent
+    | TodoUpdatedEvent
+    | HandoffEvent
+    | CompactionEvent
+    | UsageUpdatedEvent
+    | RunFinishedEvent,
+    Field(discriminator="kind"),
+]
+
+__all__ = [
+    "DECISIONS",
+    "DELTA_KINDS",
+    "EVENT_KINDS",
+    "PAYLOADS",
+    "TOOL_KINDS",
+    "ApprovalAction",
+    "ApprovalBy",
+    "ApprovalOption",
+    "ApprovalOutcome",
+    "ApprovalRequested",
+    "ApprovalResolved",
+    "Compaction",
+    "Decision",
+    "DiffContent",
+    "EventEnvelope",
+    "EventPayload",
+    "FileDiff",
+    "FinalStatus",
+    "Handoff",
+    "Location",
+    "LoviaEvent",
+    "MessageCompleted",
+    "MessageDelta",
+    "MessageSource",
+    "OutputDiscarded",
+    "QuestionAnswered",
+    "QuestionRequested",
+    "ReasoningDelta",
+    "RunError",
+    "RunFinished",
+    "RunStarted",
+    "TextContent",
+    "TodoItem",
+    "TodoUpdated",
+    "ToolCallStarted",
+    "ToolContent",
+    "ToolKind",
+    "ToolOutput",
+    "ToolResult",
+    "ToolStatus",
+    "ToolStream",
+    "ToolUpdate",
+    "Usage",
+    "UsageUpdated",
+    "UserMessage",
+    "as_tool_kind",
+]

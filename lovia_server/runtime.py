@@ -145,8 +145,7 @@ class ServerRuntime:
         if self._warm_up is not None and not self._warm_up.done():
             await asyncio.shield(self._warm_up)
 
-    async def run(self, raw: Any) -> dict[str, Any]:
-        params = p.parse_params(p.RunParams, raw)
+    async def run(self, params: p.RunParams) -> p.LaunchResult:
         await self._imports_settled()
         folders = self.workspace.folders()
         if not folders:
@@ -251,27 +250,23 @@ class ServerRuntime:
         model = record.model if agent is None else None
         return await self._spec(agent=agent, model=model, cwd=cwd, session_id=record.session_id)
 
-    async def steer(self, raw: Any) -> dict[str, Any]:
-        params = p.parse_params(p.SteerParams, raw)
+    async def steer(self, params: p.SteerParams) -> p.SteerResult:
         ctl = await self.supervisor.active_controller(params.run_id)
         return self.supervisor.steer(ctl, params.message)
 
-    async def unsteer(self, raw: Any) -> dict[str, Any]:
-        params = p.parse_params(p.UnsteerParams, raw)
+    async def unsteer(self, params: p.UnsteerParams) -> p.UnsteerResult:
         ctl = self.supervisor.by_run.get(params.run_id)
         if ctl is None:
             # A finished run delivered (or dropped) its steers: nothing left to withdraw.
             await self.supervisor.ensure_known_run(params.run_id)
-            return {"withdrawn": False}
+            return p.UnsteerResult(withdrawn=False)
         return self.supervisor.unsteer(ctl, params.message_id)
 
-    async def approve(self, raw: Any) -> dict[str, Any]:
-        params = p.parse_params(p.ApproveParams, raw)
+    async def approve(self, params: p.ApproveParams) -> p.ApproveResult:
         ctl = await self.supervisor.active_controller(params.run_id)
         return self.supervisor.approve(ctl, params.approval_id, params.decision, params.message)
 
-    async def answer(self, raw: Any) -> dict[str, Any]:
-        params = p.parse_params(p.AnswerParams, raw)
+    async def answer(self, params: p.AnswerParams) -> p.AnswerResult:
         ctl = await self.supervisor.active_controller(params.run_id)
         if params.question_id not in ctl.questions:
             raise p.ProtocolError(
@@ -281,64 +276,56 @@ class ServerRuntime:
             )
         self.channel.answer(params.question_id, params.answer)
         self.supervisor.question_answered(ctl, params.question_id, params.answer)
-        return {"questionId": params.question_id}
+        return p.AnswerResult(question_id=params.question_id)
 
-    async def cancel(self, raw: Any) -> dict[str, Any]:
-        params = p.parse_params(p.RunIdParams, raw)
+    async def cancel(self, params: p.RunIdParams) -> p.CancelResult:
         ctl = await self.supervisor.active_controller(params.run_id)
         return self.supervisor.cancel(ctl)
 
-    async def resume(self, raw: Any) -> dict[str, Any]:
-        params = p.parse_params(p.RunIdParams, raw)
+    async def resume(self, params: p.RunIdParams) -> p.LaunchResult:
         await self._imports_settled()
         return await self.supervisor.resume(
             params.run_id, self._spec_for_record, max_turns=self.server.settings.maxTurns
         )
 
-    async def replay(self, raw: Any) -> dict[str, Any]:
-        params = p.parse_params(p.ReplayParams, raw)
+    async def replay(self, params: p.ReplayParams) -> p.ReplayResult:
         return await self.supervisor.replay(params.run_id, params.after_seq)
 
-    async def sessions(self, raw: Any) -> dict[str, Any]:
-        params = p.parse_params(p.SessionsParams, raw)
+    async def sessions(self, params: p.SessionsParams) -> p.SessionsResult:
         return await self.supervisor.list_sessions(
             limit=params.limit, offset=params.offset, query=params.query
         )
 
-    async def session(self, raw: Any) -> dict[str, Any]:
-        params = p.parse_params(p.SessionParams, raw)
+    async def session(self, params: p.SessionParams) -> p.SessionResult:
         return await self.supervisor.session_view(params.session_id)
 
-    async def delete_session(self, raw: Any) -> dict[str, Any]:
-        params = p.parse_params(p.SessionParams, raw)
+    async def delete_session(self, params: p.SessionParams) -> p.DeleteSessionResult:
         result = await self.supervisor.delete_session(params.session_id)
-        if result["deleted"]:
+        if result.deleted:
             await self.workspace.close_session(params.session_id)
         return result
 
-    async def status(self, raw: Any) -> dict[str, Any]:
-        p.parse_params(p.StatusParams, raw)
+    async def status(self, params: p.StatusParams) -> p.StatusResult:
         settings = self.server.settings
-        return {
-            "version": lovia.__version__,
-            "protocolVersion": p.PROTOCOL_VERSION,
-            "model": settings.effective_model(),
-            "agent": settings.agent or BUILTIN_CODING,
-            "stateDir": str(self.state_dir),
-            "approvals": self.server.init_options.approval_mode,
-            "editMode": self.workspace.edit_mode(),
-            "folders": self.workspace.describe(),
-            "liveRuns": self.supervisor.live_runs(),
-            "sessionRules": self.supervisor.rules_view(),
-            "settingsProblems": list(self.server.settings_problems),
-        }
+        return p.StatusResult(
+            version=lovia.__version__,
+            protocol_version=p.PROTOCOL_VERSION,
+            model=settings.effective_model(),
+            agent=settings.agent or BUILTIN_CODING,
+            state_dir=str(self.state_dir),
+            approvals=self.server.init_options.approval_mode,
+            edit_mode=self.workspace.edit_mode(),
+            folders=self.workspace.describe(),
+            live_runs=self.supervisor.live_runs(),
+            session_rules=self.supervisor.rules_view(),
+            settings_problems=list(self.server.settings_problems),
+        )
 
     # ================================================================== editor bridges
 
-    async def _ask_editor(self, payload: dict[str, Any]) -> Any:
-        options = payload.get("options") or []
-        actions = [lsp.MessageActionItem(title=o["label"]) for o in options]
-        message = f"lovia: {payload.get('title')}\n{payload.get('detail', '')}".strip()
+    async def _ask_editor(self, payload: p.ApprovalRequested) -> p.Decision:
+        actions = [lsp.MessageActionItem(title=o.label) for o in payload.options]
+        message = f"lovia: {payload.title}\n{payload.detail}".strip()
         response = await self.server.window_show_message_request_async(
             lsp.ShowMessageRequestParams(
                 type=lsp.MessageType.Warning, message=message, actions=actions
@@ -347,9 +334,9 @@ class ServerRuntime:
         if response is None:
             return p.Decision.REJECT_ONCE
         title = response.title if hasattr(response, "title") else str(response)
-        for option in options:
-            if option["label"] == title:
-                return p.Decision(option["decision"])
+        for option in payload.options:
+            if option.label == title:
+                return option.decision
         return p.Decision.REJECT_ONCE
 
     async def _questions(self) -> None:

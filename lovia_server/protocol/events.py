@@ -117,11 +117,11 @@ class TodoItem(WireModel):
 class Usage(WireModel):
     """Token counts of a run so far; ``contextTokens`` is the last turn's prompt size."""
 
-    input_tokens: int
-    output_tokens: int
+    input_tokens: int = 0
+    output_tokens: int = 0
     cache_read_tokens: int = 0
-    context_tokens: int | None
-    context_window: int | None
+    context_tokens: int | None = None
+    context_window: int | None = None
 
 
 class RunError(WireModel):
@@ -236,11 +236,11 @@ class ApprovalRequested(EventPayload):
     KIND: ClassVar[str] = "approval.requested"
     approval_id: str
     tool_call_id: str
-    action: ApprovalAction
     title: str
-    detail: str
     paths: list[str]
+    action: ApprovalAction
     command: str | None = omitted()
+    detail: str
     diff: list[FileDiff] | None = omitted()
     options: list[ApprovalOption]
 
@@ -463,8 +463,11 @@ __all__ = [
     "ApprovalOption",
     "ApprovalOutcome",
     "ApprovalRequested",
+    "ApprovalRequestedEvent",
     "ApprovalResolved",
+    "ApprovalResolvedEvent",
     "Compaction",
+    "CompactionEvent",
     "Decision",
     "DiffContent",
     "EventEnvelope",
@@ -472,31 +475,46 @@ __all__ = [
     "FileDiff",
     "FinalStatus",
     "Handoff",
+    "HandoffEvent",
     "Location",
     "LoviaEvent",
     "MessageCompleted",
+    "MessageCompletedEvent",
     "MessageDelta",
+    "MessageDeltaEvent",
     "MessageSource",
     "OutputDiscarded",
+    "OutputDiscardedEvent",
     "QuestionAnswered",
+    "QuestionAnsweredEvent",
     "QuestionRequested",
+    "QuestionRequestedEvent",
     "ReasoningDelta",
+    "ReasoningDeltaEvent",
     "RunError",
     "RunFinished",
+    "RunFinishedEvent",
     "RunStarted",
+    "RunStartedEvent",
     "TextContent",
     "TodoItem",
     "TodoUpdated",
+    "TodoUpdatedEvent",
+    "ToolCallEvent",
     "ToolCallStarted",
     "ToolContent",
     "ToolKind",
     "ToolOutput",
     "ToolResult",
+    "ToolResultEvent",
     "ToolStatus",
     "ToolStream",
     "ToolUpdate",
+    "ToolUpdateEvent",
     "Usage",
     "UsageUpdated",
+    "UsageUpdatedEvent",
     "UserMessage",
+    "UserMessageEvent",
     "as_tool_kind",
 ]

@@ -7,7 +7,7 @@ for the docs. The server registers its handlers against these rows.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Annotated, Any, Literal, TypeAlias, TypeVar
+from typing import Annotated, Any, Generic, Literal, TypeAlias, TypeVar
 
 from pydantic import AfterValidator, Field, ValidationError
 
@@ -22,6 +22,7 @@ from lovia_server.protocol.events import (
 from lovia_server.protocol.wire import WireModel, WireParams
 
 P = TypeVar("P", bound=WireParams)
+R = TypeVar("R", bound=WireModel)
 
 RunStatus: TypeAlias = Literal[
     "running",
@@ -326,12 +327,12 @@ class StatusResult(WireModel):
 
 
 @dataclass(frozen=True)
-class Method:
+class Method(Generic[P, R]):
     """One request: ``lovia/<name>``, also the ``lovia.<name>`` executeCommand command."""
 
     name: str
-    params: type[WireParams]
-    result: type[WireModel]
+    params: type[P]
+    result: type[R]
     note: str = ""
 
     @property
@@ -399,7 +400,7 @@ STATUS = Method(
     "`folders` is the effective ACL per folder; `sessionRules` the remembered decisions",
 )
 
-METHOD_TABLE: tuple[Method, ...] = (
+METHOD_TABLE: tuple[Method[Any, Any], ...] = (
     RUN,
     STEER,
     UNSTEER,

@@ -443,9 +443,10 @@ class RunSupervisor:
                 f"No pending approval {approval_id}",
                 {"approvalId": approval_id, "outcome": "resolved" if pending else "unknown"},
             )
-        answer = ApprovalAnswer(decision, message, "user")
-        pending.future.set_result(answer)
-        return p.ApproveResult(approval_id=approval_id, outcome=answer.outcome)
+        pending.future.set_result(ApprovalAnswer(decision, message, "user"))
+        return p.ApproveResult(
+            approval_id=approval_id, outcome="allowed" if decision.allows else "rejected"
+        )
 
     def cancel(self, ctl: RunController, *, reason: str = "user requested stop") -> p.CancelResult:
         if not ctl.user_cancelled:

@@ -140,7 +140,7 @@ class EventPayload(WireModel):
 
 
 class RunStarted(EventPayload):
-    """A run attempt began (``resumed`` for a continued one)."""
+    """A run attempt began (``resumed`` when ``lovia/resume`` continues one)."""
 
     KIND: ClassVar[str] = "run.started"
     prompt: str
@@ -160,7 +160,8 @@ class UserMessage(EventPayload):
 
 
 class MessageDelta(EventPayload):
-    """Text to append to an assistant message (coalesced)."""
+    """Text to append to an assistant message; coalesced, at most one per run per 20 ms
+    (``LOVIA_COALESCE_MS``, 0 disables)."""
 
     KIND: ClassVar[str] = "message.delta"
     message_id: str
@@ -168,7 +169,7 @@ class MessageDelta(EventPayload):
 
 
 class ReasoningDelta(EventPayload):
-    """Reasoning text to append (coalesced)."""
+    """Reasoning text to append, coalesced like ``message.delta``."""
 
     KIND: ClassVar[str] = "reasoning.delta"
     message_id: str
@@ -203,7 +204,7 @@ class ToolCallStarted(EventPayload):
 
 
 class ToolUpdate(EventPayload):
-    """Streamed output of a running tool (shell)."""
+    """Streamed output of a running tool (shell), coalesced like ``message.delta``."""
 
     KIND: ClassVar[str] = "tool.update"
     tool_call_id: str
@@ -266,6 +267,8 @@ class QuestionRequested(EventPayload):
 
 
 class QuestionAnswered(EventPayload):
+    """The user's answer to a question."""
+
     KIND: ClassVar[str] = "question.answered"
     question_id: str
     answer: str
@@ -358,75 +361,75 @@ class EventEnvelope(WireModel):
     parent_run_id: str | None = omitted()
 
 
-class RunStartedEvent(EventEnvelope, RunStarted):
+class RunStartedEvent(RunStarted, EventEnvelope):
     kind: Literal["run.started"]
 
 
-class UserMessageEvent(EventEnvelope, UserMessage):
+class UserMessageEvent(UserMessage, EventEnvelope):
     kind: Literal["user.message"]
 
 
-class MessageDeltaEvent(EventEnvelope, MessageDelta):
+class MessageDeltaEvent(MessageDelta, EventEnvelope):
     kind: Literal["message.delta"]
 
 
-class ReasoningDeltaEvent(EventEnvelope, ReasoningDelta):
+class ReasoningDeltaEvent(ReasoningDelta, EventEnvelope):
     kind: Literal["reasoning.delta"]
 
 
-class MessageCompletedEvent(EventEnvelope, MessageCompleted):
+class MessageCompletedEvent(MessageCompleted, EventEnvelope):
     kind: Literal["message.completed"]
 
 
-class OutputDiscardedEvent(EventEnvelope, OutputDiscarded):
+class OutputDiscardedEvent(OutputDiscarded, EventEnvelope):
     kind: Literal["output.discarded"]
 
 
-class ToolCallEvent(EventEnvelope, ToolCallStarted):
+class ToolCallEvent(ToolCallStarted, EventEnvelope):
     kind: Literal["tool.call"]
 
 
-class ToolUpdateEvent(EventEnvelope, ToolUpdate):
+class ToolUpdateEvent(ToolUpdate, EventEnvelope):
     kind: Literal["tool.update"]
 
 
-class ToolResultEvent(EventEnvelope, ToolResult):
+class ToolResultEvent(ToolResult, EventEnvelope):
     kind: Literal["tool.result"]
 
 
-class ApprovalRequestedEvent(EventEnvelope, ApprovalRequested):
+class ApprovalRequestedEvent(ApprovalRequested, EventEnvelope):
     kind: Literal["approval.requested"]
 
 
-class ApprovalResolvedEvent(EventEnvelope, ApprovalResolved):
+class ApprovalResolvedEvent(ApprovalResolved, EventEnvelope):
     kind: Literal["approval.resolved"]
 
 
-class QuestionRequestedEvent(EventEnvelope, QuestionRequested):
+class QuestionRequestedEvent(QuestionRequested, EventEnvelope):
     kind: Literal["question.requested"]
 
 
-class QuestionAnsweredEvent(EventEnvelope, QuestionAnswered):
+class QuestionAnsweredEvent(QuestionAnswered, EventEnvelope):
     kind: Literal["question.answered"]
 
 
-class TodoUpdatedEvent(EventEnvelope, TodoUpdated):
+class TodoUpdatedEvent(TodoUpdated, EventEnvelope):
     kind: Literal["todo.updated"]
 
 
-class HandoffEvent(EventEnvelope, Handoff):
+class HandoffEvent(Handoff, EventEnvelope):
     kind: Literal["handoff"]
 
 
-class CompactionEvent(EventEnvelope, Compaction):
+class CompactionEvent(Compaction, EventEnvelope):
     kind: Literal["compaction"]
 
 
-class UsageUpdatedEvent(EventEnvelope, UsageUpdated):
+class UsageUpdatedEvent(UsageUpdated, EventEnvelope):
     kind: Literal["usage.updated"]
 
 
-class RunFinishedEvent(EventEnvelope, RunFinished):
+class RunFinishedEvent(RunFinished, EventEnvelope):
     kind: Literal["run.finished"]
 
 

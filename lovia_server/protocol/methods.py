@@ -13,7 +13,6 @@ from pydantic import AfterValidator, Field, ValidationError
 
 from lovia_server.protocol.errors import invalid_params
 from lovia_server.protocol.events import (
-    ApprovalOutcome,
     Decision,
     TodoItem,
     ToolKind,
@@ -167,7 +166,7 @@ class UnsteerResult(WireModel):
 
 class ApproveResult(WireModel):
     approval_id: str
-    outcome: ApprovalOutcome
+    outcome: Literal["allowed", "rejected"]
 
 
 class AnswerResult(WireModel):

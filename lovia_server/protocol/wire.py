@@ -33,6 +33,9 @@ class WireModel(BaseModel):
         extra="forbid",
         frozen=True,
         defer_build=True,
+        # Sent objects always carry their defaulted fields, so the schema marks them required
+        # (optional means ``omitted()``).
+        json_schema_serialization_defaults_required=True,
     )
 
     def to_wire(self) -> dict[str, Any]:

@@ -172,7 +172,17 @@ def _sample_event(kind):
             "contextTokens": 1,
             "contextWindow": 100,
         },
-        "run.finished": {"status": "cancelled", "usage": {}, "resumable": False},
+        "run.finished": {
+            "status": "cancelled",
+            "usage": {
+                "inputTokens": 0,
+                "outputTokens": 0,
+                "cacheReadTokens": 0,
+                "contextTokens": None,
+                "contextWindow": None,
+            },
+            "resumable": False,
+        },
     }
     return {"sessionId": "s", "runId": "r", "seq": 1, "ts": 0, "kind": kind, **samples[kind]}
 

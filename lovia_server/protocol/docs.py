@@ -14,6 +14,7 @@ from enum import Enum
 from typing import Any, Literal, Union, get_args, get_origin
 
 from pydantic import BaseModel
+from typing_extensions import TypeAliasType
 
 from lovia_server.protocol.errors import ERROR_DESCRIPTIONS, ErrorCode
 from lovia_server.protocol.events import PAYLOADS, ApprovalAction, ToolKind
@@ -56,8 +57,8 @@ def events_table() -> str:
         payload = shape(model, sent=True)
         doc = _doc(model)
         rows.append(f"| `{kind}` | {_cell(payload + (f' — {doc}' if doc else ''))} |")
-    kinds = ", ".join(f"`{k}`" for k in get_args(ToolKind))
-    actions = ", ".join(f"`{a}`" for a in get_args(ApprovalAction))
+    kinds = ", ".join(f"`{k}`" for k in get_args(ToolKind.__value__))
+    actions = ", ".join(f"`{a}`" for a in get_args(ApprovalAction.__value__))
     rows += ["", f"`toolKind` is one of {kinds}; `action` one of {actions}."]
     return "\n".join(rows)
 
@@ -85,6 +86,8 @@ def shape(model: type[BaseModel], *, sent: bool = False, depth: int = 0) -> str:
 
 
 def _type(annotation: Any, *, sent: bool, depth: int) -> str:
+    if isinstance(annotation, TypeAliasType):
+        return _type(annotation.__value__, sent=sent, depth=depth)
     origin = get_origin(annotation)
     args = [a for a in get_args(annotation) if a is not type(None)]
     if origin is Literal:

@@ -9,25 +9,33 @@ the JSON Schema and to validate what a client receives).
 from __future__ import annotations
 
 from enum import StrEnum
-from typing import Annotated, Any, ClassVar, Literal, TypeAlias
+from typing import Annotated, Any, ClassVar, Literal, TypeAlias, get_args
 
 from pydantic import Field
+from typing_extensions import TypeAliasType
 
 from lovia_server.protocol.wire import WireModel, omitted
 
-ToolKind: TypeAlias = Literal[
-    "read", "edit", "delete", "move", "search", "execute", "fetch", "think", "other"
-]
-TOOL_KINDS: list[str] = list(ToolKind.__args__)  # type: ignore[attr-defined]
-ToolStatus: TypeAlias = Literal["completed", "failed", "declined", "cancelled"]
-ToolStream: TypeAlias = Literal["stdout", "stderr"]
-ApprovalAction: TypeAlias = Literal[
-    "file.write", "file.create", "file.delete", "shell", "read.outside", "other"
-]
-ApprovalOutcome: TypeAlias = Literal["allowed", "rejected", "cancelled", "timed_out"]
-ApprovalBy: TypeAlias = Literal["user", "policy", "editor"]
-FinalStatus: TypeAlias = Literal["completed", "failed", "cancelled", "interrupted"]
-MessageSource: TypeAlias = Literal["prompt", "steer"]
+# Named unions: each becomes its own type in the schema (and in the generated TypeScript).
+ToolKind = TypeAliasType(
+    "ToolKind",
+    Literal["read", "edit", "delete", "move", "search", "execute", "fetch", "think", "other"],
+)
+ToolStatus = TypeAliasType("ToolStatus", Literal["completed", "failed", "declined", "cancelled"])
+ToolStream = TypeAliasType("ToolStream", Literal["stdout", "stderr"])
+ApprovalAction = TypeAliasType(
+    "ApprovalAction",
+    Literal["file.write", "file.create", "file.delete", "shell", "read.outside", "other"],
+)
+ApprovalOutcome = TypeAliasType(
+    "ApprovalOutcome", Literal["allowed", "rejected", "cancelled", "timed_out"]
+)
+ApprovalBy = TypeAliasType("ApprovalBy", Literal["user", "policy", "editor"])
+FinalStatus = TypeAliasType(
+    "FinalStatus", Literal["completed", "failed", "cancelled", "interrupted"]
+)
+MessageSource = TypeAliasType("MessageSource", Literal["prompt", "steer"])
+TOOL_KINDS: list[str] = list(get_args(ToolKind.__value__))
 
 
 def as_tool_kind(value: str) -> ToolKind:

@@ -7,9 +7,10 @@ for the docs. The server registers its handlers against these rows.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Annotated, Any, Generic, Literal, TypeAlias, TypeVar
+from typing import Annotated, Any, Generic, Literal, TypeAlias, TypeVar, get_args
 
 from pydantic import AfterValidator, Field, ValidationError
+from typing_extensions import TypeAliasType
 
 from lovia_server.protocol.errors import invalid_params
 from lovia_server.protocol.events import (
@@ -23,18 +24,21 @@ from lovia_server.protocol.wire import WireModel, WireParams
 P = TypeVar("P", bound=WireParams)
 R = TypeVar("R", bound=WireModel)
 
-RunStatus: TypeAlias = Literal[
-    "running",
-    "awaiting_approval",
-    "cancelling",
-    "completed",
-    "failed",
-    "cancelled",
-    "interrupted",
-]
-EditMode: TypeAlias = Literal["server", "workspaceEdit"]
-EDIT_MODES: list[str] = list(EditMode.__args__)  # type: ignore[attr-defined]
-RUN_STATUSES: list[str] = list(RunStatus.__args__)  # type: ignore[attr-defined]
+RunStatus = TypeAliasType(
+    "RunStatus",
+    Literal[
+        "running",
+        "awaiting_approval",
+        "cancelling",
+        "completed",
+        "failed",
+        "cancelled",
+        "interrupted",
+    ],
+)
+EditMode = TypeAliasType("EditMode", Literal["server", "workspaceEdit"])
+EDIT_MODES: list[str] = list(get_args(EditMode.__value__))
+RUN_STATUSES: list[str] = list(get_args(RunStatus.__value__))
 
 
 def as_run_status(value: str) -> RunStatus:

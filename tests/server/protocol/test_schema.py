@@ -1,5 +1,7 @@
 """schema.json is generated from the models, checked in, and validates what the server sends."""
 
+import json
+
 import jsonschema
 import pytest
 
@@ -81,3 +83,12 @@ def test_every_method_has_params_and_result_in_the_schema():
         "params": {"$ref": "#/$defs/ReplayParams"},
         "result": {"$ref": "#/$defs/ReplayResult"},
     }
+
+
+def test_the_extensions_recorded_events_match_the_schema():
+    """The extension's tests replay this recording; it must be what the server really sends."""
+    recording = schema.SCHEMA_PATH.parents[2] / "editor-extension/test/fixtures/run-events.json"
+    fixture = json.loads(recording.read_text())
+    validator = _validator("LoviaEvent")
+    for event in fixture["events"] + fixture["finish"]:
+        validator.validate(event)

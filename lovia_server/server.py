@@ -76,7 +76,9 @@ class Route(Generic[P, R]):
         return result.to_wire()
 
 
-ROUTES: tuple[Route[Any, Any], ...] = (
+# Not annotated as tuple[Route[Any, Any], ...]: each row keeps its own types, so mypy checks that
+# the handler takes the method's params model and returns its result model.
+ROUTES = (
     Route(p.RUN, lambda rt: rt.run),
     Route(p.STEER, lambda rt: rt.steer),
     Route(p.UNSTEER, lambda rt: rt.unsteer),

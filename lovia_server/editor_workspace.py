@@ -118,7 +118,7 @@ class EditorWorkspace:
 
     # ------------------------------------------------------------------ policy
 
-    def edit_mode(self) -> str:
+    def edit_mode(self) -> p.EditMode:
         wanted = self.server.init_options.editMode
         if wanted == "workspaceEdit" and self._can_apply_edits():
             return "workspaceEdit"
@@ -166,30 +166,31 @@ class EditorWorkspace:
             write_sink=self._write_sink,
         )
 
-    def describe(self) -> list[dict[str, Any]]:
+    def describe(self) -> list[p.FolderAcl]:
         out = []
         for folder in self.folders():
             policy = self.config_for(folder).policy
             out.append(
-                {
-                    "uri": path_uri(folder),
-                    "path": str(folder),
-                    "preset": self.server.settings.permissions.preset
+                p.FolderAcl(
+                    uri=path_uri(folder),
+                    path=str(folder),
+                    preset=self.server.settings.permissions.preset
                     if self.server.init_options.trusted
                     else "readonly",
-                    "write": policy.write,
-                    "readOutside": policy.read_outside,
-                    "writeOutside": policy.write_outside,
-                    "shell": policy.shell_default if policy.allow_shell else "deny",
-                    "deniedPaths": list(policy.denied_paths),
-                    "pathRules": [
-                        {"pattern": r.pattern, "action": r.action, "ops": sorted(r.ops)}
+                    write=policy.write,
+                    read_outside=policy.read_outside,
+                    write_outside=policy.write_outside,
+                    shell=policy.shell_default if policy.allow_shell else "deny",
+                    denied_paths=list(policy.denied_paths),
+                    path_rules=[
+                        p.PathRuleView(pattern=r.pattern, action=r.action, ops=sorted(r.ops))
                         for r in policy.path_rules
                     ],
-                    "commandRules": [
-                        {"pattern": r.pattern, "decision": r.action} for r in policy.command_rules
+                    command_rules=[
+                        p.CommandRuleView(pattern=r.pattern, decision=r.action)
+                        for r in policy.command_rules
                     ],
-                }
+                )
             )
         return out
 
@@ -383,8 +384,8 @@ class EditorWorkspace:
                 )
             label = resolved.display()
             if item.range is not None:
-                start = int(item.range.start.get("line", 0))
-                end = int(item.range.end.get("line", start))
+                start = item.range.start.line
+                end = item.range.end.line
                 lines = text.split("\n")[start : end + 1]
                 text = "\n".join(lines)
                 label += f":{start + 1}-{end + 1}"

@@ -12,14 +12,23 @@ import json
 import logging
 import os
 import time
-from collections.abc import Callable
-from typing import Any
+from collections.abc import Callable, Mapping
+from typing import Any, overload
 
+from lovia_server.protocol import (
+    DELTA_KINDS,
+    EventPayload,
+    MessageDelta,
+    ReasoningDelta,
+    ToolOutput,
+    ToolStream,
+    ToolUpdate,
+)
 from lovia_server.store import ServerStore
 
 logger = logging.getLogger("lovia_server.events")
 
-DELTA_KINDS = frozenset({"message.delta", "reasoning.delta", "tool.update"})
+Event = dict[str, Any]  # one ``lovia/event`` as sent: the JSON edge
 
 
 def coalesce_interval() -> float:
@@ -37,7 +46,7 @@ class Publisher:
     def __init__(
         self,
         store: ServerStore,
-        send: Callable[[dict[str, Any]], None],
+        send: Callable[[Event], None],
         *,
         backlog: Callable[[], int] = lambda: 0,
         backlog_limit: int = 8 * 1024 * 1024,
@@ -46,13 +55,13 @@ class Publisher:
         self.send = send
         self.backlog = backlog
         self.backlog_limit = backlog_limit
-        self._pending: list[dict[str, Any]] = []
+        self._pending: list[Event] = []
         self._task: asyncio.Task[None] | None = None
         self._idle = asyncio.Event()
         self._idle.set()
         self.skipped = 0
 
-    def publish(self, event: dict[str, Any]) -> None:
+    def publish(self, event: Event) -> None:
         self._pending.append(event)
         if self._task is None or self._task.done():
             self._idle.clear()
@@ -75,7 +84,7 @@ class Publisher:
         finally:
             self._idle.set()
 
-    def _deliver(self, event: dict[str, Any]) -> None:
+    def _deliver(self, event: Event) -> None:
         # A slow client must not stall runs: when its pipe is backed up, deltas are not sent.
         # They stay in the log; the next delivered event shows a seq gap and the client
         # catches up with lovia/replay.
@@ -113,16 +122,26 @@ class EventLog:
         self.publisher = publisher
         self.seq = last_seq
         self.interval = coalesce_interval() if interval is None else interval
-        self._deltas: dict[tuple[str, str, str], list[str]] = {}
+        self._deltas: dict[tuple[str, str, ToolStream], list[str]] = {}
         self._timer: asyncio.TimerHandle | None = None
         self._last_flush = 0.0
 
-    def emit(self, kind: str, payload: dict[str, Any]) -> dict[str, Any]:
+    @overload
+    def emit(self, payload: EventPayload) -> Event: ...
+
+    @overload
+    def emit(self, payload: str, raw: Mapping[str, Any]) -> Event: ...
+
+    def emit(self, payload: EventPayload | str, raw: Mapping[str, Any] | None = None) -> Event:
+        """Sequence one event: a payload model, or a kind and an already-wire-shaped payload."""
         if self._deltas:
             self.flush_deltas()
-        return self._append(kind, payload)
+        if isinstance(payload, EventPayload):
+            return self._append(payload.KIND, payload.to_wire())
+        return self._append(payload, raw or {})
 
-    def _append(self, kind: str, payload: dict[str, Any]) -> dict[str, Any]:
+    def _append(self, kind: str, payload: Mapping[str, Any]) -> Event:
+        """The envelope, then the payload's fields: the event exactly as stored and sent."""
         self.seq += 1
         event = {
             "sessionId": self.session_id,
@@ -135,7 +154,7 @@ class EventLog:
         self.publisher.publish(event)
         return event
 
-    def delta(self, kind: str, key: str, text: str, stream: str = "") -> None:
+    def delta(self, kind: str, key: str, text: str, stream: ToolStream = "stdout") -> None:
         """Buffer a delta; at most one flush per ``interval`` per run."""
         if not text:
             return
@@ -155,10 +174,14 @@ class EventLog:
         pending, self._deltas = self._deltas, {}
         for (kind, key, stream), parts in pending.items():
             text = "".join(parts)
-            if kind == "tool.update":
-                self._append(kind, {"toolCallId": key, "output": {"text": text, "stream": stream}})
+            payload: EventPayload
+            if kind == ToolUpdate.KIND:
+                payload = ToolUpdate(tool_call_id=key, output=ToolOutput(text=text, stream=stream))
+            elif kind == ReasoningDelta.KIND:
+                payload = ReasoningDelta(message_id=key, text=text)
             else:
-                self._append(kind, {"messageId": key, "text": text})
+                payload = MessageDelta(message_id=key, text=text)
+            self._append(payload.KIND, payload.to_wire())
 
     async def close(self) -> None:
         self.flush_deltas()

@@ -13,6 +13,7 @@ from typing import Any
 
 from lovia.handoff import HANDOFF_TOOL_PREFIX
 from lovia.messages import Usage
+from lovia_server import protocol as p
 from lovia_server.uris import path_uri, uri_to_path
 
 _KINDS = {
@@ -123,35 +124,36 @@ def tool_locations(name: str, args: Mapping[str, Any], root: Path) -> list[dict[
 
 def usage_payload(
     usage: Usage, *, context_tokens: int | None, context_window: int | None
-) -> dict[str, Any]:
-    return {
-        "inputTokens": usage.input_tokens,
-        "outputTokens": usage.output_tokens,
-        "cacheReadTokens": usage.cache_read_tokens,
-        "contextTokens": context_tokens,
-        "contextWindow": context_window,
-    }
+) -> p.Usage:
+    return p.Usage(
+        input_tokens=usage.input_tokens,
+        output_tokens=usage.output_tokens,
+        cache_read_tokens=usage.cache_read_tokens,
+        context_tokens=context_tokens,
+        context_window=context_window,
+    )
 
 
-def error_payload(exc: BaseException) -> dict[str, Any]:
-    out: dict[str, Any] = {
-        "type": type(exc).__name__,
-        "message": getattr(exc, "message", None) or str(exc) or type(exc).__name__,
-    }
+def error_payload(exc: BaseException) -> p.RunError:
     hint = getattr(exc, "hint", None)
-    if hint:
-        out["hint"] = hint
-    return out
+    return p.RunError(
+        type=type(exc).__name__,
+        message=getattr(exc, "message", None) or str(exc) or type(exc).__name__,
+        hint=str(hint) if hint else None,
+    )
 
 
-def todo_items(items: Iterable[Any]) -> list[dict[str, Any]]:
+def todo_items(items: Iterable[Any]) -> list[p.TodoItem]:
     out = []
     for item in items:
         data = item.model_dump() if hasattr(item, "model_dump") else dict(item)
-        entry = {"content": data.get("content", ""), "status": data.get("status", "pending")}
-        if data.get("active_form"):
-            entry["activeForm"] = data["active_form"]
-        out.append(entry)
+        out.append(
+            p.TodoItem(
+                content=data.get("content", ""),
+                status=data.get("status", "pending"),
+                active_form=data.get("active_form") or None,
+            )
+        )
     return out
 
 
@@ -166,25 +168,22 @@ def output_payload(output: Any) -> Any:
     return output
 
 
-APPROVAL_OPTIONS: dict[str, list[dict[str, str]]] = {
-    "file": [
-        {"decision": "allow_once", "label": "Accept"},
-        {"decision": "allow_always", "label": "Accept always for this file"},
-        {"decision": "reject_once", "label": "Reject"},
-        {"decision": "reject_always", "label": "Always reject for this file"},
-    ],
-    "shell": [
-        {"decision": "allow_once", "label": "Run"},
-        {"decision": "allow_always", "label": "Always run this command"},
-        {"decision": "reject_once", "label": "Don't run"},
-        {"decision": "reject_always", "label": "Never run this command"},
-    ],
-    "other": [
-        {"decision": "allow_once", "label": "Allow"},
-        {"decision": "allow_always", "label": "Always allow"},
-        {"decision": "reject_once", "label": "Reject"},
-        {"decision": "reject_always", "label": "Always reject"},
-    ],
+def _options(
+    allow: str, allow_always: str, reject: str, reject_always: str
+) -> list[p.ApprovalOption]:
+    labels = (allow, allow_always, reject, reject_always)
+    return [
+        p.ApprovalOption(decision=d, label=label)
+        for d, label in zip(p.Decision, labels, strict=True)
+    ]
+
+
+APPROVAL_OPTIONS: dict[str, list[p.ApprovalOption]] = {
+    "file": _options(
+        "Accept", "Accept always for this file", "Reject", "Always reject for this file"
+    ),
+    "shell": _options("Run", "Always run this command", "Don't run", "Never run this command"),
+    "other": _options("Allow", "Always allow", "Reject", "Always reject"),
 }
 
 

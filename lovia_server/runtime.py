@@ -17,7 +17,6 @@ from lsprotocol import types as lsp
 import lovia
 from lovia.stores import SQLiteCheckpointer, SQLiteSession
 from lovia.tools.human import HumanChannel, ask_human
-from lovia_server import params as params_mod
 from lovia_server import protocol as p
 from lovia_server.agents import (
     BUILTIN_CODING,
@@ -146,8 +145,7 @@ class ServerRuntime:
         if self._warm_up is not None and not self._warm_up.done():
             await asyncio.shield(self._warm_up)
 
-    async def run(self, raw: Any) -> dict[str, Any]:
-        params = params_mod.parse_params(params_mod.RunParams, raw)
+    async def run(self, params: p.RunParams) -> p.LaunchResult:
         await self._imports_settled()
         folders = self.workspace.folders()
         if not folders:
@@ -157,7 +155,7 @@ class ServerRuntime:
                 {"field": "cwd", "hint": "Open a folder in the editor first."},
             )
         cwd = self.workspace.resolve_cwd(params.cwd)
-        session_id = await self.supervisor.claim_session(params.sessionId)
+        session_id = await self.supervisor.claim_session(params.session_id)
         context_text = await self.workspace.context_block(params.context, cwd)
         spec = await self._spec(
             agent=params.agent, model=params.model, cwd=cwd, session_id=session_id
@@ -252,106 +250,94 @@ class ServerRuntime:
         model = record.model if agent is None else None
         return await self._spec(agent=agent, model=model, cwd=cwd, session_id=record.session_id)
 
-    async def steer(self, raw: Any) -> dict[str, Any]:
-        params = params_mod.parse_params(params_mod.SteerParams, raw)
-        ctl = await self.supervisor.active_controller(params.runId)
+    async def steer(self, params: p.SteerParams) -> p.SteerResult:
+        ctl = await self.supervisor.active_controller(params.run_id)
         return self.supervisor.steer(ctl, params.message)
 
-    async def unsteer(self, raw: Any) -> dict[str, Any]:
-        params = params_mod.parse_params(params_mod.UnsteerParams, raw)
-        ctl = self.supervisor.by_run.get(params.runId)
+    async def unsteer(self, params: p.UnsteerParams) -> p.UnsteerResult:
+        ctl = self.supervisor.by_run.get(params.run_id)
         if ctl is None:
             # A finished run delivered (or dropped) its steers: nothing left to withdraw.
-            await self.supervisor.ensure_known_run(params.runId)
-            return {"withdrawn": False}
-        return self.supervisor.unsteer(ctl, params.messageId)
+            await self.supervisor.ensure_known_run(params.run_id)
+            return p.UnsteerResult(withdrawn=False)
+        return self.supervisor.unsteer(ctl, params.message_id)
 
-    async def approve(self, raw: Any) -> dict[str, Any]:
-        params = params_mod.parse_params(params_mod.ApproveParams, raw)
-        ctl = await self.supervisor.active_controller(params.runId)
-        return self.supervisor.approve(ctl, params.approvalId, params.decision, params.message)
+    async def approve(self, params: p.ApproveParams) -> p.ApproveResult:
+        ctl = await self.supervisor.active_controller(params.run_id)
+        return self.supervisor.approve(ctl, params.approval_id, params.decision, params.message)
 
-    async def answer(self, raw: Any) -> dict[str, Any]:
-        params = params_mod.parse_params(params_mod.AnswerParams, raw)
-        ctl = await self.supervisor.active_controller(params.runId)
-        if params.questionId not in ctl.questions:
+    async def answer(self, params: p.AnswerParams) -> p.AnswerResult:
+        ctl = await self.supervisor.active_controller(params.run_id)
+        if params.question_id not in ctl.questions:
             raise p.ProtocolError(
                 p.APPROVAL_NOT_FOUND,
-                f"No pending question {params.questionId}",
-                {"questionId": params.questionId},
+                f"No pending question {params.question_id}",
+                {"questionId": params.question_id},
             )
-        self.channel.answer(params.questionId, params.answer)
-        self.supervisor.question_answered(ctl, params.questionId, params.answer)
-        return {"questionId": params.questionId}
+        self.channel.answer(params.question_id, params.answer)
+        self.supervisor.question_answered(ctl, params.question_id, params.answer)
+        return p.AnswerResult(question_id=params.question_id)
 
-    async def cancel(self, raw: Any) -> dict[str, Any]:
-        params = params_mod.parse_params(params_mod.RunIdParams, raw)
-        ctl = await self.supervisor.active_controller(params.runId)
+    async def cancel(self, params: p.RunIdParams) -> p.CancelResult:
+        ctl = await self.supervisor.active_controller(params.run_id)
         return self.supervisor.cancel(ctl)
 
-    async def resume(self, raw: Any) -> dict[str, Any]:
-        params = params_mod.parse_params(params_mod.RunIdParams, raw)
+    async def resume(self, params: p.RunIdParams) -> p.LaunchResult:
         await self._imports_settled()
         return await self.supervisor.resume(
-            params.runId, self._spec_for_record, max_turns=self.server.settings.maxTurns
+            params.run_id, self._spec_for_record, max_turns=self.server.settings.maxTurns
         )
 
-    async def replay(self, raw: Any) -> dict[str, Any]:
-        params = params_mod.parse_params(params_mod.ReplayParams, raw)
-        return await self.supervisor.replay(params.runId, params.afterSeq)
+    async def replay(self, params: p.ReplayParams) -> p.ReplayResult:
+        return await self.supervisor.replay(params.run_id, params.after_seq)
 
-    async def sessions(self, raw: Any) -> dict[str, Any]:
-        params = params_mod.parse_params(params_mod.SessionsParams, raw)
+    async def sessions(self, params: p.SessionsParams) -> p.SessionsResult:
         return await self.supervisor.list_sessions(
             limit=params.limit, offset=params.offset, query=params.query
         )
 
-    async def session(self, raw: Any) -> dict[str, Any]:
-        params = params_mod.parse_params(params_mod.SessionParams, raw)
-        return await self.supervisor.session_view(params.sessionId)
+    async def session(self, params: p.SessionParams) -> p.SessionResult:
+        return await self.supervisor.session_view(params.session_id)
 
-    async def delete_session(self, raw: Any) -> dict[str, Any]:
-        params = params_mod.parse_params(params_mod.SessionParams, raw)
-        result = await self.supervisor.delete_session(params.sessionId)
-        if result["deleted"]:
-            await self.workspace.close_session(params.sessionId)
+    async def delete_session(self, params: p.SessionParams) -> p.DeleteSessionResult:
+        result = await self.supervisor.delete_session(params.session_id)
+        if result.deleted:
+            await self.workspace.close_session(params.session_id)
         return result
 
-    async def status(self, raw: Any) -> dict[str, Any]:
-        params_mod.parse_params(params_mod.StatusParams, raw)
+    async def status(self, params: p.StatusParams) -> p.StatusResult:
         settings = self.server.settings
-        return {
-            "version": lovia.__version__,
-            "protocolVersion": p.PROTOCOL_VERSION,
-            "model": settings.effective_model(),
-            "agent": settings.agent or BUILTIN_CODING,
-            "stateDir": str(self.state_dir),
-            "approvals": self.server.init_options.approval_mode,
-            "editMode": self.workspace.edit_mode(),
-            "folders": self.workspace.describe(),
-            "liveRuns": self.supervisor.live_runs(),
-            "sessionRules": self.supervisor.rules_view(),
-            "settingsProblems": list(self.server.settings_problems),
-        }
+        return p.StatusResult(
+            version=lovia.__version__,
+            protocol_version=p.PROTOCOL_VERSION,
+            model=settings.effective_model(),
+            agent=settings.agent or BUILTIN_CODING,
+            state_dir=str(self.state_dir),
+            approvals=self.server.init_options.approval_mode,
+            edit_mode=self.workspace.edit_mode(),
+            folders=self.workspace.describe(),
+            live_runs=self.supervisor.live_runs(),
+            session_rules=self.supervisor.rules_view(),
+            settings_problems=list(self.server.settings_problems),
+        )
 
     # ================================================================== editor bridges
 
-    async def _ask_editor(self, payload: dict[str, Any]) -> Any:
-        options = payload.get("options") or []
-        actions = [lsp.MessageActionItem(title=o["label"]) for o in options]
-        message = f"lovia: {payload.get('title')}\n{payload.get('detail', '')}".strip()
+    async def _ask_editor(self, payload: p.ApprovalRequested) -> p.Decision:
+        actions = [lsp.MessageActionItem(title=o.label) for o in payload.options]
+        message = f"lovia: {payload.title}\n{payload.detail}".strip()
         response = await self.server.window_show_message_request_async(
             lsp.ShowMessageRequestParams(
                 type=lsp.MessageType.Warning, message=message, actions=actions
             )
         )
         if response is None:
-            return "reject_once"
+            return p.Decision.REJECT_ONCE
         title = response.title if hasattr(response, "title") else str(response)
-        for option in options:
-            if option["label"] == title:
-                return option["decision"]
-        return "reject_once"
+        for option in payload.options:
+            if option.label == title:
+                return option.decision
+        return p.Decision.REJECT_ONCE
 
     async def _questions(self) -> None:
         try:

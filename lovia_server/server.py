@@ -1,7 +1,8 @@
 """The language server: capability advertisement, lifecycle, and one thin handler per method.
 
-Handlers validate params (``protocol.parse_params``), call one supervisor method and map the
-result. Every error reaches the client as a documented code, never as a traceback.
+Every ``lovia/*`` method is one row of ``ROUTES``: its params model is validated, one typed
+runtime method serves it, and its result model is serialised in ``Route.serve``.
+Every error reaches the client as a documented code, never as a traceback.
 """
 
 from __future__ import annotations
@@ -10,8 +11,9 @@ import asyncio
 import logging
 import os
 from collections.abc import Awaitable, Callable, Generator
+from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 import cattrs
 from lsprotocol import types as lsp
@@ -42,7 +44,43 @@ if TYPE_CHECKING:
 logger = logging.getLogger("lovia_server")
 
 
-Handler = Callable[[Any], Awaitable[Any]]
+P = TypeVar("P", bound=p.WireParams)
+R = TypeVar("R", bound=p.WireModel)
+Json = Any  # a decoded JSON value (the edge where the wire is untyped)
+Handler = Callable[[Json], Awaitable[Json]]
+
+
+@dataclass(frozen=True)
+class Route(Generic[P, R]):
+    """One ``lovia/*`` method: its params and result models, and the runtime method that serves
+    it (``lambda rt: rt.steer``: the runtime is only imported once the server has started)."""
+
+    method: p.Method[P, R]
+    handler: Callable[[ServerRuntime], Callable[[P], Awaitable[R]]]
+
+    async def serve(self, runtime: ServerRuntime, raw: Json) -> Json:
+        """Validate (errors become -32602 with ``data.field``), call, serialise the result."""
+        params = p.parse_params(self.method.params, raw)
+        result = await self.handler(runtime)(params)
+        return result.to_wire()
+
+
+# Not annotated as tuple[Route[Any, Any], ...]: each row keeps its own types, so mypy checks that
+# the handler takes the method's params model and returns its result model.
+ROUTES = (
+    Route(p.RUN, lambda rt: rt.run),
+    Route(p.STEER, lambda rt: rt.steer),
+    Route(p.UNSTEER, lambda rt: rt.unsteer),
+    Route(p.APPROVE, lambda rt: rt.approve),
+    Route(p.ANSWER, lambda rt: rt.answer),
+    Route(p.CANCEL, lambda rt: rt.cancel),
+    Route(p.RESUME, lambda rt: rt.resume),
+    Route(p.REPLAY, lambda rt: rt.replay),
+    Route(p.SESSIONS, lambda rt: rt.sessions),
+    Route(p.SESSION, lambda rt: rt.session),
+    Route(p.DELETE_SESSION, lambda rt: rt.delete_session),
+    Route(p.STATUS, lambda rt: rt.status),
+)
 
 
 def converter_factory() -> cattrs.Converter:
@@ -64,7 +102,7 @@ class LoviaProtocol(LanguageServerProtocol):
         result.capabilities.experimental = {
             "lovia": {
                 "protocolVersion": p.PROTOCOL_VERSION,
-                "methods": list(p.METHODS),
+                "methods": [route.method.name for route in ROUTES],
                 "eventKinds": list(p.EVENT_KINDS),
                 "editModes": list(p.EDIT_MODES),
                 "version": server_version(),
@@ -156,7 +194,7 @@ def create_server() -> LoviaServer:
     server = LoviaServer()
 
     def guarded(fn: Handler) -> Handler:
-        async def handler(params: Any) -> Any:
+        async def handler(raw: Json) -> Json:
             try:
                 if not server.initialize_seen:
                     raise p.ProtocolError(
@@ -165,7 +203,7 @@ def create_server() -> LoviaServer:
                 await server.ready.wait()
                 if server.startup_error is not None:
                     raise server.startup_error
-                return await fn(params)
+                return await fn(raw)
             except asyncio.CancelledError:
                 raise
             except BaseException as exc:
@@ -198,7 +236,7 @@ def create_server() -> LoviaServer:
             server.ready.set()
 
     @server.feature(lsp.SHUTDOWN)
-    async def on_shutdown(params: Any) -> None:
+    async def on_shutdown(params: None) -> None:
         if server.runtime is not None:
             await server.runtime.shutdown()
 
@@ -229,36 +267,28 @@ def create_server() -> LoviaServer:
         if server.runtime is not None and token.startswith("lovia/"):
             server.runtime.cancel_from_progress(token[len("lovia/") :])
 
-    def register(method: str, attribute: str) -> None:
-        async def call(params: Any) -> Any:
-            runtime = server.runtime
-            assert runtime is not None  # guarded() waited for a started runtime
-            return await getattr(runtime, attribute)(params)
-
-        handler = guarded(call)
-        server.feature(method)(handler)
-
-        async def command(*args: Any) -> Any:
-            return await handler(args[0] if args else {})
-
-        server.command(p.command_name(method))(command)
-
-    for method, attribute in (
-        (p.RUN, "run"),
-        (p.STEER, "steer"),
-        (p.UNSTEER, "unsteer"),
-        (p.APPROVE, "approve"),
-        (p.ANSWER, "answer"),
-        (p.CANCEL, "cancel"),
-        (p.RESUME, "resume"),
-        (p.REPLAY, "replay"),
-        (p.SESSIONS, "sessions"),
-        (p.SESSION, "session"),
-        (p.DELETE_SESSION, "delete_session"),
-        (p.STATUS, "status"),
-    ):
-        register(method, attribute)
+    for route in ROUTES:
+        _register(server, route, guarded)
     return server
+
+
+def _register(
+    server: LoviaServer, route: Route[Any, Any], guarded: Callable[[Handler], Handler]
+) -> None:
+    """The method itself and its ``workspace/executeCommand`` alias (params as the one argument)."""
+
+    async def call(raw: Json) -> Json:
+        runtime = server.runtime
+        assert runtime is not None  # guarded() waited for a started runtime
+        return await route.serve(runtime, raw)
+
+    handler = guarded(call)
+    server.feature(route.method.name)(handler)
+
+    async def command(*args: Json) -> Json:
+        return await handler(args[0] if args else {})
+
+    server.command(route.method.command)(command)
 
 
 async def refresh_settings(server: LoviaServer, *, pushed: Any = None) -> None:

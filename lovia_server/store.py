@@ -18,6 +18,7 @@ from typing import Any
 import aiosqlite
 
 from lovia.exceptions import UserError
+from lovia_server import protocol as p
 
 SCHEMA_VERSION = 1
 
@@ -77,7 +78,7 @@ class RunRecord:
     cwd: str | None
     started_at: float
     finished_at: float | None
-    usage: dict[str, Any] | None
+    usage: p.Usage | None
     resumable: bool
     leg: int = 0
 
@@ -85,20 +86,20 @@ class RunRecord:
     def checkpoint_id(self) -> str:
         return checkpoint_id(self.id, self.leg)
 
-    def to_wire(self) -> dict[str, Any]:
-        return {
-            "runId": self.id,
-            "sessionId": self.session_id,
-            "status": self.status,
-            "error": self.error,
-            "prompt": self.prompt,
-            "model": self.model,
-            "agent": self.agent,
-            "startedAt": int(self.started_at * 1000),
-            "finishedAt": int(self.finished_at * 1000) if self.finished_at else None,
-            "usage": self.usage,
-            "resumable": self.resumable,
-        }
+    def to_wire(self) -> p.RunInfo:
+        return p.RunInfo(
+            run_id=self.id,
+            session_id=self.session_id,
+            status=p.as_run_status(self.status),
+            error=self.error,
+            prompt=self.prompt,
+            model=self.model,
+            agent=self.agent,
+            started_at=int(self.started_at * 1000),
+            finished_at=int(self.finished_at * 1000) if self.finished_at else None,
+            usage=self.usage,
+            resumable=self.resumable,
+        )
 
 
 def _run_from_row(row: sqlite3.Row) -> RunRecord:
@@ -113,10 +114,21 @@ def _run_from_row(row: sqlite3.Row) -> RunRecord:
         cwd=row["cwd"],
         started_at=row["started_at"],
         finished_at=row["finished_at"],
-        usage=json.loads(row["usage_json"]) if row["usage_json"] else None,
+        usage=_usage(row["usage_json"]),
         resumable=bool(row["resumable"]),
         leg=int(row["leg"]),
     )
+
+
+def _usage(stored: str | None) -> p.Usage | None:
+    """A run's stored token usage (rows from older versions may lack newer counters)."""
+    if not stored:
+        return None
+    return p.Usage.model_validate_json(stored)
+
+
+def _usage_json(usage: p.Usage | None) -> str | None:
+    return usage.model_dump_json(by_alias=True) if usage is not None else None
 
 
 class ServerStore:
@@ -253,7 +265,7 @@ class ServerStore:
                 record.cwd,
                 record.started_at,
                 record.finished_at,
-                json.dumps(record.usage) if record.usage else None,
+                _usage_json(record.usage),
                 int(record.resumable),
             ),
         )
@@ -264,7 +276,7 @@ class ServerStore:
         *,
         status: str,
         error: str | None,
-        usage: dict[str, Any] | None,
+        usage: p.Usage | None,
         resumable: bool,
     ) -> None:
         await self._write(
@@ -274,7 +286,7 @@ class ServerStore:
                 status,
                 error,
                 time.time(),
-                json.dumps(usage) if usage else None,
+                _usage_json(usage),
                 int(resumable),
                 run_id,
             ),

@@ -54,13 +54,42 @@ from lovia_server.events import (
     tool_title,
     usage_payload,
 )
+from lovia_server.protocol import (
+    ApprovalAction,
+    ApprovalBy,
+    ApprovalOutcome,
+    ApprovalRequested,
+    ApprovalResolved,
+    Compaction,
+    Decision,
+    DiffContent,
+    FileDiff,
+    Handoff,
+    MessageCompleted,
+    OutputDiscarded,
+    QuestionAnswered,
+    QuestionRequested,
+    RunFinished,
+    RunStarted,
+    RunStatus,
+    TextContent,
+    TodoUpdated,
+    ToolCallStarted,
+    ToolContent,
+    ToolResult,
+    ToolStatus,
+    ToolStream,
+    UsageUpdated,
+    UserMessage,
+    as_run_status,
+    as_tool_kind,
+)
 from lovia_server.store import RunRecord, ServerStore, checkpoint_id
 
 logger = logging.getLogger("lovia_server.supervisor")
 
 T = TypeVar("T")
 
-Decision = Literal["allow_once", "allow_always", "reject_once", "reject_always"]
 FinalStatus = Literal["completed", "failed", "cancelled", "interrupted"]
 
 
@@ -76,13 +105,40 @@ class RunSpec:
     context_window: int | None = None
 
 
+@dataclass(frozen=True)
+class ApprovalAnswer:
+    """An approval's answer, one shape from ``lovia/approve`` (or the editor, or a cancel) to the
+    run: the wire's ``Decision``, the message a rejection tells the model, and who answered."""
+
+    decision: Decision
+    message: str | None = None
+    by: ApprovalBy = "user"
+    cancelled: bool = False
+
+    @property
+    def outcome(self) -> ApprovalOutcome:
+        if self.cancelled:
+            return "cancelled"
+        return "allowed" if self.decision.allows else "rejected"
+
+    def apply(self, ev: events.ApprovalRequired) -> None:
+        """Let the waiting tool call run, or decline it with the message."""
+        if self.outcome == "allowed":
+            ev.approve()
+        else:
+            ev.reject(self.message)
+
+
+CANCELLED_ANSWER = ApprovalAnswer(Decision.REJECT_ONCE, cancelled=True)
+
+
 @dataclass
 class PendingApproval:
     approval_id: str
     tool_call_id: str
     subject: str
-    future: asyncio.Future[tuple[Decision, str | None, str]]
-    payload: dict[str, Any]
+    future: asyncio.Future[ApprovalAnswer]
+    payload: ApprovalRequested
 
 
 @dataclass
@@ -91,7 +147,7 @@ class CallInfo:
     args: dict[str, Any]
     announced: bool = False
     declined: bool = False
-    diff: dict[str, Any] | None = None
+    diff: FileDiff | None = None
     result_sent: bool = False
 
 
@@ -106,7 +162,7 @@ class RunController:
     max_turns: int
     cancel_token: CancelToken = field(default_factory=CancelToken)
     mailbox: Mailbox = field(default_factory=Mailbox)
-    status: str = "running"
+    status: RunStatus = "running"
     task: asyncio.Task[None] | None = None
     approvals: dict[str, PendingApproval] = field(default_factory=dict)
     questions: dict[str, str] = field(default_factory=dict)
@@ -151,7 +207,7 @@ class RunSupervisor:
         checkpointer: Checkpointer,
         publisher: Publisher,
         approval_timeout: Callable[[], float | None] = lambda: None,
-        ask_editor: Callable[[dict[str, Any]], Awaitable[Decision | None]] | None = None,
+        ask_editor: Callable[[ApprovalRequested], Awaitable[Decision | None]] | None = None,
         progress: Any = None,
         preview: Callable[[RunSpec, str, dict[str, Any]], Awaitable[dict[str, Any] | None]]
         | None = None,
@@ -195,39 +251,26 @@ class RunSupervisor:
             open_calls, open_approvals = await self._open_items(record.id)
             for approval_id in open_approvals:
                 log.emit(
-                    "approval.resolved",
-                    {"approvalId": approval_id, "outcome": "cancelled", "by": "policy"},
+                    ApprovalResolved(approval_id=approval_id, outcome="cancelled", by="policy")
                 )
             for call_id in open_calls:
-                log.emit(
-                    "tool.result",
-                    {
-                        "toolCallId": call_id,
-                        "status": "cancelled",
-                        "content": [{"type": "text", "text": "The server stopped."}],
-                        "isError": True,
-                    },
-                )
-            error = {"type": "ServerRestarted", "message": "The server stopped during this run."}
+                log.emit(ToolResult.cancelled(call_id, "The server stopped."))
+            error = p.RunError(
+                type="ServerRestarted", message="The server stopped during this run."
+            )
+            usage = record.usage or usage_payload(
+                snapshot.usage if snapshot else Usage(),
+                context_tokens=None,
+                context_window=None,
+            )
             log.emit(
-                "run.finished",
-                {
-                    "status": "interrupted",
-                    "error": error,
-                    "usage": record.usage
-                    or usage_payload(
-                        snapshot.usage if snapshot else Usage(),
-                        context_tokens=None,
-                        context_window=None,
-                    ),
-                    "resumable": resumable,
-                },
+                RunFinished(status="interrupted", error=error, usage=usage, resumable=resumable)
             )
             await log.close()
             await self.store.finish_run(
                 record.id,
                 status="interrupted",
-                error=error["message"],
+                error=error.message,
                 usage=record.usage,
                 resumable=resumable,
             )
@@ -303,7 +346,7 @@ class RunSupervisor:
         model_input: Any,
         spec: RunSpec,
         max_turns: int,
-    ) -> dict[str, Any]:
+    ) -> p.LaunchResult:
         self._check_session_free(session_id)
         run_id = _short_id("r")
         log = EventLog(run_id, session_id, self.publisher)
@@ -333,7 +376,7 @@ class RunSupervisor:
         spec_for: Callable[[RunRecord], Awaitable[RunSpec]],
         *,
         max_turns: int,
-    ) -> dict[str, Any]:
+    ) -> p.LaunchResult:
         record = await self.ensure_known_run(run_id)
         self._check_session_free(record.session_id)
         snapshot = await self.checkpointer.load(record.checkpoint_id)
@@ -382,7 +425,7 @@ class RunSupervisor:
 
     async def _launch(
         self, ctl: RunController, model_input: Any, persist: Callable[[], Awaitable[None]]
-    ) -> dict[str, Any]:
+    ) -> p.LaunchResult:
         """Register before any await (a concurrent start then sees the session as busy),
         persist the records, then start the run task."""
         self._register(ctl)
@@ -392,26 +435,26 @@ class RunSupervisor:
             self._unregister(ctl)
             raise
         ctl.task = asyncio.get_running_loop().create_task(self._drive(ctl, model_input))
-        return {"sessionId": ctl.session_id, "runId": ctl.run_id, "status": "running"}
+        return p.LaunchResult(session_id=ctl.session_id, run_id=ctl.run_id, status="running")
 
-    def steer(self, ctl: RunController, message: str) -> dict[str, Any]:
+    def steer(self, ctl: RunController, message: str) -> p.SteerResult:
         message_id = _short_id("u")
         token = ctl.mailbox.push(message)
         ctl.steers.append((message_id, token, message))
-        return {"runId": ctl.run_id, "messageId": message_id, "accepted": True}
+        return p.SteerResult(run_id=ctl.run_id, message_id=message_id, accepted=True)
 
-    def unsteer(self, ctl: RunController, message_id: str) -> dict[str, Any]:
+    def unsteer(self, ctl: RunController, message_id: str) -> p.UnsteerResult:
         for item in ctl.steers:
             if item[0] == message_id:
                 withdrawn = ctl.mailbox.remove(item[1])
                 if withdrawn:
                     ctl.steers.remove(item)
-                return {"withdrawn": withdrawn}
-        return {"withdrawn": False}
+                return p.UnsteerResult(withdrawn=withdrawn)
+        return p.UnsteerResult(withdrawn=False)
 
     def approve(
         self, ctl: RunController, approval_id: str, decision: Decision, message: str | None
-    ) -> dict[str, Any]:
+    ) -> p.ApproveResult:
         pending = ctl.approvals.get(approval_id)
         if pending is None or pending.future.done():
             raise p.ProtocolError(
@@ -419,20 +462,21 @@ class RunSupervisor:
                 f"No pending approval {approval_id}",
                 {"approvalId": approval_id, "outcome": "resolved" if pending else "unknown"},
             )
-        pending.future.set_result((decision, message, "user"))
-        outcome = "allowed" if decision.startswith("allow") else "rejected"
-        return {"approvalId": approval_id, "outcome": outcome}
+        pending.future.set_result(ApprovalAnswer(decision, message, "user"))
+        return p.ApproveResult(
+            approval_id=approval_id, outcome="allowed" if decision.allows else "rejected"
+        )
 
-    def cancel(self, ctl: RunController, *, reason: str = "user requested stop") -> dict[str, Any]:
+    def cancel(self, ctl: RunController, *, reason: str = "user requested stop") -> p.CancelResult:
         if not ctl.user_cancelled:
             ctl.user_cancelled = True
             ctl.status = "cancelling"
             ctl.cancel_token.cancel(reason)
-            self._resolve_all_approvals(ctl, "cancelled")
+            self._resolve_all_approvals(ctl)
             self._cancel_questions(ctl)
             if ctl.task is not None:
                 asyncio.get_running_loop().create_task(self._hard_cancel_after(ctl, 3.0))
-        return {"runId": ctl.run_id, "status": "cancelling"}
+        return p.CancelResult(run_id=ctl.run_id, status="cancelling")
 
     async def _hard_cancel_after(self, ctl: RunController, grace: float) -> None:
         """Cooperative cancel first; a tool still running after ``grace`` is interrupted."""
@@ -448,7 +492,7 @@ class RunSupervisor:
         for ctl in list(self.by_run.values()):
             ctl.shutting_down = True
             ctl.cancel_token.cancel("server shutdown")
-            self._resolve_all_approvals(ctl, "cancelled")
+            self._resolve_all_approvals(ctl)
         tasks = [c.task for c in self.by_run.values() if c.task is not None]
         if tasks:
             _, pending = await asyncio.wait(tasks, timeout=grace)
@@ -491,19 +535,17 @@ class RunSupervisor:
         error: BaseException | None = None
         try:
             ctl.log.emit(
-                "run.started",
-                {
-                    "prompt": ctl.prompt,
-                    "cwd": str(ctl.spec.cwd),
-                    "model": ctl.spec.model_label,
-                    "agent": ctl.spec.agent_label,
-                    "resumed": ctl.resumed,
-                },
+                RunStarted(
+                    prompt=ctl.prompt,
+                    cwd=str(ctl.spec.cwd),
+                    model=ctl.spec.model_label,
+                    agent=ctl.spec.agent_label,
+                    resumed=ctl.resumed,
+                )
             )
             if not ctl.resumed:
                 ctl.log.emit(
-                    "user.message",
-                    {"messageId": _short_id("u"), "text": ctl.prompt, "source": "prompt"},
+                    UserMessage(message_id=_short_id("u"), text=ctl.prompt, source="prompt")
                 )
             self._progress("begin", ctl, ctl.prompt)
             ctl.new_message()
@@ -576,35 +618,33 @@ class RunSupervisor:
                 status = "failed"
         if status in ("cancelled", "failed"):
             await self._keep_completed_turns(ctl.session_id, ctl.checkpoint_id)
-        self._resolve_all_approvals(ctl, "cancelled")
+        self._resolve_all_approvals(ctl)
         self._cancel_questions(ctl)
         for call_id, info in ctl.calls.items():
             if info.announced and not info.result_sent:
                 info.result_sent = True
-                ctl.log.emit(
-                    "tool.result",
-                    {
-                        "toolCallId": call_id,
-                        "status": "cancelled",
-                        "content": [{"type": "text", "text": "Cancelled."}],
-                        "isError": True,
-                    },
-                )
+                ctl.log.emit(ToolResult.cancelled(call_id, "Cancelled."))
         usage = usage_payload(
             ctl.usage,
             context_tokens=ctl.context_tokens,
             context_window=ctl.spec.context_window,
         )
-        payload: dict[str, Any] = {"status": status, "usage": usage, "resumable": resumable}
-        if result is not None:
-            payload["output"] = output_payload(result.output)
+        run_error: p.RunError | None = None
         if error is not None and status != "cancelled":
-            payload["error"] = (
-                {"type": "Cancelled", "message": "The run was interrupted."}
+            run_error = (
+                p.RunError(type="Cancelled", message="The run was interrupted.")
                 if isinstance(error, asyncio.CancelledError)
                 else error_payload(error)
             )
-        ctl.log.emit("run.finished", payload)
+        ctl.log.emit(
+            RunFinished(
+                status=status,
+                usage=usage,
+                resumable=resumable,
+                output=output_payload(result.output) if result is not None else None,
+                error=run_error,
+            )
+        )
         self._progress("end", ctl, status)
         self._unregister(ctl)
         await ctl.log.close()
@@ -612,10 +652,14 @@ class RunSupervisor:
         if status == "cancelled":
             error_text = "cancelled"
         elif error is not None:
-            error_text = payload.get("error", {}).get("message") or type(error).__name__
+            error_text = (run_error.message if run_error else None) or type(error).__name__
         with contextlib.suppress(Exception):
             await self.store.finish_run(
-                ctl.run_id, status=status, error=error_text, usage=usage, resumable=resumable
+                ctl.run_id,
+                status=status,
+                error=error_text,
+                usage=usage,
+                resumable=resumable,
             )
             await self.store.touch_session(ctl.session_id)
 
@@ -655,7 +699,7 @@ class RunSupervisor:
         elif isinstance(ev, events.TurnStarted):
             ctl.turns = ev.turn
         elif isinstance(ev, events.OutputDiscarded):
-            log.emit("output.discarded", {"messageId": ctl.message_id})
+            log.emit(OutputDiscarded(message_id=ctl.message_id))
         elif isinstance(ev, events.MessageCompleted):
             self._message_completed(ctl, ev)
         elif isinstance(ev, events.UserMessageInjected):
@@ -672,30 +716,28 @@ class RunSupervisor:
             await self._tool_completed(ctl, ev)
         elif isinstance(ev, events.HandoffOccurred):
             log.emit(
-                "handoff",
-                {
-                    "fromAgent": ev.from_agent.name,
-                    "toAgent": ev.to_agent.name,
-                    "reason": ctl.last_handoff_reason,
-                },
+                Handoff(
+                    from_agent=ev.from_agent.name,
+                    to_agent=ev.to_agent.name,
+                    reason=ctl.last_handoff_reason,
+                )
             )
         elif isinstance(ev, events.ContextCompacted):
             notice = ev.notice
             log.emit(
-                "compaction",
-                {
-                    "tokensBefore": notice.tokens_before,
-                    "tokensAfter": notice.tokens_after,
-                    "stages": [s for s in notice.reason.replace("reactive_", "").split("+") if s],
-                    "reactive": notice.reactive,
-                    "detail": list(notice.detail),
-                },
+                Compaction(
+                    tokens_before=notice.tokens_before,
+                    tokens_after=notice.tokens_after,
+                    stages=[s for s in notice.reason.replace("reactive_", "").split("+") if s],
+                    reactive=notice.reactive,
+                    detail=list(notice.detail),
+                )
             )
 
     def _message_completed(self, ctl: RunController, ev: events.MessageCompleted) -> None:
         text = "".join(e.content for e in ev.entries if isinstance(e, AssistantTextEntry))
         if text or ctl.message_has_text:
-            ctl.log.emit("message.completed", {"messageId": ctl.message_id, "text": text})
+            ctl.log.emit(MessageCompleted(message_id=ctl.message_id, text=text))
         for entry in ev.entries:
             if isinstance(entry, ToolCallEntry) and entry.name.startswith("transfer_to_"):
                 reason = parse_arguments(entry.arguments).get("reason")
@@ -705,12 +747,13 @@ class RunSupervisor:
             if ev.usage.input_tokens > 0:
                 ctl.context_tokens = ev.usage.input_tokens
             ctl.log.emit(
-                "usage.updated",
-                usage_payload(
-                    ctl.usage,
-                    context_tokens=ctl.context_tokens,
-                    context_window=ctl.spec.context_window,
-                ),
+                UsageUpdated.of(
+                    usage_payload(
+                        ctl.usage,
+                        context_tokens=ctl.context_tokens,
+                        context_window=ctl.spec.context_window,
+                    )
+                )
             )
         ctl.new_message()
 
@@ -722,7 +765,7 @@ class RunSupervisor:
             if queued == text:
                 message_id = mid
                 break
-        ctl.log.emit("user.message", {"messageId": message_id, "text": text, "source": "steer"})
+        ctl.log.emit(UserMessage(message_id=message_id, text=text, source="steer"))
 
     def _announce(self, ctl: RunController, call_id: str, name: str, arguments: str) -> CallInfo:
         info = ctl.calls.get(call_id)
@@ -731,26 +774,29 @@ class RunSupervisor:
         if not info.announced:
             info.announced = True
             ctl.log.emit(
-                "tool.call",
-                {
-                    "toolCallId": call_id,
-                    "name": name,
-                    "toolKind": tool_kind(name),
-                    "title": tool_title(name, info.args),
-                    "input": info.args,
-                    "locations": tool_locations(name, info.args, ctl.spec.root),
-                },
+                ToolCallStarted(
+                    tool_call_id=call_id,
+                    name=name,
+                    tool_kind=as_tool_kind(tool_kind(name)),
+                    title=tool_title(name, info.args),
+                    input=info.args,
+                    locations=[
+                        p.Location.model_validate(loc)
+                        for loc in tool_locations(name, info.args, ctl.spec.root)
+                    ],
+                )
             )
         return info
 
-    async def _preview(self, ctl: RunController, info: CallInfo) -> dict[str, Any] | None:
+    async def _preview(self, ctl: RunController, info: CallInfo) -> FileDiff | None:
         if self.preview is None:
             return None
         try:
-            return await self.preview(ctl.spec, info.name, info.args)
+            diff = await self.preview(ctl.spec, info.name, info.args)
         except Exception:
             logger.debug("preview.failed", exc_info=True)
             return None
+        return FileDiff.model_validate(diff) if diff is not None else None
 
     async def _tool_completed(self, ctl: RunController, ev: events.ToolCallCompleted) -> None:
         info = self._announce(ctl, ev.call.id, ev.call.name, ev.call.arguments)
@@ -759,32 +805,27 @@ class RunSupervisor:
         info.result_sent = True
         # A result object that reports an error itself (an MCP tool's isError) shows as failed.
         is_error = ev.is_error or getattr(ev.result, "is_error", False) is True
+        status: ToolStatus
         if info.declined or (ev.is_error and self.declined(ev.call.id)):
             status = "declined"
         elif is_error:
             status = "failed"
         else:
             status = "completed"
-        content: list[dict[str, Any]] = [{"type": "text", "text": ev.output}]
+        content: list[ToolContent] = [TextContent(text=ev.output)]
         if status == "completed" and info.name in ("write_file", "edit_file"):
             diff = info.diff
             if diff is not None and self.read_back is not None:
                 new_text = await _quiet(self.read_back(ctl.spec, info.name, info.args))
                 if new_text is not None:
-                    diff = {**diff, "newText": new_text}
+                    diff = diff.model_copy(update={"new_text": new_text})
             if diff is not None:
-                content.append({"type": "diff", **diff})
+                content.append(DiffContent.of(diff))
         ctl.log.emit(
-            "tool.result",
-            {
-                "toolCallId": ev.call.id,
-                "status": status,
-                "content": content,
-                "isError": is_error,
-            },
+            ToolResult(tool_call_id=ev.call.id, status=status, content=content, is_error=is_error)
         )
         if info.name == "todo_write" and not ev.is_error and isinstance(ev.result, list):
-            ctl.log.emit("todo.updated", {"items": todo_items(ev.result)})
+            ctl.log.emit(TodoUpdated(items=todo_items(ev.result)))
             done = sum(1 for i in ev.result if getattr(i, "status", "") == "completed")
             self._progress("report", ctl, f"{done}/{len(ev.result)} todos done")
 
@@ -796,56 +837,57 @@ class RunSupervisor:
         subject = approval_subject(call.name, info.args, ctl.spec.root)
         approval_id = _short_id("ap")
         payload = await self._approval_payload(ctl, info, approval_id, call.id)
-        ctl.log.emit("approval.requested", payload)
+        ctl.log.emit(payload)
         rule = self.session_rules.get(ctl.session_id, {}).get(subject)
-        decision: Decision
-        message: str | None = None
-        by = "policy"
-        outcome: str
+        answer: ApprovalAnswer
+        outcome: ApprovalOutcome
         if rule is not None:
-            decision = "allow_once" if rule == "allow" else "reject_once"
-            outcome = "allowed" if rule == "allow" else "rejected"
+            decision = Decision.ALLOW_ONCE if rule == "allow" else Decision.REJECT_ONCE
+            answer = ApprovalAnswer(decision, by="policy")
+            outcome = answer.outcome
         else:
             loop = asyncio.get_running_loop()
-            future: asyncio.Future[tuple[Decision, str | None, str]] = loop.create_future()
+            future: asyncio.Future[ApprovalAnswer] = loop.create_future()
             ctl.approvals[approval_id] = PendingApproval(
                 approval_id, call.id, subject, future, payload
             )
             ctl.status = "awaiting_approval"
-            self._progress("report", ctl, f"Waiting for approval: {payload['title']}")
+            self._progress("report", ctl, f"Waiting for approval: {payload.title}")
             asker: asyncio.Task[None] | None = None
             if self.ask_editor is not None:
                 asker = loop.create_task(self._ask_editor(payload, future))
             timeout = self.approval_timeout()
             try:
-                decision, message, by = await asyncio.wait_for(asyncio.shield(future), timeout)
-                outcome = "allowed" if decision.startswith("allow") else "rejected"
-                if by == "cancelled":
-                    outcome, by = "cancelled", "user"
+                answer = await asyncio.wait_for(asyncio.shield(future), timeout)
+                outcome = answer.outcome
             except TimeoutError:
-                decision, outcome, by = "reject_once", "timed_out", "policy"
-                message = "The approval timed out."
+                answer = ApprovalAnswer(
+                    Decision.REJECT_ONCE, "The approval timed out.", by="policy"
+                )
+                outcome = "timed_out"
             finally:
                 ctl.approvals.pop(approval_id, None)
                 if asker is not None:
                     asker.cancel()
                 if ctl.status == "awaiting_approval":
                     ctl.status = "running"
-            if decision in ("allow_always", "reject_always"):
+            if answer.decision.always and not answer.cancelled:
                 rules = self.session_rules.setdefault(ctl.session_id, {})
-                rules[subject] = "allow" if decision == "allow_always" else "reject"
-        if outcome == "allowed":
-            ev.approve()
-        else:
+                rules[subject] = "allow" if answer.decision.allows else "reject"
+        answer.apply(ev)
+        if outcome != "allowed":
             info.declined = True
-            ev.reject(message)
-        resolved: dict[str, Any] = {"approvalId": approval_id, "outcome": outcome, "by": by}
-        if outcome in ("allowed", "rejected"):
-            resolved["decision"] = decision
-        ctl.log.emit("approval.resolved", resolved)
+        ctl.log.emit(
+            ApprovalResolved(
+                approval_id=approval_id,
+                outcome=outcome,
+                by=answer.by,
+                decision=answer.decision if outcome in ("allowed", "rejected") else None,
+            )
+        )
 
     async def _ask_editor(
-        self, payload: dict[str, Any], future: asyncio.Future[tuple[Decision, str | None, str]]
+        self, payload: ApprovalRequested, future: asyncio.Future[ApprovalAnswer]
     ) -> None:
         assert self.ask_editor is not None
         try:
@@ -854,56 +896,62 @@ class RunSupervisor:
             logger.warning("approval.ask_failed", exc_info=True)
             return
         if not future.done():
-            future.set_result((decision or "reject_once", None, "editor"))
+            future.set_result(ApprovalAnswer(decision or Decision.REJECT_ONCE, by="editor"))
 
     async def _approval_payload(
         self, ctl: RunController, info: CallInfo, approval_id: str, call_id: str
-    ) -> dict[str, Any]:
+    ) -> ApprovalRequested:
         name, args = info.name, info.args
         title = tool_title(name, args)
         locations = tool_locations(name, args, ctl.spec.root)
         paths = [loc["path"] for loc in locations]
-        payload: dict[str, Any] = {
-            "approvalId": approval_id,
-            "toolCallId": call_id,
-            "title": title,
-            "paths": paths,
-        }
+        command: str | None = None
+        diff: list[FileDiff] | None = None
         if name in ("write_file", "edit_file"):
             if info.diff is None:
                 info.diff = await self._preview(ctl, info)
             exists = name == "edit_file" or (
-                info.diff is not None and info.diff.get("oldText") is not None
+                info.diff is not None and info.diff.old_text is not None
             )
-            payload["action"] = "file.write" if exists else "file.create"
+            action: ApprovalAction = "file.write" if exists else "file.create"
             target = paths[0] if paths else "a file"
-            payload["detail"] = f"The agent wants to {'edit' if exists else 'create'} {target}."
+            detail = f"The agent wants to {'edit' if exists else 'create'} {target}."
             if info.diff is not None:
-                payload["diff"] = [info.diff]
-            payload["options"] = APPROVAL_OPTIONS["file"]
+                diff = [info.diff]
+            options = APPROVAL_OPTIONS["file"]
         elif name == "shell":
             command = str(args.get("command", ""))
-            payload["action"] = "shell"
-            payload["command"] = command
+            action = "shell"
             cwd = args.get("cwd") or "."
-            payload["detail"] = f"Run in {cwd}: {command}"
-            payload["options"] = APPROVAL_OPTIONS["shell"]
+            detail = f"Run in {cwd}: {command}"
+            options = APPROVAL_OPTIONS["shell"]
         elif tool_kind(name) in ("read", "search") and paths:
             root = ctl.spec.root
             outside = not any(Path(path).is_relative_to(root) for path in paths)
-            payload["action"] = "read.outside" if outside else "other"
-            payload["detail"] = f"The agent wants to read {paths[0]}."
-            payload["options"] = APPROVAL_OPTIONS["other"]
+            action = "read.outside" if outside else "other"
+            detail = f"The agent wants to read {paths[0]}."
+            options = APPROVAL_OPTIONS["other"]
         else:
-            payload["action"] = "other"
-            payload["detail"] = f"The agent wants to call {name}."
-            payload["options"] = APPROVAL_OPTIONS["other"]
-        return payload
+            action = "other"
+            detail = f"The agent wants to call {name}."
+            options = APPROVAL_OPTIONS["other"]
+        return ApprovalRequested(
+            approval_id=approval_id,
+            tool_call_id=call_id,
+            action=action,
+            title=title,
+            detail=detail,
+            paths=paths,
+            command=command,
+            diff=diff,
+            options=options,
+        )
 
-    def _resolve_all_approvals(self, ctl: RunController, outcome: str) -> None:
+    def _resolve_all_approvals(self, ctl: RunController) -> None:
+        """Cancel every pending approval (a cancelled run, a stopping server)."""
         for pending in list(ctl.approvals.values()):
             if not pending.future.done():
-                pending.future.set_result(("reject_once", None, outcome))
+                pending.future.set_result(CANCELLED_ANSWER)
 
     # ================================================================== questions
 
@@ -913,17 +961,20 @@ class RunSupervisor:
             return
         ctl.questions[question.id] = question.question
         self._question_runs[question.id] = ctl.run_id
-        payload: dict[str, Any] = {"questionId": question.id, "text": question.question}
-        if question.options:
-            payload["choices"] = [o.label for o in question.options]
-            payload["multiSelect"] = bool(question.multi_select)
-        ctl.log.emit("question.requested", payload)
+        ctl.log.emit(
+            QuestionRequested(
+                question_id=question.id,
+                text=question.question,
+                choices=[o.label for o in question.options] if question.options else None,
+                multi_select=bool(question.multi_select) if question.options else None,
+            )
+        )
         self._progress("report", ctl, "Waiting for your answer")
 
     def question_answered(self, ctl: RunController, question_id: str, answer: str) -> None:
         ctl.questions.pop(question_id, None)
         self._question_runs.pop(question_id, None)
-        ctl.log.emit("question.answered", {"questionId": question_id, "answer": answer})
+        ctl.log.emit(QuestionAnswered(question_id=question_id, answer=answer))
 
     def _cancel_questions(self, ctl: RunController) -> None:
         cancel = self.cancel_question
@@ -939,7 +990,7 @@ class RunSupervisor:
         ctl = self.live.get(session_id)
         if ctl is None or not call_id:
             return
-        ctl.log.delta("tool.update", call_id, text, stream)
+        ctl.log.delta("tool.update", call_id, text, _stream(stream))
 
     # ================================================================== progress
 
@@ -953,7 +1004,7 @@ class RunSupervisor:
 
     # ================================================================== queries
 
-    async def replay(self, run_id: str, after_seq: int) -> dict[str, Any]:
+    async def replay(self, run_id: str, after_seq: int) -> p.ReplayResult:
         record = await self.ensure_known_run(run_id)
         ctl = self.by_run.get(run_id)
         if ctl is not None:
@@ -961,27 +1012,32 @@ class RunSupervisor:
             await self.publisher.drain()
         stored = await self.store.events_after(run_id, after_seq)
         last = stored[-1]["seq"] if stored else max(after_seq, await self.store.last_seq(run_id))
-        status = ctl.status if ctl is not None else record.status
-        return {"events": stored, "lastSeq": last, "status": status}
+        status = ctl.status if ctl is not None else as_run_status(record.status)
+        return p.ReplayResult(events=stored, last_seq=last, status=status)
 
-    async def list_sessions(self, *, limit: int, offset: int, query: str | None) -> dict[str, Any]:
+    async def list_sessions(
+        self, *, limit: int, offset: int, query: str | None
+    ) -> p.SessionsResult:
         rows = await self.store.list_sessions(limit=limit, offset=offset, query=query)
         out = []
         for row in rows:
             live = self.live.get(row["id"])
+            last_status = row["last_run_status"]
             out.append(
-                {
-                    "sessionId": row["id"],
-                    "title": row["title"],
-                    "updatedAt": int(row["updated_at"] * 1000),
-                    "lastRunId": live.run_id if live else row["last_run_id"],
-                    "lastRunStatus": live.status if live else row["last_run_status"],
-                    "resumable": bool(row["last_resumable"]) and live is None,
-                }
+                p.SessionSummary(
+                    session_id=row["id"],
+                    title=row["title"],
+                    updated_at=int(row["updated_at"] * 1000),
+                    last_run_id=live.run_id if live else row["last_run_id"],
+                    last_run_status=live.status
+                    if live
+                    else (as_run_status(last_status) if last_status is not None else None),
+                    resumable=bool(row["last_resumable"]) and live is None,
+                )
             )
-        return {"sessions": out}
+        return p.SessionsResult(sessions=out)
 
-    async def session_view(self, session_id: str) -> dict[str, Any]:
+    async def session_view(self, session_id: str) -> p.SessionResult:
         row = await self.store.get_session(session_id)
         if row is None:
             raise p.ProtocolError(
@@ -996,56 +1052,71 @@ class RunSupervisor:
                 snapshot = await self.checkpointer.load(key)
                 if snapshot is not None:
                     entries.extend(snapshot.entries)
-        return {
-            "sessionId": session_id,
-            "title": row["title"],
-            "entries": project_entries(entries),
-            "todos": todo_items(todos_from_entries(entries)),
-            "runs": [r.to_wire() for r in runs],
-        }
+        return p.SessionResult(
+            session_id=session_id,
+            title=row["title"],
+            entries=project_entries(entries),
+            todos=todo_items(todos_from_entries(entries)),
+            runs=[r.to_wire() for r in runs],
+        )
 
-    async def delete_session(self, session_id: str) -> dict[str, Any]:
+    async def delete_session(self, session_id: str) -> p.DeleteSessionResult:
         self._check_session_free(session_id)
         if await self.store.get_session(session_id) is None:
-            return {"deleted": False}
+            return p.DeleteSessionResult(deleted=False)
         for run_id, leg in await self.store.delete_session(session_id):
             await _quiet(self.checkpointer.delete(checkpoint_id(run_id, leg)))
         await self.sessions.clear(session_id)
         self.session_rules.pop(session_id, None)
-        return {"deleted": True}
+        return p.DeleteSessionResult(deleted=True)
 
-    def live_runs(self) -> list[dict[str, Any]]:
+    def live_runs(self) -> list[p.LiveRun]:
         return [
-            {
-                "runId": c.run_id,
-                "sessionId": c.session_id,
-                "status": c.status,
-                "turns": c.turns,
-                "agent": c.spec.agent_label,
-                "model": c.spec.model_label,
-                "startedAt": int(c.started_at * 1000),
-            }
+            p.LiveRun(
+                run_id=c.run_id,
+                session_id=c.session_id,
+                status=c.status,
+                turns=c.turns,
+                agent=c.spec.agent_label,
+                model=c.spec.model_label,
+                started_at=int(c.started_at * 1000),
+            )
             for c in self.by_run.values()
         ]
 
-    def rules_view(self) -> list[dict[str, Any]]:
+    def rules_view(self) -> list[p.SessionRule]:
         return [
-            {"sessionId": sid, "subject": subject, "decision": decision}
+            p.SessionRule(session_id=sid, subject=subject, decision=decision)
             for sid, rules in self.session_rules.items()
             for subject, decision in rules.items()
         ]
 
 
-def project_entries(entries: list[TranscriptEntry]) -> list[dict[str, Any]]:
+@dataclass
+class _AssistantDraft:
+    """One assistant message while its entries are collected."""
+
+    content: str = ""
+    reasoning: str = ""
+    tool_calls: list[p.TranscriptToolCall] = field(default_factory=list)
+
+
+def project_entries(entries: list[TranscriptEntry]) -> list[p.TranscriptMessage]:
     """Transcript entries as render-ready messages (system entries are never shown)."""
-    out: list[dict[str, Any]] = []
-    pending: dict[str, Any] | None = None
+    out: list[p.TranscriptMessage] = []
+    pending: _AssistantDraft | None = None
     errors = {e.call_id for e in entries if isinstance(e, ToolResultEntry) and e.is_error}
 
     def flush() -> None:
         nonlocal pending
         if pending is not None:
-            out.append(pending)
+            out.append(
+                p.AssistantEntry(
+                    content=pending.content,
+                    reasoning=pending.reasoning,
+                    tool_calls=pending.tool_calls,
+                )
+            )
             pending = None
 
     for entry in entries:
@@ -1054,37 +1125,41 @@ def project_entries(entries: list[TranscriptEntry]) -> list[dict[str, Any]]:
             if entry.role == "system":
                 continue
             content = entry.content if isinstance(entry.content, str) else text_of(entry.content)
-            out.append({"role": "user", "content": content})
+            out.append(p.UserEntry(content=content))
         elif isinstance(entry, ReasoningEntry | AssistantTextEntry | ToolCallEntry):
             if pending is None:
-                pending = {"role": "assistant", "content": "", "reasoning": "", "toolCalls": []}
+                pending = _AssistantDraft()
             if isinstance(entry, ReasoningEntry):
-                pending["reasoning"] += entry.content
+                pending.reasoning += entry.content
             elif isinstance(entry, AssistantTextEntry):
-                pending["content"] += entry.content
+                pending.content += entry.content
             else:
                 args = parse_arguments(entry.arguments)
-                pending["toolCalls"].append(
-                    {
-                        "id": entry.call_id,
-                        "name": entry.name,
-                        "input": args,
-                        "title": tool_title(entry.name, args),
-                        "toolKind": tool_kind(entry.name),
-                    }
+                pending.tool_calls.append(
+                    p.TranscriptToolCall(
+                        id=entry.call_id,
+                        name=entry.name,
+                        input=args,
+                        title=tool_title(entry.name, args),
+                        tool_kind=as_tool_kind(tool_kind(entry.name)),
+                    )
                 )
         elif isinstance(entry, ToolResultEntry):
             flush()
             out.append(
-                {
-                    "role": "tool",
-                    "toolCallId": entry.call_id,
-                    "content": entry.output,
-                    "isError": entry.call_id in errors,
-                }
+                p.ToolEntry(
+                    tool_call_id=entry.call_id,
+                    content=entry.output,
+                    is_error=entry.call_id in errors,
+                )
             )
     flush()
     return out
+
+
+def _stream(name: str) -> ToolStream:
+    """The workspace's output stream name (anything but ``stderr`` is stdout)."""
+    return "stderr" if name == "stderr" else "stdout"
 
 
 async def _quiet(awaitable: Awaitable[T]) -> T | None:

@@ -7,7 +7,6 @@ import {
   ErrorCodes,
   type ApprovalDecision,
   type ContextRef,
-  type SessionRunRef,
   type SessionSummary,
 } from "../protocol/types";
 import type { ChatError, ChatViewState, ModelChoice, ModelView, PendingSteer, ServerState, WebviewIntent } from "./messages";
@@ -378,9 +377,7 @@ export class ChatController implements Disposable {
       if (this.place.sessionId !== session.sessionId) this.remember({ sessionId: session.sessionId, atBottom: true });
       this.sessionId = session.sessionId;
       this.sessionTitle = session.title || undefined;
-      const ids = (session.runs ?? [])
-        .map((r: SessionRunRef | string) => (typeof r === "string" ? r : r.runId))
-        .filter((id): id is string => typeof id === "string");
+      const ids = session.runs.map((r) => r.runId);
       this.runOrder = ids;
       this.pendingSteers = [];
       this.changed();

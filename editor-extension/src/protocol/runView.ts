@@ -1,5 +1,6 @@
 import type {
   ApprovalAction,
+  ApprovalBy,
   ApprovalDecision,
   ApprovalOption,
   ApprovalOutcome,
@@ -56,7 +57,7 @@ interface ItemBase {
 export interface UserItem extends ItemBase {
   type: "user";
   text: string;
-  source: "prompt" | "steer";
+  source: EventOf<"user.message">["source"];
 }
 
 export interface AssistantItem extends ItemBase {
@@ -73,10 +74,8 @@ export interface ReasoningItem extends ItemBase {
   streaming: boolean;
 }
 
-export interface OutputChunk {
-  stream: "stdout" | "stderr";
-  text: string;
-}
+/** A chunk of streamed tool output, as `tool.update` carries it. */
+export type OutputChunk = EventOf<"tool.update">["output"];
 
 export interface ToolItem extends ItemBase {
   type: "tool";
@@ -106,7 +105,7 @@ export interface ApprovalItem extends ItemBase {
   options: ApprovalOption[];
   state: "pending" | ApprovalOutcome;
   decision?: ApprovalDecision;
-  by?: "user" | "policy" | "editor";
+  by?: ApprovalBy;
 }
 
 export interface QuestionItem extends ItemBase {
@@ -367,15 +366,16 @@ export function applyEvent(run: RunView, event: LoviaEvent): void {
         run,
         `compaction:${event.seq}`,
         "info",
-        `Context compacted: ${event.tokensBefore.toLocaleString("en-US")} → ${event.tokensAfter.toLocaleString("en-US")} tokens`,
+        `Context compacted: ${tokens(event.tokensBefore)} → ${tokens(event.tokensAfter)} tokens`,
       );
       break;
     case "usage.updated":
       run.usage = {
         inputTokens: event.inputTokens,
         outputTokens: event.outputTokens,
-        contextTokens: event.contextTokens,
-        contextWindow: event.contextWindow,
+        // Unknown (null on the wire) reads as 0: the meter then shows no fill.
+        contextTokens: event.contextTokens ?? 0,
+        contextWindow: event.contextWindow ?? 0,
       };
       bump(run);
       break;
@@ -476,4 +476,9 @@ export function applyReplayStatus(run: RunView, status: RunStatus): void {
 
 export function pendingApprovalsOf(run: RunView): ApprovalItem[] {
   return pendingApprovals(run);
+}
+
+/** A token count for a notice (`?` when the server could not count it). */
+function tokens(n: number | null): string {
+  return n === null ? "?" : n.toLocaleString("en-US");
 }

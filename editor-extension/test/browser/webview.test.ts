@@ -349,7 +349,7 @@ describe("chat webview in Chromium", () => {
 
   it("asks the agent's questions with choices and a free answer", async () => {
     const q = createRunView("run_q", "ses_7f3a");
-    applyEvent(q, { sessionId: "ses_7f3a", runId: "run_q", seq: 1, ts: 1, kind: "run.started", prompt: "Set up a database", cwd: "/w", model: null, agent: null, resumed: false });
+    applyEvent(q, { sessionId: "ses_7f3a", runId: "run_q", seq: 1, ts: 1, kind: "run.started", prompt: "Set up a database", cwd: "/w", model: null, agent: "lovia:coding", resumed: false });
     applyEvent(q, { sessionId: "ses_7f3a", runId: "run_q", seq: 2, ts: 2, kind: "question.requested", questionId: "q1", text: "Which database should I use?", choices: ["SQLite", "PostgreSQL"] });
     await postState(baseState(q));
     const card = page.locator("article.question");

@@ -84,7 +84,7 @@ describe("LoviaClient over a real vscode-jsonrpc connection", () => {
     const seen: LoviaEvent[] = [];
     const sub = client.onEvent((e) => seen.push(e));
     const run = server.startRun("direct");
-    server.emit(run.runId, "run.started", { prompt: "direct", cwd: "/", model: null, agent: null, resumed: false });
+    server.emit(run.runId, "run.started", { prompt: "direct", cwd: "/", model: null, agent: "lovia:coding", resumed: false });
     await waitFor(() => seen.length === 1);
     sub.dispose();
     server.emit(run.runId, "user.message", { messageId: "m", text: "direct", source: "prompt" });

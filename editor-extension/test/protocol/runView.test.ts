@@ -21,6 +21,8 @@ function fold(events: LoviaEvent[], run = createRunView(events[0]!.runId, events
   return run;
 }
 
+const USAGE = { inputTokens: 0, outputTokens: 0, cacheReadTokens: 0, contextTokens: null, contextWindow: null };
+
 let seq = 0;
 function ev<K extends LoviaEvent["kind"]>(kind: K, payload: Omit<Extract<LoviaEvent, { kind: K }>, "kind" | "seq" | "ts" | "runId" | "sessionId">): LoviaEvent {
   seq += 1;
@@ -105,13 +107,13 @@ describe("applyEvent edge cases", () => {
   it("an interrupted run keeps its running tool; a cancelled one marks it cancelled", () => {
     const a = createRunView("r", "s");
     applyEvent(a, ev("tool.call", { toolCallId: "t", name: "shell", toolKind: "execute", title: "sleep", input: {}, locations: [] }));
-    applyEvent(a, ev("run.finished", { status: "interrupted", usage: {}, resumable: true }));
+    applyEvent(a, ev("run.finished", { status: "interrupted", usage: USAGE, resumable: true }));
     expect((a.items[0] as ToolItem).status).toBe("running");
     expect(a.items.at(-1)).toMatchObject({ type: "notice", text: expect.stringContaining("can be resumed") as unknown });
 
     const b = createRunView("r2", "s");
     applyEvent(b, ev("tool.call", { toolCallId: "t", name: "shell", toolKind: "execute", title: "sleep", input: {}, locations: [] }));
-    applyEvent(b, ev("run.finished", { status: "cancelled", usage: {}, resumable: false }));
+    applyEvent(b, ev("run.finished", { status: "cancelled", usage: USAGE, resumable: false }));
     expect((b.items[0] as ToolItem).status).toBe("cancelled");
   });
 
@@ -122,8 +124,8 @@ describe("applyEvent edge cases", () => {
       options: [{ decision: "allow_once", label: "Run" }],
     });
     applyEvent(run, ask);
-    applyEvent(run, ev("run.finished", { status: "interrupted", usage: {}, resumable: true }));
-    applyEvent(run, ev("run.started", { prompt: "p", cwd: "/", model: null, agent: null, resumed: true }));
+    applyEvent(run, ev("run.finished", { status: "interrupted", usage: USAGE, resumable: true }));
+    applyEvent(run, ev("run.started", { prompt: "p", cwd: "/", model: null, agent: "lovia:coding", resumed: true }));
     expect(run.status).toBe("running");
     applyEvent(run, { ...ask, seq: 99 });
     expect(pendingApprovalsOf(run)).toHaveLength(1);
@@ -132,7 +134,7 @@ describe("applyEvent edge cases", () => {
 
   it("run.finished with an error shows it with its hint", () => {
     const run = createRunView("r", "s");
-    applyEvent(run, ev("run.finished", { status: "failed", error: { type: "ModelNotConfigured", message: "no model", hint: "set lovia.model" }, usage: {}, resumable: false }));
+    applyEvent(run, ev("run.finished", { status: "failed", error: { type: "ModelNotConfigured", message: "no model", hint: "set lovia.model" }, usage: USAGE, resumable: false }));
     expect(run.error?.type).toBe("ModelNotConfigured");
     expect(run.items.at(-1)).toMatchObject({ type: "notice", level: "error", hint: "set lovia.model" });
   });
@@ -144,7 +146,7 @@ describe("applyEvent edge cases", () => {
     applyEvent(run, ev("question.answered", { questionId: "q", answer: "sqlite" }));
     expect(run.items[0]).toMatchObject({ answer: "sqlite" });
     applyEvent(run, ev("handoff", { fromAgent: "triage", toAgent: "coder", reason: "code change" }));
-    applyEvent(run, ev("compaction", { tokensBefore: 120000, tokensAfter: 30000, stages: [] }));
+    applyEvent(run, ev("compaction", { tokensBefore: 120000, tokensAfter: 30000, stages: [], reactive: false, detail: [] }));
     expect(run.items.slice(1).map((i) => i.type)).toEqual(["notice", "notice"]);
     expect(run.activity).toBe("thinking");
   });
@@ -156,7 +158,7 @@ describe("applyEvent edge cases", () => {
     expect(run.status).toBe("interrupted");
     expect(run.items[0]).toMatchObject({ streaming: false });
     const done = createRunView("r", "s");
-    applyEvent(done, ev("run.finished", { status: "completed", usage: {}, resumable: false }));
+    applyEvent(done, ev("run.finished", { status: "completed", usage: USAGE, resumable: false }));
     applyReplayStatus(done, "interrupted");
     expect(done.status).toBe("completed");
   });

@@ -16,6 +16,7 @@ import type {
   ApprovalDecision,
   EventKind,
   EventPayloads,
+  FinalStatus,
   LoviaEvent,
   RunStatus,
   SessionSummary,
@@ -91,7 +92,7 @@ export class FakeLoviaServer {
       ts: 1_700_000_000_000 + run.events.length * 10,
       kind,
       ...payload,
-    } as LoviaEvent;
+    } as unknown as LoviaEvent; // a generic spread: TypeScript cannot narrow it to EventOf<K>
     run.events.push(event);
     if (kind === "approval.requested") {
       const p = payload as EventPayloads["approval.requested"];
@@ -147,8 +148,9 @@ export class FakeLoviaServer {
     }
   }
 
-  finish(runId: string, status: Exclude<RunStatus, "running"> = "completed", resumable = false): void {
-    this.emit(runId, "run.finished", { status, usage: { inputTokens: 10, outputTokens: 5 }, resumable });
+  finish(runId: string, status: FinalStatus = "completed", resumable = false): void {
+    const usage = { inputTokens: 10, outputTokens: 5, cacheReadTokens: 0, contextTokens: 10, contextWindow: null };
+    this.emit(runId, "run.finished", { status, usage, resumable });
   }
 
   private mustRun(runId: string): FakeRun {

@@ -168,7 +168,7 @@ describe("ChatController", () => {
     const a = server.startRun("old session");
     // A session from an earlier window: this client never saw its events live.
     for (let seq = 1; seq <= 3; seq++) server.drop.add(`${a.runId}:${seq}`);
-    server.emit(a.runId, "run.started", { prompt: "old session", cwd: "/w", model: null, agent: null, resumed: false });
+    server.emit(a.runId, "run.started", { prompt: "old session", cwd: "/w", model: null, agent: "lovia:coding", resumed: false });
     server.emit(a.runId, "message.completed", { messageId: "m", text: "old answer" });
     server.finish(a.runId, "interrupted", true);
     await controller.handle({ type: "ready" });

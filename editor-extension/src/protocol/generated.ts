@@ -1,0 +1,635 @@
+/**
+ * Types of the lovia editor protocol, generated from lovia_server/protocol/schema.json
+ * by `npm run gen:protocol` (json-schema-to-typescript). Do not edit: change the Python
+ * models, run `python -m lovia_server.protocol.schema`, then `npm run gen:protocol`.
+ */
+
+/**
+ * A user's answer to an approval, the same from `lovia/approve` to the run.
+ */
+export type Decision = "allow_once" | "allow_always" | "reject_once" | "reject_always";
+/**
+ * One `lovia/event` notification: the envelope and one kind's payload.
+ */
+export type LoviaEvent =
+  | RunStartedEvent
+  | UserMessageEvent
+  | MessageDeltaEvent
+  | ReasoningDeltaEvent
+  | MessageCompletedEvent
+  | OutputDiscardedEvent
+  | ToolCallEvent
+  | ToolUpdateEvent
+  | ToolResultEvent
+  | ApprovalRequestedEvent
+  | ApprovalResolvedEvent
+  | QuestionRequestedEvent
+  | QuestionAnsweredEvent
+  | TodoUpdatedEvent
+  | HandoffEvent
+  | CompactionEvent
+  | UsageUpdatedEvent
+  | RunFinishedEvent;
+export type MessageSource = "prompt" | "steer";
+export type ToolKind = "read" | "edit" | "delete" | "move" | "search" | "execute" | "fetch" | "think" | "other";
+export type ToolStream = "stdout" | "stderr";
+export type ToolStatus = "completed" | "failed" | "declined" | "cancelled";
+export type ApprovalAction = "file.write" | "file.create" | "file.delete" | "shell" | "read.outside" | "other";
+export type ApprovalOutcome = "allowed" | "rejected" | "cancelled" | "timed_out";
+export type ApprovalBy = "user" | "policy" | "editor";
+export type FinalStatus = "completed" | "failed" | "cancelled" | "interrupted";
+export type RunStatus =
+  "running" | "awaiting_approval" | "cancelling" | "completed" | "failed" | "cancelled" | "interrupted";
+export type EditMode = "server" | "workspaceEdit";
+/**
+ * JSON-RPC error codes: -32700 ParseError, -32600 InvalidRequest, -32601 MethodNotFound, -32602 InvalidParams, -32603 InternalError, -32002 ServerNotInitialized, -32800 RequestCancelled, -32010 RunNotFound, -32011 RunNotActive, -32012 RunAlreadyActive, -32013 ApprovalNotFound, -32014 NotResumable, -32015 PathOutsideWorkspace, -32016 ModelNotConfigured
+ */
+export type ErrorCode =
+  | -32700
+  | -32600
+  | -32601
+  | -32602
+  | -32603
+  | -32002
+  | -32800
+  | -32010
+  | -32011
+  | -32012
+  | -32013
+  | -32014
+  | -32015
+  | -32016;
+
+/**
+ * The lovia editor protocol (generated from lovia_server.protocol; do not edit by hand): every lovia/* request's params and result, the lovia/event notification and the error codes.
+ */
+export interface LoviaProtocol {
+  protocolVersion: 1;
+  methods: {
+    /**
+     * returned at once; the run streams as events and ends with `run.finished`
+     */
+    "lovia/run": {
+      params: RunParams;
+      result: LaunchResult;
+    };
+    /**
+     * delivered at the next turn start, echoed as `user.message{source:"steer"}` — a steer that arrives while the final answer is being written makes the run continue with one more turn, so an accepted message is never dropped
+     */
+    "lovia/steer": {
+      params: SteerParams;
+      result: SteerResult;
+    };
+    /**
+     * false once delivered or after the run
+     */
+    "lovia/unsteer": {
+      params: UnsteerParams;
+      result: UnsteerResult;
+    };
+    /**
+     * `allow_always`/`reject_always` remember the decision for the session (the file, the exact command, or the tool); a rejection `message` is what the model is told
+     */
+    "lovia/approve": {
+      params: ApproveParams;
+      result: ApproveResult;
+    };
+    /**
+     * answers an `ask_human` question
+     */
+    "lovia/answer": {
+      params: AnswerParams;
+      result: AnswerResult;
+    };
+    /**
+     * cooperative, and a tool still running after 3 s is interrupted; completed turns are kept
+     */
+    "lovia/cancel": {
+      params: RunIdParams;
+      result: CancelResult;
+    };
+    /**
+     * continues an interrupted run from its checkpoint; pending approvals are asked again
+     */
+    "lovia/resume": {
+      params: RunIdParams;
+      result: LaunchResult;
+    };
+    /**
+     * for any stored run
+     */
+    "lovia/replay": {
+      params: ReplayParams;
+      result: ReplayResult;
+    };
+    /**
+     * newest first
+     */
+    "lovia/sessions": {
+      params: SessionsParams;
+      result: SessionsResult;
+    };
+    /**
+     * the transcript as render-ready messages
+     */
+    "lovia/session": {
+      params: SessionParams;
+      result: SessionResult;
+    };
+    /**
+     * refused with -32012 while a run is live
+     */
+    "lovia/deleteSession": {
+      params: SessionParams;
+      result: DeleteSessionResult;
+    };
+    /**
+     * `folders` is the effective ACL per folder; `sessionRules` the remembered decisions
+     */
+    "lovia/status": {
+      params: StatusParams;
+      result: StatusResult;
+    };
+  };
+  event: LoviaEvent;
+  errorCode: ErrorCode;
+}
+export interface RunParams {
+  prompt: string;
+  sessionId?: string;
+  cwd?: string;
+  context?: ContextItem[];
+  model?: string;
+  agent?: string;
+}
+/**
+ * A file (or a line range of it) attached to a prompt.
+ */
+export interface ContextItem {
+  uri: string;
+  range?: Range;
+}
+export interface Range {
+  start: Position;
+  end: Position;
+}
+export interface Position {
+  line?: number;
+  character?: number;
+}
+/**
+ * A run that started (or resumed) and now streams events.
+ */
+export interface LaunchResult {
+  sessionId: string;
+  runId: string;
+  status: "running";
+}
+export interface SteerParams {
+  runId: string;
+  message: string;
+}
+export interface SteerResult {
+  runId: string;
+  messageId: string;
+  accepted: true;
+}
+export interface UnsteerParams {
+  runId: string;
+  messageId: string;
+}
+export interface UnsteerResult {
+  withdrawn: boolean;
+}
+export interface ApproveParams {
+  runId: string;
+  approvalId: string;
+  decision: Decision;
+  message?: string;
+}
+export interface ApproveResult {
+  approvalId: string;
+  outcome: "allowed" | "rejected";
+}
+export interface AnswerParams {
+  runId: string;
+  questionId: string;
+  answer: string;
+}
+export interface AnswerResult {
+  questionId: string;
+}
+export interface RunIdParams {
+  runId: string;
+}
+export interface CancelResult {
+  runId: string;
+  status: "cancelling";
+}
+export interface ReplayParams {
+  runId: string;
+  afterSeq?: number;
+}
+/**
+ * Stored events after `afterSeq`: each one a `LoviaEvent` exactly as it was sent.
+ */
+export interface ReplayResult {
+  events: LoviaEvent[];
+  lastSeq: number;
+  status: RunStatus;
+}
+export interface RunStartedEvent {
+  sessionId: string;
+  runId: string;
+  seq: number;
+  ts: number;
+  parentRunId?: string;
+  prompt: string;
+  cwd: string;
+  model: string | null;
+  agent: string;
+  resumed: boolean;
+  kind: "run.started";
+}
+export interface UserMessageEvent {
+  sessionId: string;
+  runId: string;
+  seq: number;
+  ts: number;
+  parentRunId?: string;
+  messageId: string;
+  text: string;
+  source: MessageSource;
+  kind: "user.message";
+}
+export interface MessageDeltaEvent {
+  sessionId: string;
+  runId: string;
+  seq: number;
+  ts: number;
+  parentRunId?: string;
+  messageId: string;
+  text: string;
+  kind: "message.delta";
+}
+export interface ReasoningDeltaEvent {
+  sessionId: string;
+  runId: string;
+  seq: number;
+  ts: number;
+  parentRunId?: string;
+  messageId: string;
+  text: string;
+  kind: "reasoning.delta";
+}
+export interface MessageCompletedEvent {
+  sessionId: string;
+  runId: string;
+  seq: number;
+  ts: number;
+  parentRunId?: string;
+  messageId: string;
+  text: string;
+  kind: "message.completed";
+}
+export interface OutputDiscardedEvent {
+  sessionId: string;
+  runId: string;
+  seq: number;
+  ts: number;
+  parentRunId?: string;
+  messageId: string;
+  kind: "output.discarded";
+}
+export interface ToolCallEvent {
+  sessionId: string;
+  runId: string;
+  seq: number;
+  ts: number;
+  parentRunId?: string;
+  toolCallId: string;
+  name: string;
+  toolKind: ToolKind;
+  title: string;
+  input: {
+    [k: string]: unknown | undefined;
+  };
+  locations: Location[];
+  kind: "tool.call";
+}
+/**
+ * A file a tool call touches, for click-through.
+ */
+export interface Location {
+  path: string;
+  uri: string;
+  line?: number;
+}
+export interface ToolUpdateEvent {
+  sessionId: string;
+  runId: string;
+  seq: number;
+  ts: number;
+  parentRunId?: string;
+  toolCallId: string;
+  output: ToolOutput;
+  kind: "tool.update";
+}
+export interface ToolOutput {
+  text: string;
+  stream: ToolStream;
+}
+export interface ToolResultEvent {
+  sessionId: string;
+  runId: string;
+  seq: number;
+  ts: number;
+  parentRunId?: string;
+  toolCallId: string;
+  status: ToolStatus;
+  content: (TextContent | DiffContent)[];
+  isError: boolean;
+  kind: "tool.result";
+}
+export interface TextContent {
+  type: "text";
+  text: string;
+}
+export interface DiffContent {
+  type: "diff";
+  path: string;
+  uri: string;
+  oldText: string | null;
+  newText: string;
+}
+export interface ApprovalRequestedEvent {
+  sessionId: string;
+  runId: string;
+  seq: number;
+  ts: number;
+  parentRunId?: string;
+  approvalId: string;
+  toolCallId: string;
+  title: string;
+  paths: string[];
+  action: ApprovalAction;
+  command?: string;
+  detail: string;
+  diff?: FileDiff[];
+  options: ApprovalOption[];
+  kind: "approval.requested";
+}
+/**
+ * A file's text before and after an edit (`oldText` is null for a new file).
+ */
+export interface FileDiff {
+  path: string;
+  uri: string;
+  oldText: string | null;
+  newText: string;
+}
+export interface ApprovalOption {
+  decision: Decision;
+  label: string;
+}
+export interface ApprovalResolvedEvent {
+  sessionId: string;
+  runId: string;
+  seq: number;
+  ts: number;
+  parentRunId?: string;
+  approvalId: string;
+  outcome: ApprovalOutcome;
+  by: ApprovalBy;
+  decision?: Decision;
+  kind: "approval.resolved";
+}
+export interface QuestionRequestedEvent {
+  sessionId: string;
+  runId: string;
+  seq: number;
+  ts: number;
+  parentRunId?: string;
+  questionId: string;
+  text: string;
+  choices?: string[];
+  multiSelect?: boolean;
+  kind: "question.requested";
+}
+export interface QuestionAnsweredEvent {
+  sessionId: string;
+  runId: string;
+  seq: number;
+  ts: number;
+  parentRunId?: string;
+  questionId: string;
+  answer: string;
+  kind: "question.answered";
+}
+export interface TodoUpdatedEvent {
+  sessionId: string;
+  runId: string;
+  seq: number;
+  ts: number;
+  parentRunId?: string;
+  items: TodoItem[];
+  kind: "todo.updated";
+}
+export interface TodoItem {
+  content: string;
+  status: string;
+  activeForm?: string;
+}
+export interface HandoffEvent {
+  sessionId: string;
+  runId: string;
+  seq: number;
+  ts: number;
+  parentRunId?: string;
+  fromAgent: string;
+  toAgent: string;
+  reason: string | null;
+  kind: "handoff";
+}
+export interface CompactionEvent {
+  sessionId: string;
+  runId: string;
+  seq: number;
+  ts: number;
+  parentRunId?: string;
+  tokensBefore: number | null;
+  tokensAfter: number | null;
+  stages: string[];
+  reactive: boolean;
+  detail: string[];
+  kind: "compaction";
+}
+export interface UsageUpdatedEvent {
+  sessionId: string;
+  runId: string;
+  seq: number;
+  ts: number;
+  parentRunId?: string;
+  inputTokens: number;
+  outputTokens: number;
+  cacheReadTokens: number;
+  contextTokens: number | null;
+  contextWindow: number | null;
+  kind: "usage.updated";
+}
+export interface RunFinishedEvent {
+  sessionId: string;
+  runId: string;
+  seq: number;
+  ts: number;
+  parentRunId?: string;
+  status: FinalStatus;
+  usage: Usage;
+  resumable: boolean;
+  output?: unknown;
+  error?: RunError;
+  kind: "run.finished";
+}
+/**
+ * Token counts of a run so far; `contextTokens` is the last turn's prompt size.
+ */
+export interface Usage {
+  inputTokens: number;
+  outputTokens: number;
+  cacheReadTokens: number;
+  contextTokens: number | null;
+  contextWindow: number | null;
+}
+export interface RunError {
+  type: string;
+  message: string;
+  hint?: string;
+}
+export interface SessionsParams {
+  limit?: number;
+  offset?: number;
+  query?: string;
+}
+export interface SessionsResult {
+  sessions: SessionSummary[];
+}
+export interface SessionSummary {
+  sessionId: string;
+  title: string;
+  updatedAt: number;
+  lastRunId: string | null;
+  lastRunStatus: RunStatus | null;
+  resumable: boolean;
+}
+export interface SessionParams {
+  sessionId: string;
+}
+/**
+ * A conversation for rendering: messages, the todo list and its runs.
+ */
+export interface SessionResult {
+  sessionId: string;
+  title: string;
+  entries: (UserEntry | AssistantEntry | ToolEntry)[];
+  todos: TodoItem[];
+  runs: RunInfo[];
+}
+export interface UserEntry {
+  role: "user";
+  content: string;
+}
+export interface AssistantEntry {
+  role: "assistant";
+  content: string;
+  reasoning: string;
+  toolCalls: TranscriptToolCall[];
+}
+export interface TranscriptToolCall {
+  id: string;
+  name: string;
+  input: {
+    [k: string]: unknown | undefined;
+  };
+  title: string;
+  toolKind: ToolKind;
+}
+export interface ToolEntry {
+  role: "tool";
+  toolCallId: string;
+  content: string;
+  isError: boolean;
+}
+/**
+ * A stored run record.
+ */
+export interface RunInfo {
+  runId: string;
+  sessionId: string;
+  status: RunStatus;
+  error: string | null;
+  prompt: string | null;
+  model: string | null;
+  agent: string | null;
+  startedAt: number;
+  finishedAt: number | null;
+  usage: Usage | null;
+  resumable: boolean;
+}
+export interface DeleteSessionResult {
+  deleted: boolean;
+}
+export interface StatusParams {}
+export interface StatusResult {
+  version: string;
+  protocolVersion: number;
+  model: string | null;
+  agent: string;
+  stateDir: string;
+  approvals: "events" | "showMessageRequest";
+  editMode: EditMode;
+  folders: FolderAcl[];
+  liveRuns: LiveRun[];
+  sessionRules: SessionRule[];
+  settingsProblems: string[];
+}
+/**
+ * The effective permissions in one workspace folder.
+ */
+export interface FolderAcl {
+  uri: string;
+  path: string;
+  preset: string;
+  write: string;
+  readOutside: string;
+  writeOutside: string;
+  shell: string;
+  deniedPaths: string[];
+  pathRules: PathRuleView[];
+  commandRules: CommandRuleView[];
+}
+export interface PathRuleView {
+  pattern: string;
+  action: string;
+  ops: string[];
+}
+export interface CommandRuleView {
+  pattern: string;
+  decision: string;
+}
+export interface LiveRun {
+  runId: string;
+  sessionId: string;
+  status: RunStatus;
+  turns: number;
+  agent: string;
+  model: string | null;
+  startedAt: number;
+}
+/**
+ * An `allow_always` / `reject_always` answer remembered for a session.
+ */
+export interface SessionRule {
+  sessionId: string;
+  subject: string;
+  decision: "allow" | "reject";
+}

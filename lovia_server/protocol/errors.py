@@ -1,0 +1,95 @@
+"""Error codes the server answers with, and the exception that carries one to the client."""
+
+from __future__ import annotations
+
+from enum import IntEnum
+from typing import Any
+
+
+class ErrorCode(IntEnum):
+    """JSON-RPC error codes: the standard ones lovia uses, then lovia's own (-32010..-32016)."""
+
+    PARSE_ERROR = -32700
+    INVALID_REQUEST = -32600
+    METHOD_NOT_FOUND = -32601
+    INVALID_PARAMS = -32602
+    INTERNAL_ERROR = -32603
+    SERVER_NOT_INITIALIZED = -32002
+    REQUEST_CANCELLED = -32800
+    RUN_NOT_FOUND = -32010
+    RUN_NOT_ACTIVE = -32011
+    RUN_ALREADY_ACTIVE = -32012
+    APPROVAL_NOT_FOUND = -32013
+    NOT_RESUMABLE = -32014
+    PATH_OUTSIDE_WORKSPACE = -32015
+    MODEL_NOT_CONFIGURED = -32016
+
+    @property
+    def title(self) -> str:
+        """The documented name, e.g. ``RunNotFound``."""
+        return "".join(part.capitalize() for part in self.name.split("_"))
+
+
+ERROR_DESCRIPTIONS: dict[ErrorCode, str] = {
+    ErrorCode.PARSE_ERROR: "the message is not JSON",
+    ErrorCode.INVALID_REQUEST: "the message is not a JSON-RPC request",
+    ErrorCode.METHOD_NOT_FOUND: "unknown method",
+    ErrorCode.INVALID_PARAMS: "bad params; `data.field` names the field (e.g. `prompt`, "
+    "`context.0.uri`, `agent`)",
+    ErrorCode.INTERNAL_ERROR: "unexpected failure; `data.type`, never a traceback",
+    ErrorCode.SERVER_NOT_INITIALIZED: "a request before `initialize`",
+    ErrorCode.REQUEST_CANCELLED: "the client cancelled the request",
+    ErrorCode.RUN_NOT_FOUND: "unknown `runId` / `sessionId`",
+    ErrorCode.RUN_NOT_ACTIVE: "steer/cancel/approve/answer on a finished run",
+    ErrorCode.RUN_ALREADY_ACTIVE: "`run`/`resume`/`deleteSession` while the session has a live "
+    "run (`data.activeRunId`)",
+    ErrorCode.APPROVAL_NOT_FOUND: "unknown or already resolved approval or question",
+    ErrorCode.NOT_RESUMABLE: "nothing to resume",
+    ErrorCode.PATH_OUTSIDE_WORKSPACE: "`cwd`, a `context` item or the agent file outside every "
+    "folder",
+    ErrorCode.MODEL_NOT_CONFIGURED: "no model or no API key; `data.hint` says what to set",
+}
+
+# Module-level names kept for callers that predate the enum.
+SERVER_NOT_INITIALIZED = ErrorCode.SERVER_NOT_INITIALIZED
+INVALID_PARAMS = ErrorCode.INVALID_PARAMS
+INTERNAL_ERROR = ErrorCode.INTERNAL_ERROR
+RUN_NOT_FOUND = ErrorCode.RUN_NOT_FOUND
+RUN_NOT_ACTIVE = ErrorCode.RUN_NOT_ACTIVE
+RUN_ALREADY_ACTIVE = ErrorCode.RUN_ALREADY_ACTIVE
+APPROVAL_NOT_FOUND = ErrorCode.APPROVAL_NOT_FOUND
+NOT_RESUMABLE = ErrorCode.NOT_RESUMABLE
+PATH_OUTSIDE_WORKSPACE = ErrorCode.PATH_OUTSIDE_WORKSPACE
+MODEL_NOT_CONFIGURED = ErrorCode.MODEL_NOT_CONFIGURED
+
+
+class ProtocolError(Exception):
+    """An error answered to the client with a documented code and ``data``."""
+
+    def __init__(self, code: ErrorCode, message: str, data: dict[str, Any] | None = None) -> None:
+        super().__init__(message)
+        self.code = code
+        self.message = message
+        self.data = data or {}
+
+
+def invalid_params(message: str, field: str, **extra: Any) -> ProtocolError:
+    return ProtocolError(ErrorCode.INVALID_PARAMS, message, {"field": field, **extra})
+
+
+__all__ = [
+    "APPROVAL_NOT_FOUND",
+    "ERROR_DESCRIPTIONS",
+    "INTERNAL_ERROR",
+    "INVALID_PARAMS",
+    "MODEL_NOT_CONFIGURED",
+    "NOT_RESUMABLE",
+    "PATH_OUTSIDE_WORKSPACE",
+    "RUN_ALREADY_ACTIVE",
+    "RUN_NOT_ACTIVE",
+    "RUN_NOT_FOUND",
+    "SERVER_NOT_INITIALIZED",
+    "ErrorCode",
+    "ProtocolError",
+    "invalid_params",
+]

@@ -1,0 +1,531 @@
+"""Payloads of the ``lovia/event`` notification, one model per event kind.
+
+The wire object is flat: the envelope (``sessionId, runId, seq, ts, parentRunId?, kind``) followed
+by the payload's fields. The supervisor builds a payload model; the event log adds the envelope
+and serialises it once. ``LoviaEvent`` is the whole notification as one union on ``kind`` (used for
+the JSON Schema and to validate what a client receives).
+"""
+
+from __future__ import annotations
+
+from enum import StrEnum
+from typing import Annotated, Any, ClassVar, Literal, TypeAlias, get_args
+
+from pydantic import Field
+from typing_extensions import TypeAliasType
+
+from lovia_server.protocol.wire import WireModel, omitted
+
+# Named unions: each becomes its own type in the schema (and in the generated TypeScript).
+ToolKind = TypeAliasType(
+    "ToolKind",
+    Literal["read", "edit", "delete", "move", "search", "execute", "fetch", "think", "other"],
+)
+ToolStatus = TypeAliasType("ToolStatus", Literal["completed", "failed", "declined", "cancelled"])
+ToolStream = TypeAliasType("ToolStream", Literal["stdout", "stderr"])
+ApprovalAction = TypeAliasType(
+    "ApprovalAction",
+    Literal["file.write", "file.create", "file.delete", "shell", "read.outside", "other"],
+)
+ApprovalOutcome = TypeAliasType(
+    "ApprovalOutcome", Literal["allowed", "rejected", "cancelled", "timed_out"]
+)
+ApprovalBy = TypeAliasType("ApprovalBy", Literal["user", "policy", "editor"])
+FinalStatus = TypeAliasType(
+    "FinalStatus", Literal["completed", "failed", "cancelled", "interrupted"]
+)
+MessageSource = TypeAliasType("MessageSource", Literal["prompt", "steer"])
+TOOL_KINDS: list[str] = list(get_args(ToolKind.__value__))
+
+
+def as_tool_kind(value: str) -> ToolKind:
+    """A tool kind from a plain string (anything unknown is ``other``)."""
+    for kind in TOOL_KINDS:
+        if kind == value:
+            return kind  # type: ignore[return-value]
+    return "other"
+
+
+class Decision(StrEnum):
+    """A user's answer to an approval, the same from ``lovia/approve`` to the run."""
+
+    ALLOW_ONCE = "allow_once"
+    ALLOW_ALWAYS = "allow_always"
+    REJECT_ONCE = "reject_once"
+    REJECT_ALWAYS = "reject_always"
+
+    @property
+    def allows(self) -> bool:
+        return self in (Decision.ALLOW_ONCE, Decision.ALLOW_ALWAYS)
+
+    @property
+    def always(self) -> bool:
+        """Remembered for the rest of the session (the file, the command, or the tool)."""
+        return self in (Decision.ALLOW_ALWAYS, Decision.REJECT_ALWAYS)
+
+
+DECISIONS: list[str] = [d.value for d in Decision]
+
+# ----------------------------------------------------------------------------- shared parts
+
+
+class Location(WireModel):
+    """A file a tool call touches, for click-through."""
+
+    path: str
+    uri: str
+    line: int | None = omitted()
+
+
+class FileDiff(WireModel):
+    """A file's text before and after an edit (``oldText`` is null for a new file)."""
+
+    path: str
+    uri: str
+    old_text: str | None
+    new_text: str
+
+
+class TextContent(WireModel):
+    type: Literal["text"] = "text"
+    text: str
+
+
+class DiffContent(WireModel):
+    type: Literal["diff"] = "diff"
+    path: str
+    uri: str
+    old_text: str | None
+    new_text: str
+
+    @classmethod
+    def of(cls, diff: FileDiff) -> DiffContent:
+        return cls(path=diff.path, uri=diff.uri, old_text=diff.old_text, new_text=diff.new_text)
+
+
+ToolContent: TypeAlias = Annotated[TextContent | DiffContent, Field(discriminator="type")]
+
+
+class ToolOutput(WireModel):
+    text: str
+    stream: ToolStream
+
+
+class ApprovalOption(WireModel):
+    decision: Decision
+    label: str
+
+
+class TodoItem(WireModel):
+    content: str
+    status: str
+    active_form: str | None = omitted()
+
+
+class Usage(WireModel):
+    """Token counts of a run so far; ``contextTokens`` is the last turn's prompt size."""
+
+    input_tokens: int = 0
+    output_tokens: int = 0
+    cache_read_tokens: int = 0
+    context_tokens: int | None = None
+    context_window: int | None = None
+
+
+class RunError(WireModel):
+    type: str
+    message: str
+    hint: str | None = omitted()
+
+
+# ----------------------------------------------------------------------------- payloads
+
+
+class EventPayload(WireModel):
+    """The fields of one event kind; ``KIND`` is its ``kind``."""
+
+    KIND: ClassVar[str]
+
+
+class RunStarted(EventPayload):
+    """A run attempt began (``resumed`` when ``lovia/resume`` continues one)."""
+
+    KIND: ClassVar[str] = "run.started"
+    prompt: str
+    cwd: str
+    model: str | None
+    agent: str
+    resumed: bool
+
+
+class UserMessage(EventPayload):
+    """The prompt, or a steering message at the moment it is delivered."""
+
+    KIND: ClassVar[str] = "user.message"
+    message_id: str
+    text: str
+    source: MessageSource
+
+
+class MessageDelta(EventPayload):
+    """Text to append to an assistant message; coalesced, at most one per run per 20 ms
+    (``LOVIA_COALESCE_MS``, 0 disables)."""
+
+    KIND: ClassVar[str] = "message.delta"
+    message_id: str
+    text: str
+
+
+class ReasoningDelta(EventPayload):
+    """Reasoning text to append, coalesced like ``message.delta``."""
+
+    KIND: ClassVar[str] = "reasoning.delta"
+    message_id: str
+    text: str
+
+
+class MessageCompleted(EventPayload):
+    """The authoritative full text of an assistant message."""
+
+    KIND: ClassVar[str] = "message.completed"
+    message_id: str
+    text: str
+
+
+class OutputDiscarded(EventPayload):
+    """A retried turn: drop what was rendered for this message."""
+
+    KIND: ClassVar[str] = "output.discarded"
+    message_id: str
+
+
+class ToolCallStarted(EventPayload):
+    """A tool call, announced once before it runs or asks for approval."""
+
+    KIND: ClassVar[str] = "tool.call"
+    tool_call_id: str
+    name: str
+    tool_kind: ToolKind
+    title: str
+    input: dict[str, Any]
+    locations: list[Location]
+
+
+class ToolUpdate(EventPayload):
+    """Streamed output of a running tool (shell), coalesced like ``message.delta``."""
+
+    KIND: ClassVar[str] = "tool.update"
+    tool_call_id: str
+    output: ToolOutput
+
+
+class ToolResult(EventPayload):
+    """How a tool call ended: exactly one per ``tool.call``."""
+
+    KIND: ClassVar[str] = "tool.result"
+    tool_call_id: str
+    status: ToolStatus
+    content: list[ToolContent]
+    is_error: bool
+
+    @classmethod
+    def cancelled(cls, tool_call_id: str, text: str) -> ToolResult:
+        """The result of a call that never finished (cancelled run, stopped server)."""
+        return cls(
+            tool_call_id=tool_call_id,
+            status="cancelled",
+            content=[TextContent(text=text)],
+            is_error=True,
+        )
+
+
+class ApprovalRequested(EventPayload):
+    """A tool call waits for the user; ``diff`` previews a write before it happens."""
+
+    KIND: ClassVar[str] = "approval.requested"
+    approval_id: str
+    tool_call_id: str
+    title: str
+    paths: list[str]
+    action: ApprovalAction
+    command: str | None = omitted()
+    detail: str
+    diff: list[FileDiff] | None = omitted()
+    options: list[ApprovalOption]
+
+
+class ApprovalResolved(EventPayload):
+    """An approval was answered (``decision`` when allowed or rejected)."""
+
+    KIND: ClassVar[str] = "approval.resolved"
+    approval_id: str
+    outcome: ApprovalOutcome
+    by: ApprovalBy
+    decision: Decision | None = omitted()
+
+
+class QuestionRequested(EventPayload):
+    """The agent asks the user (``ask_human``)."""
+
+    KIND: ClassVar[str] = "question.requested"
+    question_id: str
+    text: str
+    choices: list[str] | None = omitted()
+    multi_select: bool | None = omitted()
+
+
+class QuestionAnswered(EventPayload):
+    """The user's answer to a question."""
+
+    KIND: ClassVar[str] = "question.answered"
+    question_id: str
+    answer: str
+
+
+class TodoUpdated(EventPayload):
+    """The full todo list, every time it changes."""
+
+    KIND: ClassVar[str] = "todo.updated"
+    items: list[TodoItem]
+
+
+class Handoff(EventPayload):
+    """The run moved to another agent."""
+
+    KIND: ClassVar[str] = "handoff"
+    from_agent: str
+    to_agent: str
+    reason: str | None
+
+
+class Compaction(EventPayload):
+    """The context was compacted (``reactive`` after the model rejected its size)."""
+
+    KIND: ClassVar[str] = "compaction"
+    tokens_before: int | None
+    tokens_after: int | None
+    stages: list[str]
+    reactive: bool
+    detail: list[str]
+
+
+class UsageUpdated(EventPayload, Usage):
+    """Token usage after a model turn."""
+
+    KIND: ClassVar[str] = "usage.updated"
+
+    @classmethod
+    def of(cls, usage: Usage) -> UsageUpdated:
+        return cls.model_validate(usage.model_dump())
+
+
+class RunFinished(EventPayload):
+    """The end of a run attempt: exactly one, always the last ``seq``."""
+
+    KIND: ClassVar[str] = "run.finished"
+    status: FinalStatus
+    usage: Usage
+    resumable: bool
+    output: Any = omitted()
+    error: RunError | None = omitted()
+
+
+PAYLOADS: dict[str, type[EventPayload]] = {
+    cls.KIND: cls
+    for cls in (
+        RunStarted,
+        UserMessage,
+        MessageDelta,
+        ReasoningDelta,
+        MessageCompleted,
+        OutputDiscarded,
+        ToolCallStarted,
+        ToolUpdate,
+        ToolResult,
+        ApprovalRequested,
+        ApprovalResolved,
+        QuestionRequested,
+        QuestionAnswered,
+        TodoUpdated,
+        Handoff,
+        Compaction,
+        UsageUpdated,
+        RunFinished,
+    )
+}
+EVENT_KINDS: list[str] = list(PAYLOADS)
+DELTA_KINDS = frozenset({MessageDelta.KIND, ReasoningDelta.KIND, ToolUpdate.KIND})
+
+# ----------------------------------------------------------------------------- the notification
+
+
+class EventEnvelope(WireModel):
+    """What every event carries before its payload."""
+
+    session_id: str
+    run_id: str
+    seq: int = Field(ge=1)
+    ts: int
+    parent_run_id: str | None = omitted()
+
+
+class RunStartedEvent(RunStarted, EventEnvelope):
+    kind: Literal["run.started"]
+
+
+class UserMessageEvent(UserMessage, EventEnvelope):
+    kind: Literal["user.message"]
+
+
+class MessageDeltaEvent(MessageDelta, EventEnvelope):
+    kind: Literal["message.delta"]
+
+
+class ReasoningDeltaEvent(ReasoningDelta, EventEnvelope):
+    kind: Literal["reasoning.delta"]
+
+
+class MessageCompletedEvent(MessageCompleted, EventEnvelope):
+    kind: Literal["message.completed"]
+
+
+class OutputDiscardedEvent(OutputDiscarded, EventEnvelope):
+    kind: Literal["output.discarded"]
+
+
+class ToolCallEvent(ToolCallStarted, EventEnvelope):
+    kind: Literal["tool.call"]
+
+
+class ToolUpdateEvent(ToolUpdate, EventEnvelope):
+    kind: Literal["tool.update"]
+
+
+class ToolResultEvent(ToolResult, EventEnvelope):
+    kind: Literal["tool.result"]
+
+
+class ApprovalRequestedEvent(ApprovalRequested, EventEnvelope):
+    kind: Literal["approval.requested"]
+
+
+class ApprovalResolvedEvent(ApprovalResolved, EventEnvelope):
+    kind: Literal["approval.resolved"]
+
+
+class QuestionRequestedEvent(QuestionRequested, EventEnvelope):
+    kind: Literal["question.requested"]
+
+
+class QuestionAnsweredEvent(QuestionAnswered, EventEnvelope):
+    kind: Literal["question.answered"]
+
+
+class TodoUpdatedEvent(TodoUpdated, EventEnvelope):
+    kind: Literal["todo.updated"]
+
+
+class HandoffEvent(Handoff, EventEnvelope):
+    kind: Literal["handoff"]
+
+
+class CompactionEvent(Compaction, EventEnvelope):
+    kind: Literal["compaction"]
+
+
+class UsageUpdatedEvent(UsageUpdated, EventEnvelope):
+    kind: Literal["usage.updated"]
+
+
+class RunFinishedEvent(RunFinished, EventEnvelope):
+    kind: Literal["run.finished"]
+
+
+LoviaEvent: TypeAlias = Annotated[
+    RunStartedEvent
+    | UserMessageEvent
+    | MessageDeltaEvent
+    | ReasoningDeltaEvent
+    | MessageCompletedEvent
+    | OutputDiscardedEvent
+    | ToolCallEvent
+    | ToolUpdateEvent
+    | ToolResultEvent
+    | ApprovalRequestedEvent
+    | ApprovalResolvedEvent
+    | QuestionRequestedEvent
+    | QuestionAnsweredEvent
+    | TodoUpdatedEvent
+    | HandoffEvent
+    | CompactionEvent
+    | UsageUpdatedEvent
+    | RunFinishedEvent,
+    Field(discriminator="kind"),
+]
+
+__all__ = [
+    "DECISIONS",
+    "DELTA_KINDS",
+    "EVENT_KINDS",
+    "PAYLOADS",
+    "TOOL_KINDS",
+    "ApprovalAction",
+    "ApprovalBy",
+    "ApprovalOption",
+    "ApprovalOutcome",
+    "ApprovalRequested",
+    "ApprovalRequestedEvent",
+    "ApprovalResolved",
+    "ApprovalResolvedEvent",
+    "Compaction",
+    "CompactionEvent",
+    "Decision",
+    "DiffContent",
+    "EventEnvelope",
+    "EventPayload",
+    "FileDiff",
+    "FinalStatus",
+    "Handoff",
+    "HandoffEvent",
+    "Location",
+    "LoviaEvent",
+    "MessageCompleted",
+    "MessageCompletedEvent",
+    "MessageDelta",
+    "MessageDeltaEvent",
+    "MessageSource",
+    "OutputDiscarded",
+    "OutputDiscardedEvent",
+    "QuestionAnswered",
+    "QuestionAnsweredEvent",
+    "QuestionRequested",
+    "QuestionRequestedEvent",
+    "ReasoningDelta",
+    "ReasoningDeltaEvent",
+    "RunError",
+    "RunFinished",
+    "RunFinishedEvent",
+    "RunStarted",
+    "RunStartedEvent",
+    "TextContent",
+    "TodoItem",
+    "TodoUpdated",
+    "TodoUpdatedEvent",
+    "ToolCallEvent",
+    "ToolCallStarted",
+    "ToolContent",
+    "ToolKind",
+    "ToolOutput",
+    "ToolResult",
+    "ToolResultEvent",
+    "ToolStatus",
+    "ToolStream",
+    "ToolUpdate",
+    "ToolUpdateEvent",
+    "Usage",
+    "UsageUpdated",
+    "UsageUpdatedEvent",
+    "UserMessage",
+    "UserMessageEvent",
+    "as_tool_kind",
+]

@@ -1,0 +1,166 @@
+"""The protocol's JSON Schema, generated from the models, and the check that keeps it current.
+
+``python -m lovia_server.protocol.schema`` writes ``schema.json`` next to this module (and the
+generated tables of ``docs/server.md`` in a source checkout); ``--check`` exits 1 when either is
+stale. The editor extension's TypeScript types are generated from ``schema.json``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+from pydantic import ConfigDict, RootModel
+from pydantic.json_schema import JsonSchemaMode, models_json_schema
+
+from lovia_server.protocol import docs
+from lovia_server.protocol.errors import ErrorCode
+from lovia_server.protocol.events import LoviaEvent as LoviaEventUnion
+from lovia_server.protocol.methods import METHOD_TABLE
+from lovia_server.protocol.wire import WireModel, WireParams
+
+SCHEMA_PATH = Path(__file__).with_name("schema.json")
+DOCS_PATH = Path(__file__).parents[2] / "docs" / "server.md"
+SCHEMA_ID = "https://lovia.dev/schemas/editor-protocol.json"
+
+
+class LoviaEvent(RootModel[LoviaEventUnion]):
+    """One ``lovia/event`` notification: the envelope and one kind's payload."""
+
+    model_config = ConfigDict(defer_build=True)
+
+
+class ErrorCodeModel(RootModel[ErrorCode]):
+    model_config = ConfigDict(defer_build=True)
+
+
+JsonObject = dict[str, Any]  # a JSON Schema node
+
+
+def build_schema() -> JsonObject:
+    """The whole protocol as one JSON Schema: methods (params, result), the event, error codes."""
+    models: list[tuple[type[WireModel] | type[WireParams] | type[RootModel[Any]], JsonSchemaMode]]
+    models = [(LoviaEvent, "serialization"), (ErrorCodeModel, "serialization")]
+    for method in METHOD_TABLE:
+        models += [(method.params, "validation"), (method.result, "serialization")]
+    refs, top = models_json_schema(models, ref_template="#/$defs/{model}")
+    defs: JsonObject = top["$defs"]
+    defs["ErrorCode"] = {
+        "title": "ErrorCode",
+        "description": "JSON-RPC error codes: "
+        + ", ".join(f"{c.value} {c.title}" for c in ErrorCode),
+        "type": "integer",
+        "enum": [c.value for c in ErrorCode],
+    }
+    defs.pop("ErrorCodeModel", None)
+    methods: JsonObject = {}
+    for method in METHOD_TABLE:
+        methods[method.name] = {
+            "type": "object",
+            "description": method.note,
+            "properties": {
+                "params": refs[(method.params, "validation")],
+                "result": refs[(method.result, "serialization")],
+            },
+            "required": ["params", "result"],
+            "additionalProperties": False,
+        }
+    schema: JsonObject = {
+        "$schema": "https://json-schema.org/draft/2020-12/schema",
+        "$id": SCHEMA_ID,
+        "title": "LoviaProtocol",
+        "description": "The lovia editor protocol (generated from lovia_server.protocol; do not "
+        "edit by hand): every lovia/* request's params and result, the lovia/event "
+        "notification and the error codes.",
+        "type": "object",
+        "properties": {
+            "protocolVersion": {"const": 1},
+            "methods": {
+                "type": "object",
+                "properties": methods,
+                "required": list(methods),
+                "additionalProperties": False,
+            },
+            "event": {"$ref": "#/$defs/LoviaEvent"},
+            "errorCode": {"$ref": "#/$defs/ErrorCode"},
+        },
+        "required": ["protocolVersion", "methods", "event", "errorCode"],
+        "additionalProperties": False,
+        "$defs": dict(sorted(defs.items())),
+    }
+    for node in _objects(schema):
+        _tidy(node)
+    return schema
+
+
+def _objects(node: Any) -> Iterator[JsonObject]:
+    if isinstance(node, dict):
+        yield node
+        for value in node.values():
+            yield from _objects(value)
+    elif isinstance(node, list):
+        for value in node:
+            yield from _objects(value)
+
+
+def _tidy(node: JsonObject) -> None:
+    """Property titles go (generators would name a type after each); an optional field that is
+    left out when ``None`` is typed without the ``null``."""
+    if isinstance(node.get("description"), str):
+        node["description"] = node["description"].replace("``", "`")
+    properties = node.get("properties")
+    if not isinstance(properties, dict) or node.get("type") != "object":
+        return
+    required = set(node.get("required", ()))
+    for name, prop in properties.items():
+        if not isinstance(prop, dict):
+            continue
+        prop.pop("title", None)
+        if name in required or "default" not in prop or prop["default"] is not None:
+            continue
+        del prop["default"]
+        branches = prop.get("anyOf")
+        if isinstance(branches, list):
+            rest = [b for b in branches if b != {"type": "null"}]
+            if len(rest) == 1:
+                del prop["anyOf"]
+                prop.update(rest[0])
+            else:
+                prop["anyOf"] = rest
+
+
+def render_schema() -> str:
+    return json.dumps(build_schema(), indent=2, ensure_ascii=False) + "\n"
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(
+        prog="python -m lovia_server.protocol.schema",
+        description="Write (or --check) schema.json and the generated tables in docs/server.md.",
+    )
+    parser.add_argument("--check", action="store_true", help="exit 1 if a file is stale")
+    args = parser.parse_args(argv)
+    outputs = {SCHEMA_PATH: render_schema()}
+    if DOCS_PATH.exists():
+        outputs[DOCS_PATH] = docs.render_into(DOCS_PATH.read_text(encoding="utf-8"))
+    stale = [
+        path
+        for path, text in outputs.items()
+        if not path.exists() or path.read_text(encoding="utf-8") != text
+    ]
+    if args.check:
+        for path in stale:
+            print(f"{path} is stale: run `python -m lovia_server.protocol.schema`", file=sys.stderr)
+        return 1 if stale else 0
+    for path in stale:
+        path.write_text(outputs[path], encoding="utf-8")
+        print(f"wrote {path}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,33 @@
+"""An approval's answer keeps one shape (the wire's Decision) from lovia/approve to the tool call."""
+
+import pytest
+
+from lovia.approvals import ApprovalChannel
+from lovia.events import ApprovalRequired
+from lovia.messages import ToolCall
+from lovia_server.protocol import Decision
+from lovia_server.supervisor import CANCELLED_ANSWER, ApprovalAnswer
+
+
+def _waiting_call(channel: ApprovalChannel) -> ApprovalRequired:
+    return ApprovalRequired(call=ToolCall(id="c1", name="shell", arguments="{}"), _channel=channel)
+
+
+@pytest.mark.parametrize("decision", list(Decision))
+async def test_the_wire_decision_lets_the_call_run_or_declines_it(decision):
+    channel = ApprovalChannel()
+    waiting = channel.register("c1")
+    ApprovalAnswer(decision, "use the test database").apply(_waiting_call(channel))
+    assert await waiting is decision.allows
+    told = channel.rejection_message("c1")
+    assert told == (None if decision.allows else "use the test database")
+
+
+async def test_a_cancelled_approval_declines_the_call_and_reads_cancelled():
+    channel = ApprovalChannel()
+    waiting = channel.register("c1")
+    CANCELLED_ANSWER.apply(_waiting_call(channel))
+    assert await waiting is False
+    assert CANCELLED_ANSWER.outcome == "cancelled"
+    assert ApprovalAnswer(Decision.ALLOW_ALWAYS, by="editor").outcome == "allowed"
+    assert ApprovalAnswer(Decision.REJECT_ONCE, by="policy").outcome == "rejected"

@@ -53,6 +53,7 @@ from lovia.tools.base import (
     run_tool,
     truncate_tool_output,
 )
+from lovia.tools.presentation import short
 from lovia.types import JsonSchema
 
 if TYPE_CHECKING:
@@ -960,6 +961,8 @@ def _make_search_tool(catalog: dict[str, Tool]) -> Tool:
             "required": ["query"],
         },
         invoke=invoke,
+        kind="search",
+        title=lambda args: f"Find MCP tools for {short(args.get('query', ''), 50)!r}",
     )
 
 
@@ -1044,6 +1047,8 @@ def _make_call_tool(catalog: dict[str, Tool]) -> Tool:
             "required": ["tool"],
         },
         invoke=invoke,
+        kind="other",
+        title=lambda args: f"Call {args.get('tool', 'an MCP tool')}",
         needs_approval=needs_approval,
     )
 

@@ -25,6 +25,7 @@ from lovia.schema import (
     function_args_schema,
     is_run_context_annotation,
 )
+from lovia.tools.presentation import TOOL_KINDS, LocationsFn, PreviewFn, TitleFn, ToolKind
 from lovia.types import JsonSchema
 
 if TYPE_CHECKING:
@@ -58,6 +59,23 @@ class Tool:
     parallel: bool = True
     returns_images: bool = False
     _handoff: bool = field(default=False, repr=False)
+    # Presentation (see lovia.tools.presentation): how hosts show a call. None = default.
+    kind: ToolKind | None = None
+    title: str | TitleFn | None = field(default=None, repr=False)
+    locations: LocationsFn | None = field(default=None, repr=False)
+    preview: PreviewFn | None = field(default=None, repr=False)
+
+    def __post_init__(self) -> None:
+        if self.kind is not None and self.kind not in TOOL_KINDS:
+            raise UserError(
+                f"Unknown kind {self.kind!r} for tool {self.name!r}.",
+                hint="Use one of: " + ", ".join(TOOL_KINDS) + ".",
+            )
+
+    @property
+    def is_handoff(self) -> bool:
+        """True for a handoff tool (calling it transfers the conversation)."""
+        return self._handoff
 
     def requires_approval(self, args: dict[str, Any], ctx: RunContext[Any]) -> bool:
         if callable(self.needs_approval):
@@ -121,6 +139,10 @@ def _make_tool(
     parallel: bool,
     returns_images: bool,
     strict: bool,
+    kind: ToolKind | None = None,
+    title: str | TitleFn | None = None,
+    locations: LocationsFn | None = None,
+    preview: PreviewFn | None = None,
 ) -> Tool:
     tool_name = name or fn.__name__
     if description is None:
@@ -154,6 +176,10 @@ def _make_tool(
         policies=tuple(policies),
         parallel=parallel,
         returns_images=returns_images,
+        kind=kind,
+        title=title,
+        locations=locations,
+        preview=preview,
     )
 
 
@@ -177,6 +203,10 @@ def tool(
     parallel: bool = True,
     returns_images: bool = False,
     strict: bool = False,
+    kind: ToolKind | None = None,
+    title: str | TitleFn | None = None,
+    locations: LocationsFn | None = None,
+    preview: PreviewFn | None = None,
 ) -> Callable[[Callable[..., Any]], Tool]: ...
 
 
@@ -195,8 +225,16 @@ def tool(
     parallel: bool = True,
     returns_images: bool = False,
     strict: bool = False,
+    kind: ToolKind | None = None,
+    title: str | TitleFn | None = None,
+    locations: LocationsFn | None = None,
+    preview: PreviewFn | None = None,
 ) -> Tool | Callable[[Callable[..., Any]], Tool]:
-    """Turn a function into a :class:`Tool`; its signature becomes the JSON Schema."""
+    """Turn a function into a :class:`Tool`; its signature becomes the JSON Schema.
+
+    ``kind``, ``title``, ``locations`` and ``preview`` say how hosts present a call (see
+    :mod:`lovia.tools.presentation`); all default to None (kind ``"other"``, titled by name).
+    """
 
     def decorate(f: Callable[..., Any]) -> Tool:
         return _make_tool(
@@ -212,6 +250,10 @@ def tool(
             parallel=parallel,
             returns_images=returns_images,
             strict=strict,
+            kind=kind,
+            title=title,
+            locations=locations,
+            preview=preview,
         )
 
     if fn is not None:

@@ -137,9 +137,9 @@ def approval_subject(tool: Tool | None, name: str, args: Mapping[str, Any], root
     command = approval_command(tool, args)
     if command is not None:
         return f"{name}:{' '.join(command.split())}"
-    path = args.get("path")
-    if isinstance(path, str):
-        return f"{name}:{resolve_display_path(path, root)}"
+    locations = tool_locations(tool, args, root)
+    if locations:
+        return f"{name}:{locations[0]['path']}"
     return f"tool:{name}"
 
 

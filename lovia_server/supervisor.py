@@ -869,7 +869,8 @@ class RunSupervisor:
             payload["detail"] = f"The agent wants to {'edit' if exists else 'create'} {target}."
             if info.diff:
                 payload["diff"] = info.diff
-            payload["options"] = APPROVAL_OPTIONS["file"]
+            # "Always" is remembered per file (approval_subject), so only offered with one.
+            payload["options"] = APPROVAL_OPTIONS["file" if paths else "other"]
         elif command is not None:
             payload["action"] = "shell"
             payload["command"] = command

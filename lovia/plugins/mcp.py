@@ -509,6 +509,7 @@ class MCPConnection:
                 continue
             description = _attr(entry, "description")
             schema = _attr(entry, "inputSchema", "input_schema")
+            annotations = _attr(entry, "annotations")  # the server's hints: title, read-only
             tools.append(
                 Tool(
                     name=_display_name(self.prefix, raw),
@@ -520,6 +521,10 @@ class MCPConnection:
                     timeout=self.timeout,
                     max_output_chars=self.max_output_chars,
                     result_renderer=renderer,
+                    kind="read"
+                    if _attr(annotations, "readOnlyHint", "read_only_hint") is True
+                    else None,
+                    title=_str_attr(entry, "title") or _str_attr(annotations, "title"),
                 )
             )
         self._tools = tools

@@ -225,3 +225,36 @@ def test_the_tool_field_stays_out_of_event_equality_and_repr() -> None:
     c = ToolCall("c1", "find", "{}")
     with_tool = ToolCallStarted(c, tool=http_request)
     assert with_tool == ToolCallStarted(c) and "tool=" not in repr(with_tool)
+
+
+async def test_plugin_tools_declare_their_presentation(tmp_path: Any) -> None:
+    from lovia.plugins.memory import Memory
+    from lovia.plugins.skills import Skills
+    from lovia.plugins.subagents import Subagents
+
+    tools: dict[str, Tool] = {}
+    for plugin in (
+        Memory(tmp_path / "mem", auto_curate=False, summarize_recall=False, expand_query=False),
+        Skills(tmp_path),
+        Subagents([Agent(name="helper")]),
+    ):
+        instance = await plugin.setup()
+        tools.update({t.name: t for t in instance.tools})
+        await instance.aclose()
+    table = {
+        "remember": ({"fact": "uses pnpm"}, "think", "Remember: uses pnpm"),
+        "forget": ({"fact": "uses npm"}, "think", "Forget: uses npm"),
+        "load_skill": ({"name": "pdf"}, "read", "Load skill pdf"),
+        "read_skill_file": (
+            {"name": "pdf", "relpath": "guide.md"},
+            "read",
+            "Read guide.md of skill pdf",
+        ),
+        "spawn_subagent": ({"prompt": "find bugs"}, "other", "Start subagent: find bugs"),
+        "wait_subagents": ({}, "other", "Wait for subagents"),
+        "send_to_subagent": ({"id": "t1", "message": "hi"}, "other", "Message subagent t1"),
+        "cancel_subagent": ({"id": "t1"}, "other", "Stop subagent t1"),
+    }
+    for name, (args, kind, title) in table.items():
+        shown = present_call(tools[name], name, args)
+        assert (name, shown.kind, shown.title) == (name, kind, title)

@@ -257,14 +257,18 @@ class EditorWorkspace:
         """What an edit call would change before it happens (the approval diff): the tool's own
         preview against the run's workspace session, each diff with the file's ``uri``."""
         workspace = spec.agent.workspace
-        if not can_preview(tool) or workspace is None:
+        if not can_preview(tool):
             return []
-        session = await workspace.open()
-        try:
-            diffs = await preview_call(tool, args, session)
-        finally:
-            if not isinstance(workspace, WorkspaceSessionBinding):  # opened just for this
+        if isinstance(workspace, WorkspaceSessionBinding):  # the conversation's live session
+            diffs = await preview_call(tool, args, await workspace.open())
+        elif isinstance(workspace, LocalWorkspace):  # cheap to open just for this
+            session = await workspace.open()
+            try:
+                diffs = await preview_call(tool, args, session)
+            finally:
                 await _close_quietly(session)
+        else:  # no workspace, or a backend too costly to open for a preview
+            return []
         return [{**diff, "uri": path_uri(Path(diff["path"]))} for diff in diffs]
 
     async def read_back(self, spec: RunSpec, path: str) -> str | None:

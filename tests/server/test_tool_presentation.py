@@ -96,3 +96,34 @@ async def test_always_allowing_a_command_remembers_that_command(harness):
     status = await harness.request("lovia/status", {})
     subjects = {r["subject"] for r in status["sessionRules"]}
     assert subjects == {"launch:rocket go", f"stamp:{harness.root / 'notes.txt'}"}
+
+
+OWN_WORKSPACE_AGENT = (
+    AGENT_HEADER
+    + """
+from lovia.workspace import Workspace
+
+agent = Agent(
+    name="own-workspace",
+    model=ScriptedProvider([
+        call("edit_file", {"path": "a.txt", "old": "one", "new": "two"}, call_id="e1"),
+        text("done"),
+    ]),
+    workspace=Workspace.local(str(ROOT)),
+)
+"""
+)
+
+
+async def test_an_agent_with_its_own_workspace_gets_edit_diffs_from_it(harness):
+    (harness.root / "a.txt").write_text("one\n")
+    spec = harness.write_agent(OWN_WORKSPACE_AGENT)
+    await harness.start(settings={"agent": spec})
+    run = await harness.run("edit")
+    done = await harness.approve_all(run["runId"])
+    assert done["status"] == "completed"
+    events = harness.of_run(run["runId"])
+    result = next(e for e in events if e["kind"] == "tool.result" and e["toolCallId"] == "e1")
+    (diff,) = [c for c in result["content"] if c["type"] == "diff"]
+    assert (diff["oldText"], diff["newText"]) == ("one\n", "two\n")
+    assert diff["path"] == str(harness.root / "a.txt")

@@ -871,6 +871,10 @@ class RunSupervisor:
                 payload["diff"] = info.diff
             # "Always" is remembered per file (approval_subject), so only offered with one.
             payload["options"] = APPROVAL_OPTIONS["file" if paths else "other"]
+        elif kind == "delete" and paths:
+            payload["action"] = "file.delete"
+            payload["detail"] = f"The agent wants to delete {paths[0]}."
+            payload["options"] = APPROVAL_OPTIONS["file"]
         elif command is not None:
             payload["action"] = "shell"
             payload["command"] = command

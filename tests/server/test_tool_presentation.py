@@ -35,14 +35,22 @@ async def launch(command: str) -> str:
     return "launched " + command
 
 
+@tool(needs_approval=True, kind="delete", locations=lambda a: [ToolLocation(a["target"])])
+async def shred(target: str) -> str:
+    "Delete a file."
+    (ROOT / target).unlink()
+    return "gone"
+
+
 agent = Agent(
     name="presenter",
     model=ScriptedProvider([
         call("stamp", {"file": "notes.txt", "text": "hi"}, call_id="s1"),
         call("launch", {"command": "rocket   go"}, call_id="l1"),
+        call("shred", {"target": "notes.txt"}, call_id="x1"),
         text("done"),
     ]),
-    tools=[stamp, launch],
+    tools=[stamp, launch, shred],
 )
 """
 )
@@ -76,6 +84,9 @@ async def test_a_user_tool_is_shown_as_it_presents_itself(harness):
     )
     assert launch["action"] == "shell" and launch["command"] == "rocket   go"
     assert launch["title"] == "Launch" and "rocket   go" in launch["detail"]
+    shred = next(e for e in events if e["kind"] == "approval.requested" and e["toolCallId"] == "x1")
+    assert shred["action"] == "file.delete" and shred["paths"] == [str(notes)]
+    assert shred["title"] == "shred: notes.txt" and not notes.exists()
     status = await harness.request("lovia/status", {})
     assert status["sessionRules"] == []
 
@@ -84,6 +95,7 @@ async def test_a_user_tool_is_shown_as_it_presents_itself(harness):
     assert [(c["title"], c["toolKind"]) for c in calls] == [
         ("Stamp notes.txt", "edit"),
         ("Launch", "execute"),
+        ("shred: notes.txt", "delete"),
     ]
 
 
@@ -95,7 +107,8 @@ async def test_always_allowing_a_command_remembers_that_command(harness):
     assert done["status"] == "completed"
     status = await harness.request("lovia/status", {})
     subjects = {r["subject"] for r in status["sessionRules"]}
-    assert subjects == {"launch:rocket go", f"stamp:{harness.root / 'notes.txt'}"}
+    notes = harness.root / "notes.txt"
+    assert subjects == {"launch:rocket go", f"stamp:{notes}", f"shred:{notes}"}
 
 
 OWN_WORKSPACE_AGENT = (

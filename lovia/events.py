@@ -13,6 +13,7 @@ if TYPE_CHECKING:
     from lovia.agent import Agent
     from lovia.approvals import ApprovalChannel
     from lovia.runtime.result import RunResult
+    from lovia.tools.base import Tool
 
 
 class Event:
@@ -36,7 +37,9 @@ class MessageEvent(Event):
 
 
 class ToolEvent(Event):
-    pass
+    """A tool call's progress. ``tool`` (where present) is the tool the run resolved the call
+    to, so hosts can read its presentation (``lovia.tools.presentation``) instead of knowing
+    tools by name; None when the call named no available tool or the event was built by hand."""
 
 
 class TransitionEvent(Event):
@@ -99,6 +102,7 @@ class UserMessageInjected(MessageEvent):
 @dataclass
 class ToolCallStarted(ToolEvent):
     call: ToolCall
+    tool: Tool | None = field(default=None, repr=False, compare=False, kw_only=True)
 
 
 @dataclass
@@ -107,12 +111,14 @@ class ToolCallCompleted(ToolEvent):
     result: Any
     is_error: bool = False
     output: str = ""
+    tool: Tool | None = field(default=None, repr=False, compare=False, kw_only=True)
 
 
 @dataclass
 class ApprovalRequired(ToolEvent):
     call: ToolCall
     _channel: ApprovalChannel | None = field(default=None, repr=False)
+    tool: Tool | None = field(default=None, repr=False, compare=False, kw_only=True)
 
     def approve(self) -> None:
         if self._channel is None:

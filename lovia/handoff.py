@@ -84,6 +84,8 @@ def build_handoff_tool(handoff: Handoff) -> Tool:
         invoke=invoke,
         parallel=False,
         _handoff=True,
+        kind="other",
+        title=f"Hand off to {target.name}",
     )
 
 
@@ -133,6 +135,8 @@ def agent_as_tool(
         },
         invoke=invoke,
         parallel=True,
+        kind="other",
+        title=f"Ask {agent.name}",
     )
 
 

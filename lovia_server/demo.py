@@ -13,6 +13,7 @@ from lovia.agent import Agent
 from lovia.plugins.todo import Todo
 from lovia.testing import ScriptedProvider, call, text
 from lovia.transcript import ToolResultEntry
+from lovia.workspace.tools import edit_file, list_files, read_file
 
 DEMO_FILE = "README.md"
 
@@ -51,7 +52,7 @@ class DemoModel(ScriptedProvider):
             lines = readme.splitlines()[1:]  # drop the read_file header line
             old = next((line for line in lines if line.strip()), "")
             self.script[0] = call(
-                "edit_file",
+                edit_file.name,
                 {"path": DEMO_FILE, "old": old, "new": _tidy(old)},
                 call_id="demo_edit",
             )
@@ -67,13 +68,15 @@ def _tidy(line: str) -> str:
 
 
 def demo_agent(root: Path) -> Agent[Any]:
+    todo = Todo()
+    plan = todo.tool_name
     script = [
-        call("todo_write", _todos("in_progress", "pending", "pending"), call_id="demo_plan"),
-        call("list_files", {"path": "."}, call_id="demo_list"),
-        call("read_file", {"path": DEMO_FILE}, call_id="demo_read"),
-        call("todo_write", _todos("completed", "completed", "in_progress"), call_id="demo_plan2"),
-        call("edit_file", {"path": DEMO_FILE, "old": "", "new": ""}, call_id="demo_edit"),
-        call("todo_write", _todos("completed", "completed", "completed"), call_id="demo_done"),
+        call(plan, _todos("in_progress", "pending", "pending"), call_id="demo_plan"),
+        call(list_files.name, {"path": "."}, call_id="demo_list"),
+        call(read_file.name, {"path": DEMO_FILE}, call_id="demo_read"),
+        call(plan, _todos("completed", "completed", "in_progress"), call_id="demo_plan2"),
+        call(edit_file.name, {"path": DEMO_FILE, "old": "", "new": ""}, call_id="demo_edit"),
+        call(plan, _todos("completed", "completed", "completed"), call_id="demo_done"),
         text(
             f"Here is what I did in `{root.name or root}`:\n\n"
             f"- listed the files and read `{DEMO_FILE}`;\n"
@@ -87,7 +90,7 @@ def demo_agent(root: Path) -> Agent[Any]:
         name="lovia-demo",
         instructions="You are the lovia demo agent.",
         model=DemoModel(script, record=False),
-        plugins=[Todo()],
+        plugins=[todo],
     )
 
 

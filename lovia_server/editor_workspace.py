@@ -14,6 +14,8 @@ from lsprotocol import types as lsp
 
 from lovia.agent import Agent
 from lovia.run_context import current_tool_call
+from lovia.tools.base import Tool
+from lovia.tools.presentation import can_preview, preview_call
 from lovia.workspace import (
     CommandRule,
     LocalWorkspace,
@@ -21,8 +23,8 @@ from lovia.workspace import (
     Workspace,
     WorkspaceError,
 )
-from lovia.workspace.edits import apply_edit
 from lovia.workspace.paths import resolve_path
+from lovia.workspace.workspace import WorkspaceSessionBinding
 from lovia_server import protocol as p
 from lovia_server.uris import path_uri, uri_to_path
 
@@ -251,50 +253,32 @@ class EditorWorkspace:
             return None
 
     async def preview(
-        self, spec: RunSpec, name: str, args: dict[str, Any]
-    ) -> dict[str, Any] | None:
-        """Old and new text of a write/edit before it happens (the approval diff)."""
-        raw = args.get("path")
-        if not isinstance(raw, str):
-            return None
-        resolved = resolve_path(spec.root, raw)
-        path = resolved.abs
-        config = self.config_for(spec.root)
-        if (
-            config.policy.decide_path(rel=resolved.rel, abs_posix=resolved.abs_posix, op="read")
-            == "deny"
-        ):
-            return None
-        old = await self._read_full(spec.root, path)
-        if name == "write_file":
-            new = args.get("content")
-            if not isinstance(new, str):
-                return None
-        elif name == "edit_file":
-            if old is None:
-                return None
+        self, spec: RunSpec, tool: Tool | None, args: dict[str, Any]
+    ) -> list[dict[str, Any]]:
+        """What an edit call would change before it happens (the approval diff): the tool's own
+        preview against the run's workspace session, each diff with the file's ``uri``."""
+        workspace = spec.agent.workspace
+        if not can_preview(tool):
+            return []
+        if isinstance(workspace, WorkspaceSessionBinding):  # the conversation's live session
+            diffs = await preview_call(tool, args, await workspace.open())
+        elif isinstance(workspace, LocalWorkspace):  # cheap to open just for this
+            session = await workspace.open()
             try:
-                new, _ = apply_edit(
-                    old,
-                    str(args.get("old", "")),
-                    str(args.get("new", "")),
-                    replace_all=bool(args.get("replace_all", False)),
-                )
-            except WorkspaceError:
-                return None
-        else:
-            return None
-        return {"path": str(path), "uri": path_uri(path), "oldText": old, "newText": new}
+                diffs = await preview_call(tool, args, session)
+            finally:
+                await _close_quietly(session)
+        else:  # no workspace, or a backend too costly to open for a preview
+            return []
+        return [{**diff, "uri": path_uri(Path(diff["path"]))} for diff in diffs]
 
-    async def read_back(self, spec: RunSpec, name: str, args: dict[str, Any]) -> str | None:
-        """What a completed write left on disk (in workspaceEdit mode the editor owns the text,
-        so the preview stands)."""
-        raw = args.get("path")
-        if not isinstance(raw, str) or self.edit_mode() == "workspaceEdit":
+    async def read_back(self, spec: RunSpec, path: str) -> str | None:
+        """What a completed write left in ``path`` (in workspaceEdit mode the editor owns the
+        text, so the preview stands)."""
+        if self.edit_mode() == "workspaceEdit":
             return None
-        path = resolve_path(spec.root, raw).abs
         try:
-            return await asyncio.to_thread(path.read_text, encoding="utf-8")
+            return await asyncio.to_thread(Path(path).read_text, encoding="utf-8")
         except (OSError, UnicodeDecodeError):
             return None
 

@@ -1,6 +1,8 @@
 """Pure mappings from lovia runs to protocol payloads: tool kinds, titles, locations, usage.
 
-Nothing here touches the server or the disk; the supervisor feeds it what it knows.
+Nothing here touches the server or the disk; the supervisor feeds it what it knows. Tools are
+never known by name: kinds, titles and locations come from the tool's own presentation
+(``lovia.tools.presentation``), given the ``Tool`` the run resolved the call to.
 """
 
 from __future__ import annotations
@@ -11,36 +13,16 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
-from lovia.handoff import HANDOFF_TOOL_PREFIX
 from lovia.messages import Usage
+from lovia.tools import presentation
+from lovia.tools.base import Tool
 from lovia_server import protocol as p
 from lovia_server.uris import path_uri, uri_to_path
 
-_KINDS = {
-    "read_file": "read",
-    "view_image": "read",
-    "read_process_output": "read",
-    "recall_tool_result": "read",
-    "list_files": "search",
-    "grep_files": "search",
-    "web_search": "search",
-    "duckduckgo_search": "search",
-    "tavily_search": "search",
-    "search_mcp_tools": "search",
-    "write_file": "edit",
-    "edit_file": "edit",
-    "shell": "execute",
-    "kill_process": "execute",
-    "http_request": "fetch",
-    "read_page": "fetch",
-    "todo_write": "think",
-}
 
-
-def tool_kind(name: str) -> str:
-    if name.startswith(HANDOFF_TOOL_PREFIX):
-        return "other"
-    return _KINDS.get(name, "other")
+def tool_kind(tool: Tool | None) -> str:
+    """The call's kind as the tool declares it (``other`` for a tool the run did not name)."""
+    return presentation.tool_kind(tool)
 
 
 def parse_arguments(arguments: str) -> dict[str, Any]:
@@ -52,47 +34,9 @@ def parse_arguments(arguments: str) -> dict[str, Any]:
     return value if isinstance(value, dict) else {"_raw": arguments}
 
 
-def _short(text: str, limit: int = 60) -> str:
-    text = " ".join(str(text).split())
-    return text if len(text) <= limit else text[: limit - 1] + "…"
-
-
-def tool_title(name: str, args: Mapping[str, Any]) -> str:
-    """A short human title for a tool call, e.g. ``Edit src/app.py`` or ``Run `pytest -q```."""
-    path = args.get("path")
-    path_s = str(path) if isinstance(path, str) else None
-    if name == "read_file":
-        rng = ""
-        if args.get("start") or args.get("end"):
-            rng = f" (lines {args.get('start') or 1}-{args.get('end') or 'end'})"
-        return f"Read {path_s or 'file'}{rng}"
-    if name == "view_image":
-        return f"View image {path_s or ''}".rstrip()
-    if name == "list_files":
-        return f"List {path_s or '.'}"
-    if name == "grep_files":
-        where = path_s or "."
-        return f"Search {_short(str(args.get('pattern', '')), 40)!r} in {where}"
-    if name == "write_file":
-        return f"Write {path_s or 'file'}"
-    if name == "edit_file":
-        return f"Edit {path_s or 'file'}"
-    if name == "shell":
-        desc = args.get("description")
-        if isinstance(desc, str) and desc.strip():
-            return _short(desc)
-        return f"Run `{_short(str(args.get('command', '')), 70)}`"
-    if name == "read_process_output":
-        return f"Read output of {args.get('process_id', 'process')}"
-    if name == "kill_process":
-        return f"Stop {args.get('process_id', 'process')}"
-    if name == "todo_write":
-        return "Update todo list"
-    if name == "ask_human":
-        return _short(f"Ask: {args.get('question', '')}")
-    if name.startswith(HANDOFF_TOOL_PREFIX):
-        return f"Hand off to {name[len(HANDOFF_TOOL_PREFIX) :]}"
-    return name
+def tool_title(tool: Tool | None, name: str, args: Mapping[str, Any]) -> str:
+    """A short human title for a call, e.g. ``Edit src/app.py``, from the tool's declaration."""
+    return presentation.call_title(tool, name, args)
 
 
 def resolve_display_path(path: str, root: Path, cwd: Path | None = None) -> Path:
@@ -104,22 +48,16 @@ def resolve_display_path(path: str, root: Path, cwd: Path | None = None) -> Path
     return Path(os.path.normpath(candidate))
 
 
-def tool_locations(name: str, args: Mapping[str, Any], root: Path) -> list[dict[str, Any]]:
+def tool_locations(tool: Tool | None, args: Mapping[str, Any], root: Path) -> list[dict[str, Any]]:
     """Files a call touches, as ``{path, uri, line?}`` for click-through in the editor."""
-    path = args.get("path")
-    if name in ("shell", "kill_process", "read_process_output", "todo_write") or not isinstance(
-        path, str
-    ):
-        if name == "shell" and isinstance(args.get("cwd"), str) and args["cwd"] not in ("", "."):
-            where = resolve_display_path(args["cwd"], root)
-            return [{"path": str(where), "uri": path_uri(where)}]
-        return []
-    where = resolve_display_path(path, root)
-    loc: dict[str, Any] = {"path": str(where), "uri": path_uri(where)}
-    start = args.get("start")
-    if name == "read_file" and isinstance(start, int) and start >= 1:
-        loc["line"] = start
-    return [loc]
+    out: list[dict[str, Any]] = []
+    for location in presentation.call_locations(tool, args):
+        where = resolve_display_path(location.path, root)
+        loc: dict[str, Any] = {"path": str(where), "uri": path_uri(where)}
+        if location.line is not None:
+            loc["line"] = location.line
+        out.append(loc)
+    return out
 
 
 def usage_payload(
@@ -182,23 +120,31 @@ APPROVAL_OPTIONS: dict[str, list[p.ApprovalOption]] = {
     "file": _options(
         "Accept", "Accept always for this file", "Reject", "Always reject for this file"
     ),
-    "shell": _options("Run", "Always run this command", "Don't run", "Never run this command"),
+    "command": _options("Run", "Always run this command", "Don't run", "Never run this command"),
     "other": _options("Allow", "Always allow", "Reject", "Always reject"),
 }
 
 
-def approval_subject(name: str, args: Mapping[str, Any], root: Path) -> str:
-    """What an "always" decision is remembered for: the file, the exact command, or the tool."""
-    if name == "shell":
-        return f"shell:{' '.join(str(args.get('command', '')).split())}"
-    path = args.get("path")
-    if isinstance(path, str):
-        return f"{name}:{resolve_display_path(path, root)}"
+def approval_command(tool: Tool | None, args: Mapping[str, Any]) -> str | None:
+    """The command line an ``execute`` call runs (its ``command`` argument), if it has one."""
+    command = args.get("command")
+    return command if tool_kind(tool) == "execute" and isinstance(command, str) else None
+
+
+def approval_subject(tool: Tool | None, name: str, args: Mapping[str, Any], root: Path) -> str:
+    """What an "always" decision is remembered for: the exact command, the file, or the tool."""
+    command = approval_command(tool, args)
+    if command is not None:
+        return f"{name}:{' '.join(command.split())}"
+    locations = tool_locations(tool, args, root)
+    if locations:
+        return f"{name}:{locations[0]['path']}"
     return f"tool:{name}"
 
 
 __all__ = [
     "APPROVAL_OPTIONS",
+    "approval_command",
     "approval_subject",
     "error_payload",
     "output_payload",

@@ -14,7 +14,7 @@ import logging
 import time
 import uuid
 from collections import deque
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal, TypeVar
@@ -25,11 +25,13 @@ from lovia.checkpointer import Checkpointer, CheckpointOptions
 from lovia.exceptions import BudgetExceeded, MaxTurnsExceeded, RunCancelled
 from lovia.messages import Usage
 from lovia.parts import text_of
-from lovia.plugins.todo import todos_from_entries
+from lovia.plugins.todo import TodoItem, todos_from_entries
 from lovia.reliability import CancelToken
 from lovia.runtime.checkpoint import CheckpointWriter
 from lovia.session import Session
 from lovia.steering import Mailbox
+from lovia.tools.base import Tool
+from lovia.tools.presentation import can_preview
 from lovia.transcript import (
     AssistantTextEntry,
     InputEntry,
@@ -43,6 +45,7 @@ from lovia_server import protocol as p
 from lovia_server.event_log import EventLog, Publisher
 from lovia_server.events import (
     APPROVAL_OPTIONS,
+    approval_command,
     approval_subject,
     error_payload,
     output_payload,
@@ -145,9 +148,10 @@ class PendingApproval:
 class CallInfo:
     name: str
     args: dict[str, Any]
+    tool: Tool | None = None  # as the run resolved the call: its presentation, not its name
     announced: bool = False
     declined: bool = False
-    diff: FileDiff | None = None
+    diff: list[FileDiff] | None = None
     result_sent: bool = False
 
 
@@ -209,9 +213,9 @@ class RunSupervisor:
         approval_timeout: Callable[[], float | None] = lambda: None,
         ask_editor: Callable[[ApprovalRequested], Awaitable[Decision | None]] | None = None,
         progress: Any = None,
-        preview: Callable[[RunSpec, str, dict[str, Any]], Awaitable[dict[str, Any] | None]]
+        preview: Callable[[RunSpec, Tool | None, dict[str, Any]], Awaitable[list[dict[str, Any]]]]
         | None = None,
-        read_back: Callable[[RunSpec, str, dict[str, Any]], Awaitable[str | None]] | None = None,
+        read_back: Callable[[RunSpec, str], Awaitable[str | None]] | None = None,
         cancel_question: Callable[[str], None] | None = None,
         declined: Callable[[str], bool] = lambda call_id: False,
     ) -> None:
@@ -229,6 +233,8 @@ class RunSupervisor:
         self.live: dict[str, RunController] = {}
         self.by_run: dict[str, RunController] = {}
         self.session_rules: dict[str, dict[str, Literal["allow", "reject"]]] = {}
+        # Tools seen in this process by agent label: how stored transcripts are presented.
+        self.tools_seen: dict[str, dict[str, Tool]] = {}
         self._question_runs: dict[str, str] = {}
 
     # ================================================================== start-up
@@ -705,10 +711,9 @@ class RunSupervisor:
         elif isinstance(ev, events.UserMessageInjected):
             self._steer_delivered(ctl, ev)
         elif isinstance(ev, events.ToolCallStarted):
-            self._announce(ctl, ev.call.id, ev.call.name, ev.call.arguments)
-            info = ctl.calls[ev.call.id]
-            self._progress("report", ctl, tool_title(info.name, info.args))
-            if info.diff is None and info.name in ("write_file", "edit_file"):
+            info = self._announce(ctl, ev.call.id, ev.call.name, ev.call.arguments, ev.tool)
+            self._progress("report", ctl, tool_title(info.tool, info.name, info.args))
+            if info.diff is None and can_preview(info.tool):
                 info.diff = await self._preview(ctl, info)
         elif isinstance(ev, events.ApprovalRequired):
             await self._approval(ctl, ev)
@@ -738,10 +743,6 @@ class RunSupervisor:
         text = "".join(e.content for e in ev.entries if isinstance(e, AssistantTextEntry))
         if text or ctl.message_has_text:
             ctl.log.emit(MessageCompleted(message_id=ctl.message_id, text=text))
-        for entry in ev.entries:
-            if isinstance(entry, ToolCallEntry) and entry.name.startswith("transfer_to_"):
-                reason = parse_arguments(entry.arguments).get("reason")
-                ctl.last_handoff_reason = reason if isinstance(reason, str) else None
         if ev.usage is not None:
             ctl.usage.add(ev.usage)
             if ev.usage.input_tokens > 0:
@@ -767,39 +768,44 @@ class RunSupervisor:
                 break
         ctl.log.emit(UserMessage(message_id=message_id, text=text, source="steer"))
 
-    def _announce(self, ctl: RunController, call_id: str, name: str, arguments: str) -> CallInfo:
+    def _announce(
+        self, ctl: RunController, call_id: str, name: str, arguments: str, tool: Tool | None
+    ) -> CallInfo:
         info = ctl.calls.get(call_id)
         if info is None:
             info = ctl.calls[call_id] = CallInfo(name, parse_arguments(arguments))
+        if info.tool is None and tool is not None:
+            info.tool = tool
+            self.tools_seen.setdefault(ctl.spec.agent_label, {})[name] = tool
         if not info.announced:
             info.announced = True
             ctl.log.emit(
                 ToolCallStarted(
                     tool_call_id=call_id,
                     name=name,
-                    tool_kind=as_tool_kind(tool_kind(name)),
-                    title=tool_title(name, info.args),
+                    tool_kind=as_tool_kind(tool_kind(info.tool)),
+                    title=tool_title(info.tool, name, info.args),
                     input=info.args,
                     locations=[
                         p.Location.model_validate(loc)
-                        for loc in tool_locations(name, info.args, ctl.spec.root)
+                        for loc in tool_locations(info.tool, info.args, ctl.spec.root)
                     ],
                 )
             )
         return info
 
-    async def _preview(self, ctl: RunController, info: CallInfo) -> FileDiff | None:
+    async def _preview(self, ctl: RunController, info: CallInfo) -> list[FileDiff]:
         if self.preview is None:
-            return None
+            return []
         try:
-            diff = await self.preview(ctl.spec, info.name, info.args)
+            diffs = await self.preview(ctl.spec, info.tool, info.args)
         except Exception:
             logger.debug("preview.failed", exc_info=True)
-            return None
-        return FileDiff.model_validate(diff) if diff is not None else None
+            return []
+        return [FileDiff.model_validate(d) for d in diffs]
 
     async def _tool_completed(self, ctl: RunController, ev: events.ToolCallCompleted) -> None:
-        info = self._announce(ctl, ev.call.id, ev.call.name, ev.call.arguments)
+        info = self._announce(ctl, ev.call.id, ev.call.name, ev.call.arguments, ev.tool)
         if info.result_sent:
             return
         info.result_sent = True
@@ -813,18 +819,20 @@ class RunSupervisor:
         else:
             status = "completed"
         content: list[ToolContent] = [TextContent(text=ev.output)]
-        if status == "completed" and info.name in ("write_file", "edit_file"):
-            diff = info.diff
-            if diff is not None and self.read_back is not None:
-                new_text = await _quiet(self.read_back(ctl.spec, info.name, info.args))
+        diffs = info.diff if status == "completed" and info.diff else []
+        for diff in diffs:
+            if self.read_back is not None:
+                new_text = await _quiet(self.read_back(ctl.spec, diff.path))
                 if new_text is not None:
                     diff = diff.model_copy(update={"new_text": new_text})
-            if diff is not None:
-                content.append(DiffContent.of(diff))
+            content.append(DiffContent.of(diff))
         ctl.log.emit(
             ToolResult(tool_call_id=ev.call.id, status=status, content=content, is_error=is_error)
         )
-        if info.name == "todo_write" and not ev.is_error and isinstance(ev.result, list):
+        if info.tool is not None and info.tool.is_handoff and not ev.is_error:
+            reason = info.args.get("reason")
+            ctl.last_handoff_reason = reason if isinstance(reason, str) else None
+        if not ev.is_error and _is_todo_update(info.tool, ev.result):
             ctl.log.emit(TodoUpdated(items=todo_items(ev.result)))
             done = sum(1 for i in ev.result if getattr(i, "status", "") == "completed")
             self._progress("report", ctl, f"{done}/{len(ev.result)} todos done")
@@ -833,8 +841,8 @@ class RunSupervisor:
 
     async def _approval(self, ctl: RunController, ev: events.ApprovalRequired) -> None:
         call = ev.call
-        info = self._announce(ctl, call.id, call.name, call.arguments)
-        subject = approval_subject(call.name, info.args, ctl.spec.root)
+        info = self._announce(ctl, call.id, call.name, call.arguments, ev.tool)
+        subject = approval_subject(info.tool, call.name, info.args, ctl.spec.root)
         approval_id = _short_id("ap")
         payload = await self._approval_payload(ctl, info, approval_id, call.id)
         ctl.log.emit(payload)
@@ -901,31 +909,36 @@ class RunSupervisor:
     async def _approval_payload(
         self, ctl: RunController, info: CallInfo, approval_id: str, call_id: str
     ) -> ApprovalRequested:
-        name, args = info.name, info.args
-        title = tool_title(name, args)
-        locations = tool_locations(name, args, ctl.spec.root)
+        name, args, kind = info.name, info.args, tool_kind(info.tool)
+        title = tool_title(info.tool, name, args)
+        locations = tool_locations(info.tool, args, ctl.spec.root)
         paths = [loc["path"] for loc in locations]
-        command: str | None = None
         diff: list[FileDiff] | None = None
-        if name in ("write_file", "edit_file"):
+        command = approval_command(info.tool, args)
+        if kind == "edit":
             if info.diff is None:
                 info.diff = await self._preview(ctl, info)
-            exists = name == "edit_file" or (
-                info.diff is not None and info.diff.old_text is not None
-            )
+            # Without a preview an edit is assumed to change an existing file.
+            exists = any(d.old_text is not None for d in info.diff) or not info.diff
             action: ApprovalAction = "file.write" if exists else "file.create"
             target = paths[0] if paths else "a file"
             detail = f"The agent wants to {'edit' if exists else 'create'} {target}."
-            if info.diff is not None:
-                diff = [info.diff]
+            if info.diff:
+                diff = info.diff
+            # "Always" is remembered per file (approval_subject), so only offered with one.
+            options = APPROVAL_OPTIONS["file" if paths else "other"]
+            command = None
+        elif kind == "delete" and paths:
+            action = "file.delete"
+            detail = f"The agent wants to delete {paths[0]}."
             options = APPROVAL_OPTIONS["file"]
-        elif name == "shell":
-            command = str(args.get("command", ""))
+            command = None
+        elif command is not None:
             action = "shell"
             cwd = args.get("cwd") or "."
             detail = f"Run in {cwd}: {command}"
-            options = APPROVAL_OPTIONS["shell"]
-        elif tool_kind(name) in ("read", "search") and paths:
+            options = APPROVAL_OPTIONS["command"]
+        elif kind in ("read", "search") and paths:
             root = ctl.spec.root
             outside = not any(Path(path).is_relative_to(root) for path in paths)
             action = "read.outside" if outside else "other"
@@ -1055,7 +1068,7 @@ class RunSupervisor:
         return p.SessionResult(
             session_id=session_id,
             title=row["title"],
-            entries=project_entries(entries),
+            entries=project_entries(entries, self.tools_seen.get(row["agent"] or "", {})),
             todos=todo_items(todos_from_entries(entries)),
             runs=[r.to_wire() for r in runs],
         )
@@ -1092,6 +1105,15 @@ class RunSupervisor:
         ]
 
 
+def _is_todo_update(tool: Tool | None, result: Any) -> bool:
+    """A ``think`` call that returned the Todo plugin's items (its ``todo_write``)."""
+    return (
+        tool_kind(tool) == "think"
+        and isinstance(result, list)
+        and all(isinstance(item, TodoItem) for item in result)
+    )
+
+
 @dataclass
 class _AssistantDraft:
     """One assistant message while its entries are collected."""
@@ -1101,8 +1123,12 @@ class _AssistantDraft:
     tool_calls: list[p.TranscriptToolCall] = field(default_factory=list)
 
 
-def project_entries(entries: list[TranscriptEntry]) -> list[p.TranscriptMessage]:
-    """Transcript entries as render-ready messages (system entries are never shown)."""
+def project_entries(
+    entries: list[TranscriptEntry], tools: Mapping[str, Tool] | None = None
+) -> list[p.TranscriptMessage]:
+    """Transcript entries as render-ready messages (system entries are never shown); tool calls
+    are titled by ``tools`` (name -> Tool), defaults for names it lacks."""
+    tools = tools or {}
     out: list[p.TranscriptMessage] = []
     pending: _AssistantDraft | None = None
     errors = {e.call_id for e in entries if isinstance(e, ToolResultEntry) and e.is_error}
@@ -1135,13 +1161,14 @@ def project_entries(entries: list[TranscriptEntry]) -> list[p.TranscriptMessage]
                 pending.content += entry.content
             else:
                 args = parse_arguments(entry.arguments)
+                tool = tools.get(entry.name)
                 pending.tool_calls.append(
                     p.TranscriptToolCall(
                         id=entry.call_id,
                         name=entry.name,
                         input=args,
-                        title=tool_title(entry.name, args),
-                        tool_kind=as_tool_kind(tool_kind(entry.name)),
+                        title=tool_title(tool, entry.name, args),
+                        tool_kind=as_tool_kind(tool_kind(tool)),
                     )
                 )
         elif isinstance(entry, ToolResultEntry):

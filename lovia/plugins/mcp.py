@@ -53,6 +53,7 @@ from lovia.tools.base import (
     run_tool,
     truncate_tool_output,
 )
+from lovia.tools.presentation import short
 from lovia.types import JsonSchema
 
 if TYPE_CHECKING:
@@ -508,6 +509,7 @@ class MCPConnection:
                 continue
             description = _attr(entry, "description")
             schema = _attr(entry, "inputSchema", "input_schema")
+            annotations = _attr(entry, "annotations")  # the server's hints: title, read-only
             tools.append(
                 Tool(
                     name=_display_name(self.prefix, raw),
@@ -519,6 +521,10 @@ class MCPConnection:
                     timeout=self.timeout,
                     max_output_chars=self.max_output_chars,
                     result_renderer=renderer,
+                    kind="read"
+                    if _attr(annotations, "readOnlyHint", "read_only_hint") is True
+                    else None,
+                    title=_str_attr(entry, "title") or _str_attr(annotations, "title"),
                 )
             )
         self._tools = tools
@@ -960,6 +966,8 @@ def _make_search_tool(catalog: dict[str, Tool]) -> Tool:
             "required": ["query"],
         },
         invoke=invoke,
+        kind="search",
+        title=lambda args: f"Find MCP tools for {short(args.get('query', ''), 50)!r}",
     )
 
 
@@ -1044,6 +1052,8 @@ def _make_call_tool(catalog: dict[str, Tool]) -> Tool:
             "required": ["tool"],
         },
         invoke=invoke,
+        kind="other",
+        title=lambda args: f"Call {args.get('tool', 'an MCP tool')}",
         needs_approval=needs_approval,
     )
 

@@ -40,6 +40,7 @@ from lovia.reliability import CancelToken, RunBudget
 from lovia.run_context import RunContext
 from lovia.steering import Mailbox
 from lovia.tools.base import Tool
+from lovia.tools.presentation import short
 from lovia.transcript import InputEntry, TranscriptEntry
 
 if TYPE_CHECKING:
@@ -468,6 +469,8 @@ class Subagents:
                 "additionalProperties": False,
             },
             invoke=spawn,
+            kind="other",
+            title=lambda args: short(f"Start subagent: {args.get('prompt', '')}"),
         )
 
     def _wait_tool(self, roster: _Roster) -> Tool:
@@ -533,6 +536,8 @@ class Subagents:
                 "additionalProperties": False,
             },
             invoke=wait,
+            kind="other",
+            title="Wait for subagents",
         )
 
     def _collect(self, ready: list[_Child], targets: list[_Child], ctx: RunContext[Any]) -> str:
@@ -587,6 +592,8 @@ class Subagents:
                 "additionalProperties": False,
             },
             invoke=send,
+            kind="other",
+            title=lambda args: f"Message subagent {args.get('id', '')}".rstrip(),
         )
 
     def _cancel_tool(self, roster: _Roster) -> Tool:
@@ -615,6 +622,8 @@ class Subagents:
                 "additionalProperties": False,
             },
             invoke=cancel,
+            kind="other",
+            title=lambda args: f"Stop subagent {args.get('id', '')}".rstrip(),
         )
 
     # ------------------------------------------------------------------ per-turn status

@@ -114,6 +114,8 @@ class Todo:
                 "and an optional `active_form` shown while the item is in progress."
             ),
             result_renderer=_render_result,
+            kind="think",
+            title="Update todo list",
         )
         return make(todo_write)
 

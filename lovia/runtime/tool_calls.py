@@ -78,7 +78,9 @@ class ToolCallProcessor:
         outcome.rejected = True
         state.transcript.append(ToolResultEntry(call.id, message, is_error=True))
         _normalize_call_args(state, call)
-        return ev.ToolCallCompleted(call, result=message, is_error=True, output=message)
+        return ev.ToolCallCompleted(
+            call, result=message, is_error=True, output=message, tool=outcome.tool
+        )
 
     async def preflight(
         self, call: ToolCall, outcome: PreflightResult, *, state: RunState
@@ -99,6 +101,7 @@ class ToolCallProcessor:
         tool = state.active.tools_by_name.get(call.name)
         if tool is None:
             return [self._reject(state, call, outcome, f"Tool '{call.name}' is not available.")]
+        outcome.tool = tool  # rejections below still tell the consumer which tool it was
         if tool._handoff and state.pending_handoff is not None:
             target = state.pending_handoff.handoff.target.name
             message = (
@@ -125,7 +128,6 @@ class ToolCallProcessor:
         except Exception as exc:
             message = f"Tool {call.name} was not approved (approval check failed)."
             return [ev.ToolCallFailed(exc, call), self._reject(state, call, outcome, message)]
-        outcome.tool = tool
         outcome.args = args
         outcome.needs_approval = bool(needs)
         return []
@@ -139,7 +141,7 @@ class ToolCallProcessor:
         """
         fut = self.approvals.register(call.id)
         try:
-            yield ev.ApprovalRequired(call, _channel=self.approvals)
+            yield ev.ApprovalRequired(call, _channel=self.approvals, tool=outcome.tool)
             if not fut.done():
                 # Cancelled while the approval was open: no decision was made, so none is
                 # recorded; the call stays pending and a resume asks for the same approval.
@@ -179,7 +181,7 @@ class ToolCallProcessor:
     ) -> AsyncIterator[ev.Event]:
         ctx = state.run_ctx
         agent = state.agent
-        yield ev.ToolCallStarted(call)
+        yield ev.ToolCallStarted(call, tool=tool)
         is_error = False
         parts = None
         raw: Any = None
@@ -242,7 +244,7 @@ class ToolCallProcessor:
                 call.id, text, raw=None if is_error else raw, is_error=is_error, parts=parts
             )
         )
-        yield ev.ToolCallCompleted(call, result=result, is_error=is_error, output=text)
+        yield ev.ToolCallCompleted(call, result=result, is_error=is_error, output=text, tool=tool)
 
 
 def _normalize_call_args(state: RunState, call: ToolCall) -> None:

@@ -18,6 +18,7 @@ from pathlib import PurePath
 from typing import TYPE_CHECKING, Any, Protocol, TypeAlias, overload
 
 from lovia.exceptions import BudgetExceeded, InvalidToolArguments, RunCancelled, UserError
+from lovia.tools.presentation import TOOL_KINDS, LocationsFn, PreviewFn, TitleFn, ToolKind
 from lovia.types import JsonSchema
 
 if TYPE_CHECKING:
@@ -53,6 +54,23 @@ class Tool:
     parallel: bool = True
     returns_images: bool = False
     _handoff: bool = field(default=False, repr=False)
+    # Presentation (see lovia.tools.presentation): how hosts show a call. None = default.
+    kind: ToolKind | None = None
+    title: str | TitleFn | None = field(default=None, repr=False)
+    locations: LocationsFn | None = field(default=None, repr=False)
+    preview: PreviewFn | None = field(default=None, repr=False)
+
+    def __post_init__(self) -> None:
+        if self.kind is not None and self.kind not in TOOL_KINDS:
+            raise UserError(
+                f"Unknown kind {self.kind!r} for tool {self.name!r}.",
+                hint="Use one of: " + ", ".join(TOOL_KINDS) + ".",
+            )
+
+    @property
+    def is_handoff(self) -> bool:
+        """True for a handoff tool (calling it transfers the conversation)."""
+        return self._handoff
 
     def requires_approval(self, args: dict[str, Any], ctx: RunContext[Any]) -> bool:
         if callable(self.needs_approval):
@@ -118,6 +136,10 @@ def _make_tool(
     parallel: bool,
     returns_images: bool,
     strict: bool,
+    kind: ToolKind | None = None,
+    title: str | TitleFn | None = None,
+    locations: LocationsFn | None = None,
+    preview: PreviewFn | None = None,
 ) -> Tool:
     # The schema helpers (and pydantic) load with the first @tool, not with lovia.
     from pydantic import ValidationError
@@ -156,6 +178,10 @@ def _make_tool(
         policies=tuple(policies),
         parallel=parallel,
         returns_images=returns_images,
+        kind=kind,
+        title=title,
+        locations=locations,
+        preview=preview,
     )
 
 
@@ -179,6 +205,10 @@ def tool(
     parallel: bool = True,
     returns_images: bool = False,
     strict: bool = False,
+    kind: ToolKind | None = None,
+    title: str | TitleFn | None = None,
+    locations: LocationsFn | None = None,
+    preview: PreviewFn | None = None,
 ) -> Callable[[Callable[..., Any]], Tool]: ...
 
 
@@ -197,8 +227,16 @@ def tool(
     parallel: bool = True,
     returns_images: bool = False,
     strict: bool = False,
+    kind: ToolKind | None = None,
+    title: str | TitleFn | None = None,
+    locations: LocationsFn | None = None,
+    preview: PreviewFn | None = None,
 ) -> Tool | Callable[[Callable[..., Any]], Tool]:
-    """Turn a function into a :class:`Tool`; its signature becomes the JSON Schema."""
+    """Turn a function into a :class:`Tool`; its signature becomes the JSON Schema.
+
+    ``kind``, ``title``, ``locations`` and ``preview`` say how hosts present a call (see
+    :mod:`lovia.tools.presentation`); all default to None (kind ``"other"``, titled by name).
+    """
 
     def decorate(f: Callable[..., Any]) -> Tool:
         return _make_tool(
@@ -214,6 +252,10 @@ def tool(
             parallel=parallel,
             returns_images=returns_images,
             strict=strict,
+            kind=kind,
+            title=title,
+            locations=locations,
+            preview=preview,
         )
 
     if fn is not None:

@@ -25,6 +25,7 @@ from lovia.exceptions import ToolError
 from lovia.http_config import resolve_verify
 from lovia.run_context import RunContext
 from lovia.tools.base import Tool, clip_text, invalid_arguments
+from lovia.tools.presentation import short
 
 MAX_RESPONSE_BYTES = 1_000_000
 """Default download cap of the fetching tools (bytes of decoded body)."""
@@ -389,6 +390,8 @@ http_request = Tool(
     invoke=_http_request,
     parallel=True,
     needs_approval=False,
+    kind="fetch",
+    title=lambda args: short(f"{str(args.get('method') or 'GET').upper()} {args.get('url', '')}"),
 )
 """Make an HTTP request. No approval by default; opt in with
 ``dataclasses.replace(http_request, needs_approval=writes_need_approval)``."""

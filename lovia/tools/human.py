@@ -19,6 +19,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 from lovia.exceptions import ToolError
 from lovia.run_context import RunContext
 from lovia.tools.base import Tool, invalid_arguments
+from lovia.tools.presentation import short
 
 
 class QuestionOption(BaseModel):
@@ -216,6 +217,8 @@ def ask_human(channel: HumanChannel, *, name: str = "ask_human") -> Tool:
         parameters=_SCHEMA,
         invoke=invoke,
         parallel=False,
+        kind="other",
+        title=lambda args: short(f"Ask: {args.get('question', '')}"),
     )
 
 

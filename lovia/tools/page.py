@@ -33,6 +33,7 @@ from lovia.tools.http import (
     transport_error,
     validate_url,
 )
+from lovia.tools.presentation import short
 
 ACCEPT_HTML = "text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8"
 MAX_LISTED_IMAGES = 50
@@ -290,6 +291,8 @@ def page_reader(
         retries=2,
         result_renderer=renderer,
         parallel=True,
+        kind="fetch",
+        title=lambda args: short(f"Read {args.get('url', 'page')}"),
     )
 
 

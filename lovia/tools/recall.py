@@ -82,6 +82,8 @@ def make_recall_tool(store: ResultStore | None = None) -> Tool:
         description=RECALL_DESCRIPTION,
         parameters=copy.deepcopy(RECALL_PARAMETERS),
         invoke=invoke,
+        kind="read",
+        title=lambda args: f"Recall tool result {args.get('ref', '')}".rstrip(),
     )
 
 

@@ -21,6 +21,7 @@ from lovia.exceptions import ToolError, UserError
 from lovia.http_config import resolve_verify
 from lovia.run_context import RunContext
 from lovia.tools.base import Tool, default_result_renderer, invalid_arguments
+from lovia.tools.presentation import short
 
 MAX_SEARCH_RESULTS = 20
 TAVILY_BASE_URL = "https://api.tavily.com"
@@ -146,6 +147,8 @@ def web_search(impl: WebSearch, *, name: str = "web_search") -> Tool:
         retries=2,
         result_renderer=lambda result, ctx: render_results(result),
         parallel=True,
+        kind="search",
+        title=lambda args: f"Search the web for {short(args.get('query', ''), 50)!r}",
     )
 
 

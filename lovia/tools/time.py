@@ -73,6 +73,8 @@ now = Tool(
         "additionalProperties": False,
     },
     invoke=_invoke_now,
+    kind="other",
+    title=lambda args: f"Check the time in {args['tz']}" if args.get("tz") else "Check the time",
 )
 
 
@@ -118,6 +120,8 @@ sleep = Tool(
         "additionalProperties": False,
     },
     invoke=_invoke_sleep,
+    kind="other",
+    title=lambda args: f"Wait {args.get('seconds', '')}s",
 )
 
 

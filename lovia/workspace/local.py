@@ -382,6 +382,13 @@ class LocalWorkspaceSession:
             return None
         return data.decode("utf-8", errors="replace")
 
+    async def current_text(self, path: str) -> str | None:
+        """The text a write or edit of ``path`` would start from: the overlay's (maybe unsaved)
+        text, else the file's; None when there is no such file. A denied path raises as any
+        read does. Hosts use it to preview a change (see ``lovia.tools.presentation``)."""
+        self._check_open()
+        return await self._current_text(self._acl(path, "read"))
+
     async def _sink(self, rp: ResolvedPath, old: str | None, new: str) -> bool:
         if self.write_sink is None:
             return False

@@ -5,7 +5,7 @@ from __future__ import annotations
 import base64
 import functools
 import inspect
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -15,8 +15,21 @@ from lovia.exceptions import ToolError
 from lovia.parts import ImagePart, TextPart, image_mime
 from lovia.run_context import RunContext, current_tool_call
 from lovia.tools.base import ApprovalPredicate, Tool, default_result_renderer, invalid_arguments
+from lovia.tools.presentation import (
+    FileDiff,
+    LocationsFn,
+    PreviewFn,
+    TitleFn,
+    ToolKind,
+    ToolLocation,
+    path_locations,
+    path_title,
+    short,
+)
 from lovia.transcript import InputEntry, TranscriptEntry
+from lovia.workspace.edits import apply_edit
 from lovia.workspace.errors import FileTooLargeError, WorkspaceError
+from lovia.workspace.paths import resolve_path
 from lovia.workspace.policy import FileOp
 from lovia.workspace.types import (
     CommandResult,
@@ -274,6 +287,80 @@ def _renderer(kind: str) -> Callable[[Any, RunContext[Any]], str]:
     return render
 
 
+# --------------------------------------------------------------------------- presentation
+
+
+def _read_title(args: Mapping[str, Any]) -> str:
+    rng = ""
+    if args.get("start") or args.get("end"):
+        rng = f" (lines {args.get('start') or 1}-{args.get('end') or 'end'})"
+    return path_title("Read")(args) + rng
+
+
+def _grep_title(args: Mapping[str, Any]) -> str:
+    path = args.get("path")
+    where = path if isinstance(path, str) and path else "."
+    return f"Search {short(args.get('pattern', ''), 40)!r} in {where}"
+
+
+def _shell_title(args: Mapping[str, Any]) -> str:
+    description = args.get("description")
+    if isinstance(description, str) and description.strip():
+        return short(description)
+    return f"Run `{short(args.get('command', ''), 70)}`"
+
+
+def _shell_locations(args: Mapping[str, Any]) -> list[ToolLocation]:
+    cwd = args.get("cwd")
+    return [ToolLocation(cwd)] if isinstance(cwd, str) and cwd not in ("", ".") else []
+
+
+def _process_title(verb: str) -> TitleFn:
+    def title(args: Mapping[str, Any]) -> str:
+        return f"{verb} {args.get('process_id', 'process')}"
+
+    return title
+
+
+def _preview_target(workspace: Any, path: Any) -> str | None:
+    """The absolute path a preview shows, or None when ``workspace`` cannot preview."""
+    root = getattr(workspace, "root", None)
+    if not isinstance(path, str) or root is None or not hasattr(workspace, "current_text"):
+        return None
+    return str(resolve_path(Path(root), path).abs)
+
+
+async def _preview_write(args: Mapping[str, Any], workspace: Any) -> list[FileDiff]:
+    """``write_file``'s change: the current text (None for a new file) -> ``content``."""
+    content = args.get("content")
+    try:
+        target = _preview_target(workspace, args.get("path"))
+        if target is None or not isinstance(content, str):
+            return []
+        old = await workspace.current_text(args["path"])
+    except WorkspaceError:
+        return []
+    return [FileDiff(path=target, oldText=old, newText=content)]
+
+
+async def _preview_edit(args: Mapping[str, Any], workspace: Any) -> list[FileDiff]:
+    """``edit_file``'s change, computed with the same :func:`apply_edit` the session runs."""
+    old, new = args.get("old"), args.get("new")
+    if not isinstance(old, str) or not isinstance(new, str):
+        return []
+    try:
+        target = _preview_target(workspace, args.get("path"))
+        if target is None:
+            return []
+        text = await workspace.current_text(args["path"])
+        if text is None:
+            return []
+        new_text, _ = apply_edit(text, old, new, replace_all=bool(args.get("replace_all")))
+    except WorkspaceError:
+        return []
+    return [FileDiff(path=target, oldText=text, newText=new_text)]
+
+
 # --------------------------------------------------------------------------- tools
 
 
@@ -288,6 +375,10 @@ def _make(
     parallel: bool = True,
     returns_images: bool = False,
     renderer: Callable[[Any, RunContext[Any]], str] | None = None,
+    kind: ToolKind,
+    title: TitleFn,
+    locations: LocationsFn | None = None,
+    preview: PreviewFn | None = None,
 ) -> Tool:
     parse = _parser(model, name)
 
@@ -303,6 +394,10 @@ def _make(
         parallel=parallel,
         returns_images=returns_images,
         result_renderer=renderer or _renderer(name),
+        kind=kind,
+        title=title,
+        locations=locations,
+        preview=preview,
     )
 
 
@@ -335,6 +430,9 @@ read_file = _make(
     ),
     _read_file,
     _ReadFileArgs,
+    kind="read",
+    title=_read_title,
+    locations=path_locations(line_key="start"),
     needs_approval=path_needs_approval("read"),
 )
 
@@ -370,6 +468,9 @@ view_image = _make(
     _schema({"path": _PATH}, ["path"]),
     _view_image,
     _ViewImageArgs,
+    kind="read",
+    title=path_title("View image", fallback=""),
+    locations=path_locations(),
     needs_approval=path_needs_approval("read"),
     returns_images=True,
 )
@@ -425,6 +526,9 @@ list_files = _make(
     ),
     _list_files,
     _ListFilesArgs,
+    kind="search",
+    title=path_title("List", fallback="."),
+    locations=path_locations(),
     needs_approval=path_needs_approval("read"),
     renderer=_renderer("list"),
 )
@@ -471,6 +575,9 @@ grep_files = _make(
     ),
     _grep_files,
     _GrepArgs,
+    kind="search",
+    title=_grep_title,
+    locations=path_locations(),
     needs_approval=path_needs_approval("read"),
     renderer=_renderer("grep"),
 )
@@ -505,6 +612,10 @@ write_file = _make(
     ),
     _write_file,
     _WriteArgs,
+    kind="edit",
+    title=path_title("Write"),
+    locations=path_locations(),
+    preview=_preview_write,
     needs_approval=path_needs_approval("write"),
     parallel=False,
 )
@@ -541,6 +652,10 @@ edit_file = _make(
     ),
     _edit_file,
     _EditArgs,
+    kind="edit",
+    title=path_title("Edit"),
+    locations=path_locations(),
+    preview=_preview_edit,
     needs_approval=path_needs_approval("read", "write"),
     parallel=False,
 )
@@ -611,6 +726,9 @@ shell = _make(
     ),
     _shell,
     _ShellArgs,
+    kind="execute",
+    title=_shell_title,
+    locations=_shell_locations,
     needs_approval=_shell_needs_approval,
     parallel=False,
 )
@@ -642,6 +760,8 @@ read_process_output = _make(
     _PROCESS_SCHEMA,
     _read_process_output,
     _ProcessArgs,
+    kind="read",
+    title=_process_title("Read output of"),
 )
 
 kill_process = _make(
@@ -650,6 +770,8 @@ kill_process = _make(
     _PROCESS_SCHEMA,
     _kill_process,
     _ProcessArgs,
+    kind="execute",
+    title=_process_title("Stop"),
     parallel=False,
 )
 

@@ -46,6 +46,7 @@ from lovia.plugins.memory.vector import Embedder, VectorIndex
 from lovia.providers.base import ModelSettings, Provider
 from lovia.run_context import RunContext
 from lovia.tools.base import Tool, tool
+from lovia.tools.presentation import short
 from lovia.transcript import AssistantTextEntry, InputEntry, TranscriptEntry
 
 logger = logging.getLogger("lovia.plugins.memory")
@@ -715,6 +716,8 @@ class Memory:
                 "start of every future session. Use one short, self-contained sentence, e.g. "
                 '"The user prefers pnpm over npm."'
             ),
+            kind="think",
+            title=lambda args: short(f"Remember: {args.get('fact', '')}"),
         )(remember)
 
     def _forget_tool(self) -> Tool:
@@ -728,6 +731,8 @@ class Memory:
                 "Remove a note that is wrong or no longer true. Pass the note's text (or a "
                 "distinctive part of it)."
             ),
+            kind="think",
+            title=lambda args: short(f"Forget: {args.get('fact', '')}"),
         )(forget)
 
     def _recall_tool(self, index: Index) -> Tool:
@@ -746,6 +751,8 @@ class Memory:
                 "notes: earlier decisions, names, numbers, what was done when. Pass a short "
                 "query with the key terms; the answer cites dates."
             ),
+            kind="search",
+            title=lambda args: f"Recall {short(args.get('query', ''), 50)!r}",
         )(recall)
 
     async def _recall(self, index: Index, query: str, ctx: RunContext[Any] | None) -> str:

@@ -202,8 +202,20 @@ class SkillCatalog:
             return _frame(header, content)
 
         return [
-            tool(name="load_skill", description=_LOAD_DESCRIPTION)(load_skill),
-            tool(name="read_skill_file", description=_READ_DESCRIPTION)(read_skill_file),
+            tool(
+                name="load_skill",
+                description=_LOAD_DESCRIPTION,
+                kind="read",
+                title=lambda args: f"Load skill {args.get('name', '')}".rstrip(),
+            )(load_skill),
+            tool(
+                name="read_skill_file",
+                description=_READ_DESCRIPTION,
+                kind="read",
+                title=lambda args: (
+                    f"Read {args.get('relpath', 'file')} of skill {args.get('name', '')}".rstrip()
+                ),
+            )(read_skill_file),
         ]
 
 

@@ -905,3 +905,35 @@ async def test_http_errors(http_server: HTTPMCPServer) -> None:
     assert "auth headers" in (info.value.hint or "")
     with pytest.raises(MCPError, match="ConnectError"):
         await MCPServerStreamableHTTP(url="http://127.0.0.1:9/mcp").open()
+
+
+async def test_mcp_tools_present_with_the_servers_title_and_read_only_hint() -> None:
+    from mcp.server.mcpserver import MCPServer as SDKServer
+
+    from lovia.tools.presentation import present_call
+
+    server = SDKServer("lovia-test-presentation", log_level="WARNING")
+
+    @server.tool(title="Look up the weather", annotations=mt.ToolAnnotations(readOnlyHint=True))
+    def weather(city: str) -> str:
+        """Weather for a city."""
+        return "sunny"
+
+    @server.tool(annotations=mt.ToolAnnotations(readOnlyHint=False, title="Book it"))
+    def book(city: str) -> str:
+        """Book a trip."""
+        return "booked"
+
+    @server.tool()
+    def plain(city: str) -> str:
+        """No hints."""
+        return city
+
+    conn = await InProcess(server=server).open()
+    try:
+        shown = {t.name: present_call(t, t.name, {"city": "Oslo"}) for t in conn.tools()}
+    finally:
+        await conn.close()
+    assert (shown["weather"].kind, shown["weather"].title) == ("read", "Look up the weather")
+    assert (shown["book"].kind, shown["book"].title) == ("other", "Book it")
+    assert (shown["plain"].kind, shown["plain"].title) == ("other", "plain: Oslo")

@@ -22,17 +22,16 @@ from pygls.exceptions import (
     JsonRpcServerError,
     JsonRpcServerNotInitialized,
 )
-from pygls.lsp.server import LanguageServer
 from pygls.protocol import (
     JsonRPCNotification,
     JsonRPCRequestMessage,
     JsonRPCResponseMessage,
-    LanguageServerProtocol,
     default_converter,
     lsp_method,
 )
 
 from lovia_server import protocol as p
+from lovia_server.jsonrpc import INTERNAL_MESSAGE, GuardedLanguageServer, GuardedProtocol
 
 if TYPE_CHECKING:
     from lovia_server.runtime import ServerRuntime
@@ -64,7 +63,7 @@ def converter_factory() -> cattrs.Converter:
     return converter
 
 
-class LoviaProtocol(LanguageServerProtocol):
+class LoviaProtocol(GuardedProtocol):
     """Adds ``experimental.lovia`` to the initialize result."""
 
     @lsp_method(lsp.INITIALIZE)
@@ -84,7 +83,7 @@ class LoviaProtocol(LanguageServerProtocol):
         return result
 
 
-class LoviaServer(LanguageServer):
+class LoviaServer(GuardedLanguageServer):
     """Server state that outlives requests: options, settings, folders and the runtime."""
 
     def __init__(self) -> None:
@@ -157,9 +156,7 @@ def _to_jsonrpc(exc: BaseException) -> JsonRpcException:
             data["hint"] = exc.hint
         return JsonRpcInternalError(message=exc.message or str(exc), data=data)
     logger.exception("request.failed: %s", type(exc).__name__, exc_info=exc)
-    return JsonRpcInternalError(
-        message=f"Internal error: {type(exc).__name__}: {exc}", data={"type": type(exc).__name__}
-    )
+    return JsonRpcInternalError(message=INTERNAL_MESSAGE, data={"type": type(exc).__name__})
 
 
 def create_server() -> LoviaServer:

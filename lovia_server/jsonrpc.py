@@ -319,6 +319,19 @@ class GuardedProtocol(LanguageServerProtocol):
         result = yield handler, args, kwargs
         return result
 
+    @lsp_method(lsp.SHUTDOWN)
+    def lsp_shutdown(self, *args: Any) -> Any:
+        """pygls' shutdown over a copy of the futures: cancelling one runs a callback that
+        removes it from ``_request_futures``."""
+        if (user_handler := self.fm.features.get(lsp.SHUTDOWN)) is not None:
+            yield user_handler, args, None
+        current = self.msg_id
+        for msg_id, future in list(self._request_futures.items()):
+            if msg_id != current and not future.done():
+                future.cancel()
+        self._shutdown = True
+        return None
+
     # ------------------------------------------------------------------ outgoing
 
     def send_request(

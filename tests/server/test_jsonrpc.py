@@ -82,6 +82,11 @@ def make_server() -> tuple[GuardedLanguageServer, CapturingWriter]:
     def note(params: Any) -> None:
         raise RuntimeError(SECRET)
 
+    @server.feature("initialized")
+    async def slow_initialized(params: Any) -> None:
+        # pygls runs this inside its generator builtin, whose future is a concurrent one.
+        await asyncio.sleep(30)
+
     return server, writer
 
 
@@ -150,6 +155,15 @@ async def test_requests_after_shutdown_get_invalid_request() -> None:
     first, second = writer.messages()
     assert first == {"jsonrpc": "2.0", "id": 1, "result": None}
     assert second["id"] == 2 and second["error"]["code"] == -32600
+
+
+async def test_shutdown_answers_while_notification_handlers_are_still_running() -> None:
+    server, writer = make_server()
+    server.protocol.handle_message({"jsonrpc": "2.0", "method": "initialized", "params": {}})
+    await settle()
+    server.protocol.handle_message({"jsonrpc": "2.0", "id": 1, "method": "shutdown"})
+    await settle()
+    assert writer.messages() == [{"jsonrpc": "2.0", "id": 1, "result": None}]
 
 
 def test_error_for_keeps_typed_errors_and_drops_tracebacks() -> None:

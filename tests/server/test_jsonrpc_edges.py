@@ -277,7 +277,16 @@ async def test_fuzz_every_request_is_answered_once_and_status_still_answers(
     assert report.messages >= 2000
     assert report.requests > 800
     assert report.problems() == [], report.summary()
-    # The stream held every kind of malformed message.
-    assert {"lovia", "standard", "unknown", "notification", "stray", "parse", "non-object"} <= set(
-        report.kinds
-    )
+    # The stream held every kind of malformed message and params shape.
+    expected = {
+        "lovia",
+        "standard",
+        "unknown",
+        "notification",
+        "stray",
+        "parse",
+        "non-object",
+        "cancel",
+    }
+    expected |= {f"params:{shape}" for shape in ("missing", "wrong-type", "huge", "nested", "junk")}
+    assert expected <= set(report.kinds), report.kinds

@@ -126,6 +126,7 @@ class Generator:
     def __init__(self, seed: int) -> None:
         self.rng = random.Random(seed)
         self.counter = 0
+        self.shapes: dict[str, int] = {}  # how often each params shape was generated
 
     def new_id(self) -> Any:
         self.counter += 1
@@ -157,16 +158,19 @@ class Generator:
         """Params that are missing (the MISSING marker), wrong-typed, huge, nested or junk."""
         r = self.rng.random()
         if r < 0.15:
-            return _MISSING
-        if r < 0.35:
-            return self.scalar()
-        if r < 0.4:
-            return [self.junk() for _ in range(self.rng.randint(0, 3))]
-        if r < 0.405:
-            return {"prompt": "p" * HUGE, self.rng.choice(KEYS): self.junk()}
-        if r < 0.43:
-            return {self.rng.choice(KEYS): self.nested(self.rng.randint(20, 200))}
-        return self.junk_object()
+            shape, value = "missing", _MISSING
+        elif r < 0.35:
+            shape, value = "wrong-type", self.scalar()
+        elif r < 0.4:
+            shape, value = "array", [self.junk() for _ in range(self.rng.randint(0, 3))]
+        elif r < 0.405:
+            shape, value = "huge", {self.rng.choice(KEYS): self.junk(), "prompt": "p" * HUGE}
+        elif r < 0.43:
+            shape, value = "nested", {self.rng.choice(KEYS): self.nested(self.rng.randint(20, 200))}
+        else:
+            shape, value = "junk", self.junk_object()
+        self.shapes[shape] = self.shapes.get(shape, 0) + 1
+        return value
 
     def junk_object(self) -> dict[str, Any]:
         return {self.rng.choice(KEYS): self.junk() for _ in range(self.rng.randint(0, 4))}
@@ -327,6 +331,7 @@ async def run_fuzz(
         finally:
             slots.release()
 
+    kinds.update({f"params:{shape}": n for shape, n in generator.shapes.items()})
     start = time.perf_counter()
     null_expected = len(client.null_id_errors)
     for item in items:

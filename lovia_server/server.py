@@ -24,17 +24,16 @@ from pygls.exceptions import (
     JsonRpcServerError,
     JsonRpcServerNotInitialized,
 )
-from pygls.lsp.server import LanguageServer
 from pygls.protocol import (
     JsonRPCNotification,
     JsonRPCRequestMessage,
     JsonRPCResponseMessage,
-    LanguageServerProtocol,
     default_converter,
     lsp_method,
 )
 
 from lovia_server import protocol as p
+from lovia_server.jsonrpc import INTERNAL_MESSAGE, GuardedLanguageServer, GuardedProtocol
 from lovia_server.version import server_version
 
 if TYPE_CHECKING:
@@ -91,7 +90,7 @@ def converter_factory() -> cattrs.Converter:
     return converter
 
 
-class LoviaProtocol(LanguageServerProtocol):
+class LoviaProtocol(GuardedProtocol):
     """Adds ``experimental.lovia`` to the initialize result."""
 
     @lsp_method(lsp.INITIALIZE)
@@ -111,7 +110,7 @@ class LoviaProtocol(LanguageServerProtocol):
         return result
 
 
-class LoviaServer(LanguageServer):
+class LoviaServer(GuardedLanguageServer):
     """Server state that outlives requests: options, settings, folders and the runtime."""
 
     def __init__(self) -> None:
@@ -184,9 +183,7 @@ def _to_jsonrpc(exc: BaseException) -> JsonRpcException:
             data["hint"] = exc.hint
         return JsonRpcInternalError(message=exc.message or str(exc), data=data)
     logger.exception("request.failed: %s", type(exc).__name__, exc_info=exc)
-    return JsonRpcInternalError(
-        message=f"Internal error: {type(exc).__name__}: {exc}", data={"type": type(exc).__name__}
-    )
+    return JsonRpcInternalError(message=INTERNAL_MESSAGE, data={"type": type(exc).__name__})
 
 
 def create_server() -> LoviaServer:

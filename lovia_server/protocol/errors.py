@@ -31,14 +31,18 @@ class ErrorCode(IntEnum):
 
 
 ERROR_DESCRIPTIONS: dict[ErrorCode, str] = {
-    ErrorCode.PARSE_ERROR: "the message is not JSON",
-    ErrorCode.INVALID_REQUEST: "the message is not a JSON-RPC request",
-    ErrorCode.METHOD_NOT_FOUND: "unknown method",
+    ErrorCode.PARSE_ERROR: "a frame that is not valid JSON (answered with `id: null`)",
+    ErrorCode.INVALID_REQUEST: "not a JSON-RPC object (array, number, ...), a bad "
+    "`jsonrpc`/`id`/`method`, or a request after `shutdown`; `id` is the request's if "
+    "readable, else `null`",
+    ErrorCode.METHOD_NOT_FOUND: "a method the server does not serve (standard LSP methods "
+    "included)",
     ErrorCode.INVALID_PARAMS: "bad params; `data.field` names the field (e.g. `prompt`, "
     "`context.0.uri`, `agent`)",
-    ErrorCode.INTERNAL_ERROR: "unexpected failure; `data.type`, never a traceback",
+    ErrorCode.INTERNAL_ERROR: "unexpected failure: a generic message and `data.type`, never the "
+    "exception text or a traceback",
     ErrorCode.SERVER_NOT_INITIALIZED: "a request before `initialize`",
-    ErrorCode.REQUEST_CANCELLED: "the client cancelled the request",
+    ErrorCode.REQUEST_CANCELLED: "the request was cancelled with `$/cancelRequest`",
     ErrorCode.RUN_NOT_FOUND: "unknown `runId` / `sessionId`",
     ErrorCode.RUN_NOT_ACTIVE: "steer/cancel/approve/answer on a finished run",
     ErrorCode.RUN_ALREADY_ACTIVE: "`run`/`resume`/`deleteSession` while the session has a live "

@@ -28,14 +28,39 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from fnmatch import fnmatchcase
 from pathlib import Path
-from typing import TYPE_CHECKING, Literal
+from typing import Literal, Protocol
 
 from lovia.workspace._shell import SimpleCommand, Word, parse
+from lovia.workspace.decision import CommandDecider, Decision, FileOp, merge_decisions
 from lovia.workspace.errors import WorkspaceError
-from lovia.workspace.paths import resolve_abs, resolve_path
+from lovia.workspace.paths import relative_to_root, resolve_abs, resolve_path
+from lovia.workspace.patterns import _canonical_abs_pattern
 
-if TYPE_CHECKING:
-    from lovia.workspace.policy import Decision, FileOp, WorkspacePolicy
+
+class _Rule(Protocol):
+    @property
+    def action(self) -> Decision: ...
+
+
+class GuardPolicy(Protocol):
+    """What the guard reads from a policy (:class:`~lovia.workspace.policy.GuardPolicy`).
+
+    A protocol, so the guard never imports the policy module (the policy imports the guard).
+    """
+
+    @property
+    def path_restricted(self) -> bool: ...
+    @property
+    def restricted_patterns(self) -> tuple[str, ...]: ...
+    @property
+    def shell_default(self) -> Decision: ...
+    @property
+    def command_decider(self) -> CommandDecider | None: ...
+    @property
+    def command_rules(self) -> tuple[_Rule, ...]: ...
+    def decide_path(self, *, rel: str | None, abs_posix: str, op: FileOp) -> Decision: ...
+    def decide_command(self, command: str) -> Decision: ...
+
 
 ClaimOp = Literal["read", "write", "either"]
 
@@ -1725,8 +1750,6 @@ _GLOB_MATCH_CAP = 2_000
 
 
 def _combine_either(read: Decision, write: Decision) -> Decision:
-    from lovia.workspace.policy import merge_decisions
-
     if read == "deny":
         return "deny"
     if write == "allow":
@@ -1734,9 +1757,7 @@ def _combine_either(read: Decision, write: Decision) -> Decision:
     return merge_decisions(read, "ask")
 
 
-def _judge_resolved(policy: WorkspacePolicy, root: Path, abs_path: Path, op: ClaimOp) -> Decision:
-    from lovia.workspace.paths import relative_to_root
-
+def _judge_resolved(policy: GuardPolicy, root: Path, abs_path: Path, op: ClaimOp) -> Decision:
     rel = relative_to_root(root, abs_path)
     posix = abs_path.as_posix()
     if op == "either":
@@ -1747,10 +1768,8 @@ def _judge_resolved(policy: WorkspacePolicy, root: Path, abs_path: Path, op: Cla
     return policy.decide_path(rel=rel, abs_posix=posix, op=op)
 
 
-def _subtree_worst(policy: WorkspacePolicy, root: Path, top: Path, op: ClaimOp) -> Decision:
+def _subtree_worst(policy: GuardPolicy, root: Path, top: Path, op: ClaimOp) -> Decision:
     """Worst decision for anything below directory ``top`` (bounded walk; over budget → ask)."""
-    from lovia.workspace.policy import merge_decisions
-
     now = time.monotonic()
     worst: Decision = "allow"
     seen = 0
@@ -1846,11 +1865,9 @@ def _segments_could_match(glob_segs: list[str], pat_segs: list[str]) -> bool:
 
 
 def _glob_could_hit(
-    policy: WorkspacePolicy, root: Path, glob_abs_segs: list[str], rel_segs: list[str] | None
+    policy: GuardPolicy, root: Path, glob_abs_segs: list[str], rel_segs: list[str] | None
 ) -> bool:
     """Could the glob match a path some restricted pattern applies to?"""
-    from lovia.workspace.policy import _canonical_abs_pattern
-
     magic = [s for s in (rel_segs if rel_segs is not None else glob_abs_segs) if _has_magic(s)]
     for pattern in policy.restricted_patterns:
         if pattern.startswith(("/", "~")):
@@ -1894,7 +1911,7 @@ def _var_expand(text: str, env: Mapping[str, str], cwd: Path) -> str | None:
 
 
 def judge_command(
-    policy: WorkspacePolicy,
+    policy: GuardPolicy,
     root: Path,
     command: str,
     cwd: Path,
@@ -1902,8 +1919,6 @@ def judge_command(
     env: Mapping[str, str] | None = None,
 ) -> Decision:
     """The hardened path judgement of ``command`` run in ``cwd`` (static rules excluded)."""
-    from lovia.workspace.policy import merge_decisions
-
     analysis = analyze(command)
     worst: Decision = "allow"
     if analysis.uncertain and (
@@ -1938,7 +1953,7 @@ def judge_command(
 
 
 def decide_command(
-    policy: WorkspacePolicy,
+    policy: GuardPolicy,
     root: Path,
     command: str,
     cwd: str | Path = ".",
@@ -1951,8 +1966,6 @@ def decide_command(
     spec's lexical claims, and the hardened analysis (:func:`judge_command`); the most
     restrictive wins.
     """
-    from lovia.workspace.policy import merge_decisions
-
     static = policy.decide_command(command)
     if static == "deny":
         return "deny"
@@ -1975,10 +1988,8 @@ def decide_command(
 
 
 def _judge_claim(
-    policy: WorkspacePolicy, root: Path, claim: Claim, base: Path, env: Mapping[str, str]
+    policy: GuardPolicy, root: Path, claim: Claim, base: Path, env: Mapping[str, str]
 ) -> Decision:
-    from lovia.workspace.policy import merge_decisions
-
     texts = [claim.text]
     expanded = _var_expand(claim.text, env, base)
     if expanded is not None:
@@ -2009,10 +2020,7 @@ def _judge_claim(
     return worst
 
 
-def _judge_glob(policy: WorkspacePolicy, root: Path, claim: Claim, base: Path) -> Decision:
-    from lovia.workspace.paths import relative_to_root
-    from lovia.workspace.policy import merge_decisions
-
+def _judge_glob(policy: GuardPolicy, root: Path, claim: Claim, base: Path) -> Decision:
     pattern = _expand_user(claim.glob or "")
     if "\x00" in pattern:
         return "ask"

@@ -1,0 +1,422 @@
+"""The guard's core: claims, the analyzer that walks parsed commands, the generic scan.
+
+Program-specific handlers live in the family modules (:mod:`.files`, :mod:`.vcs`...);
+:mod:`.dispatch` puts them in one table that the analyzer consults by command name.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Literal
+
+from lovia.workspace._shell import SimpleCommand, Word, parse
+from lovia.workspace.command_guard.lexical import is_pseudo_device
+
+ClaimOp = Literal["read", "write", "either"]
+
+
+@dataclass
+class Claim:
+    """A path a command may touch. ``text`` is unresolved; ``bases`` are cwd candidates."""
+
+    op: ClaimOp
+    text: str
+    bases: tuple[str, ...] = ("",)
+    recursive: bool = False
+    destructive: bool = False
+    bare: bool = False
+    glob: str | None = None
+
+
+@dataclass
+class Invocation:
+    """One command the line runs, as normalised words (``/bin/rm`` → ``rm``)."""
+
+    words: list[str]
+    unknown: bool = False
+
+
+@dataclass
+class Analysis:
+    claims: list[Claim] = field(default_factory=list)
+    invocations: list[Invocation] = field(default_factory=list)
+    uncertain: list[str] = field(default_factory=list)
+
+
+_RESERVED = frozenset(
+    {"!", "{", "}", "if", "then", "else", "elif", "fi", "do", "done", "while", "until", "time"}
+)
+_HEADER_KEYWORDS = frozenset({"for", "select", "case", "function", "in", "esac"})
+_ALWAYS_RECURSIVE = frozenset({"rg", "ag", "ack", "tree", "du", "find"})
+_RECURSIVE_FLAGS = frozenset(
+    {"-r", "-R", "--recursive", "-a", "--archive", "--dereference-recursive"}
+)
+_DESTRUCTIVE = frozenset({"rm", "shred", "unlink", "rmdir"})
+
+_FILE_URL_RE = re.compile(r"(?i)^(?:[a-z0-9+.-]*\+)?file:(?://[^/]*)?(/.*)$")
+_URL_RE = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*://")
+_QUOTED_LITERAL_RE = re.compile(r"""(?:'([^'\n]{1,4096})'|"([^"\n]{1,4096})")""")
+_MAX_BASES = 8
+
+
+def _basename(text: str) -> str:
+    name = text.rstrip("/").rsplit("/", 1)[-1]
+    return name or text
+
+
+def _is_pathish(text: str) -> bool:
+    return "/" in text or "." in text or text.startswith("~")
+
+
+def _guess_option_op(opt: str) -> ClaimOp:
+    """What an unknown program's option probably does with a path value."""
+    name = opt.lstrip("-").lower()
+    if opt in ("-I", "-L", "-isystem") or name in ("include", "input", "in", "config"):
+        return "read"
+    if opt == "-o" or name.startswith(("out", "log-file", "logfile", "dest", "target")):
+        return "write"
+    return "either"
+
+
+def _short_cluster_path(text: str) -> str | None:
+    """``-I/usr/include`` → ``/usr/include``; ``-xvf./a`` → ``./a``; ``-la`` → None."""
+    for i in range(2, len(text)):
+        if text[i] in "/~.":
+            return text[i:]
+    return None
+
+
+Handler = Callable[["Analyzer", str, list[Word], "str | None"], None]
+
+
+class Analyzer:
+    """Walks parsed commands and records claims, invocations and uncertainties."""
+
+    def __init__(self, handlers: Mapping[str, Handler]) -> None:
+        self.handlers = handlers
+        self.result = Analysis()
+        self.bases: list[str] = [""]
+        self.all_bases: list[str] = [""]
+        self.depth = 0
+
+    # ------------------------------------------------------------------ recording
+
+    def uncertain(self, reason: str) -> None:
+        if reason not in self.result.uncertain:
+            self.result.uncertain.append(reason)
+
+    def claim(
+        self,
+        word: Word,
+        op: ClaimOp,
+        *,
+        recursive: bool = False,
+        destructive: bool = False,
+        bare_ok: bool = True,
+        text: str | None = None,
+    ) -> None:
+        value = word.text if text is None else text
+        if not value or word.procsub:
+            return
+        if word.expansion:
+            self.uncertain("shell expansion in an argument")
+        if word.ansi_c:
+            self.uncertain("$'...' quoting")
+        if word.brace:
+            self.uncertain("brace expansion")
+        if word.hash_inside:
+            self.uncertain("'#' inside a word")
+        m = _FILE_URL_RE.match(value)
+        if m:
+            value = m.group(1)
+            self.uncertain("file:// URL")
+        elif _URL_RE.match(value):
+            return
+        if is_pseudo_device(value):
+            return
+        bare = not _is_pathish(value)
+        if bare and not bare_ok:
+            return
+        pattern = None
+        if word.glob and text is None:
+            pattern = word.pattern
+        self.result.claims.append(
+            Claim(
+                op=op,
+                text=value,
+                bases=tuple(self.bases),
+                recursive=recursive,
+                destructive=destructive,
+                bare=bare,
+                glob=pattern,
+            )
+        )
+
+    def glued_value(self, word: Word, op: ClaimOp) -> None:
+        """``-xVALUE``: a path glued to a short option (or a cluster of flags)."""
+        text = word.text
+        path = _short_cluster_path(text)
+        if path is not None:
+            self.claim(word, op, text=path)
+        if len(text) > 2 and path != text[2:]:
+            self.claim(word, op, text=text[2:])  # bare: only an existing path counts
+
+    def invoke(self, words: list[str], *, unknown: bool = False) -> None:
+        self.result.invocations.append(Invocation(words=words, unknown=unknown))
+
+    # ------------------------------------------------------------------ nested strings
+
+    def payload(self, word: Word | None, what: str) -> None:
+        """Analyse a string the command will run as shell code (``sh -c``, ``eval``)."""
+        if word is None:
+            self.uncertain(f"{what} without a literal command")
+            return
+        if word.expansion or word.glob:
+            self.uncertain(f"{what} with a non-literal command")
+        self.run_string(word.text)
+
+    def run_string(self, text: str) -> None:
+        if self.depth > 8:
+            self.uncertain("nesting too deep")
+            return
+        parsed = parse(text)
+        if parsed.error:
+            self.uncertain(f"unparsable command: {parsed.error}")
+        self.depth += 1
+        try:
+            for cmd in parsed.commands:
+                self.visit(cmd)
+        finally:
+            self.depth -= 1
+
+    # ------------------------------------------------------------------ commands
+
+    def visit(self, cmd: SimpleCommand) -> None:
+        for assignment in cmd.assignments:
+            value = assignment.text.split("=", 1)[1] if "=" in assignment.text else ""
+            if value:
+                self.claim(assignment, "read", text=value)
+                if assignment.expansion:
+                    self.uncertain("shell expansion in an assignment")
+        for redirect in cmd.redirects:
+            target = redirect.target
+            if target is None or redirect.op in ("<<", "<<-", "<<<"):
+                continue
+            if redirect.op in ("<&", ">&") and (target.text.isdigit() or target.text == "-"):
+                continue
+            op: ClaimOp = "read" if redirect.op == "<" else "write"
+            self.claim(target, op)
+        words = list(cmd.words)
+        while words and words[0].text in _RESERVED and not words[0].quoted:
+            words = words[1:]
+        if cmd.heredoc is not None and not cmd.heredoc_quoted:
+            self.heredoc_substitutions(cmd.heredoc)
+        if not words:
+            return
+        self.command(words, heredoc=cmd.heredoc)
+
+    def heredoc_substitutions(self, body: str) -> None:
+        if "$" not in body and "`" not in body:
+            return
+        # Substitutions in an unquoted here-document run; parse it as a quoted string.
+        quoted = '"' + body.replace("\\", "\\\\").replace('"', '\\"') + '"'
+        quoted = quoted.replace("\\\\$", "\\$").replace("\\\\`", "\\`")
+        parsed = parse("echo " + quoted)
+        if parsed.error:
+            self.uncertain("here-document with expansions")
+        for cmd in parsed.commands:
+            if cmd.nested:
+                self.visit(cmd)
+        self.uncertain("here-document with expansions")
+
+    def command(self, words: list[Word], *, heredoc: str | None = None) -> None:
+        head = words[0]
+        if head.expansion or head.glob or head.brace:
+            self.invoke([head.text] + [w.text for w in words[1:]], unknown=True)
+            self.uncertain("the command name is not a literal")
+            for w in words[1:]:
+                self.claim(w, "either")
+            return
+        if head.ansi_c:
+            self.uncertain("$'...' quoting in the command name")
+        name = _basename(head.text)
+        if "/" in head.text:
+            self.claim(head, "read")
+        args = words[1:]
+        self.invoke([name] + [w.text for w in args])
+        if name in _HEADER_KEYWORDS:
+            for w in args:
+                self.claim(w, "read", bare_ok=False)
+            return
+        handler = self.handlers.get(name)
+        if handler is not None:
+            handler(self, name, args, heredoc)
+            return
+        self.generic(name, args, "either")
+
+    # ------------------------------------------------------------------ generic args
+
+    def option_value(self, opt: str, value: Word, op: ClaimOp) -> None:
+        self.claim(value, op, bare_ok=op != "either")
+
+    def generic(
+        self,
+        name: str,
+        args: list[Word],
+        op: ClaimOp,
+        *,
+        value_opts: Mapping[str, ClaimOp] | None = None,
+        skip_first_operand: bool = False,
+    ) -> list[Word]:
+        """Claim operands with ``op``; glued/--opt= option values as ``either``."""
+        value_opts = value_opts or {}
+        flags = {w.text for w in args if w.text.startswith("-")}
+        recursive = (
+            name in _ALWAYS_RECURSIVE
+            or bool(flags & _RECURSIVE_FLAGS)
+            or any(
+                f.startswith("-")
+                and not f.startswith("--")
+                and ("r" in f[1:] or "R" in f[1:])
+                and name
+                in (
+                    "rm",
+                    "cp",
+                    "grep",
+                    "egrep",
+                    "fgrep",
+                    "chmod",
+                    "chown",
+                    "chgrp",
+                    "ls",
+                    "zip",
+                    "scp",
+                    "rsync",
+                    "setfacl",
+                    "chattr",
+                )
+                for f in flags
+            )
+        )
+        destructive = name in _DESTRUCTIVE or (name == "find" and "-delete" in flags)
+        operands: list[Word] = []
+        i = 0
+        end_of_opts = False
+        while i < len(args):
+            w = args[i]
+            t = w.text
+            if not end_of_opts and t == "--":
+                end_of_opts = True
+                i += 1
+                continue
+            if not end_of_opts and t.startswith("-") and len(t) > 1:
+                if t.startswith("--") and "=" in t:
+                    opt, value = t.split("=", 1)
+                    vop = value_opts.get(opt, _guess_option_op(opt))
+                    self.claim(w, vop, text=value, bare_ok=vop != "either")
+                elif t in value_opts and i + 1 < len(args):
+                    self.option_value(t, args[i + 1], value_opts[t])
+                    i += 2
+                    continue
+                elif not t.startswith("--"):
+                    glued = next(
+                        (o for o in value_opts if len(o) == 2 and t.startswith(o) and len(t) > 2),
+                        None,
+                    )
+                    if glued is not None:
+                        self.claim(w, value_opts[glued], text=t[2:])
+                    else:
+                        self.glued_value(w, _guess_option_op(t[:2]))
+                i += 1
+                continue
+            operands.append(w)
+            i += 1
+        if skip_first_operand and operands:
+            operands = operands[1:]
+        for w in operands:
+            if "=" in w.text and not w.text.startswith("="):
+                key, value = w.text.split("=", 1)
+                if value and not _is_pathish(key):
+                    self.claim(w, op, text=value, bare_ok=op != "either")
+            self.claim(w, op, recursive=recursive, destructive=destructive, bare_ok=True)
+        if (
+            recursive
+            and not operands
+            and name in ("rg", "ag", "ack", "tree", "du", "grep", "egrep", "fgrep", "find", "ls")
+        ):
+            self.claim(Word(text="."), op, recursive=True, text=".")
+        return operands
+
+    # ------------------------------------------------------------------ families
+
+    def cd(self, target: Word | None) -> None:
+        if target is None or target.text in ("", "~"):
+            new = ["~"]
+        elif target.text == "-" or target.expansion or target.glob:
+            self.uncertain("cd to a directory that cannot be determined")
+            return
+        else:
+            t = target.text
+            new = [
+                t if t.startswith(("/", "~")) else (os.path.join(b, t) if b else t)
+                for b in self.bases
+            ]
+        merged = list(dict.fromkeys(self.bases + new))
+        if len(merged) > _MAX_BASES:
+            self.uncertain("too many directory changes to follow")
+            merged = merged[:_MAX_BASES]
+        self.bases = merged
+        self.all_bases = list(dict.fromkeys(self.all_bases + merged))[: _MAX_BASES * 2]
+
+    def code_literals(self, word: Word) -> None:
+        """Claim quoted path-looking literals inside inline code (best effort)."""
+        for m in _QUOTED_LITERAL_RE.finditer(word.text):
+            literal = m.group(1) or m.group(2) or ""
+            if _is_pathish(literal) and " " not in literal.strip():
+                self.claim(Word(text=literal), "either", text=literal)
+
+
+class _Collector:
+    """Split args into operands, claiming option values on the way."""
+
+    def __init__(self) -> None:
+        self.flags: set[str] = set()
+
+    def collect(
+        self, an: Analyzer, name: str, args: list[Word], value_opts: Mapping[str, ClaimOp]
+    ) -> list[Word]:
+        operands: list[Word] = []
+        i = 0
+        end = False
+        while i < len(args):
+            w = args[i]
+            t = w.text
+            if not end and t == "--":
+                end = True
+                i += 1
+                continue
+            if not end and t.startswith("-") and len(t) > 1:
+                self.flags.add(t.split("=", 1)[0])
+                if t.startswith("--") and "=" in t:
+                    opt, value = t.split("=", 1)
+                    an.claim(
+                        w, value_opts.get(opt, "either"), text=value, bare_ok=opt in value_opts
+                    )
+                elif t in value_opts:
+                    if i + 1 < len(args):
+                        an.claim(args[i + 1], value_opts[t], bare_ok=True)
+                    i += 2
+                    continue
+                elif not t.startswith("--"):
+                    if len(t) > 2 and t[:2] in value_opts:
+                        an.claim(w, value_opts[t[:2]], text=t[2:])
+                    else:
+                        an.glued_value(w, "either")
+                i += 1
+                continue
+            operands.append(w)
+            i += 1
+        return operands

@@ -1,0 +1,534 @@
+"""File utilities: readers, modifiers, copiers and the tools with their own argument
+grammar (``sed``, ``awk``, ``find``, ``grep``, ``dd``, ``sort``, ``patch``...)."""
+
+from __future__ import annotations
+
+import re
+
+from lovia.workspace._shell import Word
+from lovia.workspace.command_guard.core import (
+    _RECURSIVE_FLAGS,
+    Analyzer,
+    ClaimOp,
+    Handler,
+    _basename,
+    _Collector,
+    _is_pathish,
+)
+
+_READERS = frozenset(
+    {
+        "cat",
+        "tac",
+        "head",
+        "tail",
+        "less",
+        "more",
+        "grep",
+        "egrep",
+        "fgrep",
+        "zgrep",
+        "rg",
+        "ag",
+        "ack",
+        "ls",
+        "dir",
+        "tree",
+        "wc",
+        "diff",
+        "cmp",
+        "comm",
+        "file",
+        "stat",
+        "du",
+        "df",
+        "md5sum",
+        "sha1sum",
+        "sha224sum",
+        "sha256sum",
+        "sha384sum",
+        "sha512sum",
+        "b2sum",
+        "cksum",
+        "sum",
+        "jq",
+        "cut",
+        "nl",
+        "od",
+        "hexdump",
+        "strings",
+        "readlink",
+        "realpath",
+        "column",
+        "fold",
+        "fmt",
+        "paste",
+        "join",
+        "expand",
+        "unexpand",
+        "rev",
+        "zcat",
+        "bzcat",
+        "xzcat",
+        "zless",
+        "lsattr",
+        "getfacl",
+        "iconv",
+        "base64",
+        "base32",
+        "tr",
+        "pr",
+        "look",
+        "numfmt",
+        "cd",
+        "pushd",
+        "sort",
+        "find",
+    }
+)
+_MODIFIERS = frozenset(
+    {
+        "rm",
+        "rmdir",
+        "unlink",
+        "shred",
+        "touch",
+        "mkdir",
+        "mkfifo",
+        "mknod",
+        "chmod",
+        "chown",
+        "chgrp",
+        "chattr",
+        "setfacl",
+        "chcon",
+        "truncate",
+        "tee",
+        "sponge",
+        "gzip",
+        "gunzip",
+        "bzip2",
+        "bunzip2",
+        "xz",
+        "unxz",
+        "zstd",
+        "unzstd",
+        "lz4",
+        "compress",
+        "uncompress",
+        "shuf",
+    }
+)
+_COPIERS = frozenset({"cp", "mv", "install", "rsync", "scp", "ln", "link", "rename"})
+_SED_WRITE_RE = re.compile(r"(?:^|[;{}\n/0-9$])\s*[wWe](?:\s|$)|/[gpIiMme0-9]*w\s")
+
+
+def reader(an: Analyzer, name: str, args: list[Word], heredoc: str | None) -> None:
+    an.generic(name, args, "read")
+
+
+def modifier(an: Analyzer, name: str, args: list[Word], heredoc: str | None) -> None:
+    an.generic(name, args, "write")
+
+
+def copier(an: Analyzer, name: str, args: list[Word], heredoc: str | None) -> None:
+    value_opts: dict[str, ClaimOp] = {
+        "-t": "write",
+        "--target-directory": "write",
+        "-S": "read",
+        "--suffix": "read",
+        "-e": "read",
+        "--rsh": "read",
+        "--exclude-from": "read",
+        "--include-from": "read",
+        "--files-from": "read",
+        "-m": "read",
+        "--mode": "read",
+        "-o": "read",
+        "-g": "read",
+        "--owner": "read",
+        "--group": "read",
+        "-i": "read",
+        "-F": "read",
+        "-P": "read",
+    }
+    if name in ("rsync",):
+        value_opts.pop("-o", None)
+        value_opts.pop("-g", None)
+        value_opts.pop("-P", None)
+    collector = _Collector()
+    operands = collector.collect(an, name, args, value_opts)
+    flags = collector.flags
+    has_target = any(
+        f == "--target-directory" or (f.startswith("-t") and not f.startswith("--")) for f in flags
+    )
+    recursive = bool(flags & _RECURSIVE_FLAGS) or any(
+        not f.startswith("--") and ("r" in f[1:] or "R" in f[1:] or "a" in f[1:]) for f in flags
+    )
+    if name == "rsync" and any(f.startswith("--") and "remove-source" in f for f in flags):
+        source_op: ClaimOp = "write"
+    else:
+        source_op = "write" if name in ("mv", "rename") else "read"
+    if name in ("ln", "link") and len(operands) == 1:
+        # ln TARGET: a link named after TARGET is written into the cwd; the target is
+        # read (a hard link to a denied file is an alias of it)
+        an.claim(operands[0], "read")
+        an.claim(Word(text="."), "write", text=".")
+        return
+    if has_target or len(operands) <= 1:
+        for w in operands:
+            an.claim(w, source_op if has_target else "either", recursive=recursive)
+        return
+    *sources, dest = operands
+    for w in sources:
+        an.claim(w, source_op, recursive=recursive, destructive=name == "mv")
+        if not (w.expansion or w.glob):
+            joined = dest.text.rstrip("/") + "/" + _basename(w.text)
+            an.claim(dest, "write", text=joined)
+    an.claim(dest, "write", recursive=recursive)
+
+
+def _h_cd(an: Analyzer, name: str, args: list[Word], heredoc: str | None) -> None:
+    operands = [w for w in args if not (w.text.startswith("-") and len(w.text) > 1)]
+    target = operands[0] if operands else None
+    if target is not None:
+        an.claim(target, "read")
+    an.cd(target)
+
+
+def _h_tee(an: Analyzer, name: str, args: list[Word], heredoc: str | None) -> None:
+    an.generic(name, args, "write")
+
+
+def _h_dd(an: Analyzer, name: str, args: list[Word], heredoc: str | None) -> None:
+    for w in args:
+        key, sep, value = w.text.partition("=")
+        if not sep:
+            continue
+        if key == "of":
+            an.claim(w, "write", text=value)
+        elif key == "if":
+            an.claim(w, "read", text=value)
+
+
+def _h_sed(an: Analyzer, name: str, args: list[Word], heredoc: str | None) -> None:
+    inplace = False
+    script_given = False
+    operands: list[Word] = []
+    i = 0
+    while i < len(args):
+        w = args[i]
+        t = w.text
+        if t.startswith("--in-place") or (
+            t.startswith("-") and not t.startswith("--") and "i" in t[1:].split("e")[0]
+        ):
+            inplace = True
+            i += 1
+            continue
+        if t in ("-e", "--expression", "-f", "--file") and i + 1 < len(args):
+            script_given = True
+            if t in ("-f", "--file"):
+                an.claim(args[i + 1], "read")
+            elif _SED_WRITE_RE.search(args[i + 1].text):
+                an.uncertain("sed script that writes or executes")
+            i += 2
+            continue
+        if t.startswith(("--expression=", "--file=")):
+            script_given = True
+            if t.startswith("--file="):
+                an.claim(w, "read", text=t.split("=", 1)[1])
+            i += 1
+            continue
+        if t.startswith("-") and len(t) > 1:
+            if "e" in t[1:] or "f" in t[1:]:
+                script_given = True
+                if i + 1 < len(args):
+                    if "f" in t[1:]:
+                        an.claim(args[i + 1], "read")
+                    i += 2
+                    continue
+            i += 1
+            continue
+        operands.append(w)
+        i += 1
+    if not script_given and operands:
+        script = operands.pop(0)
+        an.claim(script, "read", bare_ok=False)
+        if _SED_WRITE_RE.search(script.text):
+            an.uncertain("sed script that writes or executes")
+    for w in operands:
+        an.claim(w, "write" if inplace else "read")
+
+
+def _h_awk(an: Analyzer, name: str, args: list[Word], heredoc: str | None) -> None:
+    inplace = any(w.text in ("inplace",) for w in args) or any(
+        w.text == "-i" and i + 1 < len(args) and args[i + 1].text == "inplace"
+        for i, w in enumerate(args)
+    )
+    script_given = False
+    operands: list[Word] = []
+    i = 0
+    while i < len(args):
+        w = args[i]
+        t = w.text
+        if t in (
+            "-f",
+            "--file",
+            "-i",
+            "--include",
+            "-v",
+            "--assign",
+            "-F",
+            "--field-separator",
+            "-e",
+            "--source",
+        ) and i + 1 < len(args):
+            if t in ("-f", "--file"):
+                script_given = True
+                an.claim(args[i + 1], "read")
+            if t in ("-e", "--source"):
+                script_given = True
+                _awk_script(an, args[i + 1])
+            i += 2
+            continue
+        if t.startswith("-") and len(t) > 1:
+            i += 1
+            continue
+        operands.append(w)
+        i += 1
+    if not script_given and operands:
+        _awk_script(an, operands.pop(0))
+    for w in operands:
+        if "=" in w.text and not _is_pathish(w.text.split("=", 1)[0]):
+            continue
+        an.claim(w, "write" if inplace else "read")
+
+
+def _awk_script(an: Analyzer, script: Word) -> None:
+    if any(tok in script.text for tok in (">", "|", "system", "getline")):
+        an.uncertain("awk script that writes, pipes or executes")
+        an.code_literals(script)
+
+
+def _h_find(an: Analyzer, name: str, args: list[Word], heredoc: str | None) -> None:
+    starts: list[Word] = []
+    i = 0
+    while i < len(args) and args[i].text in ("-H", "-L", "-P", "-O0", "-O1", "-O2", "-O3"):
+        i += 1
+    while i < len(args) and not (args[i].text.startswith(("-", "(", "!", ")"))):
+        starts.append(args[i])
+        i += 1
+    if not starts:
+        starts = [Word(text=".")]
+    expr = args[i:]
+    delete = any(w.text == "-delete" for w in expr)
+    for w in starts:
+        an.claim(w, "write" if delete else "read", recursive=True, destructive=delete)
+    j = 0
+    while j < len(expr):
+        t = expr[j].text
+        if t in ("-exec", "-execdir", "-ok", "-okdir"):
+            k = j + 1
+            inner: list[Word] = []
+            while k < len(expr) and expr[k].text not in (";", "+"):
+                inner.append(expr[k])
+                k += 1
+            j = k + 1
+            if not inner:
+                continue
+            expanded: list[Word] = []
+            for w in inner:
+                if "{}" in w.text:
+                    for s in starts:
+                        expanded.append(
+                            Word(
+                                text=w.text.replace("{}", s.text),
+                                pattern=w.text,
+                                expansion=w.expansion,
+                            )
+                        )
+                else:
+                    expanded.append(w)
+            before = len(an.result.claims)
+            an.command(expanded)
+            for c in an.result.claims[before:]:
+                c.recursive = True
+            continue
+        if t in ("-fprint", "-fprint0", "-fprintf", "-fls") and j + 1 < len(expr):
+            an.claim(expr[j + 1], "write")
+            j += 2
+            continue
+        if t in ("-newer", "-anewer", "-cnewer", "-samefile") and j + 1 < len(expr):
+            an.claim(expr[j + 1], "read")
+            j += 2
+            continue
+        j += 1
+
+
+def _h_grep(an: Analyzer, name: str, args: list[Word], heredoc: str | None) -> None:
+    """grep/rg/ag/ack: the first operand is the pattern unless -e/-f/--regexp give it."""
+    pattern_given = False
+    value_opts = {
+        "-e",
+        "--regexp",
+        "-f",
+        "--file",
+        "-g",
+        "--glob",
+        "-t",
+        "--type",
+        "-T",
+        "--type-not",
+        "-m",
+        "--max-count",
+        "-A",
+        "-B",
+        "-C",
+        "--context",
+        "-j",
+        "--threads",
+        "--include",
+        "--exclude",
+        "--exclude-dir",
+        "-M",
+        "--max-columns",
+        "--color",
+        "--colour",
+        "-d",
+        "--directories",
+        "-D",
+        "--devices",
+        "--label",
+        "--exclude-from",
+        "--ignore-file",
+        "--pre",
+        "-E",
+        "--encoding",
+    }
+    recursive = name in ("rg", "ag", "ack") or any(
+        w.text in ("-r", "-R", "--recursive", "--dereference-recursive")
+        or (
+            w.text.startswith("-")
+            and not w.text.startswith("--")
+            and ("r" in w.text[1:] or "R" in w.text[1:])
+        )
+        for w in args
+    )
+    operands: list[Word] = []
+    i = 0
+    end = False
+    while i < len(args):
+        w = args[i]
+        t = w.text
+        if not end and t == "--":
+            end = True
+            i += 1
+            continue
+        if not end and t.startswith("-") and len(t) > 1:
+            opt = t.split("=", 1)[0]
+            if opt in ("-e", "--regexp", "-f", "--file"):
+                pattern_given = True
+            if opt in ("-f", "--file", "--exclude-from", "--ignore-file", "--pre"):
+                value = (
+                    t.split("=", 1)[1]
+                    if "=" in t
+                    else (args[i + 1].text if i + 1 < len(args) else "")
+                )
+                if value:
+                    an.claim(Word(text=value), "read", text=value)
+            if opt in value_opts and "=" not in t:
+                i += 2
+                continue
+            i += 1
+            continue
+        operands.append(w)
+        i += 1
+    if not pattern_given and operands:
+        operands = operands[1:]
+    for w in operands:
+        an.claim(w, "read", recursive=recursive)
+    if recursive and not operands:
+        an.claim(Word(text="."), "read", recursive=True, text=".")
+
+
+def _h_sort(an: Analyzer, name: str, args: list[Word], heredoc: str | None) -> None:
+    an.generic(
+        name,
+        args,
+        "read",
+        value_opts={
+            "-o": "write",
+            "--output": "write",
+            "-T": "write",
+            "--temporary-directory": "write",
+            "--files0-from": "read",
+        },
+    )
+
+
+def _h_uniq(an: Analyzer, name: str, args: list[Word], heredoc: str | None) -> None:
+    collector = _Collector()
+    operands = collector.collect(an, name, args, {"-f": "read", "-s": "read", "-w": "read"})
+    for k, w in enumerate(operands):
+        an.claim(w, "write" if k == 1 else "read")
+
+
+def _h_split(an: Analyzer, name: str, args: list[Word], heredoc: str | None) -> None:
+    collector = _Collector()
+    operands = collector.collect(
+        an, name, args, {"-l": "read", "-b": "read", "-n": "read", "-a": "read", "-C": "read"}
+    )
+    for k, w in enumerate(operands):
+        an.claim(w, "write" if k >= 1 else "read")
+    if len(operands) < 2:
+        an.claim(Word(text="."), "write", text=".")
+
+
+def _h_patch(an: Analyzer, name: str, args: list[Word], heredoc: str | None) -> None:
+    operands = an.generic(
+        name,
+        args,
+        "write",
+        value_opts={
+            "-i": "read",
+            "--input": "read",
+            "-o": "write",
+            "--output": "write",
+            "-d": "read",
+            "--directory": "read",
+            "-r": "write",
+            "-B": "write",
+        },
+    )
+    if not operands:
+        an.uncertain("patch writes the files named in the patch")
+
+
+HANDLERS: dict[str, Handler] = {
+    **dict.fromkeys(_COPIERS, copier),
+    **dict.fromkeys(_MODIFIERS, modifier),
+    **dict.fromkeys(_READERS, reader),
+    "grep": _h_grep,
+    "egrep": _h_grep,
+    "fgrep": _h_grep,
+    "zgrep": _h_grep,
+    "rg": _h_grep,
+    "ag": _h_grep,
+    "ack": _h_grep,
+    "cd": _h_cd,
+    "pushd": _h_cd,
+    "tee": _h_tee,
+    "dd": _h_dd,
+    "sed": _h_sed,
+    "gsed": _h_sed,
+    "awk": _h_awk,
+    "gawk": _h_awk,
+    "mawk": _h_awk,
+    "nawk": _h_awk,
+    "find": _h_find,
+    "sort": _h_sort,
+    "uniq": _h_uniq,
+    "split": _h_split,
+    "csplit": _h_split,
+    "patch": _h_patch,
+}

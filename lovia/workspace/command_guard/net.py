@@ -1,0 +1,97 @@
+"""Network fetchers: ``curl`` and ``wget`` write downloads and read uploads."""
+
+from __future__ import annotations
+
+from lovia.workspace._shell import Word
+from lovia.workspace.command_guard.core import Analyzer, ClaimOp, Handler
+
+
+def _h_curl(an: Analyzer, name: str, args: list[Word], heredoc: str | None) -> None:
+    value_opts: dict[str, ClaimOp] = {
+        "-o": "write",
+        "--output": "write",
+        "-c": "write",
+        "--cookie-jar": "write",
+        "-D": "write",
+        "--dump-header": "write",
+        "--trace": "write",
+        "--trace-ascii": "write",
+        "--stderr": "write",
+        "--output-dir": "write",
+        "--create-dirs": "write",
+        "-T": "read",
+        "--upload-file": "read",
+        "-K": "read",
+        "--config": "read",
+        "-b": "read",
+        "--cookie": "read",
+        "--cacert": "read",
+        "--cert": "read",
+        "--key": "read",
+        "--netrc-file": "read",
+        "-E": "read",
+    }
+    data_opts = {
+        "-d",
+        "--data",
+        "--data-binary",
+        "--data-raw",
+        "--data-urlencode",
+        "-F",
+        "--form",
+        "--json",
+    }
+    remote_name = False
+    i = 0
+    while i < len(args):
+        w = args[i]
+        t = w.text
+        if t in data_opts and i + 1 < len(args):
+            _data_ref(an, args[i + 1])
+            i += 2
+            continue
+        if t.split("=", 1)[0] in data_opts and "=" in t and t.startswith("--"):
+            _data_ref(an, Word(text=t.split("=", 1)[1]))
+        elif t in ("-O", "--remote-name", "--remote-name-all", "-J") or (
+            t.startswith("-") and not t.startswith("--") and "O" in t[1:]
+        ):
+            remote_name = True
+        i += 1
+    an.generic(name, [w for w in args], "either", value_opts=value_opts)
+    if remote_name:
+        an.claim(Word(text="."), "write", text=".")
+
+
+def _data_ref(an: Analyzer, word: Word) -> None:
+    text = word.text
+    if "@" in text:
+        ref = text.split("@", 1)[1]
+        if ref and ref != "-":
+            an.claim(word, "read", text=ref.split(";", 1)[0])
+    elif text.startswith("<"):
+        an.claim(word, "read", text=text[1:])
+
+
+def _h_wget(an: Analyzer, name: str, args: list[Word], heredoc: str | None) -> None:
+    value_opts: dict[str, ClaimOp] = {
+        "-O": "write",
+        "--output-document": "write",
+        "-o": "write",
+        "--output-file": "write",
+        "-a": "write",
+        "--append-output": "write",
+        "-P": "write",
+        "--directory-prefix": "write",
+        "-i": "read",
+        "--input-file": "read",
+        "--load-cookies": "read",
+        "--save-cookies": "write",
+        "--post-file": "read",
+        "--body-file": "read",
+    }
+    an.generic(name, args, "either", value_opts=value_opts)
+    if not any(w.text.startswith(("-O", "--output-document")) for w in args):
+        an.claim(Word(text="."), "write", text=".")
+
+
+HANDLERS: dict[str, Handler] = {"curl": _h_curl, "wget": _h_wget}

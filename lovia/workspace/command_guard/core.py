@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from typing import Literal
 
 from lovia.workspace._shell import SimpleCommand, Word, parse
+from lovia.workspace.command_guard.argv import OptValue, Scan, scan_argv, tail_word
 from lovia.workspace.command_guard.lexical import is_pseudo_device
 
 ClaimOp = Literal["read", "write", "either"]
@@ -55,6 +56,27 @@ _RECURSIVE_FLAGS = frozenset(
     {"-r", "-R", "--recursive", "-a", "--archive", "--dereference-recursive"}
 )
 _DESTRUCTIVE = frozenset({"rm", "shred", "unlink", "rmdir"})
+# programs whose clustered short -r/-R means "recursive"
+_SHORT_R_RECURSIVE = frozenset(
+    {
+        "rm",
+        "cp",
+        "grep",
+        "egrep",
+        "fgrep",
+        "chmod",
+        "chown",
+        "chgrp",
+        "ls",
+        "zip",
+        "scp",
+        "rsync",
+        "setfacl",
+        "chattr",
+    }
+)
+# recursive programs that walk "." when given no operand
+_DEFAULT_DOT = frozenset({"rg", "ag", "ack", "tree", "du", "grep", "egrep", "fgrep", "find", "ls"})
 
 _FILE_URL_RE = re.compile(r"(?i)^(?:[a-z0-9+.-]*\+)?file:(?://[^/]*)?(/.*)$")
 _URL_RE = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*://")
@@ -259,8 +281,39 @@ class Analyzer:
 
     # ------------------------------------------------------------------ generic args
 
-    def option_value(self, opt: str, value: Word, op: ClaimOp) -> None:
-        self.claim(value, op, bare_ok=op != "either")
+    def claim_value(self, value: OptValue, op: ClaimOp) -> None:
+        """Claim an option's value, whatever its spelling (``-C x``, ``-Cx``, ``--dir=x``)."""
+        self.claim(value.value, op, bare_ok=True)
+        if value.form == "glued" and value.value.text.startswith("=") and len(value.value.text) > 1:
+            self.claim(tail_word(value.value, 1), op, bare_ok=True)  # Go style: -o=/x
+
+    def options(
+        self,
+        args: list[Word],
+        value_opts: Mapping[str, ClaimOp | None],
+        *,
+        unknown_op: ClaimOp | None = None,
+        stop_at_operand: bool = False,
+        clusters: bool = True,
+    ) -> Scan:
+        """Scan ``args`` with the shared argv scanner and claim every option value.
+
+        Declared options (``value_opts``) claim their value with the mapped op (``None``:
+        the value is not a path). Undeclared ``--opt=value`` and glued short options
+        claim what looks like a path, with ``unknown_op`` (``None``: guessed from the
+        option name).
+        """
+        sc = scan_argv(args, value_opts, stop_at_operand=stop_at_operand, clusters=clusters)
+        for v in sc.values:
+            op = value_opts.get(v.opt)
+            if op is not None:
+                self.claim_value(v, op)
+        for v in sc.unknown_values:
+            vop = unknown_op or _guess_option_op(v.opt)
+            self.claim(v.source, vop, text=v.value.text, bare_ok=vop != "either")
+        for w in sc.unknown:
+            self.glued_value(w, unknown_op or _guess_option_op(w.text[:2]))
+        return sc
 
     def generic(
         self,
@@ -268,10 +321,11 @@ class Analyzer:
         args: list[Word],
         op: ClaimOp,
         *,
-        value_opts: Mapping[str, ClaimOp] | None = None,
+        value_opts: Mapping[str, ClaimOp | None] | None = None,
         skip_first_operand: bool = False,
+        clusters: bool = True,
     ) -> list[Word]:
-        """Claim operands with ``op``; glued/--opt= option values as ``either``."""
+        """Claim operands with ``op``; option values by ``value_opts`` or by their name."""
         value_opts = value_opts or {}
         flags = {w.text for w in args if w.text.startswith("-")}
         recursive = (
@@ -281,59 +335,12 @@ class Analyzer:
                 f.startswith("-")
                 and not f.startswith("--")
                 and ("r" in f[1:] or "R" in f[1:])
-                and name
-                in (
-                    "rm",
-                    "cp",
-                    "grep",
-                    "egrep",
-                    "fgrep",
-                    "chmod",
-                    "chown",
-                    "chgrp",
-                    "ls",
-                    "zip",
-                    "scp",
-                    "rsync",
-                    "setfacl",
-                    "chattr",
-                )
+                and name in _SHORT_R_RECURSIVE
                 for f in flags
             )
         )
         destructive = name in _DESTRUCTIVE or (name == "find" and "-delete" in flags)
-        operands: list[Word] = []
-        i = 0
-        end_of_opts = False
-        while i < len(args):
-            w = args[i]
-            t = w.text
-            if not end_of_opts and t == "--":
-                end_of_opts = True
-                i += 1
-                continue
-            if not end_of_opts and t.startswith("-") and len(t) > 1:
-                if t.startswith("--") and "=" in t:
-                    opt, value = t.split("=", 1)
-                    vop = value_opts.get(opt, _guess_option_op(opt))
-                    self.claim(w, vop, text=value, bare_ok=vop != "either")
-                elif t in value_opts and i + 1 < len(args):
-                    self.option_value(t, args[i + 1], value_opts[t])
-                    i += 2
-                    continue
-                elif not t.startswith("--"):
-                    glued = next(
-                        (o for o in value_opts if len(o) == 2 and t.startswith(o) and len(t) > 2),
-                        None,
-                    )
-                    if glued is not None:
-                        self.claim(w, value_opts[glued], text=t[2:])
-                    else:
-                        self.glued_value(w, _guess_option_op(t[:2]))
-                i += 1
-                continue
-            operands.append(w)
-            i += 1
+        operands = self.options(args, value_opts, clusters=clusters).operands
         if skip_first_operand and operands:
             operands = operands[1:]
         for w in operands:
@@ -342,11 +349,7 @@ class Analyzer:
                 if value and not _is_pathish(key):
                     self.claim(w, op, text=value, bare_ok=op != "either")
             self.claim(w, op, recursive=recursive, destructive=destructive, bare_ok=True)
-        if (
-            recursive
-            and not operands
-            and name in ("rg", "ag", "ack", "tree", "du", "grep", "egrep", "fgrep", "find", "ls")
-        ):
+        if recursive and not operands and name in _DEFAULT_DOT:
             self.claim(Word(text="."), op, recursive=True, text=".")
         return operands
 
@@ -380,7 +383,7 @@ class Analyzer:
 
 
 class _Collector:
-    """Split args into operands, claiming option values on the way."""
+    """Split args into operands, claiming option values on the way (unknown values: either)."""
 
     def __init__(self) -> None:
         self.flags: set[str] = set()
@@ -388,35 +391,7 @@ class _Collector:
     def collect(
         self, an: Analyzer, name: str, args: list[Word], value_opts: Mapping[str, ClaimOp]
     ) -> list[Word]:
-        operands: list[Word] = []
-        i = 0
-        end = False
-        while i < len(args):
-            w = args[i]
-            t = w.text
-            if not end and t == "--":
-                end = True
-                i += 1
-                continue
-            if not end and t.startswith("-") and len(t) > 1:
-                self.flags.add(t.split("=", 1)[0])
-                if t.startswith("--") and "=" in t:
-                    opt, value = t.split("=", 1)
-                    an.claim(
-                        w, value_opts.get(opt, "either"), text=value, bare_ok=opt in value_opts
-                    )
-                elif t in value_opts:
-                    if i + 1 < len(args):
-                        an.claim(args[i + 1], value_opts[t], bare_ok=True)
-                    i += 2
-                    continue
-                elif not t.startswith("--"):
-                    if len(t) > 2 and t[:2] in value_opts:
-                        an.claim(w, value_opts[t[:2]], text=t[2:])
-                    else:
-                        an.glued_value(w, "either")
-                i += 1
-                continue
-            operands.append(w)
-            i += 1
-        return operands
+        sc = an.options(args, value_opts, unknown_op="either")
+        self.flags = {w.text.split("=", 1)[0] for w in args if w.text.startswith("-")}
+        self.flags |= sc.flags
+        return sc.operands

@@ -7,7 +7,16 @@ Later families override earlier ones, so the order below is the lookup priority
 from __future__ import annotations
 
 from lovia.workspace._shell import Word, parse
-from lovia.workspace.command_guard import archives, files, interpreters, net, vcs, wrappers
+from lovia.workspace.command_guard import (
+    archives,
+    build,
+    files,
+    interpreters,
+    net,
+    packages,
+    vcs,
+    wrappers,
+)
 from lovia.workspace.command_guard.core import Analysis, Analyzer, Handler, Invocation
 
 _NO_FILE_ARGS = frozenset(
@@ -75,6 +84,8 @@ HANDLERS: dict[str, Handler] = {
     **archives.HANDLERS,
     **net.HANDLERS,
     **vcs.HANDLERS,
+    **build.HANDLERS,
+    **packages.HANDLERS,
 }
 
 

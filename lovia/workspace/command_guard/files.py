@@ -6,6 +6,7 @@ from __future__ import annotations
 import re
 
 from lovia.workspace._shell import Word
+from lovia.workspace.command_guard.argv import scan_argv
 from lovia.workspace.command_guard.core import (
     _RECURSIVE_FLAGS,
     Analyzer,
@@ -120,6 +121,21 @@ _MODIFIERS = frozenset(
     }
 )
 _COPIERS = frozenset({"cp", "mv", "install", "rsync", "scp", "ln", "link", "rename"})
+# rsync options whose value is a local file or directory
+_RSYNC_PATH_VALUES: dict[str, ClaimOp] = {
+    "-T": "write",
+    "--temp-dir": "write",
+    "--log-file": "write",
+    "--backup-dir": "write",
+    "--partial-dir": "write",
+    "--write-batch": "write",
+    "--only-write-batch": "write",
+    "--read-batch": "read",
+    "--password-file": "either",
+    "--compare-dest": "either",
+    "--copy-dest": "either",
+    "--link-dest": "either",
+}
 _SED_WRITE_RE = re.compile(r"(?:^|[;{}\n/0-9$])\s*[wWe](?:\s|$)|/[gpIiMme0-9]*w\s")
 
 
@@ -156,6 +172,7 @@ def copier(an: Analyzer, name: str, args: list[Word], heredoc: str | None) -> No
         value_opts.pop("-o", None)
         value_opts.pop("-g", None)
         value_opts.pop("-P", None)
+        value_opts.update(_RSYNC_PATH_VALUES)
     collector = _Collector()
     operands = collector.collect(an, name, args, value_opts)
     flags = collector.flags
@@ -211,46 +228,27 @@ def _h_dd(an: Analyzer, name: str, args: list[Word], heredoc: str | None) -> Non
             an.claim(w, "read", text=value)
 
 
+_SED_VALUES: dict[str, ClaimOp | None] = {
+    "-e": None,
+    "--expression": None,
+    "-f": "read",
+    "--file": "read",
+    "-l": None,
+    "--line-length": None,
+}
+
+
 def _h_sed(an: Analyzer, name: str, args: list[Word], heredoc: str | None) -> None:
-    inplace = False
+    sc = scan_argv(args, _SED_VALUES, optional=("-i", "--in-place"))
+    inplace = sc.has("-i", "--in-place")
     script_given = False
-    operands: list[Word] = []
-    i = 0
-    while i < len(args):
-        w = args[i]
-        t = w.text
-        if t.startswith("--in-place") or (
-            t.startswith("-") and not t.startswith("--") and "i" in t[1:].split("e")[0]
-        ):
-            inplace = True
-            i += 1
-            continue
-        if t in ("-e", "--expression", "-f", "--file") and i + 1 < len(args):
-            script_given = True
-            if t in ("-f", "--file"):
-                an.claim(args[i + 1], "read")
-            elif _SED_WRITE_RE.search(args[i + 1].text):
-                an.uncertain("sed script that writes or executes")
-            i += 2
-            continue
-        if t.startswith(("--expression=", "--file=")):
-            script_given = True
-            if t.startswith("--file="):
-                an.claim(w, "read", text=t.split("=", 1)[1])
-            i += 1
-            continue
-        if t.startswith("-") and len(t) > 1:
-            if "e" in t[1:] or "f" in t[1:]:
-                script_given = True
-                if i + 1 < len(args):
-                    if "f" in t[1:]:
-                        an.claim(args[i + 1], "read")
-                    i += 2
-                    continue
-            i += 1
-            continue
-        operands.append(w)
-        i += 1
+    for v in sc.values:
+        script_given = True
+        if v.opt in ("-f", "--file"):
+            an.claim_value(v, "read")
+        elif _SED_WRITE_RE.search(v.value.text):
+            an.uncertain("sed script that writes or executes")
+    operands = list(sc.operands)
     if not script_given and operands:
         script = operands.pop(0)
         an.claim(script, "read", bare_ok=False)
@@ -260,42 +258,35 @@ def _h_sed(an: Analyzer, name: str, args: list[Word], heredoc: str | None) -> No
         an.claim(w, "write" if inplace else "read")
 
 
+_AWK_VALUES: dict[str, ClaimOp | None] = {
+    "-f": "read",
+    "--file": "read",
+    "-i": None,
+    "--include": None,
+    "-v": None,
+    "--assign": None,
+    "-F": None,
+    "--field-separator": None,
+    "-e": None,
+    "--source": None,
+}
+
+
 def _h_awk(an: Analyzer, name: str, args: list[Word], heredoc: str | None) -> None:
     inplace = any(w.text in ("inplace",) for w in args) or any(
         w.text == "-i" and i + 1 < len(args) and args[i + 1].text == "inplace"
         for i, w in enumerate(args)
     )
+    sc = scan_argv(args, _AWK_VALUES)
     script_given = False
-    operands: list[Word] = []
-    i = 0
-    while i < len(args):
-        w = args[i]
-        t = w.text
-        if t in (
-            "-f",
-            "--file",
-            "-i",
-            "--include",
-            "-v",
-            "--assign",
-            "-F",
-            "--field-separator",
-            "-e",
-            "--source",
-        ) and i + 1 < len(args):
-            if t in ("-f", "--file"):
-                script_given = True
-                an.claim(args[i + 1], "read")
-            if t in ("-e", "--source"):
-                script_given = True
-                _awk_script(an, args[i + 1])
-            i += 2
-            continue
-        if t.startswith("-") and len(t) > 1:
-            i += 1
-            continue
-        operands.append(w)
-        i += 1
+    for v in sc.values:
+        if v.opt in ("-f", "--file"):
+            script_given = True
+            an.claim_value(v, "read")
+        elif v.opt in ("-e", "--source"):
+            script_given = True
+            _awk_script(an, v.value)
+    operands = list(sc.operands)
     if not script_given and operands:
         _awk_script(an, operands.pop(0))
     for w in operands:
@@ -392,8 +383,6 @@ def _h_grep(an: Analyzer, name: str, args: list[Word], heredoc: str | None) -> N
         "--exclude-dir",
         "-M",
         "--max-columns",
-        "--color",
-        "--colour",
         "-d",
         "--directories",
         "-D",
@@ -414,35 +403,13 @@ def _h_grep(an: Analyzer, name: str, args: list[Word], heredoc: str | None) -> N
         )
         for w in args
     )
-    operands: list[Word] = []
-    i = 0
-    end = False
-    while i < len(args):
-        w = args[i]
-        t = w.text
-        if not end and t == "--":
-            end = True
-            i += 1
-            continue
-        if not end and t.startswith("-") and len(t) > 1:
-            opt = t.split("=", 1)[0]
-            if opt in ("-e", "--regexp", "-f", "--file"):
-                pattern_given = True
-            if opt in ("-f", "--file", "--exclude-from", "--ignore-file", "--pre"):
-                value = (
-                    t.split("=", 1)[1]
-                    if "=" in t
-                    else (args[i + 1].text if i + 1 < len(args) else "")
-                )
-                if value:
-                    an.claim(Word(text=value), "read", text=value)
-            if opt in value_opts and "=" not in t:
-                i += 2
-                continue
-            i += 1
-            continue
-        operands.append(w)
-        i += 1
+    sc = scan_argv(args, dict.fromkeys(value_opts), optional=("--color", "--colour"))
+    for v in sc.values:
+        if v.opt in ("-e", "--regexp", "-f", "--file"):
+            pattern_given = True
+        if v.opt in ("-f", "--file", "--exclude-from", "--ignore-file", "--pre"):
+            an.claim_value(v, "read")
+    operands = list(sc.operands)
     if not pattern_given and operands:
         operands = operands[1:]
     for w in operands:

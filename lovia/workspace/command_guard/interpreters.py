@@ -4,6 +4,7 @@ code (``python -c``, ``node -e``) is scanned for quoted path literals."""
 from __future__ import annotations
 
 from lovia.workspace._shell import Word
+from lovia.workspace.command_guard.argv import scan_argv, tail_word
 from lovia.workspace.command_guard.core import Analyzer, Handler
 
 _SHELLS = frozenset({"sh", "bash", "dash", "zsh", "ksh", "mksh", "ash", "busybox-sh", "fish"})
@@ -27,6 +28,19 @@ _INTERPRETERS = frozenset(
         "tclsh",
     }
 )
+# interpreter options whose value is a file or directory (module paths, include dirs)
+_NODE_PATHS = dict.fromkeys(
+    ("-r", "--require", "--import", "--loader", "--experimental-loader", "--env-file")
+)
+_PATH_OPTIONS: dict[str, dict[str, None]] = {
+    "node": _NODE_PATHS,
+    "nodejs": _NODE_PATHS,
+    "bun": dict.fromkeys(("-r", "--preload", "--env-file", "--cwd")),
+    "deno": dict.fromkeys(("--config", "-c", "--import-map", "--env-file")),
+    "perl": dict.fromkeys(("-I",)),
+    "ruby": dict.fromkeys(("-I", "-r", "-C")),
+    "php": dict.fromkeys(("-c", "-f", "-t")),
+}
 _SHELL_VALUE_OPTS = frozenset({"-o", "-O", "+o", "+O", "--rcfile", "--init-file"})
 
 
@@ -41,7 +55,13 @@ def shell(an: Analyzer, name: str, args: list[Word], heredoc: str | None) -> Non
             break
         if t.startswith(("-", "+")) and len(t) > 1:
             if t in _SHELL_VALUE_OPTS:
+                if t in ("--rcfile", "--init-file") and i + 1 < len(args):
+                    an.claim(args[i + 1], "read")
                 i += 2
+                continue
+            if t.startswith(("--rcfile=", "--init-file=")):
+                an.claim(tail_word(w, t.index("=") + 1), "read")
+                i += 1
                 continue
             if not t.startswith("--") and "c" in t[1:]:
                 payload_next = True
@@ -65,6 +85,10 @@ def shell(an: Analyzer, name: str, args: list[Word], heredoc: str | None) -> Non
 
 
 def interpreter(an: Analyzer, name: str, args: list[Word], heredoc: str | None) -> None:
+    path_opts = _PATH_OPTIONS.get(name)
+    if path_opts:
+        for v in scan_argv(args, path_opts).values:
+            an.claim_value(v, "either")
     code_flags = {"-c", "-e", "-E", "-r", "--eval", "-p", "--print"}
     saw_code = False
     inplace = False

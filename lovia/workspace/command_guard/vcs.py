@@ -3,8 +3,13 @@
 from __future__ import annotations
 
 from lovia.workspace._shell import Word
+from lovia.workspace.command_guard.argv import scan_argv
 from lovia.workspace.command_guard.core import Analyzer, Handler
 
+# global options that take a value (all but -c name a path)
+_GIT_GLOBAL: dict[str, None] = dict.fromkeys(
+    ("-C", "--git-dir", "--work-tree", "-c", "--namespace", "--exec-path")
+)
 # git subcommands that rewrite files in the work tree
 _GIT_WORKTREE = frozenset(
     {
@@ -32,31 +37,19 @@ _GIT_WORKTREE = frozenset(
 
 
 def _h_git(an: Analyzer, name: str, args: list[Word], heredoc: str | None) -> None:
-    i = 0
-    while i < len(args):
-        t = args[i].text
-        if t in ("-C", "--git-dir", "--work-tree", "-c", "--namespace", "--exec-path"):
-            if i + 1 < len(args):
-                if t != "-c":
-                    an.claim(args[i + 1], "either")
-                    if t in ("-C", "--work-tree"):
-                        an.cd(args[i + 1])
-                elif "alias." in args[i + 1].text or "!" in args[i + 1].text:
-                    an.uncertain("git -c with an alias or shell command")
-            i += 2
+    sc = scan_argv(args, _GIT_GLOBAL, stop_at_operand=True)
+    for v in sc.values:
+        if v.opt == "-c":
+            if "alias." in v.value.text or "!" in v.value.text:
+                an.uncertain("git -c with an alias or shell command")
             continue
-        if t.startswith(("--git-dir=", "--work-tree=")):
-            an.claim(args[i], "either", text=t.split("=", 1)[1])
-            i += 1
-            continue
-        if t.startswith("-"):
-            i += 1
-            continue
-        break
-    if i >= len(args):
+        an.claim_value(v, "either")
+        if v.opt in ("-C", "--work-tree"):
+            an.cd(v.value)
+    if not sc.operands:
         return
-    sub = args[i].text
-    rest = args[i + 1 :]
+    sub = sc.operands[0].text
+    rest = sc.operands[1:]
     if sub == "add":
         an.generic(name, rest, "read", value_opts={"--pathspec-from-file": "read"})
         for w in rest:

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 from lovia.workspace._shell import Word
+from lovia.workspace.command_guard.argv import tail_word
 from lovia.workspace.command_guard.core import Analyzer, Handler
 
 _WRAPPERS: dict[str, frozenset[str]] = {
@@ -11,7 +12,7 @@ _WRAPPERS: dict[str, frozenset[str]] = {
     "doas": frozenset({"-u", "-C"}),
     "nice": frozenset({"-n"}),
     "nohup": frozenset(),
-    "time": frozenset({"-f", "-o"}),
+    "time": frozenset({"-f", "-o", "--output", "--format"}),
     "command": frozenset(),
     "builtin": frozenset(),
     "exec": frozenset({"-a"}),
@@ -24,7 +25,7 @@ _WRAPPERS: dict[str, frozenset[str]] = {
     "catchsegv": frozenset(),
     "valgrind": frozenset(),
     "strace": frozenset(
-        {"-o", "-e", "-p", "-s", "-E", "-P", "-u", "-a", "-b", "-I", "-O", "-S", "-X"}
+        {"-o", "--output", "-e", "-p", "-s", "-E", "-P", "-u", "-a", "-b", "-I", "-O", "-S", "-X"}
     ),
     "ltrace": frozenset({"-o", "-e", "-p", "-s", "-a", "-n", "-u"}),
     "busybox": frozenset(),
@@ -109,9 +110,9 @@ def wrapper(an: Analyzer, name: str, args: list[Word], heredoc: str | None = Non
     while i < len(args):
         t = args[i].text
         if name == "env" and "=" in t and not t.startswith("-"):
-            value = t.split("=", 1)[1]
-            if value:
-                an.claim(args[i], "read", text=value, bare_ok=False)
+            assigned = t.split("=", 1)[1]
+            if assigned:
+                an.claim(args[i], "read", text=assigned, bare_ok=False)
             i += 1
             continue
         if t == "--":
@@ -120,31 +121,40 @@ def wrapper(an: Analyzer, name: str, args: list[Word], heredoc: str | None = Non
         if not t.startswith("-") or t == "-":
             break
         opt = t.split("=", 1)[0]
+        # the option's value: glued (-C/x), after '=' (--chdir=/x) or the next word
+        value: Word | None = None
+        glued = False
+        if not t.startswith("--"):
+            # a cluster: the first letter that takes a value ends it (-iC/x, -ra FILE)
+            j = next((j for j in range(1, len(t)) if "-" + t[j] in value_opts), 0)
+            if j:
+                opt = "-" + t[j]
+                glued = j + 1 < len(t)
+                if glued:
+                    value = tail_word(args[i], j + 1)
+                elif i + 1 < len(args):
+                    value = args[i + 1]
+        if value is None and t.startswith("--"):
+            if "=" in t:
+                value = tail_word(args[i], len(opt) + 1)
+            elif opt in value_opts and i + 1 < len(args):
+                value = args[i + 1]
         if name == "env" and opt in ("-S", "--split-string"):
-            if "=" in t:
-                an.payload(Word(text=t.split("=", 1)[1]), "env -S")
-                return
-            an.payload(args[i + 1] if i + 1 < len(args) else None, "env -S")
+            an.payload(value, "env -S")
             return
-        if name == "env" and opt in ("-C", "--chdir"):
-            target = (
-                args[i + 1]
-                if "=" not in t and i + 1 < len(args)
-                else Word(text=t.split("=", 1)[-1])
-            )
-            an.claim(target, "read")
-            an.cd(target)
-        elif name in ("time", "strace", "ltrace") and opt == "-o" and i + 1 < len(args):
-            an.claim(args[i + 1], "write")
-        elif name == "xargs" and opt in ("-a", "--arg-file"):
-            if "=" in t:
-                an.claim(args[i], "read", text=t.split("=", 1)[1])
-            elif i + 1 < len(args):
-                an.claim(args[i + 1], "read")
-        if opt in value_opts and "=" not in t:
+        targets = [] if value is None else [value]
+        if glued and value is not None and value.text.startswith("="):
+            targets.append(tail_word(value, 1))  # -C=/x: judge "/x" too
+        for target in targets:
+            if name == "env" and opt in ("-C", "--chdir"):
+                an.claim(target, "read")
+                an.cd(target)
+            elif name in ("time", "strace", "ltrace") and opt in ("-o", "--output"):
+                an.claim(target, "write")
+            elif name == "xargs" and opt in ("-a", "--arg-file"):
+                an.claim(target, "read")
+        if opt in value_opts and not glued and ("=" not in t or not t.startswith("--")):
             i += 2
-        elif len(t) > 2 and t[:2] in value_opts and not t.startswith("--"):
-            i += 1  # glued value
         else:
             i += 1
     rest = args[i:]
@@ -187,8 +197,13 @@ def runner_wrapper(an: Analyzer, value_opts: frozenset[str], args: list[Word]) -
             else:
                 an.payload(args[i + 1] if i + 1 < len(args) else None, "npm exec -c")
             return
-        if opt in ("--directory", "--project", "-C") and "=" not in t and i + 1 < len(args):
-            an.claim(args[i + 1], "read")
+        if opt in ("--directory", "--project", "-C"):
+            if "=" in t:
+                an.claim(tail_word(args[i], len(opt) + 1), "read")
+            elif i + 1 < len(args):
+                an.claim(args[i + 1], "read")
+        elif t.startswith("-C"):  # glued: -C/x
+            an.claim(tail_word(args[i], 2), "read")
         i += 2 if (opt in value_opts and "=" not in t) else 1
     rest = args[i:]
     if rest:

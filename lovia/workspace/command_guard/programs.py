@@ -1,0 +1,50 @@
+"""Table-driven handlers: a program described by the options that take a path.
+
+Most build tools and package managers need nothing more than "these options take a
+file or directory, these change the directory, operands are read/written". The
+shared argv scanner (:mod:`.argv`) then judges every spelling alike.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+
+from lovia.workspace._shell import Word
+from lovia.workspace.command_guard.argv import scan_argv
+from lovia.workspace.command_guard.core import Analyzer, ClaimOp, Handler
+
+
+@dataclass(frozen=True)
+class Program:
+    """What a program does with its options and operands."""
+
+    #: option -> what it does with its value (``None``: takes a value that is no path)
+    values: Mapping[str, ClaimOp | None]
+    #: what operands are (``either`` when they may be read or written)
+    operands: ClaimOp = "either"
+    #: options whose value is the directory the program works in (``make -C dir``)
+    chdir: frozenset[str] = field(default_factory=frozenset)
+    #: whether short options cluster (``-sC dir``); compilers and Go do not
+    clusters: bool = True
+
+
+def program_handler(program: Program) -> Handler:
+    """A handler that claims option values and operands as ``program`` says."""
+
+    def handle(an: Analyzer, name: str, args: list[Word], heredoc: str | None) -> None:
+        saved = list(an.bases)
+        if program.chdir:
+            for v in scan_argv(args, program.values, clusters=program.clusters).values:
+                if v.opt in program.chdir:
+                    an.claim_value(v, program.values[v.opt] or "either")
+                    an.cd(v.value)
+        an.generic(
+            name, args, program.operands, value_opts=program.values, clusters=program.clusters
+        )
+        an.bases = saved
+
+    return handle
+
+
+__all__ = ["Program", "program_handler"]

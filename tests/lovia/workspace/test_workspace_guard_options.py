@@ -1,0 +1,226 @@
+"""Path-taking options are judged the same in every spelling the program accepts.
+
+For each program the guard knows, every option that takes a file or directory is
+written separate (``-C /x``), glued (``-C/x``), clustered (``-sC /x``, ``-sC/x``),
+quoted, and long (``--directory /x``, ``--directory=/x``). The decision must equal the
+canonical separate form's, and an outside or denied path is never ``allow`` where the
+policy restricts it.
+"""
+
+from __future__ import annotations
+
+import shlex
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from lovia.workspace import LocalWorkspaceSession, WorkspacePolicy
+
+# (command template, short option, long option, a harmless short flag to cluster with)
+PATH_OPTIONS: list[tuple[str, str | None, str | None, str | None]] = [
+    ("git {o} status", "-C", None, None),
+    ("git {o} log", None, "--git-dir", None),
+    ("git {o} status", None, "--work-tree", None),
+    ("git format-patch {o} HEAD~1", "-o", "--output-directory", None),
+    ("make {o}", "-C", "--directory", "-s"),
+    ("make {o}", "-f", "--file", "-s"),
+    ("make {o}", None, "--makefile", None),
+    ("make {o}", "-I", "--include-dir", "-s"),
+    ("tar -x {o} -f a.tar", "-C", "--directory", "-v"),
+    ("tar -x {o}", "-f", "--file", "-v"),
+    ("tar -c {o} -f o.tar", "-T", "--files-from", "-v"),
+    ("tar -c {o} -f o.tar .", "-X", "--exclude-from", "-v"),
+    ("cp {o} a", "-t", "--target-directory", "-v"),
+    ("mv {o} a", "-t", "--target-directory", "-v"),
+    ("ln -s {o} a", "-t", "--target-directory", "-v"),
+    ("install {o} a", "-t", "--target-directory", "-v"),
+    ("sort {o} a", "-o", "--output", "-r"),
+    ("sort {o} a", "-T", "--temporary-directory", "-r"),
+    ("gcc {o} main.c", "-o", None, None),
+    ("cc -c main.c {o}", "-o", None, None),
+    ("clang {o} main.c", "-I", None, None),
+    ("g++ {o} m.cc", "-L", None, None),
+    ("ld {o} a.o", "-o", "--output", None),
+    ("npm install {o}", None, "--prefix", None),
+    ("pnpm {o} build", "-C", "--dir", None),
+    ("yarn {o} build", None, "--cwd", None),
+    ("pip install {o} x", "-t", "--target", None),
+    ("pip install {o}", "-r", "--requirement", None),
+    ("pip install {o}", "-e", "--editable", None),
+    ("pip install {o} x", "-c", "--constraint", None),
+    ("pip install {o} x", None, "--prefix", None),
+    ("pip install {o} x", None, "--root", None),
+    ("pip download {o} x", "-d", "--dest", None),
+    ("pip wheel {o} x", "-w", "--wheel-dir", None),
+    ("uv pip install {o} x", "-t", "--target", None),
+    ("uv run {o} pytest", None, "--directory", None),
+    ("poetry run {o} pytest", "-C", "--directory", None),
+    ("cargo build {o}", None, "--manifest-path", None),
+    ("cargo build {o}", None, "--target-dir", None),
+    ("go build {o} .", "-o", None, None),
+    ("ninja {o}", "-C", None, None),
+    ("cmake {o}", "-B", None, None),
+    ("cmake {o}", "-S", None, None),
+    ("mvn {o} package", "-f", "--file", None),
+    ("gradle {o} build", "-p", "--project-dir", None),
+    ("javac {o} A.java", "-d", None, None),
+    ("tsc {o}", "-p", "--project", None),
+    ("tsc {o}", None, "--outDir", None),
+    ("rustc {o} m.rs", "-o", None, None),
+    ("patch {o} a", "-o", "--output", "-s"),
+    ("patch {o}", "-d", "--directory", "-s"),
+    ("patch {o}", "-i", "--input", "-s"),
+    ("sed {o} f", "-f", "--file", "-n"),
+    ("grep {o} f", "-f", "--file", "-n"),
+    ("grep -r x {o} .", None, "--exclude-from", None),
+    ("rg {o} x", None, "--ignore-file", None),
+    ("awk {o} f", "-f", "--file", None),
+    ("curl {o} https://e.com", "-o", "--output", "-s"),
+    ("curl {o} https://e.com", "-T", "--upload-file", "-s"),
+    ("curl {o} https://e.com", "-K", "--config", "-s"),
+    ("wget {o} https://e.com", "-O", "--output-document", "-q"),
+    ("wget {o} https://e.com", "-P", "--directory-prefix", "-q"),
+    ("wget {o}", "-i", "--input-file", "-q"),
+    ("env {o} cat a", "-C", "--chdir", "-i"),
+    ("xargs {o} cat", "-a", "--arg-file", "-r"),
+    ("unzip a.zip {o}", "-d", None, "-q"),
+    ("zip {o} o.zip a", "-b", None, "-q"),
+    ("rsync {o} a b", None, "--log-file", None),
+    ("rsync {o} a b", None, "--files-from", None),
+    ("rsync {o} a b", None, "--exclude-from", None),
+    ("rsync {o} a b", None, "--backup-dir", None),
+    ("rsync {o} a b", "-T", "--temp-dir", None),
+    ("strace {o} ls", "-o", "--output", None),
+    ("node {o} app.js", "-r", "--require", None),
+    ("perl {o} x.pl", "-I", None, None),
+    ("ruby {o} x.rb", "-I", None, None),
+    ("bash {o} -c true", None, "--rcfile", None),
+    ("split {o} a", None, "--filter", None),
+]
+# options whose value is not a path, kept out of the table on purpose: split --filter
+PATH_OPTIONS = [p for p in PATH_OPTIONS if p[2] != "--filter"]
+
+
+def spellings(short: str | None, long: str | None, cluster: str | None, path: str) -> list[str]:
+    """Every way to write ``option path`` (the first is the canonical separate form)."""
+    q = shlex.quote(path)
+    out: list[str] = []
+    if short:
+        out += [f"{short} {q}", f"{short}{q}", f"'{short}' {q}", f"{short}'{path}'"]
+        if cluster:
+            out += [f"{cluster}{short[1:]} {q}", f"{cluster}{short[1:]}{q}"]
+    if long:
+        out += [f"{long} {q}", f"{long}={q}", f"'{long}={path}'"]
+    return out
+
+
+@pytest.fixture(scope="module")
+def world(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
+    base = tmp_path_factory.mktemp("opts").resolve()
+    root, out = base / "ws", base / "outside"
+    (root / "rel").mkdir(parents=True)
+    (root / "rel" / "p").write_text("p")
+    (root / ".env").write_text("e")
+    (root / "secrets").mkdir()
+    (root / "secrets" / "k").write_text("k")
+    out.mkdir()
+    (out / "o.txt").write_text("o")
+    (root / "lnk_out").symlink_to(out)
+    (root / "lnk_env").symlink_to(root / ".env")
+    return root, out
+
+
+def sessions(root: Path) -> dict[str, LocalWorkspaceSession]:
+    return {
+        preset: LocalWorkspaceSession(
+            root, policy=getattr(WorkspacePolicy, preset)(denied_paths=(".env*", "secrets"))
+        )
+        for preset in ("coding", "trusted")
+    }
+
+
+def paths(out: Path) -> dict[str, str]:
+    """kind -> path: inside, outside (several spellings) and denied (several spellings)."""
+    return {
+        "rel/p": "inside",
+        str(out / "o.txt"): "outside",
+        str(out): "outside",
+        "/x/p": "outside",
+        "../up": "outside",
+        "~/h": "outside",
+        "lnk_out/o.txt": "outside",
+        "rel/../../outside": "outside",
+        ".env": "denied",
+        "secrets": "denied",
+        "lnk_env": "denied",
+        "rel/../.env": "denied",
+    }
+
+
+@pytest.mark.parametrize(
+    ("template", "short", "long", "cluster"),
+    PATH_OPTIONS,
+    ids=[f"{t.split()[0]} {s or ''}{'|' + lo if lo else ''}" for t, s, lo, _ in PATH_OPTIONS],
+)
+def test_every_spelling_is_judged_like_the_separate_form(
+    world: tuple[Path, Path],
+    template: str,
+    short: str | None,
+    long: str | None,
+    cluster: str | None,
+) -> None:
+    root, out = world
+    by_preset = sessions(root)
+    for path, kind in paths(out).items():
+        forms = spellings(short, long, cluster, path)
+        for preset, s in by_preset.items():
+            canonical = s.decide_command(template.format(o=forms[0]))
+            if kind == "denied" or (kind == "outside" and preset == "coding"):
+                assert canonical != "allow", (preset, template.format(o=forms[0]))
+            for form in forms[1:]:
+                command = template.format(o=form)
+                assert s.decide_command(command) == canonical, (preset, command, canonical)
+
+
+FLAGS = ["-v", "-q", "--verbose", "-s"]
+
+
+@settings(
+    max_examples=300,
+    deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
+)
+@given(
+    entry=st.sampled_from(PATH_OPTIONS),
+    path_kind=st.sampled_from(sorted(paths(Path("/o")).items())),
+    form_index=st.integers(min_value=0, max_value=8),
+    noise=st.lists(st.sampled_from(FLAGS), max_size=2),
+    preset=st.sampled_from(["coding", "trusted"]),
+)
+def test_generated_spellings_never_loosen_the_decision(
+    world: tuple[Path, Path],
+    entry: tuple[str, str | None, str | None, str | None],
+    path_kind: tuple[str, str],
+    form_index: int,
+    noise: list[str],
+    preset: str,
+) -> None:
+    template, short, long, cluster = entry
+    root, out = world
+    path, kind = path_kind
+    if path.startswith("/o"):
+        path = str(out) + path[2:]
+    s = sessions(root)[preset]
+    forms = spellings(short, long, cluster, path)
+    form = forms[form_index % len(forms)]
+    extra = " ".join(noise)
+    canonical = s.decide_command(template.format(o=forms[0]))
+    decision = s.decide_command(template.format(o=form))
+    assert decision == canonical, (template.format(o=form), decision, canonical)
+    if kind == "denied" or (kind == "outside" and preset == "coding"):
+        assert decision != "allow"
+        # harmless flags around the option never make a restricted path allowed
+        noisy = template.format(o=f"{extra} {form}".strip())
+        assert s.decide_command(noisy) != "allow", noisy

@@ -13,7 +13,6 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any, Literal, TypeAlias
 
-from lovia.workspace import command_guard
 from lovia.workspace.decision import (
     DECISIONS as _DECISIONS,
 )
@@ -218,6 +217,9 @@ class WorkspacePolicy:
             worst = merge_decisions(worst, self._decide_segment(seg, seg.split()))
             if worst == "deny":
                 return "deny"
+        # imported on first use (the guard never imports this module: no cycle)
+        from lovia.workspace import command_guard
+
         for inv in command_guard.invocations(command):
             if inv.unknown:
                 worst = merge_decisions(worst, "ask")

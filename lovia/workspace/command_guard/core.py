@@ -103,14 +103,6 @@ def _guess_option_op(opt: str) -> ClaimOp:
     return "either"
 
 
-def _short_cluster_path(text: str) -> str | None:
-    """``-I/usr/include`` → ``/usr/include``; ``-xvf./a`` → ``./a``; ``-la`` → None."""
-    for i in range(2, len(text)):
-        if text[i] in "/~.":
-            return text[i:]
-    return None
-
-
 Handler = Callable[["Analyzer", str, list[Word], "str | None"], None]
 
 
@@ -178,13 +170,16 @@ class Analyzer:
         )
 
     def glued_value(self, word: Word, op: ClaimOp) -> None:
-        """``-xVALUE``: a path glued to a short option (or a cluster of flags)."""
+        """``-xVALUE``: a path glued to a short option (or a cluster of flags).
+
+        The value keeps the word's glob, so ``-f.e*`` is expanded like ``.e*``.
+        """
         text = word.text
-        path = _short_cluster_path(text)
-        if path is not None:
-            self.claim(word, op, text=path)
-        if len(text) > 2 and path != text[2:]:
-            self.claim(word, op, text=text[2:])  # bare: only an existing path counts
+        start = next((i for i in range(2, len(text)) if text[i] in "/~."), None)
+        if start is not None:
+            self.claim(tail_word(word, start), op)
+        if len(text) > 2 and start != 2:
+            self.claim(tail_word(word, 2), op)  # bare: only an existing path counts
 
     def invoke(self, words: list[str], *, unknown: bool = False) -> None:
         self.result.invocations.append(Invocation(words=words, unknown=unknown))
@@ -310,7 +305,7 @@ class Analyzer:
                 self.claim_value(v, op)
         for v in sc.unknown_values:
             vop = unknown_op or _guess_option_op(v.opt)
-            self.claim(v.source, vop, text=v.value.text, bare_ok=vop != "either")
+            self.claim(v.value, vop)
         for w in sc.unknown:
             self.glued_value(w, unknown_op or _guess_option_op(w.text[:2]))
         return sc

@@ -224,3 +224,67 @@ def test_generated_spellings_never_loosen_the_decision(
         # harmless flags around the option never make a restricted path allowed
         noisy = template.format(o=f"{extra} {form}".strip())
         assert s.decide_command(noisy) != "allow", noisy
+
+
+SEGMENTS = ["..", ".", "rel", "p", "secrets", "k", ".env", "lnk_out", "lnk_env", "o.txt", "x"]
+SEVERITY = {"allow": 0, "ask": 1, "deny": 2}
+
+
+@st.composite
+def generated_paths(draw: st.DrawFn) -> str:
+    """Relative, absolute-outside and ``~`` paths built from ``..``, symlinks and denied names."""
+    segments = draw(st.lists(st.sampled_from(SEGMENTS), min_size=1, max_size=5))
+    start = draw(st.sampled_from(["", "", "./", "~/", "{out}/"]))
+    return start + "/".join(segments)
+
+
+@settings(
+    max_examples=300,
+    deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
+)
+@given(
+    entry=st.sampled_from(PATH_OPTIONS),
+    raw_path=generated_paths(),
+    form_index=st.integers(min_value=0, max_value=8),
+    preset=st.sampled_from(["coding", "trusted"]),
+)
+def test_a_path_option_is_never_looser_than_the_path_itself(
+    world: tuple[Path, Path],
+    entry: tuple[str, str | None, str | None, str | None],
+    raw_path: str,
+    form_index: int,
+    preset: str,
+) -> None:
+    """Whatever the spelling, the command is at least as strict as reading the path."""
+    template, short, long, cluster = entry
+    root, out = world
+    path = raw_path.replace("{out}", str(out))
+    s = sessions(root)[preset]
+    floor = s.decide_path(path)
+    forms = spellings(short, long, cluster, path)
+    command = template.format(o=forms[form_index % len(forms)])
+    decision = s.decide_command(command)
+    assert SEVERITY[decision] >= SEVERITY[floor], (command, decision, floor)
+    assert decision == s.decide_command(template.format(o=forms[0])), command
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        "some-tool -f.e*",
+        "some-tool --file=.e*",
+        "some-tool -f .e*",
+        "tool -C./sec*",
+        "tool -Csec*",
+        "tool --opt=sec*",
+        "tool -xvf./.e?v",
+        "make -f.e*",
+        "git -Csec*",
+    ],
+)
+def test_a_glob_glued_to_an_unknown_option_is_expanded(
+    world: tuple[Path, Path], command: str
+) -> None:
+    root, _ = world
+    assert sessions(root)["trusted"].decide_command(command) == "deny", command

@@ -28,19 +28,50 @@ _INTERPRETERS = frozenset(
         "tclsh",
     }
 )
-# interpreter options whose value is a file or directory (module paths, include dirs)
-_NODE_PATHS = dict.fromkeys(
-    ("-r", "--require", "--import", "--loader", "--experimental-loader", "--env-file")
+# per interpreter: (options whose value is code, options whose value is a path,
+# options whose value is only ever glued: perl -i.bak, -Mstrict)
+_Options = tuple[dict[str, None], dict[str, None], frozenset[str]]
+_PYTHON: _Options = (
+    dict.fromkeys(("-c",)),
+    dict.fromkeys(("-W", "-X", "-Q", "-m")),  # not paths: consumed so they are no operand
+    frozenset(),
 )
-_PATH_OPTIONS: dict[str, dict[str, None]] = {
-    "node": _NODE_PATHS,
-    "nodejs": _NODE_PATHS,
-    "bun": dict.fromkeys(("-r", "--preload", "--env-file", "--cwd")),
-    "deno": dict.fromkeys(("--config", "-c", "--import-map", "--env-file")),
-    "perl": dict.fromkeys(("-I",)),
-    "ruby": dict.fromkeys(("-I", "-r", "-C")),
-    "php": dict.fromkeys(("-c", "-f", "-t")),
+_NODE: _Options = (
+    dict.fromkeys(("-e", "--eval", "-p", "--print")),
+    dict.fromkeys(
+        ("-r", "--require", "--import", "--loader", "--experimental-loader", "--env-file")
+    ),
+    frozenset(),
+)
+_OPTIONS: dict[str, _Options] = {
+    **dict.fromkeys(("python", "python2", "python3", "pypy", "pypy3"), _PYTHON),
+    "node": _NODE,
+    "nodejs": _NODE,
+    "bun": (
+        dict.fromkeys(("-e", "--eval", "-p", "--print")),
+        dict.fromkeys(("-r", "--preload", "--env-file", "--cwd")),
+        frozenset(),
+    ),
+    "deno": ({}, dict.fromkeys(("--config", "-c", "--import-map", "--env-file")), frozenset()),
+    "perl": (
+        dict.fromkeys(("-e", "-E")),
+        dict.fromkeys(("-I",)),
+        frozenset({"-i", "-M", "-m", "-l", "-0", "-F", "-x", "-C", "-D", "-d"}),
+    ),
+    "ruby": (
+        dict.fromkeys(("-e",)),
+        dict.fromkeys(("-I", "-r", "-C")),
+        frozenset({"-i", "-F", "-0", "-W", "-x", "-K", "-T", "-E"}),
+    ),
+    "php": (dict.fromkeys(("-r",)), dict.fromkeys(("-c", "-f", "-t", "-z")), frozenset()),
+    "lua": (dict.fromkeys(("-e",)), dict.fromkeys(("-l",)), frozenset()),
 }
+# any other interpreter: the usual inline-code flags
+_DEFAULT_OPTIONS: _Options = (
+    dict.fromkeys(("-c", "-e", "-E", "-r", "--eval", "-p", "--print")),
+    {},
+    frozenset(),
+)
 _SHELL_VALUE_OPTS = frozenset({"-o", "-O", "+o", "+O", "--rcfile", "--init-file"})
 
 
@@ -85,32 +116,25 @@ def shell(an: Analyzer, name: str, args: list[Word], heredoc: str | None) -> Non
 
 
 def interpreter(an: Analyzer, name: str, args: list[Word], heredoc: str | None) -> None:
-    path_opts = _PATH_OPTIONS.get(name)
-    if path_opts:
-        for v in scan_argv(args, path_opts).values:
-            an.claim_value(v, "either")
-    code_flags = {"-c", "-e", "-E", "-r", "--eval", "-p", "--print"}
+    """Claim script and argument operands; scan inline code (``-c``, ``-e``...) for paths.
+
+    Options are scanned like the interpreter reads them, so code behind clustered
+    flags (``python -Bc``, ``node -pe``, ``ruby -ne``) is found too.
+    """
+    code, paths, optional = _OPTIONS.get(name, _DEFAULT_OPTIONS)
+    sc = scan_argv(args, {**code, **paths}, stop_at_operand=True, optional=optional)
     saw_code = False
-    inplace = False
-    operands: list[Word] = []
-    skip_next = False
-    for i, w in enumerate(args):
-        t = w.text
-        if skip_next:
-            skip_next = False
-            continue
-        is_code_flag = t in code_flags or (
-            name == "perl" and t.startswith("-") and not t.startswith("--") and "e" in t[1:]
-        )
-        if is_code_flag:
+    rest = list(sc.operands)
+    for v in sc.values:
+        if v.opt in code:
             saw_code = True
-            if i + 1 < len(args):
-                an.code_literals(args[i + 1])
-                skip_next = True
-        if name == "perl" and t.startswith("-") and not t.startswith("--") and "i" in t[1:]:
-            inplace = True
-        if not t.startswith("-"):
-            operands.append(w)
+            an.code_literals(v.value)
+            if v.form == "glued" and "-" + v.value.text in code and rest:
+                an.code_literals(rest.pop(0))  # node -pe CODE: -p -e, the code comes next
+        else:
+            an.claim_value(v, "either")
+    inplace = name in ("perl", "ruby") and sc.has("-i")
+    operands = [w for w in rest if not w.text.startswith("-")]
     for w in operands:
         an.claim(w, "write" if inplace else "either")
     if not saw_code and not operands and heredoc is not None:

@@ -6,9 +6,9 @@ from lovia.workspace._shell import Word
 from lovia.workspace.command_guard.argv import scan_argv
 from lovia.workspace.command_guard.core import Analyzer, Handler
 
-# global options that take a value (all but -c name a path)
+# global options that take a value (all but -c / --config-env name a path)
 _GIT_GLOBAL: dict[str, None] = dict.fromkeys(
-    ("-C", "--git-dir", "--work-tree", "-c", "--namespace", "--exec-path")
+    ("-C", "--git-dir", "--work-tree", "-c", "--config-env", "--namespace", "--exec-path")
 )
 # git subcommands that rewrite files in the work tree
 _GIT_WORKTREE = frozenset(
@@ -39,9 +39,10 @@ _GIT_WORKTREE = frozenset(
 def _h_git(an: Analyzer, name: str, args: list[Word], heredoc: str | None) -> None:
     sc = scan_argv(args, _GIT_GLOBAL, stop_at_operand=True)
     for v in sc.values:
-        if v.opt == "-c":
-            if "alias." in v.value.text or "!" in v.value.text:
-                an.uncertain("git -c with an alias or shell command")
+        if v.opt in ("-c", "--config-env"):
+            key = v.value.text.lower()
+            if "alias." in key or "!" in key or key.startswith("core."):
+                an.uncertain("git -c with an alias, core setting or shell command")
             continue
         an.claim_value(v, "either")
         if v.opt in ("-C", "--work-tree"):

@@ -288,3 +288,42 @@ def test_a_glob_glued_to_an_unknown_option_is_expanded(
 ) -> None:
     root, _ = world
     assert sessions(root)["trusted"].decide_command(command) == "deny", command
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        "python3 -c \"print(open('.env').read())\"",
+        "python3 -ic \"print(open('.env').read())\"",
+        "python3 -Bc \"print(open('.env').read())\"",
+        "python3 -Wignore -c \"print(open('.env').read())\"",
+        "node -pe \"require('fs').readFileSync('.env','utf8')\"",
+        "node -e \"require('fs').readFileSync('.env','utf8')\"",
+        "node --eval=\"require('fs').readFileSync('.env','utf8')\"",
+        "ruby -ne \"puts File.read('.env')\"",
+        "ruby -e \"puts File.read('.env')\"",
+        "perl -ne \"open F, '.env'\"",
+        "php -r \"echo file_get_contents('.env');\"",
+    ],
+)
+def test_inline_code_behind_clustered_flags_is_scanned(
+    world: tuple[Path, Path], command: str
+) -> None:
+    root, _ = world
+    assert sessions(root)["trusted"].decide_command(command) == "deny", command
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        "git -c core.hooksPath=/tmp/h commit",
+        "git -ccore.fsmonitor=/tmp/x status",
+        "git -c alias.st=!sh status",
+        "git --config-env=core.pager=X log",
+    ],
+)
+def test_git_config_that_can_run_commands_is_uncertain(
+    world: tuple[Path, Path], command: str
+) -> None:
+    root, _ = world
+    assert sessions(root)["trusted"].decide_command(command) != "allow", command

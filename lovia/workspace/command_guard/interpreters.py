@@ -4,7 +4,7 @@ code (``python -c``, ``node -e``) is scanned for quoted path literals."""
 from __future__ import annotations
 
 from lovia.workspace._shell import Word
-from lovia.workspace.command_guard.argv import scan_argv, tail_word
+from lovia.workspace.command_guard.argv import scan_argv
 from lovia.workspace.command_guard.core import Analyzer, Handler
 
 _SHELLS = frozenset({"sh", "bash", "dash", "zsh", "ksh", "mksh", "ash", "busybox-sh", "fish"})
@@ -72,34 +72,17 @@ _DEFAULT_OPTIONS: _Options = (
     {},
     frozenset(),
 )
-_SHELL_VALUE_OPTS = frozenset({"-o", "-O", "+o", "+O", "--rcfile", "--init-file"})
+_SHELL_VALUE_OPTS = dict.fromkeys(("-o", "-O", "+o", "+O", "--rcfile", "--init-file"))
 
 
 def shell(an: Analyzer, name: str, args: list[Word], heredoc: str | None) -> None:
-    i = 0
-    payload_next = False
-    while i < len(args):
-        w = args[i]
-        t = w.text
-        if t == "--":
-            i += 1
-            break
-        if t.startswith(("-", "+")) and len(t) > 1:
-            if t in _SHELL_VALUE_OPTS:
-                if t in ("--rcfile", "--init-file") and i + 1 < len(args):
-                    an.claim(args[i + 1], "read")
-                i += 2
-                continue
-            if t.startswith(("--rcfile=", "--init-file=")):
-                an.claim(tail_word(w, t.index("=") + 1), "read")
-                i += 1
-                continue
-            if not t.startswith("--") and "c" in t[1:]:
-                payload_next = True
-            i += 1
-            continue
-        break
-    rest = args[i:]
+    """``sh -c CODE`` is analysed as commands; a script file is claimed, not read."""
+    sc = scan_argv(args, _SHELL_VALUE_OPTS, stop_at_operand=True, plus_options=True)
+    for v in sc.values:
+        if v.opt in ("--rcfile", "--init-file"):
+            an.claim_value(v, "read")
+    payload_next = sc.has("-c", "+c")
+    rest = sc.operands
     if payload_next:
         an.payload(rest[0] if rest else None, f"{name} -c")
         return

@@ -4,8 +4,8 @@
 from __future__ import annotations
 
 from lovia.workspace._shell import Word
-from lovia.workspace.command_guard.argv import tail_word
-from lovia.workspace.command_guard.core import Analyzer, Handler
+from lovia.workspace.command_guard.argv import scan_argv, tail_word
+from lovia.workspace.command_guard.core import Analyzer, ClaimOp, Handler
 
 _WRAPPERS: dict[str, frozenset[str]] = {
     "sudo": frozenset({"-u", "-g", "-h", "-p", "-C", "-D", "-r", "-t", "-U", "-T", "-R"}),
@@ -68,6 +68,9 @@ _WRAPPERS: dict[str, frozenset[str]] = {
 }
 # wrappers whose first operand is not the command (timeout DURATION, taskset MASK...)
 _WRAPPER_SKIP_OPERANDS = {"timeout": 1, "chrt": 1, "taskset": 1, "flock": 1}
+# runner options whose value is shell code, and those naming the project directory
+_RUNNER_CODE_OPTS = frozenset({"-c", "--call"})
+_RUNNER_DIR_OPTS = frozenset({"--directory", "--project", "-C"})
 # "tool run CMD" style wrappers: (tool, subcommand) -> value options
 _RUNNERS: dict[tuple[str, str], frozenset[str]] = {
     ("uv", "run"): frozenset(
@@ -105,59 +108,29 @@ _RUNNERS: dict[tuple[str, str], frozenset[str]] = {
 
 
 def wrapper(an: Analyzer, name: str, args: list[Word], heredoc: str | None = None) -> None:
-    value_opts = _WRAPPERS[name]
-    i = 0
-    while i < len(args):
-        t = args[i].text
-        if name == "env" and "=" in t and not t.startswith("-"):
-            assigned = t.split("=", 1)[1]
-            if assigned:
-                an.claim(args[i], "read", text=assigned, bare_ok=False)
-            i += 1
-            continue
-        if t == "--":
-            i += 1
-            break
-        if not t.startswith("-") or t == "-":
-            break
-        opt = t.split("=", 1)[0]
-        # the option's value: glued (-C/x), after '=' (--chdir=/x) or the next word
-        value: Word | None = None
-        glued = False
-        if not t.startswith("--"):
-            # a cluster: the first letter that takes a value ends it (-iC/x, -ra FILE)
-            j = next((j for j in range(1, len(t)) if "-" + t[j] in value_opts), 0)
-            if j:
-                opt = "-" + t[j]
-                glued = j + 1 < len(t)
-                if glued:
-                    value = tail_word(args[i], j + 1)
-                elif i + 1 < len(args):
-                    value = args[i + 1]
-        if value is None and t.startswith("--"):
-            if "=" in t:
-                value = tail_word(args[i], len(opt) + 1)
-            elif opt in value_opts and i + 1 < len(args):
-                value = args[i + 1]
-        if name == "env" and opt in ("-S", "--split-string"):
-            an.payload(value, "env -S")
+    """Judge the wrapper's own options, then the command it runs."""
+    sc = scan_argv(args, dict.fromkeys(_WRAPPERS[name]), stop_at_operand=True)
+    for v in sc.values:
+        if name == "env" and v.opt in ("-S", "--split-string"):
+            an.payload(v.value, "env -S")
             return
-        targets = [] if value is None else [value]
-        if glued and value is not None and value.text.startswith("="):
-            targets.append(tail_word(value, 1))  # -C=/x: judge "/x" too
+        targets = [v.value]
+        if v.form == "glued" and v.value.text.startswith("="):
+            targets.append(tail_word(v.value, 1))  # -C=/x: judge "/x" too
         for target in targets:
-            if name == "env" and opt in ("-C", "--chdir"):
+            if name == "env" and v.opt in ("-C", "--chdir"):
                 an.claim(target, "read")
                 an.cd(target)
-            elif name in ("time", "strace", "ltrace") and opt in ("-o", "--output"):
+            elif name in ("time", "strace", "ltrace") and v.opt in ("-o", "--output"):
                 an.claim(target, "write")
-            elif name == "xargs" and opt in ("-a", "--arg-file"):
+            elif name == "xargs" and v.opt in ("-a", "--arg-file"):
                 an.claim(target, "read")
-        if opt in value_opts and not glued and ("=" not in t or not t.startswith("--")):
-            i += 2
-        else:
-            i += 1
-    rest = args[i:]
+    rest = sc.operands
+    while name == "env" and rest and "=" in rest[0].text and not rest[0].text.startswith("-"):
+        assigned = rest[0].text.split("=", 1)[1]
+        if assigned:
+            an.claim(rest[0], "read", text=assigned, bare_ok=False)
+        rest = rest[1:]
     skip = _WRAPPER_SKIP_OPERANDS.get(name, 0)
     if name == "flock" and len(rest) >= 2 and rest[1].text in ("-c", "--command"):
         an.claim(rest[0], "write")
@@ -182,32 +155,16 @@ def wrapper(an: Analyzer, name: str, args: list[Word], heredoc: str | None = Non
 
 
 def runner_wrapper(an: Analyzer, value_opts: frozenset[str], args: list[Word]) -> None:
-    i = 0
-    while i < len(args):
-        t = args[i].text
-        if t == "--":
-            i += 1
-            break
-        if not t.startswith("-"):
-            break
-        opt = t.split("=", 1)[0]
-        if opt in ("-c", "--call"):
-            if "=" in t:
-                an.payload(Word(text=t.split("=", 1)[1]), "npm exec -c")
-            else:
-                an.payload(args[i + 1] if i + 1 < len(args) else None, "npm exec -c")
+    """The runner's own options (``--directory``, ``-c CODE``...), then the command it runs."""
+    values: dict[str, ClaimOp | None] = dict.fromkeys(value_opts | _RUNNER_CODE_OPTS)
+    values.update(dict.fromkeys(_RUNNER_DIR_OPTS, "read"))
+    sc = an.options(args, values, unknown_op="either", stop_at_operand=True)
+    for v in sc.values:
+        if v.opt in _RUNNER_CODE_OPTS:
+            an.payload(v.value, "npm exec -c")
             return
-        if opt in ("--directory", "--project", "-C"):
-            if "=" in t:
-                an.claim(tail_word(args[i], len(opt) + 1), "read")
-            elif i + 1 < len(args):
-                an.claim(args[i + 1], "read")
-        elif t.startswith("-C"):  # glued: -C/x
-            an.claim(tail_word(args[i], 2), "read")
-        i += 2 if (opt in value_opts and "=" not in t) else 1
-    rest = args[i:]
-    if rest:
-        an.command(rest)
+    if sc.operands:
+        an.command(sc.operands)
 
 
 def runner(an: Analyzer, name: str, args: list[Word], heredoc: str | None) -> None:

@@ -327,3 +327,23 @@ def test_git_config_that_can_run_commands_is_uncertain(
 ) -> None:
     root, _ = world
     assert sessions(root)["trusted"].decide_command(command) != "allow", command
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        "bash -eo pipefail -c 'cat .env'",
+        "bash -xo pipefail -c 'cat .env'",
+        "bash -o pipefail -ec 'cat .env'",
+        "bash +o histexpand -c 'cat .env'",
+        "bash -O extglob -c 'cat .env'",
+        "sh -euc 'cat .env'",
+        "bash --rcfile .env -i",
+        "bash --norc -c 'cat .env'",
+    ],
+)
+def test_shell_payload_behind_clustered_value_options_is_analysed(
+    world: tuple[Path, Path], command: str
+) -> None:
+    root, _ = world
+    assert sessions(root)["trusted"].decide_command(command) == "deny", command

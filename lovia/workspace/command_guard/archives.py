@@ -3,77 +3,68 @@
 from __future__ import annotations
 
 from lovia.workspace._shell import Word
+from lovia.workspace.command_guard.argv import scan_argv, tail_word
 from lovia.workspace.command_guard.core import Analyzer, ClaimOp, Handler, _Collector
+
+_TAR_VALUES: dict[str, None] = dict.fromkeys(
+    ("-f", "--file", "-C", "--directory", "-T", "--files-from", "-X", "--exclude-from")
+)
+# options whose value is a command tar runs
+_TAR_COMMANDS: dict[str, None] = dict.fromkeys(
+    (
+        "-I",
+        "--use-compress-program",
+        "--to-command",
+        "-F",
+        "--info-script",
+        "--new-volume-script",
+        "--rsh-command",
+    )
+)
+_TAR_EXTRACT = frozenset({"-x", "--extract", "--get"})
+_TAR_CREATE = frozenset(
+    {"-c", "-r", "-A", "-u", "--create", "--append", "--update", "--catenate", "--concatenate"}
+)
+_TAR_LIST = frozenset({"-t", "-d", "--list", "--diff", "--compare"})
+
+
+def _tar_traditional(args: list[Word]) -> list[Word]:
+    """``tar xzfC a.tar dir ...`` (no dash): each value letter takes the next word, in order."""
+    if not args or not args[0].text.isalpha():
+        return args
+    out: list[Word] = []
+    rest = list(args[1:])
+    for ch in args[0].text:
+        out.append(Word(text="-" + ch))
+        if ("-" + ch in _TAR_VALUES or "-" + ch in _TAR_COMMANDS) and rest:
+            out.append(rest.pop(0))
+    return out + rest
 
 
 def _h_tar(an: Analyzer, name: str, args: list[Word], heredoc: str | None) -> None:
+    sc = scan_argv(_tar_traditional(args), {**_TAR_VALUES, **_TAR_COMMANDS})
     mode = ""
+    if sc.flags & _TAR_EXTRACT:
+        mode = "x"
+    elif sc.flags & _TAR_CREATE:
+        mode = "c"
+    elif sc.flags & _TAR_LIST:
+        mode = "t"
     archive: list[Word] = []
     directory: Word | None = None
-    operands: list[Word] = []
-    i = 0
-    first = True
-    while i < len(args):
-        w = args[i]
-        t = w.text
-        cluster: str | None = None
-        if t.startswith("--"):
-            opt, _, value = t.partition("=")
-            key = opt[2:]
-            if key in ("create", "append", "update", "catenate", "concatenate"):
-                mode = "c"
-            elif key in ("extract", "get"):
-                mode = "x"
-            elif key in ("list", "diff", "compare"):
-                mode = "t"
-            elif key in ("file", "directory", "files-from", "exclude-from"):
-                target = Word(text=value) if value else (args[i + 1] if i + 1 < len(args) else None)
-                if not value:
-                    i += 1
-                if target is not None:
-                    if key == "file":
-                        archive.append(target)
-                    elif key == "directory":
-                        directory = target
-                    else:
-                        an.claim(target, "read")
-            i += 1
-            first = False
-            continue
-        if t.startswith("-") and len(t) > 1:
-            cluster = t[1:]
-        elif first and t and t.isalpha():
-            cluster = t
-        first = False
-        if cluster is None:
-            operands.append(w)
-            i += 1
-            continue
-        j = 0
-        while j < len(cluster):
-            ch = cluster[j]
-            if ch in "crAu":
-                mode = "c"
-            elif ch == "x":
-                mode = "x"
-            elif ch in "td":
-                mode = mode or "t"
-            if ch in "fCTX":
-                rest = cluster[j + 1 :]
-                if rest:
-                    value_word = Word(text=rest)
-                else:
-                    i += 1
-                    value_word = args[i] if i < len(args) else Word()
-                if ch == "f":
-                    archive.append(value_word)
-                elif ch == "C":
-                    directory = value_word
-                else:
-                    an.claim(value_word, "read")
-                break
-            j += 1
-        i += 1
+    for v in sc.values:
+        if v.opt in ("-f", "--file"):
+            archive.append(v.value)
+        elif v.opt in ("-C", "--directory"):
+            directory = v.value
+        elif v.opt in _TAR_COMMANDS:
+            an.payload(v.value, f"tar {v.opt}")
+        else:
+            an.claim_value(v, "read")
+    for v in sc.unknown_values:
+        if v.opt == "--checkpoint-action" and v.value.text.startswith("exec="):
+            an.payload(tail_word(v.value, 5), "tar --checkpoint-action=exec")
+    operands = sc.operands
     archive_op: ClaimOp = {"c": "write", "x": "read", "t": "read"}.get(mode, "either")  # type: ignore[assignment]
     for a in archive:
         an.claim(a, archive_op)
@@ -91,11 +82,23 @@ def _h_tar(an: Analyzer, name: str, args: list[Word], heredoc: str | None) -> No
     an.bases = saved
 
 
+_ZIP_VALUES: dict[str, ClaimOp | None] = {
+    "-x": "read",
+    "-i": "read",
+    "-b": "write",
+    "-O": "write",
+    "--out": "write",
+    "-TT": None,
+    "--unzip-command": None,
+}
+
+
 def _h_zip(an: Analyzer, name: str, args: list[Word], heredoc: str | None) -> None:
+    for v in scan_argv(args, _ZIP_VALUES).values:
+        if v.opt in ("-TT", "--unzip-command"):
+            an.payload(v.value, f"zip {v.opt}")
     collector = _Collector()
-    operands = collector.collect(
-        an, name, args, {"-x": "read", "-i": "read", "-b": "write", "-O": "write", "--out": "write"}
-    )
+    operands = collector.collect(an, name, args, _ZIP_VALUES)
     if not operands:
         return
     an.claim(operands[0], "write")

@@ -173,6 +173,10 @@ def copier(an: Analyzer, name: str, args: list[Word], heredoc: str | None) -> No
         value_opts.pop("-g", None)
         value_opts.pop("-P", None)
         value_opts.update(_RSYNC_PATH_VALUES)
+    if name == "rsync":
+        for v in scan_argv(args, value_opts).values:
+            if v.opt in ("-e", "--rsh"):
+                an.payload(v.value, f"rsync {v.opt}")  # the remote shell rsync runs
     collector = _Collector()
     operands = collector.collect(an, name, args, value_opts)
     flags = collector.flags

@@ -347,3 +347,40 @@ def test_shell_payload_behind_clustered_value_options_is_analysed(
 ) -> None:
     root, _ = world
     assert sessions(root)["trusted"].decide_command(command) == "deny", command
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        "tar -xf a.tar --to-command='cat .env'",
+        "tar -cf o.tar -I 'sh -c \"cat .env\"' src",
+        "tar -cf o.tar --use-compress-program='cat .env' src",
+        "tar -cf o.tar --use-compress-program 'cat .env' src",
+        "tar -cf o.tar --checkpoint=1 --checkpoint-action=exec='cat .env' src",
+        "tar -cf o.tar -F 'cat .env' src",
+        "rsync -e 'sh -c \"cat .env\"' a host:b",
+        "rsync --rsh='cat .env' a host:b",
+        "zip -TT 'cat .env' o.zip a",
+        "zip --unzip-command='cat .env' -T o.zip a",
+    ],
+)
+def test_options_that_run_a_command_are_analysed_as_commands(
+    world: tuple[Path, Path], command: str
+) -> None:
+    root, _ = world
+    assert sessions(root)["trusted"].decide_command(command) == "deny", command
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        "tar xfC a.tar secrets",
+        "tar cfT o.tar .env",
+        "tar -cf o.tar -Csecrets .",
+        "tar cvf o.tar -C secrets .",
+        "tar --create --file=o.tar --directory=secrets .",
+    ],
+)
+def test_tar_option_letters_in_every_style(world: tuple[Path, Path], command: str) -> None:
+    root, _ = world
+    assert sessions(root)["trusted"].decide_command(command) == "deny", command

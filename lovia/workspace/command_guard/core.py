@@ -384,7 +384,7 @@ class _Collector:
         self.flags: set[str] = set()
 
     def collect(
-        self, an: Analyzer, name: str, args: list[Word], value_opts: Mapping[str, ClaimOp]
+        self, an: Analyzer, name: str, args: list[Word], value_opts: Mapping[str, ClaimOp | None]
     ) -> list[Word]:
         sc = an.options(args, value_opts, unknown_op="either")
         self.flags = {w.text.split("=", 1)[0] for w in args if w.text.startswith("-")}

@@ -210,7 +210,7 @@ def copier(an: Analyzer, name: str, args: list[Word], heredoc: str | None) -> No
 
 
 def _h_cd(an: Analyzer, name: str, args: list[Word], heredoc: str | None) -> None:
-    operands = [w for w in args if not (w.text.startswith("-") and len(w.text) > 1)]
+    operands = scan_argv(args).operands
     target = operands[0] if operands else None
     if target is not None:
         an.claim(target, "read")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from lovia.workspace._shell import Word
+from lovia.workspace.command_guard.argv import scan_argv
 from lovia.workspace.command_guard.core import Analyzer, ClaimOp, Handler
 
 
@@ -41,22 +42,11 @@ def _h_curl(an: Analyzer, name: str, args: list[Word], heredoc: str | None) -> N
         "--form",
         "--json",
     }
-    remote_name = False
-    i = 0
-    while i < len(args):
-        w = args[i]
-        t = w.text
-        if t in data_opts and i + 1 < len(args):
-            _data_ref(an, args[i + 1])
-            i += 2
-            continue
-        if t.split("=", 1)[0] in data_opts and "=" in t and t.startswith("--"):
-            _data_ref(an, Word(text=t.split("=", 1)[1]))
-        elif t in ("-O", "--remote-name", "--remote-name-all", "-J") or (
-            t.startswith("-") and not t.startswith("--") and "O" in t[1:]
-        ):
-            remote_name = True
-        i += 1
+    sc = scan_argv(args, {**value_opts, **dict.fromkeys(data_opts)})
+    for v in sc.values:
+        if v.opt in data_opts:
+            _data_ref(an, v.value)
+    remote_name = sc.has("-O", "--remote-name", "--remote-name-all", "-J")
     an.generic(name, [w for w in args], "either", value_opts=value_opts)
     if remote_name:
         an.claim(Word(text="."), "write", text=".")

@@ -191,14 +191,19 @@ def _h_source(an: Analyzer, name: str, args: list[Word], heredoc: str | None) ->
         an.claim(w, "either")
 
 
+_SU_VALUES: dict[str, None] = dict.fromkeys(
+    ("-c", "--command", "--session-command", "-s", "--shell", "-g", "--group", "-G", "-w", "-u")
+)
+
+
 def _h_su(an: Analyzer, name: str, args: list[Word], heredoc: str | None) -> None:
-    for i, w in enumerate(args):
-        if w.text in ("-c", "--command"):
-            an.payload(args[i + 1] if i + 1 < len(args) else None, f"{name} -c")
+    sc = scan_argv(args, _SU_VALUES)
+    for v in sc.values:
+        if v.opt in ("-c", "--command", "--session-command"):
+            an.payload(v.value, f"{name} -c")
             return
-        if w.text.startswith("--command="):
-            an.payload(Word(text=w.text.split("=", 1)[1]), f"{name} -c")
-            return
+        if v.opt in ("-s", "--shell"):
+            an.claim_value(v, "read")
     an.uncertain(f"{name} starts a shell")
 
 

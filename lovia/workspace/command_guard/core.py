@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass, field
 from typing import Literal
 
@@ -281,6 +281,12 @@ class Analyzer:
         self.claim(value.value, op, bare_ok=True)
         if value.form == "glued" and value.value.text.startswith("=") and len(value.value.text) > 1:
             self.claim(tail_word(value.value, 1), op, bare_ok=True)  # Go style: -o=/x
+
+    def run_values(self, scan: Scan, opts: Collection[str], what: str) -> None:
+        """Analyse the values of ``opts`` as shell commands the program runs."""
+        for v in scan.values:
+            if v.opt in opts:
+                self.payload(v.value, f"{what} {v.opt}")
 
     def options(
         self,

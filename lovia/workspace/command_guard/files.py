@@ -16,6 +16,7 @@ from lovia.workspace.command_guard.core import (
     _Collector,
     _is_pathish,
 )
+from lovia.workspace.command_guard.net import ssh_options
 
 _READERS = frozenset(
     {
@@ -173,6 +174,8 @@ def copier(an: Analyzer, name: str, args: list[Word], heredoc: str | None) -> No
         value_opts.pop("-g", None)
         value_opts.pop("-P", None)
         value_opts.update(_RSYNC_PATH_VALUES)
+    if name in ("scp", "sftp"):
+        ssh_options(an, name, args)
     if name == "rsync":
         for v in scan_argv(args, value_opts).values:
             if v.opt in ("-e", "--rsh"):
@@ -308,8 +311,8 @@ def _awk_script(an: Analyzer, script: Word) -> None:
 def _h_find(an: Analyzer, name: str, args: list[Word], heredoc: str | None) -> None:
     starts: list[Word] = []
     i = 0
-    while i < len(args) and args[i].text in ("-H", "-L", "-P", "-O0", "-O1", "-O2", "-O3"):
-        i += 1
+    while i < len(args) and (args[i].text in ("-H", "-L", "-P", "-D") or args[i].text[:2] == "-O"):
+        i += 2 if args[i].text == "-D" else 1  # -D takes debug options
     while i < len(args) and not (args[i].text.startswith(("-", "(", "!", ")"))):
         starts.append(args[i])
         i += 1
@@ -422,19 +425,19 @@ def _h_grep(an: Analyzer, name: str, args: list[Word], heredoc: str | None) -> N
         an.claim(Word(text="."), "read", recursive=True, text=".")
 
 
+_SORT_VALUES: dict[str, ClaimOp | None] = {
+    "-o": "write",
+    "--output": "write",
+    "-T": "write",
+    "--temporary-directory": "write",
+    "--files0-from": "read",
+    "--compress-program": None,
+}
+
+
 def _h_sort(an: Analyzer, name: str, args: list[Word], heredoc: str | None) -> None:
-    an.generic(
-        name,
-        args,
-        "read",
-        value_opts={
-            "-o": "write",
-            "--output": "write",
-            "-T": "write",
-            "--temporary-directory": "write",
-            "--files0-from": "read",
-        },
-    )
+    an.run_values(scan_argv(args, _SORT_VALUES), ("--compress-program",), name)
+    an.generic(name, args, "read", value_opts=_SORT_VALUES)
 
 
 def _h_uniq(an: Analyzer, name: str, args: list[Word], heredoc: str | None) -> None:
@@ -444,11 +447,20 @@ def _h_uniq(an: Analyzer, name: str, args: list[Word], heredoc: str | None) -> N
         an.claim(w, "write" if k == 1 else "read")
 
 
+_SPLIT_VALUES: dict[str, ClaimOp | None] = {
+    "-l": "read",
+    "-b": "read",
+    "-n": "read",
+    "-a": "read",
+    "-C": "read",
+    "--filter": None,
+}
+
+
 def _h_split(an: Analyzer, name: str, args: list[Word], heredoc: str | None) -> None:
+    an.run_values(scan_argv(args, _SPLIT_VALUES), ("--filter",), name)
     collector = _Collector()
-    operands = collector.collect(
-        an, name, args, {"-l": "read", "-b": "read", "-n": "read", "-a": "read", "-C": "read"}
-    )
+    operands = collector.collect(an, name, args, _SPLIT_VALUES)
     for k, w in enumerate(operands):
         an.claim(w, "write" if k >= 1 else "read")
     if len(operands) < 2:
@@ -473,6 +485,23 @@ def _h_patch(an: Analyzer, name: str, args: list[Word], heredoc: str | None) -> 
     )
     if not operands:
         an.uncertain("patch writes the files named in the patch")
+
+
+_MAN_VALUES: dict[str, ClaimOp | None] = {
+    "-P": None,
+    "--pager": None,
+    "-H": None,
+    "--html": None,
+    "-M": "either",
+    "--manpath": "either",
+    "-C": "either",
+    "--config-file": "either",
+}
+
+
+def _h_man(an: Analyzer, name: str, args: list[Word], heredoc: str | None) -> None:
+    an.run_values(scan_argv(args, _MAN_VALUES), ("-P", "--pager", "-H", "--html"), name)
+    an.generic(name, args, "either", value_opts=_MAN_VALUES)
 
 
 HANDLERS: dict[str, Handler] = {
@@ -502,4 +531,5 @@ HANDLERS: dict[str, Handler] = {
     "split": _h_split,
     "csplit": _h_split,
     "patch": _h_patch,
+    "man": _h_man,
 }

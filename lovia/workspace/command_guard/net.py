@@ -1,4 +1,5 @@
-"""Network fetchers: ``curl`` and ``wget`` write downloads and read uploads."""
+"""Network tools: ``curl`` and ``wget`` write downloads and read uploads; ``ssh`` options
+can name local files or run local commands (``-o ProxyCommand=...``)."""
 
 from __future__ import annotations
 
@@ -84,4 +85,67 @@ def _h_wget(an: Analyzer, name: str, args: list[Word], heredoc: str | None) -> N
         an.claim(Word(text="."), "write", text=".")
 
 
-HANDLERS: dict[str, Handler] = {"curl": _h_curl, "wget": _h_wget}
+# ssh -o keys whose value is a command ssh runs locally, and keys naming a local file
+_SSH_COMMAND_KEYS = frozenset({"proxycommand", "localcommand", "knownhostscommand"})
+_SSH_FILE_KEYS = frozenset(
+    {
+        "identityfile",
+        "certificatefile",
+        "userknownhostsfile",
+        "globalknownhostsfile",
+        "controlpath",
+        "identityagent",
+        "include",
+        "revokedhostkeys",
+        "securitykeyprovider",
+        "pkcs11provider",
+    }
+)
+_SSH_VALUES: dict[str, ClaimOp | None] = {
+    "-o": None,
+    "-F": "either",
+    "-i": "either",
+    "-E": "write",
+    "-S": "either",
+    "-b": "either",
+    "-J": None,
+    "-l": None,
+    "-p": None,
+    "-P": None,
+    "-c": None,
+    "-D": None,
+    "-L": None,
+    "-R": None,
+    "-W": None,
+    "-w": None,
+    "-m": None,
+    "-O": None,
+    "-Q": None,
+    "-B": None,
+    "-e": None,
+    "-I": None,
+}
+
+
+def ssh_options(an: Analyzer, name: str, args: list[Word]) -> None:
+    """``-o Key=Value``: commands ssh runs locally are analysed, local files claimed."""
+    for v in scan_argv(args, _SSH_VALUES).values:
+        if v.opt != "-o":
+            continue
+        text = v.value.text.strip()
+        key, _, value = text.replace("=", " ", 1).partition(" ")
+        value = value.strip()
+        if not value:
+            continue
+        if key.lower() in _SSH_COMMAND_KEYS:
+            an.payload(Word(text=value, expansion=v.value.expansion), f"{name} -o {key}")
+        elif key.lower() in _SSH_FILE_KEYS:
+            an.claim(Word(text=value, expansion=v.value.expansion), "either")
+
+
+def _h_ssh(an: Analyzer, name: str, args: list[Word], heredoc: str | None) -> None:
+    ssh_options(an, name, args)
+    an.generic(name, args, "either", value_opts=_SSH_VALUES)
+
+
+HANDLERS: dict[str, Handler] = {"curl": _h_curl, "wget": _h_wget, "ssh": _h_ssh}

@@ -403,3 +403,23 @@ def test_tar_option_letters_in_every_style(world: tuple[Path, Path], command: st
 def test_uploads_and_su_payloads_in_every_spelling(world: tuple[Path, Path], command: str) -> None:
     root, _ = world
     assert sessions(root)["trusted"].decide_command(command) == "deny", command
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        "sort --compress-program='cat .env' a",
+        "sort --compress-program 'cat .env' a",
+        "split --filter='cat .env' a",
+        "ssh -o ProxyCommand='cat .env' host",
+        "ssh -oProxyCommand='cat .env' host",
+        "ssh -o 'LocalCommand=cat .env' -o PermitLocalCommand=yes host",
+        "scp -o ProxyCommand='cat .env' a host:b",
+        "man -P 'cat .env' ls",
+        "man --pager='cat .env' ls",
+        "find -D tree secrets -delete",
+    ],
+)
+def test_more_options_that_run_a_command(world: tuple[Path, Path], command: str) -> None:
+    root, _ = world
+    assert sessions(root)["trusted"].decide_command(command) == "deny", command

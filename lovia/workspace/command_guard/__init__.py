@@ -15,9 +15,15 @@ Two layers:
   brace expansion, ``#`` inside a word, unparsable input, arguments fed by
   ``xargs``...) so the result is at least ``ask``. It never loosens a decision.
 
-Layout: :mod:`.core` (claims, the analyzer, the generic scan), one module per program
-family (:mod:`.files`, :mod:`.archives`, :mod:`.net`, :mod:`.vcs`, :mod:`.interpreters`,
-:mod:`.wrappers`), :mod:`.dispatch` (the name → handler table) and :mod:`.judge`.
+Layout:
+
+* :mod:`.argv` — the one argv scanner every handler uses (separate, glued, clustered,
+  ``--opt=value``, ``--``), so an option is judged alike in every spelling;
+* :mod:`.core` — claims, the analyzer that walks parsed commands, the generic scan;
+* one module per program family: :mod:`.files`, :mod:`.archives`, :mod:`.net`,
+  :mod:`.vcs`, :mod:`.build`, :mod:`.packages`, :mod:`.interpreters`, :mod:`.wrappers`
+  (table-driven ones through :mod:`.programs`);
+* :mod:`.dispatch` — the command name → handler table; :mod:`.judge` — the decision.
 """
 
 from __future__ import annotations

@@ -48,9 +48,6 @@ class Scan:
     #: ``--name=value`` words of undeclared long options
     unknown_values: list[OptValue] = field(default_factory=list)
 
-    def values_of(self, *opts: str) -> list[Word]:
-        return [v.value for v in self.values if v.opt in opts]
-
     def has(self, *opts: str) -> bool:
         return any(o in self.flags for o in opts)
 

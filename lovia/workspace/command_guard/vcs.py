@@ -52,11 +52,10 @@ def _h_git(an: Analyzer, name: str, args: list[Word], heredoc: str | None) -> No
     sub = sc.operands[0].text
     rest = sc.operands[1:]
     if sub == "add":
-        an.generic(name, rest, "read", value_opts={"--pathspec-from-file": "read"})
-        for w in rest:
-            if not w.text.startswith("-"):
-                an.claim(w, "read", recursive=True)
-        if any(w.text in ("-A", "--all", "-u", "--update") for w in rest):
+        operands = an.generic(name, rest, "read", value_opts={"--pathspec-from-file": "read"})
+        for w in operands:
+            an.claim(w, "read", recursive=True)
+        if scan_argv(rest, {"--pathspec-from-file": None}).has("-A", "--all", "-u", "--update"):
             an.claim(Word(text="."), "read", recursive=True, text=".")
         return
     if sub in _GIT_WORKTREE:

@@ -80,6 +80,7 @@ def scan_argv(
     plus_options: bool = False,
     clusters: bool = True,
     optional: Collection[str] = (),
+    prefixes: Collection[str] | None = None,
 ) -> Scan:
     """Split ``args`` into options, option values and operands.
 
@@ -112,9 +113,12 @@ def scan_argv(
             continue
         if t.startswith("--"):
             name, eq, _value = t.partition("=")
+            cut = len(name) + 1
+            if name not in values:
+                name = _expand_prefix(name, values if prefixes is None else prefixes)
             out.flags.add(name)
             if eq:
-                ov = OptValue(name, tail_word(w, len(name) + 1), "equals", w)
+                ov = OptValue(name, tail_word(w, cut), "equals", w)
                 (out.values if name in values else out.unknown_values).append(ov)
             elif name in values and name not in optional and i < n:
                 out.values.append(OptValue(name, args[i], "separate", w))
@@ -157,6 +161,14 @@ def scan_argv(
         if not attributed:
             out.unknown.append(w)
     return out
+
+
+def _expand_prefix(name: str, options: Collection[str]) -> str:
+    """``--targ`` → ``--target-directory`` when exactly one declared option starts so."""
+    if len(name) < 4:
+        return name
+    found = [o for o in options if o.startswith(name) and o.startswith("--")]
+    return found[0] if len(found) == 1 else name
 
 
 def _single_dash_long(t: str, values: Mapping[str, object]) -> str | None:

@@ -304,7 +304,13 @@ class Analyzer:
         claim what looks like a path, with ``unknown_op`` (``None``: guessed from the
         option name).
         """
-        sc = scan_argv(args, value_opts, stop_at_operand=stop_at_operand, clusters=clusters)
+        sc = scan_argv(
+            args,
+            value_opts,
+            stop_at_operand=stop_at_operand,
+            clusters=clusters,
+            prefixes=[o for o, op in value_opts.items() if op is not None],
+        )
         for v in sc.values:
             op = value_opts.get(v.opt)
             if op is not None:

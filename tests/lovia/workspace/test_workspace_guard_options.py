@@ -423,3 +423,26 @@ def test_uploads_and_su_payloads_in_every_spelling(world: tuple[Path, Path], com
 def test_more_options_that_run_a_command(world: tuple[Path, Path], command: str) -> None:
     root, _ = world
     assert sessions(root)["trusted"].decide_command(command) == "deny", command
+
+
+@pytest.mark.parametrize(
+    ("preset", "command", "expected"),
+    [
+        # GNU getopt accepts any unambiguous prefix of a long option
+        ("coding", "cp --target /tmp/x a", "deny"),
+        ("coding", "cp --target-dir=/tmp/x a", "deny"),
+        ("coding", "sort --out /tmp/x a", "deny"),
+        ("coding", "patch --outp /tmp/x a", "deny"),
+        ("trusted", "env --ch secrets cat k", "deny"),
+        ("trusted", "env --chd=secrets cat k", "deny"),
+        ("trusted", "xargs --arg secrets/k cat", "deny"),
+        ("trusted", "tar -x --dir secrets -f a.tar", "deny"),
+        ("trusted", "sed --fi .env f", "deny"),
+        ("trusted", "grep --fil=.env x", "deny"),
+    ],
+)
+def test_abbreviated_long_options_are_resolved(
+    world: tuple[Path, Path], preset: str, command: str, expected: str
+) -> None:
+    root, _ = world
+    assert sessions(root)[preset].decide_command(command) == expected, command

@@ -50,7 +50,7 @@ _CC_VALUES: dict[str, ClaimOp | None] = {
     "-Xassembler": None,
     "-Xpreprocessor": None,
 }
-_CC = Program(values=_CC_VALUES, clusters=False)
+_CC = Program(values=_CC_VALUES, clusters=False, response_files=True)
 _LD = Program(
     values={
         "-o": "write",
@@ -65,6 +65,7 @@ _LD = Program(
         "--entry": None,
     },
     clusters=False,
+    response_files=True,
 )
 _GO = Program(
     values={
@@ -210,6 +211,7 @@ _JAVAC = Program(
         "--release": None,
     },
     clusters=False,
+    response_files=True,
 )
 _TSC = Program(
     values={
@@ -246,6 +248,7 @@ _RUSTC = Program(
         "--target": None,
     },
     clusters=False,
+    response_files=True,
 )
 
 HANDLERS: dict[str, Handler] = {

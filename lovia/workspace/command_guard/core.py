@@ -12,7 +12,7 @@ from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass, field
 from typing import Literal
 
-from lovia.workspace._shell import SimpleCommand, Word, parse
+from lovia.workspace._shell import SimpleCommand, Word, escape_glob, parse
 from lovia.workspace.command_guard.argv import OptValue, Scan, scan_argv, tail_word
 from lovia.workspace.command_guard.lexical import is_pseudo_device
 
@@ -82,6 +82,8 @@ _FILE_URL_RE = re.compile(r"(?i)^(?:[a-z0-9+.-]*\+)?file:(?://[^/]*)?(/.*)$")
 _URL_RE = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*://")
 _QUOTED_LITERAL_RE = re.compile(r"""(?:'([^'\n]{1,4096})'|"([^"\n]{1,4096})")""")
 _MAX_BASES = 8
+# environment variables that carry a program's options (MAKEFLAGS, NODE_OPTIONS...)
+_OPTION_VARIABLE_RE = re.compile(r"(?:FLAGS|OPTIONS|OPTS|ARGS)$")
 
 
 def _basename(text: str) -> str:
@@ -169,6 +171,24 @@ class Analyzer:
             )
         )
 
+    def assignment(self, word: Word, *, bare_ok: bool = True) -> None:
+        """``NAME=value``: the value may be a path; ``*FLAGS``/``*OPTIONS`` hold options.
+
+        ``MAKEFLAGS='-f x'``, ``NODE_OPTIONS='-r x'``, ``CFLAGS='-include x'`` pass
+        paths to the program through the environment: each word is claimed.
+        """
+        name, _, value = word.text.partition("=")
+        if not value:
+            return
+        self.claim(word, "read", text=value, bare_ok=bare_ok)
+        if _OPTION_VARIABLE_RE.search(name):
+            tokens = [
+                Word(text=t, pattern=escape_glob(t), expansion=word.expansion)
+                for t in value.split()
+            ]
+            for w in self.options(tokens, {}, unknown_op="either").operands:
+                self.claim(w, "either")
+
     def glued_value(self, word: Word, op: ClaimOp) -> None:
         """``-xVALUE``: a path glued to a short option (or a cluster of flags).
 
@@ -213,11 +233,9 @@ class Analyzer:
 
     def visit(self, cmd: SimpleCommand) -> None:
         for assignment in cmd.assignments:
-            value = assignment.text.split("=", 1)[1] if "=" in assignment.text else ""
-            if value:
-                self.claim(assignment, "read", text=value)
-                if assignment.expansion:
-                    self.uncertain("shell expansion in an assignment")
+            self.assignment(assignment)
+            if assignment.expansion and "=" in assignment.text:
+                self.uncertain("shell expansion in an assignment")
         for redirect in cmd.redirects:
             target = redirect.target
             if target is None or redirect.op in ("<<", "<<-", "<<<"):

@@ -11,7 +11,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from lovia.workspace._shell import Word
-from lovia.workspace.command_guard.argv import scan_argv
+from lovia.workspace.command_guard.argv import scan_argv, tail_word
 from lovia.workspace.command_guard.core import Analyzer, ClaimOp, Handler
 
 
@@ -27,6 +27,8 @@ class Program:
     chdir: frozenset[str] = field(default_factory=frozenset)
     #: whether short options cluster (``-sC dir``); compilers and Go do not
     clusters: bool = True
+    #: whether ``@file`` operands are response files the program reads (compilers)
+    response_files: bool = False
 
 
 def program_handler(program: Program) -> Handler:
@@ -42,6 +44,10 @@ def program_handler(program: Program) -> Handler:
         an.generic(
             name, args, program.operands, value_opts=program.values, clusters=program.clusters
         )
+        if program.response_files:
+            for w in args:
+                if w.text.startswith("@") and len(w.text) > 1:
+                    an.claim(tail_word(w, 1), "read")
         an.bases = saved
 
     return handle

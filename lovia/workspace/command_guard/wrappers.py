@@ -127,9 +127,7 @@ def wrapper(an: Analyzer, name: str, args: list[Word], heredoc: str | None = Non
                 an.claim(target, "read")
     rest = sc.operands
     while name == "env" and rest and "=" in rest[0].text and not rest[0].text.startswith("-"):
-        assigned = rest[0].text.split("=", 1)[1]
-        if assigned:
-            an.claim(rest[0], "read", text=assigned, bare_ok=False)
+        an.assignment(rest[0], bare_ok=False)
         rest = rest[1:]
     skip = _WRAPPER_SKIP_OPERANDS.get(name, 0)
     if name == "flock" and len(rest) >= 2 and rest[1].text in ("-c", "--command"):

@@ -446,3 +446,24 @@ def test_abbreviated_long_options_are_resolved(
 ) -> None:
     root, _ = world
     assert sessions(root)[preset].decide_command(command) == expected, command
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        # compiler response files are read
+        "gcc @.env",
+        "gcc -o out @secrets/k",
+        "javac @secrets/k",
+        "clang++ @'secrets/k'",
+        # options passed through *FLAGS / *OPTIONS variables
+        "MAKEFLAGS='-f .env' make",
+        "NODE_OPTIONS='-r secrets/k' node x.js",
+        "env NODE_OPTIONS='--require=secrets/k' node x.js",
+        "CFLAGS='-include secrets/k' make",
+        "RUSTFLAGS='-L secrets' cargo build",
+    ],
+)
+def test_paths_passed_indirectly(world: tuple[Path, Path], command: str) -> None:
+    root, _ = world
+    assert sessions(root)["trusted"].decide_command(command) == "deny", command

@@ -17,7 +17,6 @@ claim a path glued to an option it does not know (``--out=/x``, ``-o/x``).
 from __future__ import annotations
 
 from collections.abc import Collection, Mapping
-from dataclasses import dataclass, field
 from typing import Literal
 
 from lovia.workspace._shell import Word
@@ -25,28 +24,36 @@ from lovia.workspace._shell import Word
 Form = Literal["separate", "glued", "equals"]
 
 
-@dataclass
 class OptValue:
-    """The value of one option occurrence, as a word of its own."""
+    """The value of one option occurrence, as a word of its own.
 
-    opt: str
-    value: Word
-    form: Form
-    source: Word
+    (Plain classes, not dataclasses: the guard is imported on first use and these
+    are cheaper to define.)
+    """
+
+    __slots__ = ("form", "opt", "source", "value")
+
+    def __init__(self, opt: str, value: Word, form: Form, source: Word) -> None:
+        self.opt = opt
+        self.value = value
+        self.form = form
+        self.source = source
 
 
-@dataclass
 class Scan:
     """The result of :func:`scan_argv`."""
 
-    operands: list[Word] = field(default_factory=list)
-    values: list[OptValue] = field(default_factory=list)
-    #: option names seen (``-x`` for every letter of a cluster, ``--name`` without value)
-    flags: set[str] = field(default_factory=set)
-    #: option words whose spelling the scan could not attribute (undeclared options)
-    unknown: list[Word] = field(default_factory=list)
-    #: ``--name=value`` words of undeclared long options
-    unknown_values: list[OptValue] = field(default_factory=list)
+    __slots__ = ("flags", "operands", "unknown", "unknown_values", "values")
+
+    def __init__(self) -> None:
+        self.operands: list[Word] = []
+        self.values: list[OptValue] = []
+        #: option names seen (``-x`` for every letter of a cluster, ``--name`` without value)
+        self.flags: set[str] = set()
+        #: option words whose spelling the scan could not attribute (undeclared options)
+        self.unknown: list[Word] = []
+        #: ``--name=value`` words of undeclared long options
+        self.unknown_values: list[OptValue] = []
 
     def has(self, *opts: str) -> bool:
         return any(o in self.flags for o in opts)

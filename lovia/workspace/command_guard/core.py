@@ -83,7 +83,7 @@ _URL_RE = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*://")
 _QUOTED_LITERAL_RE = re.compile(r"""(?:'([^'\n]{1,4096})'|"([^"\n]{1,4096})")""")
 _MAX_BASES = 8
 # environment variables that carry a program's options (MAKEFLAGS, NODE_OPTIONS...)
-_OPTION_VARIABLE_RE = re.compile(r"(?:FLAGS|OPTIONS|OPTS|ARGS)$")
+_OPTION_VARIABLE_SUFFIXES = ("FLAGS", "OPTIONS", "OPTS", "ARGS")
 
 
 def _basename(text: str) -> str:
@@ -181,7 +181,7 @@ class Analyzer:
         if not value:
             return
         self.claim(word, "read", text=value, bare_ok=bare_ok)
-        if _OPTION_VARIABLE_RE.search(name):
+        if name.endswith(_OPTION_VARIABLE_SUFFIXES):
             tokens = [
                 Word(text=t, pattern=escape_glob(t), expansion=word.expansion)
                 for t in value.split()

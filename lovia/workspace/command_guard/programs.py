@@ -8,27 +8,36 @@ shared argv scanner (:mod:`.argv`) then judges every spelling alike.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
 
 from lovia.workspace._shell import Word
 from lovia.workspace.command_guard.argv import scan_argv, tail_word
 from lovia.workspace.command_guard.core import Analyzer, ClaimOp, Handler
 
 
-@dataclass(frozen=True)
 class Program:
     """What a program does with its options and operands."""
 
-    #: option -> what it does with its value (``None``: takes a value that is no path)
-    values: Mapping[str, ClaimOp | None]
-    #: what operands are (``either`` when they may be read or written)
-    operands: ClaimOp = "either"
-    #: options whose value is the directory the program works in (``make -C dir``)
-    chdir: frozenset[str] = field(default_factory=frozenset)
-    #: whether short options cluster (``-sC dir``); compilers and Go do not
-    clusters: bool = True
-    #: whether ``@file`` operands are response files the program reads (compilers)
-    response_files: bool = False
+    __slots__ = ("chdir", "clusters", "operands", "response_files", "values")
+
+    def __init__(
+        self,
+        values: Mapping[str, ClaimOp | None],
+        *,
+        operands: ClaimOp = "either",
+        chdir: frozenset[str] = frozenset(),
+        clusters: bool = True,
+        response_files: bool = False,
+    ) -> None:
+        #: option -> what it does with its value (``None``: takes a value that is no path)
+        self.values = values
+        #: what operands are (``either`` when they may be read or written)
+        self.operands = operands
+        #: options whose value is the directory the program works in (``make -C dir``)
+        self.chdir = chdir
+        #: whether short options cluster (``-sC dir``); compilers and Go do not
+        self.clusters = clusters
+        #: whether ``@file`` operands are response files the program reads (compilers)
+        self.response_files = response_files
 
 
 def program_handler(program: Program) -> Handler:

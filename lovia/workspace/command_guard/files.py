@@ -356,7 +356,7 @@ def _h_find(an: Analyzer, name: str, args: list[Word], heredoc: str | None) -> N
             an.claim(expr[j + 1], "write")
             j += 2
             continue
-        if t in ("-newer", "-anewer", "-cnewer", "-samefile") and j + 1 < len(expr):
+        if t in ("-newer", "-anewer", "-cnewer", "-samefile", "-files0-from") and j + 1 < len(expr):
             an.claim(expr[j + 1], "read")
             j += 2
             continue

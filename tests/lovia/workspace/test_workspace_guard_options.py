@@ -467,3 +467,30 @@ def test_abbreviated_long_options_are_resolved(
 def test_paths_passed_indirectly(world: tuple[Path, Path], command: str) -> None:
     root, _ = world
     assert sessions(root)["trusted"].decide_command(command) == "deny", command
+
+
+@pytest.mark.parametrize(
+    "template",
+    [
+        "find . -newer {p}",
+        "find . -anewer {p} -print",
+        "find . -samefile {p}",
+        "find . -fprint {p}",
+        "find . -fprintf {p} '%p'",
+        "find . -fls {p}",
+        "find -files0-from {p}",
+        "find {p} -name x",
+        "find -L {p}",
+        "tee {p}",
+        "tee -a {p}",
+        "tee --append {p}",
+        "tee -ia {p}",
+    ],
+)
+def test_find_and_tee_paths(world: tuple[Path, Path], template: str) -> None:
+    root, out = world
+    s = sessions(root)
+    for path in (".env", "secrets", "lnk_env"):
+        assert s["trusted"].decide_command(template.format(p=path)) == "deny", (template, path)
+    for path in (str(out / "o.txt"), "../up", "~/h"):
+        assert s["coding"].decide_command(template.format(p=path)) != "allow", (template, path)

@@ -240,9 +240,8 @@ __all__ = [
     "WorkspaceMode",
     "WorkspacePolicy",
     "merge_decisions",
-    "segment_regex",
     "split_command_segments",
 ]
 
 # re-exported for the modules and tests that import them from here
-_ = (_canonical_abs_pattern, _path_matches, _pattern_matches, _normalize)
+_ = (_canonical_abs_pattern, _path_matches, _pattern_matches, _normalize, segment_regex)

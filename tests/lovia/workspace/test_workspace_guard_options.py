@@ -494,3 +494,23 @@ def test_find_and_tee_paths(world: tuple[Path, Path], template: str) -> None:
         assert s["trusted"].decide_command(template.format(p=path)) == "deny", (template, path)
     for path in (str(out / "o.txt"), "../up", "~/h"):
         assert s["coding"].decide_command(template.format(p=path)) != "allow", (template, path)
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        "make -C$D",
+        'make -C"$D"',
+        "make --directory=$D",
+        "git -C${D} log",
+        "tar -xf a.tar -C`pwd`/x",
+        "cp -t$(echo /tmp) a",
+        "pip install --target=$'\\x2e'env x",
+        "sort -o{a,b} x",
+    ],
+)
+def test_expansions_in_option_values_are_at_least_ask(
+    world: tuple[Path, Path], command: str
+) -> None:
+    root, _ = world
+    assert sessions(root)["trusted"].decide_command(command) != "allow", command

@@ -43,7 +43,8 @@ from lovia.workspace.errors import (
     WorkspaceError,
 )
 from lovia.workspace.paths import ResolvedPath, relative_to_root, resolve_abs, resolve_path
-from lovia.workspace.policy import Decision, FileOp, WorkspacePolicy, segment_regex
+from lovia.workspace.patterns import segment_regex
+from lovia.workspace.policy import Decision, FileOp, WorkspacePolicy
 from lovia.workspace.types import (
     ClippedList,
     CommandResult,

@@ -10,6 +10,7 @@ from lovia.workspace._shell import Word, parse
 from lovia.workspace.command_guard import (
     archives,
     build,
+    containers,
     files,
     interpreters,
     net,
@@ -86,6 +87,7 @@ HANDLERS: dict[str, Handler] = {
     **vcs.HANDLERS,
     **build.HANDLERS,
     **packages.HANDLERS,
+    **containers.HANDLERS,
 }
 
 

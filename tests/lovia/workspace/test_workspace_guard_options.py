@@ -514,3 +514,35 @@ def test_expansions_in_option_values_are_at_least_ask(
 ) -> None:
     root, _ = world
     assert sessions(root)["trusted"].decide_command(command) != "allow", command
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        "docker run -v ./secrets:/s alpine",
+        "docker run -v./secrets:/s:ro alpine",
+        "docker run --volume=./secrets:/s alpine",
+        "docker run --volume ./secrets:/s alpine",
+        "podman run -it -v ./secrets:/s alpine",
+        "docker run --mount type=bind,source=./secrets,target=/s alpine",
+        "docker run --mount=type=bind,src=./secrets,dst=/s alpine",
+        "docker run --env-file .env alpine",
+        "docker build -f .env .",
+        "docker cp secrets c:/s",
+    ],
+)
+def test_container_mounts_are_paths(world: tuple[Path, Path], command: str) -> None:
+    root, _ = world
+    assert sessions(root)["trusted"].decide_command(command) == "deny", command
+
+
+def test_container_mount_outside_is_not_allowed_under_coding(world: tuple[Path, Path]) -> None:
+    root, out = world
+    s = sessions(root)["coding"]
+    for command in (
+        f"docker run -v {out}:/o alpine",
+        f"docker run -v{out}:/o alpine",
+        f"docker run --volume={out}:/o alpine",
+        "docker run -v ~/.ssh:/s alpine",
+    ):
+        assert s.decide_command(command) != "allow", command

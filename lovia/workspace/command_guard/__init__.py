@@ -22,8 +22,7 @@ Layout:
 * :mod:`.core` — claims, the analyzer that walks parsed commands, the generic scan;
 * one module per program family: :mod:`.files`, :mod:`.archives`, :mod:`.net`,
   :mod:`.vcs`, :mod:`.build`, :mod:`.packages`, :mod:`.containers`, :mod:`.interpreters`,
-  :mod:`.wrappers`
-  (table-driven ones through :mod:`.programs`);
+  :mod:`.wrappers` (table-driven ones through :mod:`.programs`);
 * :mod:`.dispatch` — the command name → handler table; :mod:`.judge` — the decision.
 """
 

@@ -122,20 +122,72 @@ _MODIFIERS = frozenset(
     }
 )
 _COPIERS = frozenset({"cp", "mv", "install", "rsync", "scp", "ln", "link", "rename"})
-# rsync options whose value is a local file or directory
-_RSYNC_PATH_VALUES: dict[str, ClaimOp] = {
-    "-T": "write",
-    "--temp-dir": "write",
-    "--log-file": "write",
-    "--backup-dir": "write",
-    "--partial-dir": "write",
-    "--write-batch": "write",
-    "--only-write-batch": "write",
-    "--read-batch": "read",
-    "--password-file": "either",
-    "--compare-dest": "either",
-    "--copy-dest": "either",
-    "--link-dest": "either",
+# each copier's options that take a value (the others are flags: cp -i, rsync -t...)
+_TARGET: dict[str, ClaimOp | None] = {
+    "-t": "write",
+    "--target-directory": "write",
+    "-S": "read",  # a backup suffix, claimed as before (strict, never looser)
+    "--suffix": "read",
+}
+_COPIER_VALUES: dict[str, dict[str, ClaimOp | None]] = {
+    "cp": _TARGET,
+    "mv": _TARGET,
+    "ln": _TARGET,
+    "install": {
+        **_TARGET,
+        "-m": "read",
+        "--mode": "read",
+        "-o": "read",
+        "--owner": "read",
+        "-g": "read",
+        "--group": "read",
+        "--strip-program": None,
+    },
+    "rsync": {
+        "-e": "read",
+        "--rsh": "read",
+        "--exclude-from": "read",
+        "--include-from": "read",
+        "--files-from": "read",
+        "-T": "write",
+        "--temp-dir": "write",
+        "--log-file": "write",
+        "--backup-dir": "write",
+        "--partial-dir": "write",
+        "--write-batch": "write",
+        "--only-write-batch": "write",
+        "--read-batch": "read",
+        "--password-file": "either",
+        "--compare-dest": "either",
+        "--copy-dest": "either",
+        "--link-dest": "either",
+        "-f": None,
+        "--filter": None,
+        "--exclude": None,
+        "--include": None,
+        "-B": None,
+        "--block-size": None,
+        "--chmod": None,
+        "--chown": None,
+        "--port": None,
+        "--timeout": None,
+        "--bwlimit": None,
+        "--max-size": None,
+        "--min-size": None,
+        "--rsync-path": None,
+        "-M": None,
+        "--remote-option": None,
+    },
+    "scp": {
+        "-i": "read",
+        "-F": "read",
+        "-S": "read",
+        "-o": None,
+        "-P": None,
+        "-c": None,
+        "-l": None,
+        "-J": None,
+    },
 }
 _SED_WRITE_RE = re.compile(r"(?:^|[;{}\n/0-9$])\s*[wWe](?:\s|$)|/[gpIiMme0-9]*w\s")
 
@@ -149,43 +201,16 @@ def modifier(an: Analyzer, name: str, args: list[Word], heredoc: str | None) -> 
 
 
 def copier(an: Analyzer, name: str, args: list[Word], heredoc: str | None) -> None:
-    value_opts: dict[str, ClaimOp] = {
-        "-t": "write",
-        "--target-directory": "write",
-        "-S": "read",
-        "--suffix": "read",
-        "-e": "read",
-        "--rsh": "read",
-        "--exclude-from": "read",
-        "--include-from": "read",
-        "--files-from": "read",
-        "-m": "read",
-        "--mode": "read",
-        "-o": "read",
-        "-g": "read",
-        "--owner": "read",
-        "--group": "read",
-        "-i": "read",
-        "-F": "read",
-        "-P": "read",
-    }
-    if name in ("rsync",):
-        value_opts.pop("-o", None)
-        value_opts.pop("-g", None)
-        value_opts.pop("-P", None)
-        value_opts.update(_RSYNC_PATH_VALUES)
+    value_opts = _COPIER_VALUES.get(name, {})
+    sc = scan_argv(args, value_opts)
     if name in ("scp", "sftp"):
         ssh_options(an, name, args)
-    if name == "rsync":
-        for v in scan_argv(args, value_opts).values:
-            if v.opt in ("-e", "--rsh"):
-                an.payload(v.value, f"rsync {v.opt}")  # the remote shell rsync runs
+    # commands the copier runs: rsync's remote shell, install's strip program
+    an.run_values(sc, ("-e", "--rsh", "--strip-program"), name)
     collector = _Collector()
     operands = collector.collect(an, name, args, value_opts)
     flags = collector.flags
-    has_target = any(
-        f == "--target-directory" or (f.startswith("-t") and not f.startswith("--")) for f in flags
-    )
+    has_target = any(v.opt in ("-t", "--target-directory") for v in sc.values)
     recursive = bool(flags & _RECURSIVE_FLAGS) or any(
         not f.startswith("--") and ("r" in f[1:] or "R" in f[1:] or "a" in f[1:]) for f in flags
     )

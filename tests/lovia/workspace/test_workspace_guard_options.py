@@ -546,3 +546,28 @@ def test_container_mount_outside_is_not_allowed_under_coding(world: tuple[Path, 
         "docker run -v ~/.ssh:/s alpine",
     ):
         assert s.decide_command(command) != "allow", command
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        # each copier knows its own value options: rsync -t/-i/-m/-S/-F and cp -i/-P
+        # are flags, so the last operand stays the destination (a write outside)
+        "rsync -avt rel/p /tmp/x",
+        "rsync -ai rel/p /tmp/x",
+        "rsync -avm rel/p /tmp/x",
+        "rsync -aS rel/p /tmp/x",
+        "rsync -aF rel/p /tmp/x",
+        "rsync -av --exclude .git rel/p /tmp/x",
+        "cp -i rel/p /tmp/x",
+        "cp -P rel/p /tmp/x",
+        "cp -vi rel/p /tmp/x",
+        "mv -i rel/p /tmp/x",
+        "ln -s -i rel/p /tmp/x",
+        "install -m 644 rel/p /tmp/x",
+        "install -Dm644 rel/p /tmp/x",
+    ],
+)
+def test_copier_flags_do_not_hide_the_destination(world: tuple[Path, Path], command: str) -> None:
+    root, _ = world
+    assert sessions(root)["coding"].decide_command(command) == "deny", command

@@ -388,20 +388,48 @@ def _h_find(an: Analyzer, name: str, args: list[Word], heredoc: str | None) -> N
         j += 1
 
 
-def _h_grep(an: Analyzer, name: str, args: list[Word], heredoc: str | None) -> None:
-    """grep/rg/ag/ack: the first operand is the pattern unless -e/-f/--regexp give it."""
-    pattern_given = False
-    value_opts = {
+# value options of GNU grep (-E, -T, -r are flags here) and of rg/ag/ack
+_GREP_VALUES = frozenset(
+    {
+        "-e",
+        "--regexp",
+        "-f",
+        "--file",
+        "-m",
+        "--max-count",
+        "-A",
+        "--after-context",
+        "-B",
+        "--before-context",
+        "-C",
+        "--context",
+        "-d",
+        "--directories",
+        "-D",
+        "--devices",
+        "--include",
+        "--exclude",
+        "--exclude-dir",
+        "--exclude-from",
+        "--label",
+        "--group-separator",
+        "--binary-files",
+    }
+)
+_RG_VALUES = frozenset(
+    {
         "-e",
         "--regexp",
         "-f",
         "--file",
         "-g",
         "--glob",
+        "--iglob",
         "-t",
         "--type",
         "-T",
         "--type-not",
+        "--type-add",
         "-m",
         "--max-count",
         "-A",
@@ -410,22 +438,29 @@ def _h_grep(an: Analyzer, name: str, args: list[Word], heredoc: str | None) -> N
         "--context",
         "-j",
         "--threads",
-        "--include",
-        "--exclude",
-        "--exclude-dir",
         "-M",
         "--max-columns",
         "-d",
-        "--directories",
-        "-D",
-        "--devices",
-        "--label",
-        "--exclude-from",
-        "--ignore-file",
-        "--pre",
+        "--max-depth",
         "-E",
         "--encoding",
+        "-r",
+        "--replace",
+        "--ignore-file",
+        "--pre",
+        "--pre-glob",
+        "--include",
+        "--exclude",
+        "--exclude-dir",
+        "--exclude-from",
     }
+)
+
+
+def _h_grep(an: Analyzer, name: str, args: list[Word], heredoc: str | None) -> None:
+    """grep/rg/ag/ack: the first operand is the pattern unless -e/-f/--regexp give it."""
+    pattern_given = False
+    value_opts = _RG_VALUES if name in ("rg", "ag", "ack") else _GREP_VALUES
     recursive = name in ("rg", "ag", "ack") or any(
         w.text in ("-r", "-R", "--recursive", "--dereference-recursive")
         or (

@@ -571,3 +571,26 @@ def test_container_mount_outside_is_not_allowed_under_coding(world: tuple[Path, 
 def test_copier_flags_do_not_hide_the_destination(world: tuple[Path, Path], command: str) -> None:
     root, _ = world
     assert sessions(root)["coding"].decide_command(command) == "deny", command
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        # GNU grep's -E / -T are flags (rg's take a value): the pattern stays the pattern
+        "grep -E x secrets",
+        "grep -iE x secrets",
+        "grep -rE x secrets",
+        "grep -T x secrets",
+        "egrep -iT x secrets",
+        "zgrep -E x secrets",
+        "rg -E utf8 x secrets",
+        "rg -T py x secrets",
+        "rg -tpy x secrets",
+        "grep -A2 x secrets",
+        "grep -m 1 x secrets",
+        "grep -im1 x secrets",
+    ],
+)
+def test_grep_family_flags(world: tuple[Path, Path], command: str) -> None:
+    root, _ = world
+    assert sessions(root)["trusted"].decide_command(command) == "deny", command

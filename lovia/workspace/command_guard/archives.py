@@ -110,16 +110,18 @@ def _h_zip(an: Analyzer, name: str, args: list[Word], heredoc: str | None) -> No
         an.claim(w, "read", recursive=recursive)
 
 
+_UNZIP_VALUES: dict[str, ClaimOp | None] = {"-d": "write", "-x": "read"}
+
+
 def _h_unzip(an: Analyzer, name: str, args: list[Word], heredoc: str | None) -> None:
     collector = _Collector()
-    operands = collector.collect(an, name, args, {"-d": "write", "-x": "read"})
+    operands = collector.collect(an, name, args, _UNZIP_VALUES)
     for w in operands[:1]:
         an.claim(w, "read")
     for w in operands[1:]:
         an.claim(w, "write")
-    if "-d" not in collector.flags and not any(
-        f in ("-l", "-t", "-p", "-Z") for f in collector.flags
-    ):
+    into_dir = any(v.opt == "-d" for v in scan_argv(args, _UNZIP_VALUES).values)
+    if not into_dir and not any(f in ("-l", "-t", "-p", "-Z") for f in collector.flags):
         an.claim(Word(text="."), "write", recursive=True, text=".")
 
 

@@ -314,13 +314,15 @@ class Analyzer:
         unknown_op: ClaimOp | None = None,
         stop_at_operand: bool = False,
         clusters: bool = True,
+        code: Collection[str] = (),
     ) -> Scan:
         """Scan ``args`` with the shared argv scanner and claim every option value.
 
         Declared options (``value_opts``) claim their value with the mapped op (``None``:
-        the value is not a path). Undeclared ``--opt=value`` and glued short options
-        claim what looks like a path, with ``unknown_op`` (``None``: guessed from the
-        option name).
+        the value is not a path, so only a path-looking value is claimed, as ``either``;
+        ``code`` options hold shell code, judged by the caller). Undeclared
+        ``--opt=value`` and glued short options claim what looks like a path, with
+        ``unknown_op`` (``None``: guessed from the option name).
         """
         sc = scan_argv(
             args,
@@ -333,6 +335,8 @@ class Analyzer:
             op = value_opts.get(v.opt)
             if op is not None:
                 self.claim_value(v, op)
+            elif v.opt not in code:  # not a path; a path-looking value is still judged
+                self.claim(v.value, "either", bare_ok=False)
         for v in sc.unknown_values:
             vop = unknown_op or _guess_option_op(v.opt)
             self.claim(v.value, vop)

@@ -156,7 +156,7 @@ def runner_wrapper(an: Analyzer, value_opts: frozenset[str], args: list[Word]) -
     """The runner's own options (``--directory``, ``-c CODE``...), then the command it runs."""
     values: dict[str, ClaimOp | None] = dict.fromkeys(value_opts | _RUNNER_CODE_OPTS)
     values.update(dict.fromkeys(_RUNNER_DIR_OPTS, "read"))
-    sc = an.options(args, values, unknown_op="either", stop_at_operand=True)
+    sc = an.options(args, values, unknown_op="either", stop_at_operand=True, code=_RUNNER_CODE_OPTS)
     for v in sc.values:
         if v.opt in _RUNNER_CODE_OPTS:
             an.payload(v.value, "npm exec -c")

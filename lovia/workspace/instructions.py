@@ -9,7 +9,9 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, Literal
 
-from lovia.workspace.policy import Decision, WorkspacePolicy, _normalize
+from lovia.workspace.decision import Decision
+from lovia.workspace.decision import normalize as _normalize
+from lovia.workspace.policy import WorkspacePolicy
 
 Flavor = Literal["uv", "poetry", "pip"]
 

@@ -35,7 +35,6 @@ from lovia.workspace._process import (
     run_argv,
     spawn_exec,
 )
-from lovia.workspace.command_guard import decide_command
 from lovia.workspace.edits import EMPTY_OLD_MESSAGE, EditError, apply_edit
 from lovia.workspace.errors import (
     FileTooLargeError,
@@ -44,7 +43,8 @@ from lovia.workspace.errors import (
     WorkspaceError,
 )
 from lovia.workspace.paths import ResolvedPath, relative_to_root, resolve_abs, resolve_path
-from lovia.workspace.policy import Decision, FileOp, WorkspacePolicy, segment_regex
+from lovia.workspace.patterns import segment_regex
+from lovia.workspace.policy import Decision, FileOp, WorkspacePolicy
 from lovia.workspace.types import (
     ClippedList,
     CommandResult,
@@ -251,6 +251,9 @@ class LocalWorkspaceSession:
             env = self._base_env(self._resolve(cwd).abs)
         except WorkspaceError:
             env = None
+        # imported on first use: the guard's tables cost import time a session may not need
+        from lovia.workspace.command_guard import decide_command
+
         return decide_command(self.policy, self.root, command, cwd, env=env)
 
     def _deny_error(self, rp: ResolvedPath, op: FileOp) -> PermissionDeniedError:

@@ -35,8 +35,11 @@ from pathlib import Path
 
 from lovia.exceptions import UserError
 from lovia.workspace._process import OutputCallback, run_argv
+from lovia.workspace.decision import Decision
+from lovia.workspace.decision import normalize as _normalize
 from lovia.workspace.paths import relative_to_root
-from lovia.workspace.policy import Decision, WorkspacePolicy, _canonical_abs_pattern, _normalize
+from lovia.workspace.patterns import _canonical_abs_pattern
+from lovia.workspace.policy import WorkspacePolicy
 from lovia.workspace.types import CommandResult
 
 SYSTEM_PATHS: tuple[str, ...] = (

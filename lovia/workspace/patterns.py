@@ -1,0 +1,105 @@
+"""Path pattern matching for the ACL: relative, bare and absolute (``/``, ``~``) forms.
+
+Leaf module: the policy, the command guard and the sandbox all match patterns here.
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+import re
+from fnmatch import fnmatchcase
+from pathlib import Path
+
+
+def segment_regex(seg: str) -> str:
+    """Regex for one ``fnmatch`` segment pattern whose wildcards never cross ``/``.
+
+    Classes follow :mod:`fnmatch` (``[!x]`` negates, a leading ``^`` is literal).
+    """
+    out: list[str] = []
+    i = 0
+    n = len(seg)
+    while i < n:
+        c = seg[i]
+        i += 1
+        if c == "*":
+            out.append("[^/]*")
+        elif c == "?":
+            out.append("[^/]")
+        elif c == "[":
+            j = i
+            if j < n and seg[j] == "!":
+                j += 1
+            if j < n and seg[j] == "]":
+                j += 1
+            while j < n and seg[j] != "]":
+                j += 1
+            if j >= n:
+                out.append("\\[")
+                continue
+            body = re.sub(r"([\[&~|])", r"\\\1", seg[i:j].replace("\\", "\\\\"))
+            i = j + 1
+            if body.startswith("!"):
+                body = "^/" + body[1:]
+            elif body.startswith("^"):
+                body = "\\" + body
+            out.append(f"[{body}]")
+        else:
+            out.append(re.escape(c))
+    return "".join(out)
+
+
+@functools.lru_cache(maxsize=4096)
+def _segment_prefilter(pattern: str) -> re.Pattern[str] | None:
+    try:
+        return re.compile(r"(?:^|/)(?:" + segment_regex(pattern) + r")(?:/|$)")
+    except re.error:  # odd classes (reversed ranges...): no prefilter, exact test only
+        return None
+
+
+def _path_matches(rel: str, pattern: str) -> bool:
+    """Match a root-relative POSIX path against a relative or bare pattern."""
+    pat = pattern.rstrip("/")
+    if not pat:
+        return False
+    if "/" in pat:
+        return fnmatchcase(rel, pat) or fnmatchcase(rel, pat + "/*")
+    # one regex over the whole path first (a superset); the exact test only on a hit
+    prefilter = _segment_prefilter(pat)
+    if prefilter is not None and prefilter.search(rel) is None:
+        return False
+    return any(fnmatchcase(seg, pat) for seg in rel.split("/"))
+
+
+@functools.lru_cache(maxsize=1024)
+def _canonical_abs_pattern(pattern: str) -> str | None:
+    """``~``-expand and resolve the existing prefix of an absolute pattern (cached)."""
+    pat = pattern
+    if pat.startswith("~"):
+        expanded = os.path.expanduser(pat)
+        if expanded.startswith("~"):
+            return None
+        pat = expanded
+    try:
+        canon = str(Path(pat).resolve())
+    except (OSError, RuntimeError, ValueError):
+        canon = os.path.normpath(pat)
+    canon = canon.rstrip("/")
+    return canon or None
+
+
+def _pattern_matches(pattern: str, rel: str | None, abs_posix: str) -> bool:
+    if not pattern:
+        return False
+    if pattern.startswith(("/", "~")):
+        canon = _canonical_abs_pattern(pattern)
+        if not canon:
+            return False
+        return fnmatchcase(abs_posix, canon) or fnmatchcase(abs_posix, canon + "/*")
+    stripped = pattern.rstrip("/")
+    if "/" in stripped:
+        return rel is not None and _path_matches(rel, pattern)
+    if rel is not None:
+        return _path_matches(rel, pattern)
+    return _path_matches(abs_posix.lstrip("/"), pattern)

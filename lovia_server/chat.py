@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import codecs
 import contextlib
 import difflib
 import os
@@ -23,13 +22,13 @@ import shutil
 import signal
 import sys
 import tempfile
-import threading
 from collections import deque
 from collections.abc import Awaitable, Callable, Coroutine
 from pathlib import Path
 from typing import IO, Any
 
 from lovia_server.client import RpcError, StdioClient
+from lovia_server.line_reader import LineReader
 from lovia_server.protocol import MODEL_NOT_CONFIGURED, RUN_NOT_ACTIVE
 
 DEMO_PROMPT = "Show me around this workspace and tidy up its README."
@@ -129,93 +128,6 @@ class Terminal:
             extra += f" (resumable: lovia chat --resume {event['runId']})"
         color = "1" if status == "completed" else "31"
         self.line(self.c(color, f"— {status}, {tokens} tokens{extra}"))
-
-
-class LineReader:
-    """The one reader of the terminal for the whole chat.
-
-    Every line lands in one queue, whoever asks next (the prompt, an approval, a steer) gets it,
-    and nothing blocks the event loop: a run that ends never leaves a reader behind that would
-    swallow the next line or keep the process alive.
-    """
-
-    def __init__(self, fd: int) -> None:
-        self.fd = fd
-        self._lines: deque[str] = deque()
-        self._partial = ""
-        self._decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
-        self._eof = False
-        self._changed = asyncio.Event()
-        self._loop: asyncio.AbstractEventLoop | None = None
-        self._watching = False
-
-    def start(self) -> None:
-        self._loop = asyncio.get_running_loop()
-        try:
-            self._loop.add_reader(self.fd, self._on_readable)
-            self._watching = True
-        except (OSError, ValueError, NotImplementedError):
-            # A regular file (stdin redirected from one) cannot be polled: read it in a thread,
-            # which ends at its end of file.
-            threading.Thread(
-                target=self._read_blocking, name="lovia-chat-stdin", daemon=True
-            ).start()
-
-    def close(self) -> None:
-        if self._watching and self._loop is not None:
-            self._loop.remove_reader(self.fd)
-            self._watching = False
-
-    async def read(self) -> str | None:
-        """The next line without its newline; None at end of input."""
-        while not self._lines:
-            if self._eof:
-                return None
-            self._changed.clear()
-            await self._changed.wait()
-        return self._lines.popleft()
-
-    def unread(self, line: str) -> None:
-        """Put a line back: it is the next one read."""
-        self._lines.appendleft(line)
-        self._changed.set()
-
-    def _on_readable(self) -> None:
-        try:
-            data = os.read(self.fd, 65536)
-        except BlockingIOError:
-            return
-        except OSError:
-            data = b""
-        self._feed(data)
-
-    def _read_blocking(self) -> None:
-        assert self._loop is not None
-        while True:
-            try:
-                data = os.read(self.fd, 65536)
-            except OSError:
-                data = b""
-            try:
-                self._loop.call_soon_threadsafe(self._feed, data)
-            except RuntimeError:  # the loop is closed: the chat has ended
-                return
-            if not data:
-                return
-
-    def _feed(self, data: bytes) -> None:
-        if data:
-            self._partial += self._decoder.decode(data)
-            *complete, self._partial = self._partial.split("\n")
-            self._lines.extend(line.rstrip("\r") for line in complete)
-        else:
-            self.close()
-            rest = self._partial + self._decoder.decode(b"", final=True)
-            self._partial = ""
-            if rest:
-                self._lines.append(rest)
-            self._eof = True
-        self._changed.set()
 
 
 class ChatSession:
@@ -472,6 +384,13 @@ def _demo_folder() -> Path:
     return root
 
 
+def _stdin_fd() -> int:
+    try:
+        return sys.stdin.fileno()
+    except (AttributeError, ValueError, OSError):  # closed, or replaced by a non-file
+        return -1
+
+
 def _log_path(args: argparse.Namespace, root: Path, temporary: bool) -> Path:
     if args.log_file:
         return Path(args.log_file).expanduser()
@@ -603,8 +522,8 @@ class ChatCommand:
         log = None if args.verbose else await asyncio.to_thread(_open_log, log_path)
         env = {"LOVIA_LOG_LEVEL": "INFO"} if args.verbose else None
         stderr: IO[bytes] | int = log if log is not None else asyncio.subprocess.DEVNULL
-        interactive = sys.stdin.isatty()
-        reader = LineReader(sys.stdin.fileno())
+        interactive = sys.stdin is not None and sys.stdin.isatty()
+        reader = LineReader(_stdin_fd())
         reader.start()
 
         async def on_event(event: dict[str, Any]) -> None:
@@ -678,4 +597,4 @@ def sub_main(argv: list[str] | None = None, *, prog: str = "lovia chat") -> int:
         return 130
 
 
-__all__ = ["ChatSession", "LineReader", "Terminal", "describe_error", "sub_main"]
+__all__ = ["ChatSession", "Terminal", "describe_error", "sub_main"]

@@ -2,6 +2,9 @@
 
 It spawns ``python -m lovia_server``, speaks LSP framing, answers the few server-to-client
 requests a headless client sees, and hands ``lovia/event`` notifications to a callback.
+
+The server runs in its own session: a Ctrl-C in the terminal reaches the client only, which
+cancels through the protocol, and the server outlives the keypress to stop runs cleanly.
 """
 
 from __future__ import annotations
@@ -14,7 +17,7 @@ import os
 import sys
 from collections.abc import Awaitable, Callable
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
 
 class RpcError(Exception):
@@ -32,15 +35,18 @@ class StdioClient:
         settings: dict[str, Any],
         env: dict[str, str] | None = None,
         python: str = sys.executable,
+        stderr: IO[Any] | int | None = None,
     ) -> None:
         self.on_event = on_event
         self.settings = settings
         self.env = env
         self.python = python
+        self.stderr = stderr  # None: the server logs to this process's stderr
         self.proc: asyncio.subprocess.Process | None = None
         self._ids = itertools.count(1)
         self._pending: dict[int, asyncio.Future[Any]] = {}
         self._reader: asyncio.Task[None] | None = None
+        self._gone = False
 
     async def start(self, root: Path, init_options: dict[str, Any]) -> dict[str, Any]:
         self.proc = await asyncio.create_subprocess_exec(
@@ -49,8 +55,9 @@ class StdioClient:
             "lovia_server",
             stdin=asyncio.subprocess.PIPE,
             stdout=asyncio.subprocess.PIPE,
-            stderr=None,
+            stderr=self.stderr,
             env={**os.environ, **(self.env or {})},
+            start_new_session=True,  # terminal signals (Ctrl-C) are the client's to handle
         )
         self._reader = asyncio.get_running_loop().create_task(self._read_loop())
         result = await self.request(
@@ -69,22 +76,41 @@ class StdioClient:
         self.notify("initialized", {})
         return dict(result)
 
-    async def close(self) -> None:
+    @property
+    def running(self) -> bool:
+        """The server process is up and its output stream still open."""
+        return self.proc is not None and self.proc.returncode is None and not self._gone
+
+    async def close(self, *, grace: float = 30) -> None:
+        """``shutdown`` + ``exit``: the server interrupts live runs (they stay resumable)."""
         if self.proc is None:
             return
         with contextlib.suppress(Exception):
-            await asyncio.wait_for(self.request("shutdown", None), 10)
+            await asyncio.wait_for(self.request("shutdown", None), grace)
             self.notify("exit", None)
+        with contextlib.suppress(Exception):
+            if self.proc.stdin is not None:
+                self.proc.stdin.close()
         try:
             await asyncio.wait_for(self.proc.wait(), 10)
         except TimeoutError:
-            self.proc.kill()
+            self.kill()
             await self.proc.wait()
         if self._reader is not None:
             self._reader.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._reader
+
+    def kill(self) -> None:
+        """Stop the server at once; the next server on the same state marks its runs interrupted."""
+        if self.proc is not None and self.proc.returncode is None:
+            with contextlib.suppress(ProcessLookupError):
+                self.proc.kill()
 
     def _send(self, message: dict[str, Any]) -> None:
         assert self.proc is not None and self.proc.stdin is not None
+        if not self.running or self.proc.stdin.is_closing():
+            raise ConnectionError("the lovia server exited")
         body = json.dumps(message).encode()
         self.proc.stdin.write(f"Content-Length: {len(body)}\r\n\r\n".encode() + body)
 
@@ -94,9 +120,12 @@ class StdioClient:
     async def request(self, method: str, params: Any) -> Any:
         msg_id = next(self._ids)
         future: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
-        self._pending[msg_id] = future
         self._send({"jsonrpc": "2.0", "id": msg_id, "method": method, "params": params})
-        return await future
+        self._pending[msg_id] = future
+        try:
+            return await future
+        finally:
+            self._pending.pop(msg_id, None)
 
     async def _read_loop(self) -> None:
         assert self.proc is not None and self.proc.stdout is not None
@@ -115,7 +144,10 @@ class StdioClient:
                         length = int(value.strip())
                 message = json.loads(await stdout.readexactly(length))
                 await self._dispatch(message)
-        except (EOFError, asyncio.IncompleteReadError):
+        except (EOFError, asyncio.IncompleteReadError, ConnectionError):
+            pass
+        finally:
+            self._gone = True
             for future in self._pending.values():
                 if not future.done():
                     future.set_exception(ConnectionError("the lovia server exited"))

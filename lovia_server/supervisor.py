@@ -602,11 +602,13 @@ class RunSupervisor:
         resumable = False
         if error is None:
             status = "completed"
-        elif ctl.user_cancelled:
-            status = "cancelled"
         elif ctl.shutting_down:
+            # The server stopped before the run did, even one still being cancelled (a second
+            # Ctrl-C in ``lovia chat``): it was not finished, so it stays resumable.
             status = "interrupted"
             resumable = True
+        elif ctl.user_cancelled:
+            status = "cancelled"
         elif isinstance(error, (MaxTurnsExceeded, BudgetExceeded)):
             status = "failed"
         elif isinstance(error, asyncio.CancelledError | RunCancelled):

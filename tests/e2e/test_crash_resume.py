@@ -14,7 +14,6 @@ import signal
 import subprocess
 import sys
 from collections import Counter
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -24,7 +23,8 @@ import pytest
 from lovia import SQLiteCheckpointer, SQLiteSession
 from lovia.transcript import AssistantTextEntry, InputEntry, entry_to_dict
 
-pytestmark = pytest.mark.slow
+# A scenario is up to six Python processes in a row: allow for a busy 2-core machine.
+pytestmark = [pytest.mark.slow, pytest.mark.timeout(600)]
 
 CHILD = Path(__file__).resolve().parents[1] / "support" / "crash_child.py"
 RUN_ID = "run-1"
@@ -47,7 +47,7 @@ def child(db: Path, logs: Path, crash_at: str | None, *, delete_on_success: bool
     args = [sys.executable, str(CHILD), str(db), RUN_ID, str(logs)]
     if delete_on_success:
         args.append("--delete-on-success")
-    done = subprocess.run(args, env=env, capture_output=True, text=True, timeout=60, check=False)
+    done = subprocess.run(args, env=env, capture_output=True, text=True, timeout=180, check=False)
     if crash_at is None:
         assert done.returncode == 0, done.stderr
     return done.returncode
@@ -116,34 +116,18 @@ SCENARIOS: dict[str, tuple[list[str], bool]] = {
 }
 
 
-@pytest.fixture(scope="module")
-def outcomes(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Outcome | BaseException]:
-    """Every scenario, each a sequence of child processes; scenarios run side by side."""
-    base = tmp_path_factory.mktemp("crash")
-
-    def scenario(item: tuple[int, str]) -> Outcome | BaseException:
-        index, name = item
-        points, delete_on_success = SCENARIOS[name]
-        try:
-            return run_with_crashes(base / str(index), points, delete_on_success=delete_on_success)
-        except BaseException as exc:
-            return exc
-
-    with ThreadPoolExecutor(max_workers=4) as pool:
-        results = pool.map(scenario, enumerate(SCENARIOS))
-        return dict(zip(SCENARIOS, results, strict=True))
-
-
-def outcome_of(outcomes: dict[str, Outcome | BaseException], name: str) -> Outcome:
-    found = outcomes[name]
-    if isinstance(found, BaseException):
-        raise found
-    return found
+def scenario(base: Path, name: str) -> Outcome:
+    """One scenario: a sequence of child processes. Scenarios run one after another (each in its
+    own test): side by side they fight for the CPU and time out on a busy 2-core machine."""
+    points, delete_on_success = SCENARIOS[name]
+    return run_with_crashes(
+        base / name.replace(":", "_"), points, delete_on_success=delete_on_success
+    )
 
 
 @pytest.fixture(scope="module")
-def reference(outcomes: dict[str, Outcome | BaseException]) -> Outcome:
-    outcome = outcome_of(outcomes, "reference")
+def reference(tmp_path_factory: pytest.TempPathFactory) -> Outcome:
+    outcome = scenario(tmp_path_factory.mktemp("crash"), "reference")
     assert [run_id for run_id, _ in outcome.transcript] == ["r0", RUN_ID]
     assert outcome.tools == Counter("abcde")
     assert outcome.approvals == Counter(["c5"])
@@ -153,13 +137,9 @@ def reference(outcomes: dict[str, Outcome | BaseException]) -> Outcome:
 
 @pytest.mark.parametrize(("crash_at", "twice", "asked"), KILL_POINTS)
 def test_a_killed_run_resumes_to_the_uninterrupted_transcript(
-    outcomes: dict[str, Outcome | BaseException],
-    reference: Outcome,
-    crash_at: str,
-    twice: str,
-    asked: int,
+    tmp_path: Path, reference: Outcome, crash_at: str, twice: str, asked: int
 ) -> None:
-    outcome = outcome_of(outcomes, crash_at)
+    outcome = scenario(tmp_path, crash_at)
     assert outcome.transcript == reference.transcript
     assert outcome.tools == reference.tools + Counter(twice)
     assert outcome.approvals == Counter({"c5": asked})
@@ -167,30 +147,30 @@ def test_a_killed_run_resumes_to_the_uninterrupted_transcript(
 
 
 def test_a_run_killed_again_and_again_still_ends_exactly_once(
-    outcomes: dict[str, Outcome | BaseException], reference: Outcome
+    tmp_path: Path, reference: Outcome
 ) -> None:
-    outcome = outcome_of(outcomes, "chain")
+    outcome = scenario(tmp_path, "chain")
     assert outcome.transcript == reference.transcript
     assert outcome.tools == reference.tools + Counter("c")
     assert outcome.approvals == Counter({"c5": 2})
 
 
 def test_with_delete_on_success_a_resumed_run_drops_its_checkpoint(
-    outcomes: dict[str, Outcome | BaseException], reference: Outcome
+    tmp_path: Path, reference: Outcome
 ) -> None:
-    outcome = outcome_of(outcomes, "delete:tool:c")
+    outcome = scenario(tmp_path, "delete:tool:c")
     assert outcome.transcript == reference.transcript
     assert outcome.tools == reference.tools + Counter("c")
     assert outcome.status is None
 
 
 def test_with_delete_on_success_a_kill_after_the_delete_reruns_the_whole_run(
-    outcomes: dict[str, Outcome | BaseException], reference: Outcome
+    tmp_path: Path, reference: Outcome
 ) -> None:
     # The delete is the final checkpoint write and the session append follows it. A kill in
     # between leaves the run in neither store, so the resume starts it afresh: the transcript is
     # still right, but every tool runs again. Keep delete_on_success=False where that matters.
-    outcome = outcome_of(outcomes, "delete:finalize")
+    outcome = scenario(tmp_path, "delete:finalize")
     assert outcome.transcript == reference.transcript
     assert outcome.tools == reference.tools + reference.tools
     assert outcome.approvals == Counter({"c5": 2})

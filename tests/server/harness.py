@@ -114,7 +114,7 @@ class Harness:
         self,
         predicate: Callable[[dict[str, Any]], bool],
         *,
-        within: float = 20,
+        within: float = 60,  # a busy 2-core machine: server start-up and imports are slow
     ) -> dict[str, Any]:
         loop = asyncio.get_running_loop()
         deadline = loop.time() + within

@@ -1,0 +1,321 @@
+"""``lovia chat`` in a real terminal: a pseudo-terminal, keystrokes and Ctrl-C as a user sends them.
+
+The chat runs as the session leader of its own pseudo-terminal, so Ctrl-C (``\\x03``) reaches it
+through the terminal driver exactly as it does from a keyboard.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import os
+import pty
+import select
+import signal
+import subprocess
+import sys
+import termios
+import textwrap
+import time
+from pathlib import Path
+
+import pytest
+
+pytestmark = pytest.mark.timeout(360)
+
+CHAT = [sys.executable, "-m", "lovia.cli", "chat"]
+WAIT = 90.0  # seconds for one expected screen change (a server start on a busy 2-core machine)
+
+# 'build…' prompts call a tool that waits for a release file (it ignores cancellation, so the
+# run spends a while "cancelling"); any other prompt is echoed.
+HELPER_AGENT = textwrap.dedent(
+    """
+    import asyncio
+    from collections import deque
+    from pathlib import Path
+
+    from lovia import Agent, tool
+    from lovia.testing import ScriptedProvider, call, text
+    from lovia.transcript import InputEntry, ToolResultEntry
+
+    ROOT = Path(__file__).parent
+
+
+    @tool
+    async def build() -> str:
+        "Build; waits for a release file."
+        (ROOT / "started").write_text("1")
+        while not (ROOT / "release").exists():
+            await asyncio.sleep(0.02)
+        return "built"
+
+
+    class Helper(ScriptedProvider):
+        async def stream(self, entries, **kw):
+            index = max(i for i, e in enumerate(entries) if isinstance(e, InputEntry))
+            prompt = entries[index].content
+            done = any(isinstance(e, ToolResultEntry) for e in entries[index:])
+            if not prompt.startswith("build"):
+                turn = text(f"echo: {prompt}")
+            elif done:
+                turn = text("all built")
+            else:
+                turn = call("build", {}, call_id=f"b{index}")
+            self.script = deque([turn])
+            async for delta in super().stream(entries, **kw):
+                yield delta
+
+
+    agent = Agent(name="helper", model=Helper([], record=False), tools=[build])
+    """
+)
+
+
+def _take_terminal() -> None:
+    """In the child: make the pseudo-terminal on stdin the controlling terminal."""
+    fcntl.ioctl(0, termios.TIOCSCTTY, 0)
+
+
+class Screen:
+    """A command on a pseudo-terminal: what it printed, and keys to send it."""
+
+    def __init__(self, args: list[str], *, env: dict[str, str], cwd: Path) -> None:
+        master, slave = pty.openpty()
+        self.master = master
+        self.output = b""
+        self.proc = subprocess.Popen(
+            args,
+            stdin=slave,
+            stdout=slave,
+            stderr=slave,
+            env=env,
+            cwd=cwd,
+            start_new_session=True,
+            preexec_fn=_take_terminal,
+        )
+        os.close(slave)
+
+    @property
+    def text(self) -> str:
+        return self.output.decode(errors="replace").replace("\r\n", "\n")
+
+    def _pump(self, timeout: float) -> bool:
+        """Read what is there (waiting up to ``timeout``); False once the terminal is closed."""
+        ready, _, _ = select.select([self.master], [], [], timeout)
+        if not ready:
+            return True
+        try:
+            data = os.read(self.master, 65536)
+        except OSError:  # EIO: every process holding the terminal has exited
+            return False
+        self.output += data
+        return bool(data)
+
+    def expect(self, needle: str, *, after: int = 0, timeout: float = WAIT) -> int:
+        """Wait for ``needle`` to appear past character ``after``; return where it ends."""
+        deadline = time.monotonic() + timeout
+        while True:
+            found = self.text.find(needle, after)
+            if found >= 0:
+                return found + len(needle)
+            if time.monotonic() > deadline or (
+                not self._pump(0.2) and self.proc.poll() is not None
+            ):
+                raise AssertionError(f"{needle!r} did not appear; the screen:\n{self.text}")
+
+    def type(self, data: str) -> None:
+        os.write(self.master, data.encode())
+
+    def wait(self, timeout: float = WAIT) -> int:
+        """Wait for the command to exit (reading its output meanwhile); its exit code."""
+        deadline = time.monotonic() + timeout
+        while self.proc.poll() is None:
+            if time.monotonic() > deadline:
+                raise AssertionError(f"the chat did not exit; the screen:\n{self.text}")
+            self._pump(0.2)
+        while self._pump(0.05):
+            pass
+        return self.proc.returncode
+
+    def close(self) -> None:
+        if self.proc.poll() is None:
+            os.killpg(self.proc.pid, signal.SIGKILL)
+            self.proc.wait()
+        os.close(self.master)
+
+
+@pytest.fixture
+def env(tmp_path: Path) -> dict[str, str]:
+    drop = ("LOVIA_MODEL", "OPENAI_API_KEY", "OPENAI_BASE_URL", "ANTHROPIC_API_KEY")
+    out = {k: v for k, v in os.environ.items() if k not in drop}
+    (tmp_path / "tmp").mkdir()
+    out.update(
+        XDG_STATE_HOME=str(tmp_path / "xdg"),
+        NO_COLOR="1",
+        TMPDIR=str(tmp_path / "tmp"),  # where the demo makes its folder
+        TERM="dumb",
+    )
+    return out
+
+
+@pytest.fixture
+def ws(tmp_path: Path) -> Path:
+    root = tmp_path / "ws"
+    root.mkdir()
+    (root / "agent.py").write_text(HELPER_AGENT)
+    return root
+
+
+@pytest.fixture
+def screens():
+    opened: list[Screen] = []
+
+    def open_screen(args: list[str], *, env: dict[str, str], cwd: Path) -> Screen:
+        screen = Screen(args, env=env, cwd=cwd)
+        opened.append(screen)
+        return screen
+
+    yield open_screen
+    for screen in opened:
+        screen.close()
+
+
+def _helper(ws: Path, *extra: str) -> list[str]:
+    return [*CHAT, "--workspace", str(ws), "--agent", "agent.py:agent", *extra]
+
+
+def _wait_for(path: Path) -> None:
+    deadline = time.monotonic() + WAIT
+    while not path.exists():
+        assert time.monotonic() < deadline, f"{path} did not appear"
+        time.sleep(0.05)
+
+
+def _demo_folders(env: dict[str, str]) -> list[Path]:
+    return sorted(Path(env["TMPDIR"]).glob("lovia-demo-*"))
+
+
+def test_a_one_shot_run_exits_when_the_run_ends_and_removes_the_demo_folder(env, tmp_path, screens):
+    screen = screens([*CHAT, "--demo", "--yes"], env=env, cwd=tmp_path)
+    screen.expect("lovia chat in ")
+    assert len(_demo_folders(env)) == 1  # made for the run...
+    assert screen.wait() == 0, screen.text  # no key pressed
+    assert "— completed" in screen.text
+    assert _demo_folders(env) == []  # ...and gone with it
+    assert "Traceback" not in screen.text
+
+
+def test_no_typed_line_is_lost_between_runs(env, ws, screens):
+    screen = screens(_helper(ws), env=env, cwd=ws)
+    at = screen.expect("> ")
+    screen.type("first\r")
+    at = screen.expect("— completed", after=at)
+    screen.type("second\r")  # typed as soon as the run ends
+    at = screen.expect("you: second", after=at)
+    at = screen.expect("echo: second", after=at)
+    screen.expect("> ", after=at)
+    screen.type("/exit\r")
+    assert screen.wait() == 0, screen.text
+    assert screen.text.count("you: ") == 2
+
+
+def test_a_line_typed_while_a_run_works_steers_it(env, ws, screens):
+    screen = screens(_helper(ws), env=env, cwd=ws)
+    at = screen.expect("> ")
+    screen.type("build it\r")
+    at = screen.expect("▸ build", after=at)
+    screen.type("and lint it\r")
+    at = screen.expect("(steer queued", after=at)
+    (ws / "release").write_text("go")
+    at = screen.expect("you (steer): and lint it", after=at)
+    at = screen.expect("echo: and lint it", after=at)
+    at = screen.expect("— completed", after=at)
+    screen.expect("> ", after=at)
+    screen.type("/exit\r")
+    assert screen.wait() == 0, screen.text
+
+
+def test_ctrl_c_cancels_the_run_and_the_prompt_comes_back_then_quits(env, ws, screens):
+    screen = screens(_helper(ws), env=env, cwd=ws)
+    at = screen.expect("> ")
+    screen.type("build it\r")
+    at = screen.expect("▸ build", after=at)
+    _wait_for(ws / "started")
+    screen.type("\x03")
+    at = screen.expect("cancelling", after=at)
+    at = screen.expect("— cancelled", after=at)
+    at = screen.expect("> ", after=at)
+    screen.type("still there?\r")  # the server survived the Ctrl-C
+    at = screen.expect("echo: still there?", after=at)
+    screen.expect("> ", after=at)
+    screen.type("\x03")  # at the prompt: quit
+    assert screen.wait() == 130, screen.text
+    assert "Traceback" not in screen.text
+
+
+def test_ctrl_c_twice_quits_cleanly_and_the_run_stays_resumable(env, ws, screens):
+    screen = screens(
+        _helper(ws, "--state-dir", str(ws.parent / "state"), "build it"), env=env, cwd=ws
+    )
+    at = screen.expect("▸ build")
+    _wait_for(ws / "started")
+    screen.type("\x03")
+    at = screen.expect("cancelling", after=at)
+    screen.type("\x03")  # the tool is still running: quit now
+    assert screen.wait() == 130, screen.text
+    assert "Traceback" not in screen.text and "Error" not in screen.text
+    assert "interrupted" in screen.text and "lovia chat --resume" in screen.text
+
+    (ws / "release").write_text("go")
+    resumed = subprocess.run(
+        [*_helper(ws, "--state-dir", str(ws.parent / "state")), "--resume"],
+        capture_output=True,
+        text=True,
+        timeout=WAIT * 2,
+        env=env,
+        stdin=subprocess.DEVNULL,
+    )
+    assert resumed.returncode == 0, resumed.stdout + resumed.stderr
+    assert "resuming run" in resumed.stdout and "all built" in resumed.stdout
+
+
+def test_ctrl_c_at_an_approval_cancels_and_the_demo_folder_is_removed(env, tmp_path, screens):
+    screen = screens([*CHAT, "--demo"], env=env, cwd=tmp_path)
+    screen.expect("allow? [y]es")
+    assert len(_demo_folders(env)) == 1
+    screen.type("\x03")
+    assert screen.wait() == 130, screen.text  # a cancelled one-shot run
+    assert "— cancelled" in screen.text and "Traceback" not in screen.text
+    assert _demo_folders(env) == []
+
+
+@pytest.mark.parametrize(
+    ("flags", "error", "hint"),
+    [
+        (
+            ["--agent", "garbage"],
+            "error: --agent must look like 'path/to/file.py:name', got 'garbage'",
+            "--agent path/to/file.py:name",
+        ),
+        (["--agent", "missing.py:agent"], "error: --agent missing.py:agent: ", "--agent"),
+        (["--model", "nope:zzz"], "error: --model nope:zzz: Unknown model spec", "prefixes"),
+        (
+            ["--model", "openai:gpt-4.1-mini"],
+            "error: --model openai:gpt-4.1-mini: OpenAI Chat requires an API key",
+            "OPENAI_API_KEY",
+        ),
+        ([], "error: No model is configured", "--model"),
+    ],
+    ids=["agent-shape", "agent-missing", "model-unknown", "key-missing", "no-model"],
+)
+def test_a_user_error_is_one_line_and_a_hint_naming_the_flag(env, ws, screens, flags, error, hint):
+    screen = screens([*CHAT, "--workspace", str(ws), *flags, "hello"], env=env, cwd=ws)
+    assert screen.wait() == 1, screen.text
+    lines = [line for line in screen.text.splitlines() if line.strip()]
+    errors = [i for i, line in enumerate(lines) if line.startswith("error:")]
+    assert len(errors) == 1, screen.text
+    (i,) = errors
+    assert lines[i].startswith(error), screen.text
+    assert lines[i + 1].startswith("  hint: ") and hint in lines[i + 1], screen.text
+    assert lines[i + 2 :] == [], screen.text  # nothing after the hint
+    assert "Traceback" not in screen.text and "pygls" not in screen.text
+    assert "lovia.agent" not in screen.text and "lovia.model" not in screen.text

@@ -578,8 +578,8 @@ async def test_sigkill_during_a_restore_leaves_the_old_or_the_new_tree(
     _fill(probe_root, "x", 400)
     await probe.after_run()
     await probe.close()
-    started = time.monotonic()
     proc = _spawn(probe_root, probe_store, "restore", point.id)
+    started = time.monotonic()
     assert proc.stdout is not None and proc.stdout.readline().strip() == "done"
     proc.wait()
     duration = time.monotonic() - started

@@ -24,6 +24,9 @@ _CONFIG: tuple[tuple[str, str], ...] = (
     ("core.hooksPath", "/dev/null"),
     ("core.fsmonitor", "false"),
     ("core.untrackedCache", "true"),
+    ("status.showUntrackedFiles", "all"),  # lets the untracked cache serve "all" listings
+    ("core.splitIndex", "true"),  # small index writes: only changed entries are rewritten
+    ("splitIndex.maxPercentChange", "20"),
     ("core.autocrlf", "false"),
     ("core.safecrlf", "false"),
     ("core.eol", "lf"),

@@ -33,6 +33,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, Field
 
 from lovia.exceptions import LoviaError, UserError
+from lovia.workspace import _packwrite
 from lovia.workspace import _restore_apply as apply
 from lovia.workspace._git import GitError, GitRunner, find_git
 from lovia.workspace.paths import relative_to_root, resolve_abs
@@ -51,6 +52,7 @@ WRITE_TOOLS = frozenset({"write_file", "edit_file", "shell"})
 
 PointKind = Literal["turn", "restore", "manual"]
 _POINT_REF = "refs/lovia/points/"
+_LATEST_REF = "refs/lovia/latest"  # the newest point's commit (what "changed" is relative to)
 _ID_RE = re.compile(r"^rp-[0-9]{16}-[0-9a-f]{6}$")
 _BULK_THRESHOLD = 200  # this many new files at once go straight into one pack
 _CAT_CHUNK = 256
@@ -354,16 +356,22 @@ class RestorePoints:
         """Bring the shadow index up to date with the tree; return its tree id."""
         git = self._runner()
         out = await git.run(
-            "status", "--porcelain=v2", "-z", "-uall", "--no-renames", "--ignore-submodules=all"
+            "status", "--porcelain=v2", "-z", "--no-renames", "--ignore-submodules=all"
         )
         update, drop, skipped, gitignore_changed = await asyncio.to_thread(self._classify, out)
         if drop:
             await self._update_index(drop, force_remove=True)
+        if len(update) > _BULK_THRESHOLD:
+            await self._bulk_pack(update)
         if update:
             skipped += await self._update_index(update, force_remove=False)
         if gitignore_changed:
             await self._drop_tracked_unwanted(all_entries=False)
         tree = (await git.run("write-tree")).decode().strip()
+        if len(update) > _BULK_THRESHOLD:
+            # Adding many files invalidated git's untracked cache; rebuild it now so the
+            # next (incremental) snapshot stays fast.
+            await git.run("status", "--porcelain=v2", "-z", "--ignore-submodules=all")
         return tree, skipped
 
     def _classify(self, out: bytes) -> tuple[list[str], list[str], list[SkippedPath], bool]:
@@ -415,6 +423,24 @@ class RestorePoints:
                 update.append(path)
         return update, drop, skipped, gitignore_changed
 
+    async def _bulk_pack(self, paths: list[str]) -> None:
+        """Write many new blobs as one pack first (much faster than git adding them one by one)."""
+        git = self._runner()
+        pack_dir = git.git_dir / "objects" / "pack"
+        files = [self.root / p for p in paths]
+        tmp = await asyncio.to_thread(
+            _packwrite.write_blob_pack, pack_dir, files, self.settings.max_file_bytes
+        )
+        if tmp is None:
+            return
+        try:
+            name = (await git.run("index-pack", str(tmp))).decode().split()[-1]
+            final = pack_dir / f"pack-{name}"
+            await asyncio.to_thread(os.replace, tmp, final.with_suffix(".pack"))
+            await asyncio.to_thread(os.replace, tmp.with_suffix(".idx"), final.with_suffix(".idx"))
+        finally:
+            await asyncio.to_thread(_packwrite.remove_temp, pack_dir)
+
     async def _update_index(self, paths: list[str], *, force_remove: bool) -> list[SkippedPath]:
         git = self._runner()
         skipped: list[SkippedPath] = []
@@ -424,9 +450,8 @@ class RestorePoints:
                 break
             args = ["update-index", "-z", "--stdin"]
             args[1:1] = ["--force-remove"] if force_remove else ["--add", "--remove"]
-            config = [("core.bigFileThreshold", "1")] if len(remaining) > _BULK_THRESHOLD else []
             data = b"".join(p.encode("utf-8", "surrogateescape") + b"\0" for p in remaining)
-            code, _, err = await git.run_full(*args, input=data, config=config)
+            code, _, err = await git.run_full(*args, input=data)
             if code == 0:
                 break
             text = err.decode("utf-8", "replace")
@@ -516,11 +541,13 @@ class RestorePoints:
         label: str = "",
         user_message: str | None = None,
         metadata: dict[str, Any] | None = None,
-        previous: RestorePoint | None = None,
     ) -> RestorePoint:
         git = self._runner()
         cap = self.settings.max_listed_paths
-        entries = await self._diff(previous.tree if previous else EMPTY_TREE, tree)
+        code, out, _ = await git.run_full(
+            "diff-tree", "-r", "-z", "--no-renames", "--raw", _LATEST_REF, tree
+        )
+        entries = list(_parse_raw_diff(out)) if code == 0 else await self._diff(EMPTY_TREE, tree)
         status = {"A": "added", "D": "deleted"}
         changed = [
             ChangedPath(path=e.path, status=status.get(e.status, "modified"))  # type: ignore[arg-type]
@@ -548,7 +575,10 @@ class RestorePoints:
             "update-ref",
             "--no-deref",
             "--stdin",
-            input=f"update {_POINT_REF}{point.id} {commit}\nupdate HEAD {commit}\n".encode(),
+            input=(
+                f"update {_POINT_REF}{point.id} {commit}\n"
+                f"update {_LATEST_REF} {commit}\nupdate HEAD {commit}\n"
+            ).encode(),
         )
         return point.model_copy(update={"commit": commit, "tree": tree})
 
@@ -584,7 +614,6 @@ class RestorePoints:
         async with self._locked():
             try:
                 tree, skipped = await self._capture()
-                points = await self._list()
                 return await self._commit_point(
                     tree,
                     kind=kind,
@@ -594,7 +623,6 @@ class RestorePoints:
                     label=label,
                     user_message=user_message,
                     metadata=metadata,
-                    previous=points[-1] if points else None,
                 )
             except GitError as exc:
                 raise RestorePointError(f"Could not take a restore point: {exc.message}") from exc
@@ -730,15 +758,13 @@ class RestorePoints:
                 todo = [f for f in files if f.path not in kept_set]
                 if not todo:
                     return RestoreResult(point=point, kept=kept, skipped=skipped)
-                points = await self._list()
                 undo = await self._commit_point(
                     cur,
                     kind="restore",
                     skipped=[],
                     session_id=session_id,
-                    label=f"Before restoring {point.label or point.id}",
+                    label=f"Before restoring {point.id}",
                     metadata={"restoring": point.id},
-                    previous=points[-1] if points else None,
                 )
                 ops = [
                     apply.FileOp(path=f.path, op="delete")
@@ -929,6 +955,11 @@ class RestorePoints:
         git = self._runner()
         data = "".join(f"delete {_POINT_REF}{p.id}\n" for p in points).encode()
         await git.run("update-ref", "--stdin", input=data)
+        remaining = await self._list()
+        if remaining:
+            await git.run("update-ref", _LATEST_REF, remaining[-1].commit)
+        else:
+            await git.run("update-ref", "-d", _LATEST_REF, ok_codes=(0, 1))
         # HEAD may still name a deleted point's commit; re-point it at a fresh one.
         baseline = await self._baseline_tree()
         if baseline is not None:

@@ -278,6 +278,28 @@ async def test_files_over_the_size_cap_are_skipped_listed_and_never_touched(
         await rp.close()
 
 
+async def test_a_big_first_snapshot_stores_the_same_tree_as_git_add(
+    root: Path, store: Path, tmp_path: Path
+) -> None:
+    _fill(root, "bulk", 450)  # over the bulk threshold: blobs go through our own pack
+    (root / "tool.sh").write_text("#!/bin/sh\n")
+    (root / "tool.sh").chmod(0o755)
+    os.symlink("d1/f1.txt", root / "link")
+    (root / "dup.txt").write_text("bulk 1\n" * 50)  # same content as d1/f1.txt
+    rp = await open_points(root, store, policy=WorkspacePolicy.coding())
+    try:
+        point = await rp.snapshot()
+        assert point.changed_count == 454
+        copy = tmp_path / "plain"
+        shutil.copytree(root, copy, symlinks=True)
+        _git(copy, "init", "-q")
+        _git(copy, "add", "-A")
+        assert point.tree == _git(copy, "write-tree").strip()
+        assert "pack" in git_in_store(rp, "count-objects", "-v")
+    finally:
+        await rp.close()
+
+
 # --------------------------------------------------------------------------- hand changes
 
 

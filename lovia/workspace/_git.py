@@ -27,6 +27,7 @@ _CONFIG: tuple[tuple[str, str], ...] = (
     ("status.showUntrackedFiles", "all"),  # lets the untracked cache serve "all" listings
     ("core.splitIndex", "true"),  # small index writes: only changed entries are rewritten
     ("splitIndex.maxPercentChange", "20"),
+    ("splitIndex.sharedIndexExpire", "now"),  # only our processes use this index
     ("core.autocrlf", "false"),
     ("core.safecrlf", "false"),
     ("core.eol", "lf"),

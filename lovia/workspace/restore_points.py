@@ -184,6 +184,7 @@ class RestorePoints:
     _lock: asyncio.Lock = field(default_factory=asyncio.Lock, init=False, repr=False)
     _lock_fd: int | None = field(default=None, init=False, repr=False)
     _turns: dict[str, int] = field(default_factory=dict, init=False, repr=False)
+    _turn_lock: asyncio.Lock = field(default_factory=asyncio.Lock, init=False, repr=False)
     _last_id: int = field(default=0, init=False, repr=False)
 
     # ------------------------------------------------------------------ opening
@@ -355,9 +356,16 @@ class RestorePoints:
     async def _capture(self) -> tuple[str, list[SkippedPath]]:
         """Bring the shadow index up to date with the tree; return its tree id."""
         git = self._runner()
-        out = await git.run(
-            "status", "--porcelain=v2", "-z", "--no-renames", "--ignore-submodules=all"
-        )
+        status = ("status", "--porcelain=v2", "-z", "--no-renames", "--ignore-submodules=all")
+        try:
+            out = await git.run(*status)
+        except GitError as exc:
+            if "index" not in exc.stderr:
+                raise
+            # The shadow index is only a cache: drop a damaged one and start over.
+            logger.warning("rebuilding the restore-point index: %s", exc.stderr[:200])
+            await asyncio.to_thread(self._remove_index)
+            out = await git.run(*status)
         update, drop, skipped, gitignore_changed = await asyncio.to_thread(self._classify, out)
         if drop:
             await self._update_index(drop, force_remove=True)
@@ -373,6 +381,14 @@ class RestorePoints:
             # next (incremental) snapshot stays fast.
             await git.run("status", "--porcelain=v2", "-z", "--ignore-submodules=all")
         return tree, skipped
+
+    def _remove_index(self) -> None:
+        git = self._runner()
+        with contextlib.suppress(FileNotFoundError):
+            git.index_file.unlink()
+        for shared in git.git_dir.glob("sharedindex.*"):
+            with contextlib.suppress(FileNotFoundError):
+                shared.unlink()
 
     def _classify(self, out: bytes) -> tuple[list[str], list[str], list[SkippedPath], bool]:
         """Sort ``git status`` entries into update / untrack / skip (stat calls: a thread)."""
@@ -649,6 +665,12 @@ class RestorePoints:
             pred = is_write_tool or WRITE_TOOLS.__contains__
             if not any(pred(n) for n in tool_names):
                 return None
+        async with self._turn_lock:
+            return await self._before_turn(session_id, turn_index, user_message)
+
+    async def _before_turn(
+        self, session_id: str, turn_index: int, user_message: str | None
+    ) -> RestorePoint | None:
         if self._turns.get(session_id) == turn_index:
             return None
         try:

@@ -369,7 +369,34 @@ async def test_before_turn_snapshots_once_per_turn_and_only_for_write_capable_ca
         await rp.close()
 
 
+async def test_concurrent_hooks_for_one_turn_take_one_point(root: Path, store: Path) -> None:
+    (root / "a.txt").write_text("a\n")
+    rp = await open_points(root, store)
+    try:
+        results = await asyncio.gather(*(rp.before_turn("s", 3, "x") for _ in range(4)))
+        assert sum(r is not None for r in results) == 1
+        assert len(await rp.list_points("s")) == 1
+    finally:
+        await rp.close()
+
+
 # --------------------------------------------------------------------------- storage
+
+
+async def test_a_damaged_shadow_index_is_rebuilt(root: Path, store: Path) -> None:
+    (root / "a.txt").write_text("a\n")
+    rp = await open_points(root, store)
+    try:
+        first = await rp.snapshot()
+        assert rp.git is not None
+        rp.git.index_file.write_bytes(b"garbage, not an index")
+        (root / "a.txt").write_text("b\n")
+        second = await rp.snapshot()
+        assert [(c.path, c.status) for c in second.changed] == [("a.txt", "modified")]
+        await rp.restore(first.id)
+        assert (root / "a.txt").read_text() == "a\n"
+    finally:
+        await rp.close()
 
 
 async def test_delete_session_removes_its_points_and_prunes_their_objects(

@@ -210,8 +210,7 @@ class RestorePoints:
         key = hashlib.sha256(str(root_path).encode("utf-8", "surrogateescape")).hexdigest()[:16]
         safe = re.sub(r"[^A-Za-z0-9._-]", "_", root_path.name)[:40] or "root"
         store = base / f"{safe}-{key}"
-        rel = relative_to_root(root_path, store)
-        if rel is not None and ".git" in rel.split("/"):
+        if ".git" in store.parts:
             raise UserError(
                 f"The restore-point store cannot live inside the workspace's .git: {store}",
                 hint="Pass a store directory outside the workspace (e.g. next to the state DB).",
@@ -875,7 +874,7 @@ class RestorePoints:
                 skipped.append(SkippedPath(path=e.path, reason="denied"))
                 continue
             if e.status == "A":
-                if _lexists(self.root / e.path):
+                if _occupied(self.root / e.path):
                     skipped.append(
                         SkippedPath(
                             path=e.path,
@@ -1131,8 +1130,12 @@ def _denied_as_ignore(policy: WorkspacePolicy, root: Path) -> list[str]:
     return lines
 
 
-def _lexists(path: Path) -> bool:
-    return os.path.lexists(path)
+def _occupied(path: Path) -> bool:
+    """Something other than a directory is at ``path`` (a directory may empty out first)."""
+    try:
+        return not stat.S_ISDIR(os.lstat(path).st_mode)
+    except (FileNotFoundError, NotADirectoryError):
+        return False
 
 
 def _read_json(path: Path) -> dict[str, Any]:

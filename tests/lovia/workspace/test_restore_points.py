@@ -17,6 +17,7 @@ from pathlib import Path
 
 import pytest
 
+from lovia.exceptions import UserError
 from lovia.workspace import LocalWorkspaceSession, WorkspacePolicy
 from lovia.workspace import restore_points as rp_mod
 from lovia.workspace.restore_points import (
@@ -192,6 +193,30 @@ async def test_restore_of_a_restore_brings_back_the_tree_before_the_restore(
         assert kinds == ["manual", "restore", "restore"]
     finally:
         await rp.close()
+
+
+async def test_restore_turns_a_directory_back_into_a_file_and_back(root: Path, store: Path) -> None:
+    (root / "thing").write_text("a file\n")
+    rp = await open_points(root, store)
+    try:
+        as_file = await rp.snapshot()
+        (root / "thing").unlink()
+        (root / "thing").mkdir()
+        (root / "thing" / "inner.txt").write_text("inside\n")
+        await rp.after_run()
+        as_dir = tree_state(root)
+        result = await rp.restore(as_file.id)
+        assert (root / "thing").read_text() == "a file\n"
+        assert result.undo_point is not None
+        await rp.restore(result.undo_point.id)
+        assert tree_state(root) == as_dir
+    finally:
+        await rp.close()
+
+
+async def test_a_store_inside_a_git_directory_is_refused(root: Path, tmp_path: Path) -> None:
+    with pytest.raises(UserError, match=r"\.git"):
+        await RestorePoints.open(root, tmp_path / "repo" / ".git" / "lovia")
 
 
 # --------------------------------------------------------------------------- filtering

@@ -56,6 +56,7 @@ _LATEST_REF = "refs/lovia/latest"  # the newest point's commit (what "changed" i
 _ID_RE = re.compile(r"^rp-[0-9]{16}-[0-9a-f]{6}$")
 _BULK_THRESHOLD = 200  # this many new files at once go straight into one pack
 _CAT_CHUNK = 256
+_PACK_LOOSE_OBJECTS = 5000  # prune() packs the store beyond this many loose objects
 
 _warned: set[str] = set()
 
@@ -838,12 +839,14 @@ class RestorePoints:
         deleted: list[str] = []
         async with self._locked():
             git = self._runner()
-            size = await self._store_bytes(git)
+            size, loose = await self._store_usage(git)
             if size <= cap:
+                if loose > _PACK_LOOSE_OBJECTS:
+                    await self._gc()  # pack: loose objects cost a file (and a block) each
                 return []
             await self._gc()
             for _ in range(64):
-                size = await self._store_bytes(git)
+                size, _ = await self._store_usage(git)
                 points = await self._list()
                 if size <= cap or len(points) <= 1:
                     break
@@ -920,28 +923,34 @@ class RestorePoints:
             f.diff = _file_diff(f)
 
     async def _apply(self, ops: list[apply.FileOp]) -> list[SkippedPath]:
+        """Run the journal's operations: deletions (deepest first), then writes."""
         git = self._runner()
         umask = apply.current_umask()
-        failed: list[SkippedPath] = []
-        deletes = [op for op in ops if op.op == "delete"]
+        deletes = sorted(
+            (op for op in ops if op.op == "delete"), key=lambda o: o.path.count("/"), reverse=True
+        )
         writes = [op for op in ops if op.op == "write"]
-        for op in sorted(deletes, key=lambda o: o.path.count("/"), reverse=True):
-            try:
-                await asyncio.to_thread(apply.apply_delete, self.root, op.path)
-            except (OSError, ValueError, LoviaError) as exc:
-                failed.append(SkippedPath(path=op.path, reason="failed", detail=str(exc)))
+        failed = await asyncio.to_thread(self._apply_chunk, deletes, {}, umask)
         for i in range(0, len(writes), _CAT_CHUNK):
             chunk = writes[i : i + _CAT_CHUNK]
             blobs = await git.cat_blobs([op.blob for op in chunk if op.blob])
-            for op in chunk:
-                try:
-                    if op.blob is None or op.mode is None:
-                        raise ValueError("incomplete write op")
-                    await asyncio.to_thread(
-                        apply.apply_write, self.root, op.path, blobs[op.blob], op.mode, umask
-                    )
-                except (OSError, ValueError, LoviaError) as exc:
-                    failed.append(SkippedPath(path=op.path, reason="failed", detail=str(exc)))
+            failed += await asyncio.to_thread(self._apply_chunk, chunk, blobs, umask)
+        return failed
+
+    def _apply_chunk(
+        self, ops: list[apply.FileOp], blobs: dict[str, bytes], umask: int
+    ) -> list[SkippedPath]:
+        failed: list[SkippedPath] = []
+        for op in ops:
+            try:
+                if op.op == "delete":
+                    apply.apply_delete(self.root, op.path)
+                elif op.blob is None or op.mode is None or op.blob not in blobs:
+                    raise ValueError("incomplete write operation")
+                else:
+                    apply.apply_write(self.root, op.path, blobs[op.blob], op.mode, umask)
+            except (OSError, ValueError, LoviaError) as exc:
+                failed.append(SkippedPath(path=op.path, reason="failed", detail=str(exc)))
         return failed
 
     async def _finish_restore(self) -> None:
@@ -991,13 +1000,20 @@ class RestorePoints:
         await git.run("gc", "--prune=now", "--quiet")
 
     async def _store_bytes(self, git: GitRunner) -> int:
+        return (await self._store_usage(git))[0]
+
+    async def _store_usage(self, git: GitRunner) -> tuple[int, int]:
+        """``(bytes of objects, number of loose objects)``."""
         out = (await git.run("count-objects", "-v")).decode()
-        total = 0
+        total = loose = 0
         for line in out.splitlines():
             key, _, value = line.partition(":")
-            if key.strip() in ("size", "size-pack", "size-garbage"):
-                total += int(value.strip() or 0) * 1024
-        return total
+            key, value = key.strip(), value.strip()
+            if key in ("size", "size-pack", "size-garbage"):
+                total += int(value or 0) * 1024
+            elif key == "count":
+                loose = int(value or 0)
+        return total, loose
 
 
 # --------------------------------------------------------------------------- helpers

@@ -462,6 +462,30 @@ async def test_prune_deletes_the_oldest_points_beyond_the_size_cap(root: Path, s
         await rp.close()
 
 
+async def test_prune_packs_many_loose_objects_without_deleting_points(
+    root: Path, store: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(rp_mod, "_PACK_LOOSE_OBJECTS", 5)
+    rp = await open_points(root, store)
+    try:
+        for i in range(4):
+            (root / f"f{i}.txt").write_text(f"content {i}\n")
+            await rp.snapshot()
+
+        def loose() -> int:
+            stats = dict(
+                line.split(": ") for line in git_in_store(rp, "count-objects", "-v").splitlines()
+            )
+            return int(stats["count"])
+
+        assert loose() > 5
+        assert await rp.prune() == []
+        assert loose() == 0
+        assert len(await rp.list_points()) == 4
+    finally:
+        await rp.close()
+
+
 async def test_unknown_point_ids_get_a_clear_error(root: Path, store: Path) -> None:
     rp = await open_points(root, store)
     try:

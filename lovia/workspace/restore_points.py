@@ -30,7 +30,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, PrivateAttr, field_validator
 
 from lovia.exceptions import LoviaError, UserError
 from lovia.workspace import _packwrite
@@ -84,13 +84,25 @@ class RestorePointSettings:
     """Per-file text shown in a preview; bigger or binary files show no text."""
 
 
-class ChangedPath(BaseModel):
+def _display(path: str) -> str:
+    """A file name that is not valid UTF-8 shows with U+FFFD (JSON cannot carry it)."""
+    return path.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
+
+
+class _PathModel(BaseModel):
     path: str
+
+    @field_validator("path", mode="before")
+    @classmethod
+    def _printable(cls, value: Any) -> Any:
+        return _display(value) if isinstance(value, str) else value
+
+
+class ChangedPath(_PathModel):
     status: Literal["added", "modified", "deleted"]
 
 
-class SkippedPath(BaseModel):
-    path: str
+class SkippedPath(_PathModel):
     reason: Literal["too_large", "unreadable", "denied", "unsaved_file_in_the_way", "failed"]
     detail: str | None = None
 
@@ -114,10 +126,9 @@ class RestorePoint(BaseModel):
     tree: str = ""
 
 
-class FileRestore(BaseModel):
+class FileRestore(_PathModel):
     """What a restore does to one path. ``old_*`` is the disk now, ``new_*`` the point."""
 
-    path: str
     action: Literal["create", "modify", "delete"]
     old_mode: str | None = None
     new_mode: str | None = None
@@ -128,6 +139,11 @@ class FileRestore(BaseModel):
     binary: bool = False
     hand_changed: bool = False
     diff: str = ""
+    _raw: str = PrivateAttr(default="")  # the path as on disk (may not be valid UTF-8)
+
+    @property
+    def raw_path(self) -> str:
+        return self._raw or self.path
 
 
 class RestorePreview(BaseModel):
@@ -789,9 +805,9 @@ class RestorePoints:
                     metadata={"restoring": point.id},
                 )
                 ops = [
-                    apply.FileOp(path=f.path, op="delete")
+                    apply.FileOp(path=f.raw_path, op="delete")
                     if f.action == "delete"
-                    else apply.FileOp(path=f.path, op="write", mode=f.new_mode, blob=f.new_blob)
+                    else apply.FileOp(path=f.raw_path, op="write", mode=f.new_mode, blob=f.new_blob)
                     for f in todo
                 ]
                 journal = {"v": 1, "point": point.id, "tree": point.tree, "undo": undo.id}
@@ -892,17 +908,17 @@ class RestorePoints:
                 action = "delete"
             else:
                 action = "modify"
-            files.append(
-                FileRestore(
-                    path=e.path,
-                    action=action,
-                    old_mode=e.old_mode,
-                    new_mode=e.new_mode,
-                    old_blob=e.old_sha,
-                    new_blob=e.new_sha,
-                    hand_changed=e.path in dirty,
-                )
+            restore = FileRestore(
+                path=e.path,
+                action=action,
+                old_mode=e.old_mode,
+                new_mode=e.new_mode,
+                old_blob=e.old_sha,
+                new_blob=e.new_sha,
+                hand_changed=e.path in dirty,
             )
+            restore._raw = e.path
+            files.append(restore)
         return files, skipped
 
     async def _fill_text(self, files: list[FileRestore]) -> None:

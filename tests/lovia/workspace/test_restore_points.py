@@ -214,6 +214,31 @@ async def test_restore_turns_a_directory_back_into_a_file_and_back(root: Path, s
         await rp.close()
 
 
+async def test_odd_file_names_are_stored_listed_and_restored(root: Path, store: Path) -> None:
+    raw = os.path.join(os.fsencode(root), b"caf\xe9.txt")  # Latin-1, not UTF-8
+    Path(os.fsdecode(raw)).write_bytes(b"latin\n")
+    (root / "two\nlines.txt").write_text("newline in the name\n")
+    (root / "space .txt").write_text("space\n")
+    rp = await open_points(root, store)
+    try:
+        point = await rp.snapshot()
+        assert {c.path for c in point.changed} == {"caf\ufffd.txt", "two\nlines.txt", "space .txt"}
+        point.model_dump_json()
+        os.unlink(raw)
+        (root / "two\nlines.txt").unlink()
+        (root / "space .txt").write_text("changed\n")
+        await rp.after_run()
+        preview = await rp.preview(point.id)
+        preview.model_dump_json()
+        result = await rp.restore(point.id)
+        assert sorted(result.restored) == sorted(["caf\ufffd.txt", "space .txt", "two\nlines.txt"])
+        assert Path(os.fsdecode(raw)).read_bytes() == b"latin\n"
+        assert (root / "two\nlines.txt").read_text() == "newline in the name\n"
+        assert (root / "space .txt").read_text() == "space\n"
+    finally:
+        await rp.close()
+
+
 async def test_a_store_inside_a_git_directory_is_refused(root: Path, tmp_path: Path) -> None:
     with pytest.raises(UserError, match=r"\.git"):
         await RestorePoints.open(root, tmp_path / "repo" / ".git" / "lovia")

@@ -73,6 +73,16 @@ def all_blobs(rp: RestorePoints) -> list[bytes]:
     return [data] if shas else []
 
 
+def _raw_file(path: bytes, data: bytes | None = None) -> bytes:
+    """Write (with ``data``) or read a file named by raw bytes."""
+    if data is not None:
+        with open(path, "wb") as fh:
+            fh.write(data)
+        return data
+    with open(path, "rb") as fh:
+        return fh.read()
+
+
 def _exists(path: Path) -> bool:
     return path.exists()
 
@@ -216,7 +226,7 @@ async def test_restore_turns_a_directory_back_into_a_file_and_back(root: Path, s
 
 async def test_odd_file_names_are_stored_listed_and_restored(root: Path, store: Path) -> None:
     raw = os.path.join(os.fsencode(root), b"caf\xe9.txt")  # Latin-1, not UTF-8
-    Path(os.fsdecode(raw)).write_bytes(b"latin\n")
+    _raw_file(raw, b"latin\n")
     (root / "two\nlines.txt").write_text("newline in the name\n")
     (root / "space .txt").write_text("space\n")
     rp = await open_points(root, store)
@@ -232,7 +242,7 @@ async def test_odd_file_names_are_stored_listed_and_restored(root: Path, store: 
         preview.model_dump_json()
         result = await rp.restore(point.id)
         assert sorted(result.restored) == sorted(["caf\ufffd.txt", "space .txt", "two\nlines.txt"])
-        assert Path(os.fsdecode(raw)).read_bytes() == b"latin\n"
+        assert _raw_file(raw) == b"latin\n"
         assert (root / "two\nlines.txt").read_text() == "newline in the name\n"
         assert (root / "space .txt").read_text() == "space\n"
     finally:

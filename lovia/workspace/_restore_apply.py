@@ -163,12 +163,19 @@ def apply_delete(root: Path, rel: str) -> None:
 
 
 def _prune_empty_dirs(root: Path, rel: str) -> None:
+    """Remove the directories above ``rel`` that are now empty (never through a symlink)."""
     parts = rel.split("/")[:-1]
     while parts:
         try:
-            os.rmdir(root.joinpath(*parts))
+            dfd = _fs.open_dir(root.joinpath(*parts[:-1]))
+        except (OSError, _fs.PathChangedError):
+            return
+        try:
+            os.rmdir(parts[-1], dir_fd=dfd)
         except OSError:
             return
+        finally:
+            os.close(dfd)
         parts.pop()
 
 

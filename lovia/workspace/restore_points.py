@@ -422,12 +422,14 @@ class RestorePoints:
                     drop.append(path)
                 continue
             if deleted:
-                update.append(path)
+                # force-remove: git refuses "--remove" of a path now beyond a symlink
+                drop.append(path)
                 continue
             try:
                 st = os.lstat(self.root / path)
-            except FileNotFoundError:
-                update.append(path)
+            except (FileNotFoundError, NotADirectoryError):
+                if tracked:
+                    drop.append(path)
                 continue
             except OSError as exc:
                 skipped.append(SkippedPath(path=path, reason="unreadable", detail=str(exc)))

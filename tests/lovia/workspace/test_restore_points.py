@@ -249,6 +249,26 @@ async def test_odd_file_names_are_stored_listed_and_restored(root: Path, store: 
         await rp.close()
 
 
+async def test_restore_never_writes_through_a_symlink_to_outside(
+    root: Path, store: Path, outside: Path
+) -> None:
+    (root / "sub").mkdir()
+    (root / "sub" / "file.txt").write_text("inside\n")
+    rp = await open_points(root, store)
+    try:
+        point = await rp.snapshot()
+        shutil.rmtree(root / "sub")
+        os.symlink(outside, root / "sub")  # the agent swapped the directory for a link
+        await rp.after_run()
+        before_outside = tree_state(outside)
+        await rp.restore(point.id)
+        assert tree_state(outside) == before_outside
+        assert not (root / "sub").is_symlink()
+        assert (root / "sub" / "file.txt").read_text() == "inside\n"
+    finally:
+        await rp.close()
+
+
 async def test_a_store_inside_a_git_directory_is_refused(root: Path, tmp_path: Path) -> None:
     with pytest.raises(UserError, match=r"\.git"):
         await RestorePoints.open(root, tmp_path / "repo" / ".git" / "lovia")

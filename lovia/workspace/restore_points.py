@@ -718,7 +718,8 @@ class RestorePoints:
     async def after_run(self, session_id: str | None = None) -> None:
         """Mark the tree as the agent left it (call when a run ends), then apply the size cap.
 
-        Changes after this are "by hand" for :meth:`preview`. Never raises.
+        Changes after this are "by hand" for :meth:`preview`. The mark is per workspace;
+        ``session_id`` is accepted for symmetry with :meth:`before_turn`. Never raises.
         """
         if self.git is None:
             return

@@ -1,0 +1,1201 @@
+"""Restore points: snapshots of the workspace tree that a user can roll back to.
+
+A *shadow* git repository, kept in a store directory outside the workspace (and
+outside any ``.git`` of the user's), records the tree before each turn that may write.
+It is driven through the ``git`` CLI with its own ``GIT_DIR`` and index and the
+workspace as work tree, so the user's repository, index and stash are never touched.
+Snapshots are content-addressed (git's object store) and incremental (the shadow index
+is kept between snapshots, so git's stat cache skips unchanged files).
+
+Hosts use :class:`RestorePoints`: ``before_turn`` (the run hook), ``after_run``,
+``list_points``, ``preview``, ``restore``, ``delete_session``, ``prune``. See
+``docs/restore-points.md``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import difflib
+import hashlib
+import json
+import logging
+import os
+import re
+import secrets
+import stat
+import time
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, Field, PrivateAttr, field_validator
+
+from lovia.exceptions import LoviaError, UserError
+from lovia.workspace import _packwrite
+from lovia.workspace import _restore_apply as apply
+from lovia.workspace._git import GitError, GitRunner, find_git
+from lovia.workspace.paths import relative_to_root, resolve_abs
+from lovia.workspace.policy import WorkspacePolicy, _canonical_abs_pattern
+
+try:  # POSIX only; elsewhere the in-process lock is all there is
+    import fcntl
+except ImportError:  # pragma: no cover
+    fcntl = None  # type: ignore[assignment]
+
+logger = logging.getLogger("lovia.workspace.restore_points")
+
+EMPTY_TREE = "4b825dc642cb6eb9a060e54bf8d69288fbee4904"
+WRITE_TOOLS = frozenset({"write_file", "edit_file", "shell"})
+"""Built-in tools that may change files; a turn calling none of them gets no restore point."""
+
+PointKind = Literal["turn", "restore", "manual"]
+_POINT_REF = "refs/lovia/points/"
+_LATEST_REF = "refs/lovia/latest"  # the newest point's commit (what "changed" is relative to)
+_ID_RE = re.compile(r"^rp-[0-9]{16}-[0-9a-f]{6}$")
+_BULK_THRESHOLD = 200  # this many new files at once go straight into one pack
+_CAT_CHUNK = 256
+_PACK_LOOSE_OBJECTS = 5000  # prune() packs the store beyond this many loose objects
+
+_warned: set[str] = set()
+
+
+def _warn_once(message: str) -> None:
+    if message not in _warned:
+        _warned.add(message)
+        logger.warning(message)
+
+
+# --------------------------------------------------------------------------- public types
+
+
+@dataclass(frozen=True)
+class RestorePointSettings:
+    """Caps of the restore-point store (documented in ``docs/restore-points.md``)."""
+
+    max_file_bytes: int = 5 * 1024 * 1024
+    """Files bigger than this are not snapshotted (listed as skipped, never touched)."""
+    max_store_bytes: int = 1024 * 1024 * 1024
+    """Per-workspace store size; ``prune()`` deletes the oldest points beyond it."""
+    max_listed_paths: int = 200
+    """How many changed/skipped paths a point lists (counts are always exact)."""
+    preview_max_bytes: int = 1024 * 1024
+    """Per-file text shown in a preview; bigger or binary files show no text."""
+
+
+def _display(path: str) -> str:
+    """A file name that is not valid UTF-8 shows with U+FFFD (JSON cannot carry it)."""
+    return path.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
+
+
+class _PathModel(BaseModel):
+    path: str
+
+    @field_validator("path", mode="before")
+    @classmethod
+    def _printable(cls, value: Any) -> Any:
+        return _display(value) if isinstance(value, str) else value
+
+
+class ChangedPath(_PathModel):
+    status: Literal["added", "modified", "deleted"]
+
+
+class SkippedPath(_PathModel):
+    reason: Literal["too_large", "unreadable", "denied", "unsaved_file_in_the_way", "failed"]
+    detail: str | None = None
+
+
+class RestorePoint(BaseModel):
+    """One snapshot of the tree. ``changed`` is relative to the previous point."""
+
+    id: str
+    created_at: float
+    kind: PointKind = "manual"
+    session_id: str | None = None
+    turn_index: int | None = None
+    label: str = ""
+    user_message: str | None = None
+    changed: list[ChangedPath] = Field(default_factory=list)
+    changed_count: int = 0
+    skipped: list[SkippedPath] = Field(default_factory=list)
+    skipped_count: int = 0
+    metadata: dict[str, Any] = Field(default_factory=dict)
+    commit: str = ""
+    tree: str = ""
+
+
+class FileRestore(_PathModel):
+    """What a restore does to one path. ``old_*`` is the disk now, ``new_*`` the point."""
+
+    action: Literal["create", "modify", "delete"]
+    old_mode: str | None = None
+    new_mode: str | None = None
+    old_blob: str | None = None
+    new_blob: str | None = None
+    old_text: str | None = None
+    new_text: str | None = None
+    binary: bool = False
+    hand_changed: bool = False
+    diff: str = ""
+    _raw: str = PrivateAttr(default="")  # the path as on disk (may not be valid UTF-8)
+
+    @property
+    def raw_path(self) -> str:
+        return self._raw or self.path
+
+
+class RestorePreview(BaseModel):
+    point: RestorePoint
+    files: list[FileRestore]
+    skipped: list[SkippedPath] = Field(default_factory=list)
+
+    @property
+    def hand_changed(self) -> list[str]:
+        """Paths changed by hand since the last snapshot; restore keeps them unless forced."""
+        return [f.path for f in self.files if f.hand_changed]
+
+    def unified_diff(self) -> str:
+        return "".join(f.diff for f in self.files)
+
+
+class RestoreResult(BaseModel):
+    point: RestorePoint
+    undo_point: RestorePoint | None = None
+    """The snapshot taken just before restoring: restore it to undo this restore."""
+    restored: list[str] = Field(default_factory=list)
+    kept: list[str] = Field(default_factory=list)
+    """Hand-changed paths left alone (pass them in ``force_paths`` to overwrite)."""
+    skipped: list[SkippedPath] = Field(default_factory=list)
+
+
+class RestorePointError(LoviaError):
+    """A restore-point operation cannot be done (unknown point, git missing, damaged store)."""
+
+
+@dataclass
+class _Entry:
+    path: str
+    old_mode: str | None
+    new_mode: str | None
+    old_sha: str | None
+    new_sha: str | None
+    status: str
+
+
+# --------------------------------------------------------------------------- the store
+
+
+@dataclass
+class RestorePoints:
+    """The restore-point store of one workspace. Build with :meth:`open`."""
+
+    root: Path
+    store: Path
+    policy: WorkspacePolicy
+    settings: RestorePointSettings
+    git: GitRunner | None
+    unavailable_reason: str | None = None
+    last_error: str | None = None
+    _lock: asyncio.Lock = field(default_factory=asyncio.Lock, init=False, repr=False)
+    _lock_fd: int | None = field(default=None, init=False, repr=False)
+    _turns: dict[str, int] = field(default_factory=dict, init=False, repr=False)
+    _turn_lock: asyncio.Lock = field(default_factory=asyncio.Lock, init=False, repr=False)
+    _last_id: int = field(default=0, init=False, repr=False)
+
+    # ------------------------------------------------------------------ opening
+
+    @classmethod
+    async def open(
+        cls,
+        root: str | Path,
+        store_dir: str | Path,
+        *,
+        policy: WorkspacePolicy | None = None,
+        settings: RestorePointSettings | None = None,
+        git_path: str | None = None,
+    ) -> RestorePoints:
+        """Open (creating) the store for ``root`` under ``store_dir``.
+
+        Never fails because git is missing: the result then has ``available == False``
+        and ``unavailable_reason`` says why (also logged once). ``git_path`` is a PATH
+        string to look ``git`` up on (default ``$PATH``). A crashed restore is finished
+        here.
+        """
+        root_path, base = await asyncio.to_thread(_resolve_dirs, root, store_dir)
+        key = hashlib.sha256(str(root_path).encode("utf-8", "surrogateescape")).hexdigest()[:16]
+        safe = re.sub(r"[^A-Za-z0-9._-]", "_", root_path.name)[:40] or "root"
+        store = base / f"{safe}-{key}"
+        if ".git" in store.parts:
+            raise UserError(
+                f"The restore-point store cannot live inside the workspace's .git: {store}",
+                hint="Pass a store directory outside the workspace (e.g. next to the state DB).",
+            )
+        self = cls(
+            root=root_path,
+            store=store,
+            policy=policy or WorkspacePolicy(),
+            settings=settings or RestorePointSettings(),
+            git=None,
+        )
+        git = find_git(git_path)
+        if git is None:
+            self.unavailable_reason = (
+                "git was not found on PATH; restore points are off for this workspace "
+                "(install git to enable them)."
+            )
+            _warn_once(self.unavailable_reason)
+            return self
+        try:
+            await asyncio.to_thread(store.mkdir, parents=True, exist_ok=True)
+            self._lock_fd = os.open(store / "lock", os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
+            self.git = GitRunner(
+                git=git,
+                git_dir=store / "git",
+                work_tree=root_path,
+                index_file=store / "index",
+                home=store,
+                pass_fds=(self._lock_fd,),
+            )
+            async with self._locked():
+                await self._init_repo()
+                await self._recover()
+        except (OSError, GitError) as exc:
+            self.unavailable_reason = f"restore points are off: {exc}"
+            self.git = None
+            _warn_once(self.unavailable_reason)
+        return self
+
+    @property
+    def available(self) -> bool:
+        return self.git is not None
+
+    async def close(self) -> None:
+        if self._lock_fd is not None:
+            with contextlib.suppress(OSError):
+                os.close(self._lock_fd)
+            self._lock_fd = None
+        self.git = None
+        self.unavailable_reason = self.unavailable_reason or "closed"
+
+    def _runner(self) -> GitRunner:
+        if self.git is None:
+            raise RestorePointError(
+                "Restore points are not available for this workspace.",
+                hint=self.unavailable_reason or "Install git to enable restore points.",
+            )
+        return self.git
+
+    @contextlib.asynccontextmanager
+    async def _locked(self) -> Any:
+        async with self._lock:
+            fd = self._lock_fd
+            if fd is not None and fcntl is not None:
+                try:
+                    fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                except BlockingIOError:
+                    await asyncio.to_thread(fcntl.flock, fd, fcntl.LOCK_EX)
+            try:
+                yield
+            finally:
+                if fd is not None and fcntl is not None:
+                    with contextlib.suppress(OSError):
+                        fcntl.flock(fd, fcntl.LOCK_UN)
+
+    async def _init_repo(self) -> None:
+        git = self._runner()
+        git_dir = git.git_dir
+        if not (git_dir / "HEAD").exists():
+            await git.run("init", "--quiet")
+        # Our lock is held and every git child of ours held it too: lock files are stale.
+        for lock in (
+            self.store / "index.lock",
+            git_dir / "HEAD.lock",
+            git_dir / "packed-refs.lock",
+        ):
+            with contextlib.suppress(FileNotFoundError):
+                lock.unlink()
+        for dirpath, _, files in os.walk(git_dir / "refs"):
+            for name in files:
+                if name.endswith(".lock"):
+                    with contextlib.suppress(FileNotFoundError):
+                        os.unlink(os.path.join(dirpath, name))
+        await self._write_excludes()
+
+    async def _write_excludes(self) -> None:
+        git = self._runner()
+        lines = [
+            "# written by lovia restore points; regenerated on open",
+            f"{apply.TEMP_PREFIX}*{apply.TEMP_SUFFIX}",
+        ]
+        rel_store = relative_to_root(self.root, self.store)
+        if rel_store is not None:
+            _warn_once(f"restore-point store {self.store} is inside the workspace; it is excluded")
+            lines.append("/" + _escape_ignore(rel_store) + "/")
+        lines += _denied_as_ignore(self.policy, self.root)
+        user_exclude = self.root / ".git" / "info" / "exclude"
+        with contextlib.suppress(OSError):
+            lines += user_exclude.read_text("utf-8", "replace").splitlines()
+        text = "\n".join(lines) + "\n"
+        path = git.git_dir / "info" / "exclude"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        state_path = self.store / "state.json"
+        fingerprint = hashlib.sha256(
+            (text + repr(self._denial_key()) + str(self.settings.max_file_bytes)).encode()
+        ).hexdigest()
+        old = _read_json(state_path).get("fingerprint")
+        with contextlib.suppress(FileNotFoundError):
+            if path.read_text() == text and old == fingerprint:
+                return
+        path.write_text(text)
+        if old is not None and old != fingerprint:
+            await self._drop_tracked_unwanted(all_entries=True)
+        _write_json(state_path, {"fingerprint": fingerprint})
+
+    def _denial_key(self) -> tuple[Any, ...]:
+        return (
+            self.policy.denied_paths,
+            tuple((r.pattern, r.action, tuple(sorted(r.ops))) for r in self.policy.path_rules),
+        )
+
+    # ------------------------------------------------------------------ filters
+
+    def _denied(self, rel: str) -> bool:
+        pol = self.policy
+        if not pol.denied_paths and not any(r.action == "deny" for r in pol.path_rules):
+            return False
+        return pol.decide_path(rel=rel, abs_posix=(self.root / rel).as_posix(), op="read") == "deny"
+
+    # ------------------------------------------------------------------ capture
+
+    async def _capture(self) -> tuple[str, list[SkippedPath]]:
+        """Bring the shadow index up to date with the tree; return its tree id."""
+        git = self._runner()
+        status = ("status", "--porcelain=v2", "-z", "--no-renames", "--ignore-submodules=all")
+        try:
+            out = await git.run(*status)
+        except GitError as exc:
+            if "index" not in exc.stderr:
+                raise
+            # The shadow index is only a cache: drop a damaged one and start over.
+            logger.warning("rebuilding the restore-point index: %s", exc.stderr[:200])
+            await asyncio.to_thread(self._remove_index)
+            out = await git.run(*status)
+        update, drop, skipped, gitignore_changed = await asyncio.to_thread(self._classify, out)
+        if drop:
+            await self._update_index(drop, force_remove=True)
+        if len(update) > _BULK_THRESHOLD:
+            await self._bulk_pack(update)
+        if update:
+            skipped += await self._update_index(update, force_remove=False)
+        if gitignore_changed:
+            await self._drop_tracked_unwanted(all_entries=False)
+        tree = (await git.run("write-tree")).decode().strip()
+        if len(update) > _BULK_THRESHOLD:
+            # Adding many files invalidated git's untracked cache; rebuild it now so the
+            # next (incremental) snapshot stays fast.
+            await git.run("status", "--porcelain=v2", "-z", "--ignore-submodules=all")
+        return tree, skipped
+
+    def _remove_index(self) -> None:
+        git = self._runner()
+        with contextlib.suppress(FileNotFoundError):
+            git.index_file.unlink()
+        for shared in git.git_dir.glob("sharedindex.*"):
+            with contextlib.suppress(FileNotFoundError):
+                shared.unlink()
+
+    def _classify(self, out: bytes) -> tuple[list[str], list[str], list[SkippedPath], bool]:
+        """Sort ``git status`` entries into update / untrack / skip (stat calls: a thread)."""
+        update: list[str] = []
+        drop: list[str] = []
+        skipped: list[SkippedPath] = []
+        gitignore_changed = False
+        for path, tracked, deleted in _parse_status(out):
+            if path.endswith("/"):
+                continue  # a nested repository: not snapshotted
+            if path.rsplit("/", 1)[-1] == ".gitignore":
+                gitignore_changed = True
+            if self._denied(path):
+                if tracked:
+                    drop.append(path)
+                continue
+            if deleted:
+                # force-remove: git refuses "--remove" of a path now beyond a symlink
+                drop.append(path)
+                continue
+            try:
+                st = os.lstat(self.root / path)
+            except (FileNotFoundError, NotADirectoryError):
+                if tracked:
+                    drop.append(path)
+                continue
+            except OSError as exc:
+                skipped.append(SkippedPath(path=path, reason="unreadable", detail=str(exc)))
+                if tracked:
+                    drop.append(path)
+                continue
+            if stat.S_ISLNK(st.st_mode):
+                update.append(path)
+            elif not stat.S_ISREG(st.st_mode):
+                if tracked:
+                    drop.append(path)
+            elif st.st_size > self.settings.max_file_bytes:
+                skipped.append(
+                    SkippedPath(path=path, reason="too_large", detail=f"{st.st_size} bytes")
+                )
+                if tracked:
+                    drop.append(path)
+            elif not os.access(self.root / path, os.R_OK):
+                skipped.append(
+                    SkippedPath(path=path, reason="unreadable", detail="permission denied")
+                )
+                if tracked:
+                    drop.append(path)
+            else:
+                update.append(path)
+        return update, drop, skipped, gitignore_changed
+
+    async def _bulk_pack(self, paths: list[str]) -> None:
+        """Write many new blobs as one pack first (much faster than git adding them one by one)."""
+        git = self._runner()
+        pack_dir = git.git_dir / "objects" / "pack"
+        files = [self.root / p for p in paths]
+        tmp = await asyncio.to_thread(
+            _packwrite.write_blob_pack, pack_dir, files, self.settings.max_file_bytes
+        )
+        if tmp is None:
+            return
+        try:
+            name = (await git.run("index-pack", str(tmp))).decode().split()[-1]
+            final = pack_dir / f"pack-{name}"
+            await asyncio.to_thread(os.replace, tmp, final.with_suffix(".pack"))
+            await asyncio.to_thread(os.replace, tmp.with_suffix(".idx"), final.with_suffix(".idx"))
+        finally:
+            await asyncio.to_thread(_packwrite.remove_temp, pack_dir)
+
+    async def _update_index(self, paths: list[str], *, force_remove: bool) -> list[SkippedPath]:
+        git = self._runner()
+        skipped: list[SkippedPath] = []
+        remaining = list(paths)
+        for _ in range(8):
+            if not remaining:
+                break
+            args = ["update-index", "-z", "--stdin"]
+            args[1:1] = ["--force-remove"] if force_remove else ["--add", "--remove"]
+            data = b"".join(p.encode("utf-8", "surrogateescape") + b"\0" for p in remaining)
+            code, _, err = await git.run_full(*args, input=data)
+            if code == 0:
+                break
+            text = err.decode("utf-8", "replace")
+            bad = set(re.findall(r"Unable to process path (.+)", text))
+            bad |= set(re.findall(r"error: open\(\"(.+?)\"\)", text))
+            if not bad or not bad & set(remaining):
+                raise GitError(f"git update-index failed: {text.strip()[:2000]}", stderr=text)
+            for b in bad & set(remaining):
+                skipped.append(SkippedPath(path=b, reason="unreadable", detail=text.strip()[:200]))
+            remaining = [p for p in remaining if p not in bad]
+        return skipped
+
+    async def _drop_tracked_unwanted(self, *, all_entries: bool) -> None:
+        """Untrack entries that are now ignored, denied or too large."""
+        git = self._runner()
+        if not (git.index_file.exists()):
+            return
+        ignored = await git.run("ls-files", "-z", "-ci", "--exclude-standard")
+        drop = [p for p in ignored.decode("utf-8", "surrogateescape").split("\0") if p]
+        if all_entries:
+            tracked = await git.run("ls-files", "-z")
+            for p in tracked.decode("utf-8", "surrogateescape").split("\0"):
+                if not p:
+                    continue
+                if self._denied(p):
+                    drop.append(p)
+                    continue
+                with contextlib.suppress(OSError):
+                    st = os.lstat(self.root / p)
+                    if stat.S_ISREG(st.st_mode) and st.st_size > self.settings.max_file_bytes:
+                        drop.append(p)
+        if drop:
+            await self._update_index(sorted(set(drop)), force_remove=True)
+
+    # ------------------------------------------------------------------ points
+
+    def _new_id(self) -> str:
+        now = max(time.time_ns() // 1000, self._last_id + 1)
+        self._last_id = now
+        return f"rp-{now:016d}-{secrets.token_hex(3)}"
+
+    async def _list(self) -> list[RestorePoint]:
+        git = self._runner()
+        out = await git.run(
+            "for-each-ref", "--format=%(objectname)%00%(tree)%00%(contents)%00", _POINT_REF
+        )
+        fields = out.decode("utf-8", "replace").split("\0")
+        points: list[RestorePoint] = []
+        for i in range(0, len(fields) - 2, 3):
+            commit, tree, body = fields[i].strip(), fields[i + 1], fields[i + 2]
+            try:
+                data = json.loads(body)
+                point = RestorePoint.model_validate({**data, "commit": commit, "tree": tree})
+            except ValueError:
+                logger.warning("skipping an unreadable restore point %s", commit)
+                continue
+            points.append(point)
+        points.sort(key=lambda p: p.id)
+        return points
+
+    async def _get(self, point_id: str) -> RestorePoint:
+        if not isinstance(point_id, str) or not _ID_RE.match(point_id):
+            raise RestorePointError(
+                f"Unknown restore point: {point_id!r}", hint="List the points to get valid ids."
+            )
+        for p in await self._list():
+            if p.id == point_id:
+                return p
+        raise RestorePointError(
+            f"Unknown restore point: {point_id!r}",
+            hint="It may have been deleted with its session or pruned by the size cap.",
+        )
+
+    async def _diff(self, a: str, b: str) -> list[_Entry]:
+        git = self._runner()
+        out = await git.run("diff-tree", "-r", "-z", "--no-renames", "--raw", a, b)
+        return list(_parse_raw_diff(out))
+
+    async def _commit_point(
+        self,
+        tree: str,
+        *,
+        kind: PointKind,
+        skipped: list[SkippedPath],
+        session_id: str | None = None,
+        turn_index: int | None = None,
+        label: str = "",
+        user_message: str | None = None,
+        metadata: dict[str, Any] | None = None,
+    ) -> RestorePoint:
+        git = self._runner()
+        cap = self.settings.max_listed_paths
+        code, out, _ = await git.run_full(
+            "diff-tree", "-r", "-z", "--no-renames", "--raw", _LATEST_REF, tree
+        )
+        entries = list(_parse_raw_diff(out)) if code == 0 else await self._diff(EMPTY_TREE, tree)
+        status = {"A": "added", "D": "deleted"}
+        changed = [
+            ChangedPath(path=e.path, status=status.get(e.status, "modified"))  # type: ignore[arg-type]
+            for e in entries[:cap]
+        ]
+        point = RestorePoint(
+            id=self._new_id(),
+            created_at=time.time(),
+            kind=kind,
+            session_id=session_id,
+            turn_index=turn_index,
+            label=label,
+            user_message=user_message[:4000] if user_message is not None else None,
+            changed=changed,
+            changed_count=len(entries),
+            skipped=skipped[:cap],
+            skipped_count=len(skipped),
+            metadata=metadata or {},
+        )
+        body = point.model_dump_json(exclude={"commit", "tree"})
+        commit = (
+            (await git.run("commit-tree", tree, "-F", "-", input=body.encode())).decode().strip()
+        )
+        await git.run(
+            "update-ref",
+            "--no-deref",
+            "--stdin",
+            input=(
+                f"update {_POINT_REF}{point.id} {commit}\n"
+                f"update {_LATEST_REF} {commit}\nupdate HEAD {commit}\n"
+            ).encode(),
+        )
+        return point.model_copy(update={"commit": commit, "tree": tree})
+
+    async def _baseline_tree(self) -> str | None:
+        """Tree of the state last produced by a snapshot, a settled run or a restore."""
+        git = self._runner()
+        code, out, _ = await git.run_full("rev-parse", "--verify", "--quiet", "HEAD^{tree}")
+        return out.decode().strip() if code == 0 else None
+
+    async def _set_baseline(self, tree: str) -> None:
+        git = self._runner()
+        commit = (
+            (await git.run("commit-tree", tree, "-F", "-", input=b'{"baseline": true}\n'))
+            .decode()
+            .strip()
+        )
+        await git.run("update-ref", "--no-deref", "HEAD", commit)
+
+    # ------------------------------------------------------------------ public API
+
+    async def snapshot(
+        self,
+        *,
+        kind: PointKind = "manual",
+        session_id: str | None = None,
+        turn_index: int | None = None,
+        label: str = "",
+        user_message: str | None = None,
+        metadata: dict[str, Any] | None = None,
+    ) -> RestorePoint:
+        """Record the tree as it stands now. Raises :class:`RestorePointError` without git."""
+        self._runner()
+        async with self._locked():
+            try:
+                tree, skipped = await self._capture()
+                return await self._commit_point(
+                    tree,
+                    kind=kind,
+                    skipped=skipped,
+                    session_id=session_id,
+                    turn_index=turn_index,
+                    label=label,
+                    user_message=user_message,
+                    metadata=metadata,
+                )
+            except GitError as exc:
+                raise RestorePointError(f"Could not take a restore point: {exc.message}") from exc
+
+    async def before_turn(
+        self,
+        session_id: str,
+        turn_index: int,
+        user_message: str | None = None,
+        *,
+        tool_names: Iterable[str] | None = None,
+        is_write_tool: Callable[[str], bool] | None = None,
+    ) -> RestorePoint | None:
+        """The run hook: call it before executing a turn's tool calls.
+
+        Snapshots at most once per ``(session_id, turn_index)`` and only when one of
+        ``tool_names`` may write (``WRITE_TOOLS`` or ``is_write_tool``); with
+        ``tool_names=None`` the turn is assumed to write. Never raises: failures are
+        logged, kept in ``last_error`` and return None.
+        """
+        if self.git is None:
+            return None
+        if tool_names is not None:
+            pred = is_write_tool or WRITE_TOOLS.__contains__
+            if not any(pred(n) for n in tool_names):
+                return None
+        async with self._turn_lock:
+            return await self._before_turn(session_id, turn_index, user_message)
+
+    async def _before_turn(
+        self, session_id: str, turn_index: int, user_message: str | None
+    ) -> RestorePoint | None:
+        if self._turns.get(session_id) == turn_index:
+            return None
+        try:
+            if session_id not in self._turns:
+                async with self._locked():
+                    known = await self._list()
+                if any(
+                    p.session_id == session_id and p.turn_index == turn_index and p.kind == "turn"
+                    for p in known
+                ):
+                    self._turns[session_id] = turn_index
+                    return None
+            point = await self.snapshot(
+                kind="turn",
+                session_id=session_id,
+                turn_index=turn_index,
+                user_message=user_message,
+                label=_label(user_message, turn_index),
+            )
+        except Exception as exc:
+            self.last_error = str(exc)
+            logger.warning("restore point before turn %s failed: %s", turn_index, exc)
+            return None
+        self._turns[session_id] = turn_index
+        return point
+
+    async def after_run(self, session_id: str | None = None) -> None:
+        """Mark the tree as the agent left it (call when a run ends), then apply the size cap.
+
+        Changes after this are "by hand" for :meth:`preview`. The mark is per workspace;
+        ``session_id`` is accepted for symmetry with :meth:`before_turn`. Never raises.
+        """
+        if self.git is None:
+            return
+        try:
+            async with self._locked():
+                tree, _ = await self._capture()
+                await self._set_baseline(tree)
+            await self.prune()
+        except Exception as exc:
+            self.last_error = str(exc)
+            logger.warning("restore points after run failed: %s", exc)
+
+    async def list_points(self, session_id: str | None = None) -> list[RestorePoint]:
+        """Points, oldest first (all sessions, or one)."""
+        if self.git is None:
+            return []
+        async with self._locked():
+            points = await self._list()
+        return [p for p in points if session_id is None or p.session_id == session_id]
+
+    async def get(self, point_id: str) -> RestorePoint:
+        self._runner()
+        async with self._locked():
+            return await self._get(point_id)
+
+    async def preview(
+        self, point_id: str, *, agent_paths: Iterable[str] = (), with_text: bool = True
+    ) -> RestorePreview:
+        """What restoring ``point_id`` would change; hand changes are flagged.
+
+        A path is *hand-changed* when it differs from the state last recorded for the
+        agent (the newest snapshot, ``after_run`` or restore) — unless it is in
+        ``agent_paths`` (paths the host knows the agent wrote since then).
+        """
+        self._runner()
+        async with self._locked():
+            point = await self._get(point_id)
+            try:
+                cur, _ = await self._capture()
+                files, skipped = await self._plan(point, cur, set(agent_paths))
+                if with_text:
+                    await self._fill_text(files)
+            except GitError as exc:
+                raise RestorePointError(f"Could not preview the restore: {exc.message}") from exc
+        return RestorePreview(point=point, files=files, skipped=skipped)
+
+    async def restore(
+        self,
+        point_id: str,
+        *,
+        force_paths: Iterable[str] = (),
+        overwrite_hand_changes: bool = False,
+        agent_paths: Iterable[str] = (),
+        session_id: str | None = None,
+    ) -> RestoreResult:
+        """Restore the files to ``point_id``; undoable (a point is taken first).
+
+        Hand-changed files are kept unless listed in ``force_paths`` (or
+        ``overwrite_hand_changes``). Files never stored (ignored, denied, too large)
+        are never touched. Crash-safe: an interrupted restore is finished on the next
+        :meth:`open`.
+        """
+        self._runner()
+        forced = set(force_paths)
+        async with self._locked():
+            await self._recover()
+            point = await self._get(point_id)
+            try:
+                cur, _ = await self._capture()
+                files, skipped = await self._plan(point, cur, set(agent_paths))
+                kept = [
+                    f.path
+                    for f in files
+                    if f.hand_changed and not overwrite_hand_changes and f.path not in forced
+                ]
+                kept_set = set(kept)
+                todo = [f for f in files if f.path not in kept_set]
+                if not todo:
+                    return RestoreResult(point=point, kept=kept, skipped=skipped)
+                undo = await self._commit_point(
+                    cur,
+                    kind="restore",
+                    skipped=[],
+                    session_id=session_id,
+                    label=f"Before restoring {point.id}",
+                    metadata={"restoring": point.id},
+                )
+                ops = [
+                    apply.FileOp(path=f.raw_path, op="delete")
+                    if f.action == "delete"
+                    else apply.FileOp(path=f.raw_path, op="write", mode=f.new_mode, blob=f.new_blob)
+                    for f in todo
+                ]
+                journal = {"v": 1, "point": point.id, "tree": point.tree, "undo": undo.id}
+                journal["ops"] = [op.to_json() for op in ops]
+                await asyncio.to_thread(apply.write_journal, self._journal_path, journal)
+                failed = await self._apply(ops)
+                await self._finish_restore()
+            except GitError as exc:
+                raise RestorePointError(f"Could not restore: {exc.message}") from exc
+        failed_paths = {f.path for f in failed}
+        return RestoreResult(
+            point=point,
+            undo_point=undo,
+            restored=[f.path for f in todo if f.path not in failed_paths],
+            kept=kept,
+            skipped=skipped + failed,
+        )
+
+    async def delete_session(self, session_id: str, *, prune: bool = True) -> int:
+        """Delete a session's points (and, with ``prune``, objects nothing else uses)."""
+        if self.git is None:
+            return 0
+        async with self._locked():
+            points = [p for p in await self._list() if p.session_id == session_id]
+            await self._delete_points(points)
+            if prune and points:
+                await self._gc()
+        self._turns.pop(session_id, None)
+        return len(points)
+
+    async def store_bytes(self) -> int:
+        """Bytes used by the store's objects (loose + packed)."""
+        git = self._runner()
+        async with self._locked():
+            return await self._store_bytes(git)
+
+    async def prune(self, max_bytes: int | None = None) -> list[str]:
+        """Apply the size cap: delete the oldest points until the store fits; return their ids.
+
+        The newest point is always kept.
+        """
+        if self.git is None:
+            return []
+        cap = self.settings.max_store_bytes if max_bytes is None else max_bytes
+        deleted: list[str] = []
+        async with self._locked():
+            git = self._runner()
+            size, loose = await self._store_usage(git)
+            if size <= cap:
+                if loose > _PACK_LOOSE_OBJECTS:
+                    await self._gc()  # pack: loose objects cost a file (and a block) each
+                return []
+            await self._gc()
+            for _ in range(64):
+                size, _ = await self._store_usage(git)
+                points = await self._list()
+                if size <= cap or len(points) <= 1:
+                    break
+                batch = points[: max(1, (len(points) - 1) // 4)]
+                await self._delete_points(batch)
+                deleted += [p.id for p in batch]
+                await self._gc()
+        return deleted
+
+    # ------------------------------------------------------------------ internals
+
+    @property
+    def _journal_path(self) -> Path:
+        return self.store / "restore-journal.json"
+
+    async def _plan(
+        self, point: RestorePoint, cur: str, agent_paths: set[str]
+    ) -> tuple[list[FileRestore], list[SkippedPath]]:
+        entries = await self._diff(cur, point.tree)
+        baseline = await self._baseline_tree()
+        dirty: set[str] = set()
+        if baseline is not None and baseline != cur:
+            dirty = {e.path for e in await self._diff(baseline, cur)} - agent_paths
+        files: list[FileRestore] = []
+        skipped: list[SkippedPath] = []
+        for e in entries:
+            if self._denied(e.path):
+                skipped.append(SkippedPath(path=e.path, reason="denied"))
+                continue
+            if e.status == "A":
+                if _occupied(self.root / e.path):
+                    skipped.append(
+                        SkippedPath(
+                            path=e.path,
+                            reason="unsaved_file_in_the_way",
+                            detail="a file that is not in the current snapshot (ignored, too "
+                            "large or unreadable) exists there; it is left alone",
+                        )
+                    )
+                    continue
+                action: Literal["create", "modify", "delete"] = "create"
+            elif e.status == "D":
+                action = "delete"
+            else:
+                action = "modify"
+            restore = FileRestore(
+                path=e.path,
+                action=action,
+                old_mode=e.old_mode,
+                new_mode=e.new_mode,
+                old_blob=e.old_sha,
+                new_blob=e.new_sha,
+                hand_changed=e.path in dirty,
+            )
+            restore._raw = e.path
+            files.append(restore)
+        return files, skipped
+
+    async def _fill_text(self, files: list[FileRestore]) -> None:
+        git = self._runner()
+        limit = self.settings.preview_max_bytes
+        shas = [s for f in files for s in (f.old_blob, f.new_blob) if s]
+        blobs: dict[str, bytes] = {}
+        for i in range(0, len(shas), _CAT_CHUNK):
+            blobs.update(await git.cat_blobs(shas[i : i + _CAT_CHUNK]))
+        for f in files:
+            old = blobs.get(f.old_blob) if f.old_blob else None
+            new = blobs.get(f.new_blob) if f.new_blob else None
+            old_text, old_bin = _as_text(old, limit)
+            new_text, new_bin = _as_text(new, limit)
+            f.binary = old_bin or new_bin
+            f.old_text = old_text
+            f.new_text = new_text
+            f.diff = _file_diff(f)
+
+    async def _apply(self, ops: list[apply.FileOp]) -> list[SkippedPath]:
+        """Run the journal's operations: deletions (deepest first), then writes."""
+        git = self._runner()
+        umask = apply.current_umask()
+        deletes = sorted(
+            (op for op in ops if op.op == "delete"), key=lambda o: o.path.count("/"), reverse=True
+        )
+        writes = [op for op in ops if op.op == "write"]
+        failed = await asyncio.to_thread(self._apply_chunk, deletes, {}, umask)
+        for i in range(0, len(writes), _CAT_CHUNK):
+            chunk = writes[i : i + _CAT_CHUNK]
+            blobs = await git.cat_blobs([op.blob for op in chunk if op.blob])
+            failed += await asyncio.to_thread(self._apply_chunk, chunk, blobs, umask)
+        return failed
+
+    def _apply_chunk(
+        self, ops: list[apply.FileOp], blobs: dict[str, bytes], umask: int
+    ) -> list[SkippedPath]:
+        failed: list[SkippedPath] = []
+        for op in ops:
+            try:
+                if op.op == "delete":
+                    apply.apply_delete(self.root, op.path)
+                elif op.blob is None or op.mode is None or op.blob not in blobs:
+                    raise ValueError("incomplete write operation")
+                else:
+                    apply.apply_write(self.root, op.path, blobs[op.blob], op.mode, umask)
+            except (OSError, ValueError, LoviaError) as exc:
+                failed.append(SkippedPath(path=op.path, reason="failed", detail=str(exc)))
+        return failed
+
+    async def _finish_restore(self) -> None:
+        """After the ops ran: the restored tree becomes the baseline; drop the journal."""
+        tree, _ = await self._capture()
+        await self._set_baseline(tree)
+        await asyncio.to_thread(apply.remove_journal, self._journal_path)
+
+    async def _recover(self) -> None:
+        """Finish a restore that a crash interrupted (replaying its journal)."""
+        try:
+            journal = await asyncio.to_thread(apply.read_journal, self._journal_path)
+        except (OSError, ValueError) as exc:
+            logger.warning("dropping an unreadable restore journal: %s", exc)
+            await asyncio.to_thread(apply.remove_journal, self._journal_path)
+            return
+        if journal is None:
+            return
+        ops = [apply.FileOp.from_json(o) for o in journal.get("ops", [])]
+        logger.warning(
+            "finishing an interrupted restore to %s (%d files)", journal.get("point"), len(ops)
+        )
+        await asyncio.to_thread(apply.cleanup_temps, self.root, [o.path for o in ops])
+        failed = await self._apply(ops)
+        for f in failed:
+            logger.warning("interrupted restore could not set %s: %s", f.path, f.detail)
+        await self._finish_restore()
+
+    async def _delete_points(self, points: list[RestorePoint]) -> None:
+        if not points:
+            return
+        git = self._runner()
+        data = "".join(f"delete {_POINT_REF}{p.id}\n" for p in points).encode()
+        await git.run("update-ref", "--stdin", input=data)
+        remaining = await self._list()
+        if remaining:
+            await git.run("update-ref", _LATEST_REF, remaining[-1].commit)
+        else:
+            await git.run("update-ref", "-d", _LATEST_REF, ok_codes=(0, 1))
+        # HEAD may still name a deleted point's commit; re-point it at a fresh one.
+        baseline = await self._baseline_tree()
+        if baseline is not None:
+            await self._set_baseline(baseline)
+
+    async def _gc(self) -> None:
+        git = self._runner()
+        await git.run("gc", "--prune=now", "--quiet")
+
+    async def _store_bytes(self, git: GitRunner) -> int:
+        return (await self._store_usage(git))[0]
+
+    async def _store_usage(self, git: GitRunner) -> tuple[int, int]:
+        """``(bytes of objects, number of loose objects)``."""
+        out = (await git.run("count-objects", "-v")).decode()
+        total = loose = 0
+        for line in out.splitlines():
+            key, _, value = line.partition(":")
+            key, value = key.strip(), value.strip()
+            if key in ("size", "size-pack", "size-garbage"):
+                total += int(value or 0) * 1024
+            elif key == "count":
+                loose = int(value or 0)
+        return total, loose
+
+
+# --------------------------------------------------------------------------- helpers
+
+
+def _resolve_dirs(root: str | Path, store_dir: str | Path) -> tuple[Path, Path]:
+    root_path = resolve_abs(Path(root).expanduser())
+    if not root_path.is_dir():
+        raise UserError(
+            f"Workspace root does not exist: {root_path}",
+            hint="Restore points need an existing workspace directory.",
+        )
+    return root_path, resolve_abs(Path(store_dir).expanduser())
+
+
+def _label(user_message: str | None, turn_index: int) -> str:
+    if user_message:
+        flat = " ".join(user_message.split())
+        return flat if len(flat) <= 80 else flat[:79] + "…"
+    return f"Turn {turn_index}"
+
+
+def _parse_status(out: bytes) -> Iterator[tuple[str, bool, bool]]:
+    """``(path, tracked, deleted_in_worktree)`` for entries needing an index update."""
+    records = out.split(b"\0")
+    i = 0
+    while i < len(records):
+        rec = records[i]
+        i += 1
+        if not rec:
+            continue
+        kind = rec[:1]
+        if kind == b"?":
+            yield rec[2:].decode("utf-8", "surrogateescape"), False, False
+        elif kind == b"1":
+            parts = rec.split(b" ", 8)
+            if len(parts) < 9:
+                continue
+            y = parts[1][1:2]
+            if y != b".":
+                yield parts[8].decode("utf-8", "surrogateescape"), True, y == b"D"
+        elif kind == b"2":
+            i += 1  # a rename record carries the original path too (renames are off)
+        elif kind == b"u":
+            parts = rec.split(b" ", 10)
+            if len(parts) == 11:
+                yield parts[10].decode("utf-8", "surrogateescape"), True, False
+
+
+def _parse_raw_diff(out: bytes) -> Iterator[_Entry]:
+    fields = out.split(b"\0")
+    i = 0
+    while i + 1 < len(fields):
+        meta = fields[i].decode()
+        if not meta.startswith(":"):
+            i += 1
+            continue
+        path = fields[i + 1].decode("utf-8", "surrogateescape")
+        i += 2
+        old_mode, new_mode, old_sha, new_sha, status = meta[1:].split(" ")
+        zero = "0" * len(old_sha)
+        yield _Entry(
+            path=path,
+            old_mode=None if old_mode == "000000" else old_mode,
+            new_mode=None if new_mode == "000000" else new_mode,
+            old_sha=None if old_sha == zero else old_sha,
+            new_sha=None if new_sha == zero else new_sha,
+            status=status[:1],
+        )
+
+
+def _as_text(data: bytes | None, limit: int) -> tuple[str | None, bool]:
+    """``(text, binary)``; text is None for missing, binary or oversized content."""
+    if data is None:
+        return None, False
+    if len(data) > limit or b"\0" in data[:8192]:
+        return None, True
+    try:
+        return data.decode("utf-8"), False
+    except UnicodeDecodeError:
+        return None, True
+
+
+def _file_diff(f: FileRestore) -> str:
+    a = "/dev/null" if f.action == "create" else f"a/{f.path}"
+    b = "/dev/null" if f.action == "delete" else f"b/{f.path}"
+    header = f"diff --lovia a/{f.path} b/{f.path}\n"
+    if f.old_mode != f.new_mode and f.old_mode and f.new_mode:
+        header += f"old mode {f.old_mode}\nnew mode {f.new_mode}\n"
+    if f.binary:
+        return header + f"Binary files {a} and {b} differ\n"
+    old = (f.old_text or "").splitlines(keepends=True)
+    new = (f.new_text or "").splitlines(keepends=True)
+    lines = []
+    for line in difflib.unified_diff(old, new, a, b):
+        lines.append(line if line.endswith("\n") else line + "\n\\ No newline at end of file\n")
+    return header + "".join(lines)
+
+
+def _escape_ignore(text: str) -> str:
+    out = re.sub(r"([\\\[\]*?!#])", r"\\\1", text)
+    return out[:-1] + "\\ " if out.endswith(" ") else out
+
+
+def _denied_as_ignore(policy: WorkspacePolicy, root: Path) -> list[str]:
+    """Gitignore lines that exclude (a subset of) the policy's denied paths.
+
+    Only an optimisation (git then skips denied directories); every path is still
+    judged by the policy itself before it is stored.
+    """
+    patterns = list(policy.denied_paths) + [
+        r.pattern for r in policy.path_rules if r.action == "deny" and "read" in r.ops
+    ]
+    lines: list[str] = []
+    for pattern in patterns:
+        if not pattern or "\\" in pattern or pattern.startswith("./"):
+            continue
+        if pattern.startswith(("/", "~")):
+            canon = _canonical_abs_pattern(pattern)
+            rel = relative_to_root(root, Path(canon)) if canon else None
+            if rel and rel != ".":
+                lines.append("/" + rel)
+            continue
+        pat = pattern.rstrip("/")
+        if not pat:
+            continue
+        if pat.startswith(("!", "#")):
+            pat = "\\" + pat
+        lines.append(pat if "/" not in pat else "/" + pat)
+    return lines
+
+
+def _occupied(path: Path) -> bool:
+    """Something other than a directory is at ``path`` (a directory may empty out first)."""
+    try:
+        return not stat.S_ISDIR(os.lstat(path).st_mode)
+    except (FileNotFoundError, NotADirectoryError):
+        return False
+
+
+def _read_json(path: Path) -> dict[str, Any]:
+    try:
+        data = json.loads(path.read_text())
+    except (OSError, ValueError):
+        return {}
+    return data if isinstance(data, dict) else {}
+
+
+def _write_json(path: Path, data: dict[str, Any]) -> None:
+    tmp = path.with_name(path.name + ".tmp")
+    tmp.write_text(json.dumps(data))
+    os.replace(tmp, path)
+
+
+__all__ = [
+    "WRITE_TOOLS",
+    "ChangedPath",
+    "FileRestore",
+    "RestorePoint",
+    "RestorePointError",
+    "RestorePointSettings",
+    "RestorePoints",
+    "RestorePreview",
+    "RestoreResult",
+    "SkippedPath",
+]

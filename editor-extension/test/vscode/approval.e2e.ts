@@ -1,0 +1,78 @@
+/**
+ * Scenarios 2 and 3, review-first edits with the offline demo: the edit's approval shows in
+ * the panel card and in the diff editor. Accept from the diff editor's title action lands the
+ * edit in the editor buffer and on disk, and Ctrl+Z undoes it; Reject with a reason is
+ * answered by the agent's next message.
+ */
+import { afterEach, expect, test } from "vitest";
+import { recordTimings, repoPython, until, VsCodeWindow } from "./harness";
+
+const README = "# hello project\n\nA small workspace.\n";
+
+let win: VsCodeWindow | undefined;
+let failed = true;
+
+afterEach(async () => {
+  await win?.stop(failed);
+  win = undefined;
+  failed = true;
+});
+
+/** A window whose lovia runs from the repository's Python, with writes to README.md asking. */
+async function demoWindow(scenario: string): Promise<VsCodeWindow> {
+  const w = new VsCodeWindow({
+    scenario,
+    files: { "README.md": README, "main.py": "print('hi')\n" },
+    machineSettings: { "lovia.pythonPath": repoPython() },
+    userSettings: {
+      "lovia.permissions.pathRules": [{ pattern: "README.md", write: "ask" }],
+      // Edits through workspace/applyEdit, so they land on the editor's undo stack.
+      "lovia.editMode": "workspaceEdit",
+    },
+  });
+  w.installExtension();
+  await w.start();
+  const view = await w.openPanel();
+  await view.getByRole("button", { name: "Try the offline demo" }).click({ timeout: 90_000 });
+  await view.locator(".model-button", { hasText: /demo/i }).waitFor({ timeout: 30_000 });
+  return w;
+}
+
+/** Text of both sides of the visible diff editor. */
+async function diffText(w: VsCodeWindow): Promise<string> {
+  const sides = await w.page.locator(".monaco-diff-editor .view-lines").allInnerTexts();
+  return sides.join("\n").replace(/\u00a0/g, " ");
+}
+
+test("Accept from the diff editor's title lands the demo's edit in the buffer and on disk; Ctrl+Z undoes it", async () => {
+  win = await demoWindow("2-accept-undo");
+  const view = win.webview();
+  await win.openFile("README.md");
+  expect(await win.editorText()).toContain("# hello project");
+
+  await view.locator("textarea.composer-input").fill("Tidy up the README.");
+  await view.locator("textarea.composer-input").press("Enter");
+  const card = view.locator("article.approval-pending");
+  await card.waitFor({ timeout: 90_000 });
+  const cardAt = Date.now();
+  await expect.poll(() => card.locator(".diff").innerText(), { timeout: 10_000 }).toContain("tidied by lovia");
+  await until("the diff editor's content", async () => (await diffText(win!)).includes("tidied by lovia"), 30_000, 50);
+  const diffMs = Date.now() - cardAt;
+  await win.shot("approval-card-and-diff-editor");
+  recordTimings({ diffEditorContentAfterApprovalCardMs: diffMs });
+
+  await win.page.locator('.editor-group-container.active .editor-actions [aria-label^="Accept Change"]').first().click();
+  await view.locator("article.msg-assistant", { hasText: "offline demo model" }).waitFor({ timeout: 60_000 });
+  await expect.poll(() => win!.file("README.md"), { timeout: 20_000 }).toContain("# hello project — tidied by lovia");
+  // The README editor shows the new text.
+  await win.page.locator('.tabs-container .tab[aria-label^="README.md"]').first().click();
+  await expect.poll(() => win!.editorText(), { timeout: 10_000 }).toContain("# hello project — tidied by lovia");
+  await win.shot("accepted");
+
+  await win.page.locator(".editor-group-container.active .monaco-editor .view-lines").first().click();
+  await win.page.keyboard.press("Control+Z");
+  await expect.poll(() => win!.editorText(), { timeout: 10_000 }).not.toContain("tidied by lovia");
+  expect(await win.editorText()).toContain("# hello project");
+  await win.shot("undone");
+  failed = false;
+});

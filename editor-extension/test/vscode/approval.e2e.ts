@@ -76,3 +76,23 @@ test("Accept from the diff editor's title lands the demo's edit in the buffer an
   await win.shot("undone");
   failed = false;
 });
+
+test("Reject with a reason in the card: the agent's next message reacts to it, the file is unchanged", async () => {
+  win = await demoWindow("3-reject-reason");
+  const view = win.webview();
+  await view.locator("textarea.composer-input").fill("Tidy up the README.");
+  await view.locator("textarea.composer-input").press("Enter");
+  const card = view.locator("article.approval-pending");
+  await card.waitFor({ timeout: 90_000 });
+  await card.locator("input.reason").fill("keep the title as it is");
+  await win.shot("rejecting-with-reason");
+  await card.locator('button[data-decision="reject_once"]').click();
+  const answer = view.locator("article.msg-assistant", { hasText: "you rejected my edit" });
+  await answer.waitFor({ timeout: 60_000 });
+  expect(await answer.innerText()).toContain("keep the title as it is");
+  await win.shot("agent-reacts");
+  // The diff editor closed with the decision; the file never changed.
+  await expect.poll(() => win!.page.locator(".monaco-diff-editor").count(), { timeout: 10_000 }).toBe(0);
+  expect(win.file("README.md")).toBe(README);
+  failed = false;
+});

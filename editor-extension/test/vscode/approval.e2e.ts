@@ -96,3 +96,33 @@ test("Reject with a reason in the card: the agent's next message reacts to it, t
   expect(win.file("README.md")).toBe(README);
   failed = false;
 });
+
+test("a dirty buffer: the agent reads the unsaved text and its edit lands on top of it", async () => {
+  win = await demoWindow("8-dirty-buffer");
+  const view = win.webview();
+  await win.openFile("README.md");
+  await win.page.locator(".editor-group-container.active .monaco-editor .view-lines").first().click();
+  await win.page.keyboard.press("Control+Home");
+  await win.page.keyboard.type("# unsaved title");
+  await win.page.keyboard.press("Enter");
+  await win.page.keyboard.press("Enter");
+  await win.page.locator('.tabs-container .tab.dirty[aria-label^="README.md"]').first().waitFor({ timeout: 10_000 });
+  expect(win.file("README.md")).toBe(README); // not saved
+  await win.shot("dirty-buffer");
+
+  await view.locator("textarea.composer-input").fill("Tidy up the README.");
+  await view.locator("textarea.composer-input").press("Enter");
+  const card = view.locator("article.approval-pending");
+  await card.waitFor({ timeout: 90_000 });
+  // The proposal is based on the unsaved first line, not the one on disk.
+  await expect.poll(() => card.locator(".diff").innerText(), { timeout: 10_000 }).toContain("# unsaved title — tidied by lovia");
+  await win.shot("proposal-from-unsaved-text");
+  await card.locator('button[data-decision="allow_once"]').click();
+  await view.locator("article.msg-assistant", { hasText: "offline demo model" }).waitFor({ timeout: 60_000 });
+  await win.page.locator('.tabs-container .tab[aria-label^="README.md"]').first().click();
+  await expect.poll(() => win!.editorText(), { timeout: 10_000 }).toContain("# unsaved title — tidied by lovia");
+  const text = await win.editorText();
+  expect(text).toContain("# hello project"); // the rest of the buffer is kept
+  await win.shot("edit-on-top-of-unsaved");
+  failed = false;
+});

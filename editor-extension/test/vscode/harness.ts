@@ -95,6 +95,7 @@ const BASE_USER_SETTINGS = {
   "chat.disableAIFeatures": true,
   "window.restoreWindows": "none",
   "editor.minimap.enabled": false,
+  "files.autoSave": "off",
   "workbench.secondarySideBar.defaultVisibility": "hidden",
 };
 

@@ -48,7 +48,7 @@ test("Accept from the diff editor's title lands the demo's edit in the buffer an
   win = await demoWindow("2-accept-undo");
   const view = win.webview();
   await win.openFile("README.md");
-  expect(await win.editorText()).toContain("# hello project");
+  await expect.poll(() => win!.editorText(), { timeout: 15_000 }).toContain("# hello project");
 
   await view.locator("textarea.composer-input").fill("Tidy up the README.");
   await view.locator("textarea.composer-input").press("Enter");
@@ -72,7 +72,7 @@ test("Accept from the diff editor's title lands the demo's edit in the buffer an
   await win.page.locator(".editor-group-container.active .monaco-editor .view-lines").first().click();
   await win.page.keyboard.press("Control+Z");
   await expect.poll(() => win!.editorText(), { timeout: 10_000 }).not.toContain("tidied by lovia");
-  expect(await win.editorText()).toContain("# hello project");
+  await expect.poll(() => win!.editorText(), { timeout: 15_000 }).toContain("# hello project");
   await win.shot("undone");
   failed = false;
 });

@@ -56,8 +56,28 @@ class DemoModel(ScriptedProvider):
                 {"path": DEMO_FILE, "old": old, "new": _tidy(old)},
                 call_id="demo_edit",
             )
+        elif self.script and not upcoming:  # the answer: say what became of the edit
+            edit = _result(entries, "demo_edit")
+            if edit is not None and "not approved" in edit.output:
+                said = edit.output.partition("The user said:")[2].strip()
+                self.script[0] = text(_rejected_answer(said))
         async for delta in super().stream(entries, **kw):
             yield delta
+
+
+def _result(entries: Any, call_id: str) -> ToolResultEntry | None:
+    return next(
+        (e for e in entries if isinstance(e, ToolResultEntry) and e.call_id == call_id), None
+    )
+
+
+def _rejected_answer(reason: str) -> str:
+    why = f" You said: “{reason}”." if reason else ""
+    return (
+        f"Understood — you rejected my edit to `{DEMO_FILE}`, so I left it unchanged.{why}\n\n"
+        "This was the **offline demo model**: it follows a script. Configure a real model "
+        "with `lovia.model` or `LOVIA_MODEL` to work on your own requests."
+    )
 
 
 def _tidy(line: str) -> str:

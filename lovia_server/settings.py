@@ -61,6 +61,12 @@ class PermissionSettings(_Model):
     commandRules: list[CommandRuleSetting] = Field(default_factory=list)
     deniedPaths: list[str] = Field(default_factory=lambda: list(DEFAULT_DENIED_PATHS))
 
+    @field_validator("deniedPaths", mode="before")
+    @classmethod
+    def _null_keeps_defaults(cls, value: Any) -> Any:
+        """VS Code's default for the setting is ``null``: the server's defaults."""
+        return list(DEFAULT_DENIED_PATHS) if value is None else value
+
 
 def _stringify(value: Any) -> Any:
     """``{"PORT": 8080}`` means ``"8080"``: scalars in env/header maps become strings."""

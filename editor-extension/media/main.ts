@@ -165,12 +165,13 @@ function renderTranscript(s: ChatViewState): void {
   if (wanted.length === 0) {
     transcript.replaceChildren(renderEmpty(s));
   } else {
-    // Reorder/replace with minimal DOM moves.
-    const current = Array.from(transcript.children);
+    // Drop what is no longer wanted (including a card's previous rendering), then put the
+    // rest in order, comparing with the live children: few DOM moves, never a lost card.
+    const keep = new Set<Element>(wanted);
+    for (const child of Array.from(transcript.children)) if (!keep.has(child)) child.remove();
     wanted.forEach((el, i) => {
-      if (current[i] !== el) transcript.insertBefore(el, transcript.children[i] ?? null);
+      if (transcript.children[i] !== el) transcript.insertBefore(el, transcript.children[i] ?? null);
     });
-    while (transcript.children.length > wanted.length) transcript.lastElementChild!.remove();
   }
   if (s.sessionId !== undefined && restoredFor !== s.sessionId && wanted.length > 0) {
     // First draw of this session: go where the reader was (kept across reloads), else the end.

@@ -245,8 +245,8 @@ export async function activate(context: vscode.ExtensionContext): Promise<LoviaE
     chatView,
     statusBar,
     vscode.window.registerWebviewViewProvider(CHAT_VIEW_ID, chatView, { webviewOptions: { retainContextWhenHidden: false } }),
-    vscode.workspace.registerTextDocumentContentProvider(ORIGINAL_SCHEME, proposals),
-    vscode.workspace.registerTextDocumentContentProvider(PROPOSED_SCHEME, proposals),
+    vscode.workspace.registerTextDocumentContentProvider(ORIGINAL_SCHEME, proposals.forScheme(ORIGINAL_SCHEME)),
+    vscode.workspace.registerTextDocumentContentProvider(PROPOSED_SCHEME, proposals.forScheme(PROPOSED_SCHEME)),
     vscode.languages.registerCodeLensProvider({ scheme: PROPOSED_SCHEME }, approvals),
     ...commands.map(([id, fn]) => vscode.commands.registerCommand(id, fn)),
   );

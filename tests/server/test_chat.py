@@ -77,6 +77,24 @@ def test_non_interactive_rejects_unless_yes(tmp_path):
     assert (ws / "README.md").read_text() == "# title\n"
 
 
+def test_demo_answer_reacts_to_a_rejection_and_its_reason(tmp_path):
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    (ws / "README.md").write_text("# title\n")
+    proc = subprocess.run(
+        [*CHAT, "--demo", "--workspace", str(ws)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env=_env(tmp_path),
+        stdin=subprocess.DEVNULL,
+    )
+    assert proc.returncode == 0
+    assert "you rejected my edit to `README.md`, so I left it unchanged" in proc.stdout
+    assert "You said: “Rejected: lovia chat was not run interactively" in proc.stdout
+    assert "proposed a small edit" not in proc.stdout
+
+
 WAITING_AGENT = textwrap.dedent(
     """
     import asyncio

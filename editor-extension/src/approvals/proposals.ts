@@ -61,6 +61,22 @@ export class ProposalContentProvider implements vscode.TextDocumentContentProvid
     this.diffs.delete(approvalId);
   }
 
+  /**
+   * The provider to register for one of the two schemes: VS Code ignores (and warns about)
+   * change events a provider fires for another scheme.
+   */
+  forScheme(scheme: string): vscode.TextDocumentContentProvider {
+    const onDidChange: vscode.Event<vscode.Uri> = (listener, thisArgs, disposables) =>
+      this.emitter.event(
+        (uri) => {
+          if (uri.scheme === scheme) listener.call(thisArgs, uri);
+        },
+        undefined,
+        disposables,
+      );
+    return { onDidChange, provideTextDocumentContent: (uri) => this.provideTextDocumentContent(uri) };
+  }
+
   provideTextDocumentContent(uri: vscode.Uri): string {
     const ref = parseProposalUri(uri);
     if (!ref) return "";

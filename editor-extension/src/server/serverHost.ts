@@ -10,6 +10,7 @@ import {
 } from "vscode-languageclient/node";
 import { LoviaClient, type RpcEndpoint } from "../protocol/client";
 import type { ServerState } from "../chat/messages";
+import { applyAgentEdit } from "./agentEdits";
 import { ServerBootstrap, type InterpreterChoice } from "./bootstrap";
 import { API_KEY_PROVIDERS, BASE_URL_KEY, buildInitializationOptions, serverEnv, serverSettings } from "./settings";
 
@@ -90,6 +91,11 @@ export class ServerHost implements vscode.Disposable {
       },
       middleware: {
         workspace: {
+          // The client calls `next` without a token; lovia's edits are saved when clean before.
+          handleApplyEdit: (params, next) =>
+            applyAgentEdit(params, () => Promise.resolve(next(params, undefined as never)), (uri) =>
+              vscode.workspace.textDocuments.find((d) => d.uri.toString() === vscode.Uri.parse(uri).toString()),
+            ),
           configuration: async (params, token, next) => {
             const result = await next(params, token);
             if (!Array.isArray(result)) return result;

@@ -197,6 +197,26 @@ describe("chat webview in Chromium", () => {
     await postState(baseState(run));
   });
 
+  it("keeps every card, in order, when an earlier card changes in the same update that adds a new one", async () => {
+    const r = createRunView("run_order", "ses_order");
+    const ev = (seq: number, e: Record<string, unknown>) => applyEvent(r, { sessionId: "ses_order", runId: "run_order", seq, ts: seq, ...e } as unknown as LoviaEvent);
+    ev(1, { kind: "run.started", prompt: "go", cwd: "/w", model: "m", agent: "a", resumed: false });
+    ev(2, { kind: "user.message", messageId: "u1", text: "go", source: "prompt" });
+    ev(3, { kind: "tool.call", toolCallId: "ca", name: "edit_file", toolKind: "edit", title: "Edit A", input: {} });
+    ev(4, { kind: "tool.call", toolCallId: "cb", name: "todo_write", toolKind: "other", title: "Update B", input: {} });
+    await postState(baseState(r));
+    ev(5, { kind: "tool.result", toolCallId: "ca", status: "completed", content: [{ type: "text", text: "edited" }], isError: false });
+    ev(6, { kind: "message.completed", messageId: "m1", text: "All done here." });
+    await postState(baseState(r));
+    const transcript = page.locator("main.transcript");
+    await expect.poll(() => transcript.locator(".msg-assistant").count()).toBe(1);
+    expect(await transcript.locator("article.tool .tool-title").allTextContents()).toEqual(["Edit A", "Update B"]);
+    expect(await transcript.locator("article.tool-status-running").count()).toBe(1);
+    const order = await transcript.evaluate((t) => Array.from(t.children).map((c) => c.getAttribute("aria-label") ?? c.className));
+    expect(order).toEqual(["Your message", "Tool: Edit A", "Tool: Update B", "lovia"]);
+    await postState(baseState(run));
+  });
+
   it("draws the new-session and sessions buttons once: in the panel, not again in the view title", async () => {
     expect(await page.locator('header.topbar [data-action="newSession"]').count()).toBe(1);
     expect(await page.locator('header.topbar [data-action="toggleSessions"]').count()).toBe(1);

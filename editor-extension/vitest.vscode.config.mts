@@ -1,0 +1,15 @@
+import { defineConfig } from "vitest/config";
+
+// The real-VS-Code suite (code-server + Chromium): slow, sequential, run by scripts/vscode-e2e.sh.
+export default defineConfig({
+  test: {
+    name: "vscode",
+    environment: "node",
+    include: ["test/vscode/**/*.e2e.ts"],
+    fileParallelism: false,
+    sequence: { concurrent: false },
+    testTimeout: 300_000,
+    hookTimeout: 180_000,
+    reporters: ["default", ["json", { outputFile: "test/artifacts/vscode/results.json" }]],
+  },
+});

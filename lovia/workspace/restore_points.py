@@ -37,7 +37,8 @@ from lovia.workspace import _packwrite
 from lovia.workspace import _restore_apply as apply
 from lovia.workspace._git import GitError, GitRunner, find_git
 from lovia.workspace.paths import relative_to_root, resolve_abs
-from lovia.workspace.policy import WorkspacePolicy, _canonical_abs_pattern
+from lovia.workspace.patterns import _canonical_abs_pattern
+from lovia.workspace.policy import WorkspacePolicy
 
 try:  # POSIX only; elsewhere the in-process lock is all there is
     import fcntl

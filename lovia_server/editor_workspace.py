@@ -27,6 +27,7 @@ from lovia.workspace import (
 from lovia.workspace.paths import resolve_path
 from lovia.workspace.workspace import WorkspaceSessionBinding
 from lovia_server import protocol as p
+from lovia_server.text_edits import LineEdit, Position, minimal_edits
 from lovia_server.uris import path_uri, uri_to_path
 
 if TYPE_CHECKING:
@@ -66,15 +67,6 @@ class DocumentOverlay:
     def text_for(self, path: Path) -> str | None:
         doc = self.document(path)
         return doc.source if doc is not None else None
-
-
-def _utf16_len(text: str) -> int:
-    return len(text.encode("utf-16-le")) // 2
-
-
-def _end_position(text: str) -> lsp.Position:
-    lines = text.split("\n")
-    return lsp.Position(line=len(lines) - 1, character=_utf16_len(lines[-1]))
 
 
 class EditorWorkspace:
@@ -125,8 +117,12 @@ class EditorWorkspace:
     # ------------------------------------------------------------------ policy
 
     def edit_mode(self) -> p.EditMode:
-        wanted = self.server.init_options.editMode
-        if wanted == "workspaceEdit" and self._can_apply_edits():
+        """The setting, else the client's preference, else ``auto``: through the editor when
+        it can apply edits (its undo stack and unsaved buffers stay in charge)."""
+        wanted = self.server.settings.editMode
+        if wanted == "auto":
+            wanted = self.server.init_options.editMode or "auto"
+        if wanted != "server" and self._can_apply_edits():
             return "workspaceEdit"
         return "server"
 
@@ -147,8 +143,11 @@ class EditorWorkspace:
                 rules.append(PathRule(rule.pattern, rule.write, ops=frozenset({"write"})))
         base = Workspace.local(str(root), mode=preset)
         inside_write = base.policy.write
-        if perms.write is not None and preset != "readonly":
-            inside_write = perms.write
+        if preset != "readonly":
+            if perms.write is not None:
+                inside_write = perms.write
+            elif preset == "coding":
+                inside_write = "ask"  # review-first: every edit is shown before it lands
         for folder in self.folders():
             if folder != root:
                 rules.append(PathRule(str(folder), "allow", ops=frozenset({"read"})))
@@ -311,22 +310,25 @@ class EditorWorkspace:
         changes: list[Any] = []
         if old_text is None and not await asyncio.to_thread(path.exists):
             changes.append(lsp.CreateFile(uri=uri, annotation_id=annotation))
-            start = lsp.Position(line=0, character=0)
             version = None
-            edit_range = lsp.Range(start=start, end=start)
+            edits = [LineEdit(Position(0, 0), Position(0, 0), new_text)]
         else:
             current = doc.source if doc is not None else (old_text or "")
             version = doc.version if doc is not None else None
-            edit_range = lsp.Range(
-                start=lsp.Position(line=0, character=0), end=_end_position(current)
-            )
+            edits = minimal_edits(current, new_text)
         changes.append(
             lsp.TextDocumentEdit(
                 text_document=lsp.OptionalVersionedTextDocumentIdentifier(uri=uri, version=version),
                 edits=[
                     lsp.AnnotatedTextEdit(
-                        range=edit_range, new_text=new_text, annotation_id=annotation
+                        range=lsp.Range(
+                            start=lsp.Position(line=e.start.line, character=e.start.character),
+                            end=lsp.Position(line=e.end.line, character=e.end.character),
+                        ),
+                        new_text=e.new_text,
+                        annotation_id=annotation,
                     )
+                    for e in edits
                 ],
             )
         )

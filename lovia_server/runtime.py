@@ -31,7 +31,8 @@ from lovia_server.event_log import Publisher
 from lovia_server.progress import RunProgress
 from lovia_server.settings import default_state_dir
 from lovia_server.store import RunRecord, ServerStore
-from lovia_server.supervisor import RunSpec, RunSupervisor
+from lovia_server.subagent_host import SubagentHost
+from lovia_server.supervisor import RunController, RunSpec, RunSupervisor
 
 if TYPE_CHECKING:
     from lovia_server.server import LoviaServer
@@ -73,6 +74,8 @@ class ServerRuntime:
             cancel_question=lambda qid: self.channel.cancel(qid, "The run was cancelled."),
             declined=lambda call_id: call_id in self.workspace.declined_calls,
         )
+        self.subagents = SubagentHost(self.supervisor, attach=self._attach_child)
+        self.supervisor.bind_agent = self.subagents.bind
         self.workspace.output_listener = self.supervisor.tool_output
         self._questions_task: asyncio.Task[None] | None = None
         self._closed = False
@@ -105,6 +108,10 @@ class ServerRuntime:
                 await asyncio.to_thread(importlib.import_module, module)
             except Exception:
                 logger.debug("warm_up.failed: %s", module, exc_info=True)
+
+    async def _attach_child(self, agent: Any, parent: RunController) -> Any:
+        """A child works in its parent's workspace session (same ACL, overlays, rules)."""
+        return await self.workspace.attach(agent, parent.spec.root, parent.session_id)
 
     def _progress_enabled(self) -> bool:
         return bool(self.server.init_options.progress) and self.server.client_supports(
@@ -187,7 +194,7 @@ class ServerRuntime:
             built = coding_agent(
                 model_name,
                 extra_tools=[ask_human(self.channel)],
-                plugins=self._mcp_plugins(root),
+                plugins=[*self._mcp_plugins(root), *self._subagent_plugins()],
             )
         elif choice == BUILTIN_DEMO:
             from lovia_server.demo import demo_agent
@@ -232,6 +239,23 @@ class ServerRuntime:
             return []
         plugin = mcp_plugin(servers, root)
         return [plugin] if plugin is not None else []
+
+    def _subagent_plugins(self) -> list[Any]:
+        """The built-in agent's Subagents plugin (bare: children clone the agent), by setting."""
+        limits = self.server.settings.subagents
+        if not limits.active(self.server.init_options.trusted):
+            return []
+        from lovia.plugins.subagents import Subagents
+        from lovia.reliability import RunBudget
+
+        budget = RunBudget(max_total_tokens=limits.maxTotalTokens, max_seconds=limits.maxSeconds)
+        return [
+            Subagents(
+                max_concurrent=limits.maxConcurrent,
+                max_turns=limits.maxTurns,
+                budget=budget,
+            )
+        ]
 
     def _context_window(self, agent: Any) -> int | None:
         from lovia.providers.base import context_window
@@ -325,7 +349,9 @@ class ServerRuntime:
 
     async def _ask_editor(self, payload: p.ApprovalRequested) -> p.Decision:
         actions = [lsp.MessageActionItem(title=o.label) for o in payload.options]
-        message = f"lovia: {payload.title}\n{payload.detail}".strip()
+        child = payload.subagent
+        who = f"lovia [{child.task_id} {child.name}]" if child is not None else "lovia"
+        message = f"{who}: {payload.title}\n{payload.detail}".strip()
         response = await self.server.window_show_message_request_async(
             lsp.ShowMessageRequestParams(
                 type=lsp.MessageType.Warning, message=message, actions=actions

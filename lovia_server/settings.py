@@ -172,6 +172,22 @@ class InvalidMCPServerSetting(BaseModel):
     problem: str
 
 
+class SubagentSettings(_Model):
+    """``lovia.subagents``: background children of the built-in agent, as child runs."""
+
+    enabled: bool | None = None
+    """``None`` (the default) means on in a trusted workspace, off in an untrusted one."""
+    maxConcurrent: int = Field(default=3, ge=1, le=16)
+    maxTurns: int = Field(default=30, ge=1, le=1000)
+    maxTotalTokens: int | None = Field(default=400_000, ge=1)
+    """Per child: input plus output tokens (``null`` for no cap)."""
+    maxSeconds: float | None = Field(default=900, gt=0)
+    """Per child: wall-clock seconds (``null`` for no cap)."""
+
+    def active(self, trusted: bool) -> bool:
+        return trusted if self.enabled is None else self.enabled
+
+
 class LoviaSettings(_Model):
     """The ``lovia`` configuration section (protocol.md, "Settings")."""
 
@@ -180,6 +196,7 @@ class LoviaSettings(_Model):
     agent: str | None = None
     mcpServers: dict[str, MCPServerSetting | InvalidMCPServerSetting] = Field(default_factory=dict)
     """MCP servers for the built-in agent, by name (the tools' ``<name>__`` prefix)."""
+    subagents: SubagentSettings = Field(default_factory=SubagentSettings)
     maxTurns: int = Field(default=50, ge=1, le=10_000)
     approvalTimeoutSeconds: float | None = Field(default=None, gt=0)
 
@@ -303,6 +320,7 @@ __all__ = [
     "MCPServerSetting",
     "PermissionSettings",
     "StdioMCPServerSetting",
+    "SubagentSettings",
     "default_state_dir",
     "parse_init_options",
     "parse_mcp_server",

@@ -196,6 +196,8 @@ class LoviaSettings(_Model):
     agent: str | None = None
     mcpServers: dict[str, MCPServerSetting | InvalidMCPServerSetting] = Field(default_factory=dict)
     """MCP servers for the built-in agent, by name (the tools' ``<name>__`` prefix)."""
+    mcpIdleTimeoutSeconds: float = Field(default=600, gt=0)
+    """A pooled MCP server no run has used for this long is stopped (started again on use)."""
     subagents: SubagentSettings = Field(default_factory=SubagentSettings)
     maxTurns: int = Field(default=50, ge=1, le=10_000)
     approvalTimeoutSeconds: float | None = Field(default=None, gt=0)

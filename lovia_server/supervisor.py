@@ -54,6 +54,7 @@ from lovia_server.events import (
     todo_items,
     tool_kind,
     tool_locations,
+    tool_source,
     tool_title,
     usage_payload,
 )
@@ -557,6 +558,12 @@ class RunSupervisor:
                 self.cancel(child, reason="the parent run was cancelled")
         return p.CancelResult(run_id=ctl.run_id, status="cancelling")
 
+    def emit_to_session(self, session_id: str, payload: p.EventPayload) -> None:
+        """An event for the live run of a session (a pooled MCP server's state change)."""
+        ctl = self.live.get(session_id)
+        if ctl is not None:
+            ctl.log.emit(payload)
+
     def children_of(self, run_id: str) -> list[RunController]:
         """The live subagent runs a run spawned."""
         return [c for c in self.by_run.values() if c.parent_run_id == run_id]
@@ -916,6 +923,7 @@ class RunSupervisor:
                         p.Location.model_validate(loc)
                         for loc in tool_locations(info.tool, info.args, ctl.spec.root)
                     ],
+                    server=tool_source(info.tool),
                 )
             )
         return info

@@ -219,6 +219,8 @@ class ToolCallStarted(EventPayload):
     title: str
     input: dict[str, Any]
     locations: list[Location]
+    server: str | None = omitted()
+    """The MCP server that serves the tool, for an MCP tool."""
 
 
 class ToolUpdate(EventPayload):

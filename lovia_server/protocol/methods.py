@@ -342,7 +342,6 @@ class MCPServerInfo(WireModel):
     state: MCPServerState
     tools: list[str]
     error: str | None
-    pid: int | None
     starts: int
     log: str | None
     """A file with the server's stderr (stdio servers)."""
@@ -471,6 +470,7 @@ METHOD_TABLE: tuple[Method[Any, Any], ...] = (
     SESSION,
     DELETE_SESSION,
     STATUS,
+    MCP_RESTART,
 )
 METHODS: list[str] = [m.name for m in METHOD_TABLE]
 EVENT_METHOD = "lovia/event"

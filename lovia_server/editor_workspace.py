@@ -7,6 +7,7 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import logging
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -29,8 +30,11 @@ from lovia_server import protocol as p
 from lovia_server.uris import path_uri, uri_to_path
 
 if TYPE_CHECKING:
+    from lovia_server.ports import RunSpec
     from lovia_server.server import LoviaServer
-    from lovia_server.supervisor import RunSpec
+
+OutputListener = Callable[[str, str | None, str, str], None]
+"""(session id, tool call id, stream, text): a chunk of a shell command's output."""
 
 logger = logging.getLogger("lovia_server.workspace")
 
@@ -74,10 +78,10 @@ def _end_position(text: str) -> lsp.Position:
 
 
 class EditorWorkspace:
-    def __init__(self, server: LoviaServer) -> None:
+    def __init__(self, server: LoviaServer, *, on_output: OutputListener | None = None) -> None:
         self.server = server
         self.overlay = DocumentOverlay(server)
-        self.output_listener: Any = None
+        self.on_output = on_output
         self._sessions: dict[str, tuple[LocalWorkspace, Any]] = {}
         self._lock = asyncio.Lock()
         self.declined_calls: set[str] = set()
@@ -208,7 +212,7 @@ class EditorWorkspace:
             if held is not None:
                 await _close_quietly(held[1])
             session = await config.open()
-            listener = self.output_listener
+            listener = self.on_output
             if listener is not None:
                 session.output_listener = lambda call_id, stream, text: listener(
                     session_id, call_id, stream, text
@@ -253,8 +257,8 @@ class EditorWorkspace:
             return None
 
     async def preview(
-        self, spec: RunSpec, tool: Tool | None, args: dict[str, Any]
-    ) -> list[dict[str, Any]]:
+        self, spec: RunSpec, tool: Tool | None, args: Mapping[str, Any]
+    ) -> list[p.FileDiff]:
         """What an edit call would change before it happens (the approval diff): the tool's own
         preview against the run's workspace session, each diff with the file's ``uri``."""
         workspace = spec.agent.workspace
@@ -270,7 +274,18 @@ class EditorWorkspace:
                 await _close_quietly(session)
         else:  # no workspace, or a backend too costly to open for a preview
             return []
-        return [{**diff, "uri": path_uri(Path(diff["path"]))} for diff in diffs]
+        return [
+            p.FileDiff(
+                path=diff["path"],
+                uri=path_uri(Path(diff["path"])),
+                old_text=diff["oldText"],
+                new_text=diff["newText"],
+            )
+            for diff in diffs
+        ]
+
+    def declined(self, call_id: str) -> bool:
+        return call_id in self.declined_calls
 
     async def read_back(self, spec: RunSpec, path: str) -> str | None:
         """What a completed write left in ``path`` (in workspaceEdit mode the editor owns the

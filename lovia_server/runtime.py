@@ -27,12 +27,12 @@ from lovia_server.agents import (
 )
 from lovia_server.editor_workspace import EditorWorkspace
 from lovia_server.event_log import Publisher
+from lovia_server.lsp_editor import LspEditor
 from lovia_server.mcp_pool import MCPPool, PooledMCP
-from lovia_server.progress import RunProgress
+from lovia_server.ports import RunSpec
 from lovia_server.settings import default_state_dir
 from lovia_server.store import RunRecord, ServerStore
-from lovia_server.subagent_host import SubagentHost
-from lovia_server.supervisor import RunController, RunSpec, RunSupervisor
+from lovia_server.supervisor import RunSupervisor
 
 if TYPE_CHECKING:
     from lovia_server.server import LoviaServer
@@ -50,38 +50,26 @@ class ServerRuntime:
         self.checkpointer = SQLiteCheckpointer(db)
         self.channel = HumanChannel()
         self._warned_untrusted_mcp = False
-        self.workspace = EditorWorkspace(server)
-        writer = getattr(server.protocol, "writer", None)
-        backlog = getattr(writer, "backlog", None)
-        self.publisher = Publisher(
-            store,
-            lambda event: server.protocol.notify(p.EVENT, event),
-            backlog=backlog if callable(backlog) else (lambda: 0),
+        self.editor = LspEditor(server)
+        self.workspace = EditorWorkspace(
+            server, on_output=lambda *args: self.supervisor.tool_output(*args)
         )
-        self.progress = RunProgress(server) if self._progress_enabled() else None
+        self.publisher = Publisher(store, self.editor.notify, backlog=self.editor.backlog)
         self.supervisor = RunSupervisor(
             store=store,
             session_store=self.session_store,
             checkpointer=self.checkpointer,
             publisher=self.publisher,
+            editor=self.editor,
+            workspace=self.workspace,
+            questions=self.channel,
             approval_timeout=lambda: server.settings.approvalTimeoutSeconds,
-            ask_editor=self._ask_editor
-            if server.init_options.approval_mode == "showMessageRequest"
-            else None,
-            progress=self.progress,
-            preview=self.workspace.preview,
-            read_back=self.workspace.read_back,
-            cancel_question=lambda qid: self.channel.cancel(qid, "The run was cancelled."),
-            declined=lambda call_id: call_id in self.workspace.declined_calls,
         )
         self.mcp = MCPPool(
             log_dir=state_dir / "mcp-logs",
             notify=self.supervisor.emit_to_session,
             idle_timeout=lambda: server.settings.mcpIdleTimeoutSeconds,
         )
-        self.subagents = SubagentHost(self.supervisor, attach=self._attach_child)
-        self.supervisor.bind_agent = self.subagents.bind
-        self.workspace.output_listener = self.supervisor.tool_output
         self._questions_task: asyncio.Task[None] | None = None
         self._closed = False
         self._warm_up: asyncio.Task[None] | None = None
@@ -94,7 +82,9 @@ class ServerRuntime:
         await store.open()
         runtime = cls(server, store, state_dir)
         await runtime.supervisor.recover()
-        runtime._questions_task = asyncio.get_running_loop().create_task(runtime._questions())
+        runtime._questions_task = asyncio.get_running_loop().create_task(
+            runtime.supervisor.serve_questions()
+        )
         runtime._warm_up = asyncio.get_running_loop().create_task(runtime._warm_provider())
         return runtime
 
@@ -113,15 +103,6 @@ class ServerRuntime:
                 await asyncio.to_thread(importlib.import_module, module)
             except Exception:
                 logger.debug("warm_up.failed: %s", module, exc_info=True)
-
-    async def _attach_child(self, agent: Any, parent: RunController) -> Any:
-        """A child works in its parent's workspace session (same ACL, overlays, rules)."""
-        return await self.workspace.attach(agent, parent.spec.root, parent.session_id)
-
-    def _progress_enabled(self) -> bool:
-        return bool(self.server.init_options.progress) and self.server.client_supports(
-            "window.work_done_progress"
-        )
 
     async def shutdown(self) -> None:
         if self._closed:
@@ -305,15 +286,7 @@ class ServerRuntime:
 
     async def answer(self, params: p.AnswerParams) -> p.AnswerResult:
         ctl = await self.supervisor.active_controller(params.run_id)
-        if params.question_id not in ctl.questions:
-            raise p.ProtocolError(
-                p.APPROVAL_NOT_FOUND,
-                f"No pending question {params.question_id}",
-                {"questionId": params.question_id},
-            )
-        self.channel.answer(params.question_id, params.answer)
-        self.supervisor.question_answered(ctl, params.question_id, params.answer)
-        return p.AnswerResult(question_id=params.question_id)
+        return self.supervisor.answer(ctl, params.question_id, params.answer)
 
     async def cancel(self, params: p.RunIdParams) -> p.CancelResult:
         ctl = await self.supervisor.active_controller(params.run_id)
@@ -380,35 +353,6 @@ class ServerRuntime:
             self.mcp.configure(self.server.settings.mcpServers)
         info = await self.mcp.restart(params.name, self.workspace.root_for(folders[0]))
         return p.MCPRestartResult(server=info)
-
-    # ================================================================== editor bridges
-
-    async def _ask_editor(self, payload: p.ApprovalRequested) -> p.Decision:
-        actions = [lsp.MessageActionItem(title=o.label) for o in payload.options]
-        child = payload.subagent
-        who = f"lovia [{child.task_id} {child.name}]" if child is not None else "lovia"
-        message = f"{who}: {payload.title}\n{payload.detail}".strip()
-        response = await self.server.window_show_message_request_async(
-            lsp.ShowMessageRequestParams(
-                type=lsp.MessageType.Warning, message=message, actions=actions
-            )
-        )
-        if response is None:
-            return p.Decision.REJECT_ONCE
-        title = response.title if hasattr(response, "title") else str(response)
-        for option in payload.options:
-            if option.label == title:
-                return option.decision
-        return p.Decision.REJECT_ONCE
-
-    async def _questions(self) -> None:
-        try:
-            async for question in self.channel.questions():
-                self.supervisor.question_asked(question.run_id, question)
-        except asyncio.CancelledError:
-            pass
-        except Exception:
-            logger.exception("questions.consumer_failed")
 
 
 _UNTRUSTED_MCP = "MCP servers are not started in an untrusted workspace"

@@ -17,7 +17,6 @@ import asyncio
 import contextlib
 import dataclasses
 import logging
-from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any
 
 from lovia.agent import Agent
@@ -28,19 +27,18 @@ from lovia.reliability import CancelToken
 from lovia.run_context import RunContext
 from lovia.runtime.result import RunResult
 from lovia.transcript import InputEntry, ToolResultEntry, TranscriptEntry
+from lovia_server.child_link import ChildLink, RunOutcome
+from lovia_server.ports import RunSpec
 from lovia_server.protocol import SubagentStarted
 from lovia_server.store import RunRecord
-from lovia_server.supervisor import ChildLink, RunController, RunOutcome, RunSpec
 
 if TYPE_CHECKING:
-    from lovia_server.supervisor import RunSupervisor
+    from lovia_server.supervisor import RunController, RunSupervisor
 
 logger = logging.getLogger("lovia_server.subagents")
 
 WATCH_INTERVAL = 0.3
 """How often a waiting parent checks whether the plugin asked its child to stop (seconds)."""
-
-AttachFn = Callable[[Agent[Any], RunController], Awaitable[Agent[Any]]]
 
 
 class SubagentFailed(Exception):
@@ -50,9 +48,8 @@ class SubagentFailed(Exception):
 class SubagentHost:
     """Routes the children of supervised runs through the supervisor."""
 
-    def __init__(self, supervisor: RunSupervisor, attach: AttachFn | None = None) -> None:
+    def __init__(self, supervisor: RunSupervisor) -> None:
         self.supervisor = supervisor
-        self.attach = attach
 
     def bind(self, agent: Agent[Any]) -> Agent[Any]:
         """The agent with its bounded ``Subagents`` plugins routed here (others untouched)."""
@@ -119,9 +116,9 @@ class SubagentHost:
         return _result(await self._wait(ctl, spec.token), spec)
 
     async def _run_spec(self, spec: ChildSpec, parent: RunController) -> RunSpec:
-        agent = spec.agent
-        if self.attach is not None:
-            agent = await self.attach(agent, parent)
+        # A child works in its parent's workspace session (same ACL, overlays, rules).
+        workspace = self.supervisor.workspace
+        agent = await workspace.attach(spec.agent, parent.spec.root, parent.session_id)
         model = agent.model
         label = model if isinstance(model, str) else getattr(model, "model", None)
         return RunSpec(

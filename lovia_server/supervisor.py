@@ -20,17 +20,17 @@ from pathlib import Path
 from typing import Any, Literal, TypeVar
 
 from lovia import Runner, events
-from lovia.agent import Agent
 from lovia.checkpointer import Checkpointer, CheckpointOptions
 from lovia.exceptions import BudgetExceeded, MaxTurnsExceeded, RunCancelled
 from lovia.messages import Usage
 from lovia.parts import text_of
 from lovia.plugins.todo import TodoItem, todos_from_entries
-from lovia.reliability import CancelToken, RunBudget
+from lovia.reliability import CancelToken
 from lovia.runtime.checkpoint import CheckpointWriter
 from lovia.session import Session
 from lovia.steering import Mailbox
 from lovia.tools.base import Tool
+from lovia.tools.human import HumanChannel
 from lovia.tools.presentation import can_preview
 from lovia.transcript import (
     AssistantTextEntry,
@@ -42,6 +42,7 @@ from lovia.transcript import (
     drop_dangling_tool_calls,
 )
 from lovia_server import protocol as p
+from lovia_server.child_link import ChildLink, RunOutcome
 from lovia_server.event_log import EventLog, Publisher
 from lovia_server.events import (
     APPROVAL_OPTIONS,
@@ -58,6 +59,7 @@ from lovia_server.events import (
     tool_title,
     usage_payload,
 )
+from lovia_server.ports import EditorPort, ProgressStage, RunSpec, WorkspacePort
 from lovia_server.protocol import (
     ApprovalAction,
     ApprovalBy,
@@ -90,49 +92,13 @@ from lovia_server.protocol import (
     as_tool_kind,
 )
 from lovia_server.store import RunRecord, ServerStore, checkpoint_id
+from lovia_server.subagent_host import SubagentHost
 
 logger = logging.getLogger("lovia_server.supervisor")
 
 T = TypeVar("T")
 
 FinalStatus = Literal["completed", "failed", "cancelled", "interrupted"]
-
-
-@dataclass
-class RunSpec:
-    """Everything needed to (re)start a run: the agent and what the run record shows."""
-
-    agent: Agent[Any]
-    agent_label: str
-    model_label: str | None
-    root: Path
-    cwd: Path
-    context_window: int | None = None
-    budget: RunBudget | None = None
-
-
-@dataclass(frozen=True)
-class ChildLink:
-    """What makes a run a subagent: its parent run and the spawn it answers."""
-
-    parent_run_id: str
-    parent_session_id: str
-    task_id: str
-    name: str
-    spawn_key: str
-
-    def ref(self, run_id: str) -> p.SubagentRef:
-        return p.SubagentRef(run_id=run_id, task_id=self.task_id, name=self.name)
-
-
-@dataclass(frozen=True)
-class RunOutcome:
-    """How a run ended, for whoever waits on it (a subagent's parent)."""
-
-    status: FinalStatus
-    result: Any
-    error: BaseException | None
-    run_error: p.RunError | None
 
 
 @dataclass(frozen=True)
@@ -249,29 +215,20 @@ class RunSupervisor:
         session_store: Session,
         checkpointer: Checkpointer,
         publisher: Publisher,
+        editor: EditorPort,
+        workspace: WorkspacePort,
+        questions: HumanChannel,
         approval_timeout: Callable[[], float | None] = lambda: None,
-        ask_editor: Callable[[ApprovalRequested], Awaitable[Decision | None]] | None = None,
-        progress: Any = None,
-        preview: Callable[[RunSpec, Tool | None, dict[str, Any]], Awaitable[list[dict[str, Any]]]]
-        | None = None,
-        read_back: Callable[[RunSpec, str], Awaitable[str | None]] | None = None,
-        cancel_question: Callable[[str], None] | None = None,
-        declined: Callable[[str], bool] = lambda call_id: False,
-        bind_agent: Callable[[Agent[Any]], Agent[Any]] = lambda agent: agent,
     ) -> None:
         self.store = store
         self.sessions = session_store
         self.checkpointer = checkpointer
         self.publisher = publisher
+        self.editor = editor
+        self.workspace = workspace
+        self.questions = questions
         self.approval_timeout = approval_timeout
-        self.ask_editor = ask_editor
-        self.progress = progress
-        self.preview = preview
-        self.read_back = read_back
-        self.cancel_question = cancel_question
-        self.declined = declined
-        # Routes the agent's Subagents plugin through this supervisor (subagent_host.py).
-        self.bind_agent = bind_agent
+        self.subagents = SubagentHost(self)
         self.live: dict[str, RunController] = {}
         self.by_run: dict[str, RunController] = {}
         self.session_rules: dict[str, dict[str, Literal["allow", "reject"]]] = {}
@@ -505,7 +462,7 @@ class RunSupervisor:
     ) -> p.LaunchResult:
         """Register before any await (a concurrent start then sees the session as busy),
         persist the records, then start the run task."""
-        ctl.spec.agent = self.bind_agent(ctl.spec.agent)
+        ctl.spec.agent = self.subagents.bind(ctl.spec.agent)
         self._register(ctl)
         try:
             await persist()
@@ -929,14 +886,11 @@ class RunSupervisor:
         return info
 
     async def _preview(self, ctl: RunController, info: CallInfo) -> list[FileDiff]:
-        if self.preview is None:
-            return []
         try:
-            diffs = await self.preview(ctl.spec, info.tool, info.args)
+            return await self.workspace.preview(ctl.spec, info.tool, info.args)
         except Exception:
             logger.debug("preview.failed", exc_info=True)
             return []
-        return [FileDiff.model_validate(d) for d in diffs]
 
     async def _tool_completed(self, ctl: RunController, ev: events.ToolCallCompleted) -> None:
         info = self._announce(ctl, ev.call.id, ev.call.name, ev.call.arguments, ev.tool)
@@ -946,7 +900,7 @@ class RunSupervisor:
         # A result object that reports an error itself (an MCP tool's isError) shows as failed.
         is_error = ev.is_error or getattr(ev.result, "is_error", False) is True
         status: ToolStatus
-        if info.declined or (ev.is_error and self.declined(ev.call.id)):
+        if info.declined or (ev.is_error and self.workspace.declined(ev.call.id)):
             status = "declined"
         elif is_error:
             status = "failed"
@@ -955,10 +909,9 @@ class RunSupervisor:
         content: list[ToolContent] = [TextContent(text=ev.output)]
         diffs = info.diff if status == "completed" and info.diff else []
         for diff in diffs:
-            if self.read_back is not None:
-                new_text = await _quiet(self.read_back(ctl.spec, diff.path))
-                if new_text is not None:
-                    diff = diff.model_copy(update={"new_text": new_text})
+            new_text = await _quiet(self.workspace.read_back(ctl.spec, diff.path))
+            if new_text is not None:
+                diff = diff.model_copy(update={"new_text": new_text})
             content.append(DiffContent.of(diff))
         ctl.log.emit(
             ToolResult(tool_call_id=ev.call.id, status=status, content=content, is_error=is_error)
@@ -996,7 +949,7 @@ class RunSupervisor:
             ctl.status = "awaiting_approval"
             self._progress("report", ctl, f"Waiting for approval: {payload.title}")
             asker: asyncio.Task[None] | None = None
-            if self.ask_editor is not None:
+            if self.editor.asks_approvals:
                 asker = loop.create_task(self._ask_editor(payload, future))
             timeout = self.approval_timeout()
             try:
@@ -1031,9 +984,8 @@ class RunSupervisor:
     async def _ask_editor(
         self, payload: ApprovalRequested, future: asyncio.Future[ApprovalAnswer]
     ) -> None:
-        assert self.ask_editor is not None
         try:
-            decision = await self.ask_editor(payload)
+            decision = await self.editor.ask_approval(payload)
         except Exception:
             logger.warning("approval.ask_failed", exc_info=True)
             return
@@ -1120,18 +1072,37 @@ class RunSupervisor:
         )
         self._progress("report", ctl, "Waiting for your answer")
 
+    def answer(self, ctl: RunController, question_id: str, answer: str) -> p.AnswerResult:
+        if question_id not in ctl.questions:
+            raise p.ProtocolError(
+                p.APPROVAL_NOT_FOUND,
+                f"No pending question {question_id}",
+                {"questionId": question_id},
+            )
+        self.questions.answer(question_id, answer)
+        self.question_answered(ctl, question_id, answer)
+        return p.AnswerResult(question_id=question_id)
+
     def question_answered(self, ctl: RunController, question_id: str, answer: str) -> None:
         ctl.questions.pop(question_id, None)
         self._question_runs.pop(question_id, None)
         ctl.log.emit(QuestionAnswered(question_id=question_id, answer=answer))
 
     def _cancel_questions(self, ctl: RunController) -> None:
-        cancel = self.cancel_question
         for question_id in list(ctl.questions):
             ctl.questions.pop(question_id, None)
             self._question_runs.pop(question_id, None)
-            if cancel is not None:
-                cancel(question_id)
+            self.questions.cancel(question_id, "The run was cancelled.")
+
+    async def serve_questions(self) -> None:
+        """Show each ``ask_human`` question of a live run until the channel closes."""
+        try:
+            async for question in self.questions.questions():
+                self.question_asked(question.run_id, question)
+        except asyncio.CancelledError:
+            pass
+        except Exception:
+            logger.exception("questions.consumer_failed")
 
     # ================================================================== shell output
 
@@ -1154,11 +1125,9 @@ class RunSupervisor:
 
     # ================================================================== progress
 
-    def _progress(self, what: str, ctl: RunController, message: str) -> None:
-        if self.progress is None:
-            return
+    def _progress(self, stage: ProgressStage, ctl: RunController, message: str) -> None:
         try:
-            getattr(self.progress, what)(ctl, message)
+            self.editor.progress(stage, ctl.run_id, message)
         except Exception:
             logger.debug("progress.failed", exc_info=True)
 

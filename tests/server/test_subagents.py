@@ -370,3 +370,26 @@ def test_subagent_limits_default_on_only_in_trusted_workspaces():
     assert forced.subagents.active(False) and forced.subagents.maxConcurrent == 2
     _, problems = parse_settings({"subagents": {"maxConcurrent": 0}})
     assert problems and problems[0].startswith("lovia.subagents.maxConcurrent")
+
+
+async def test_the_demo_agent_spawns_a_helper_whose_approval_is_answered(harness):
+    (harness.root / "README.md").write_text("# Demo\n")
+    await harness.start(settings={"agent": "lovia:demo", "permissions": {"write": "ask"}})
+    run = await harness.run("show me a subagent")
+    started = await harness.wait_kind(run["runId"], "subagent.started", taskId="t1")
+    assert started["name"] == "demo-helper"
+    child = started["childRunId"]
+    request = await harness.wait_kind(child, "approval.requested")
+    assert request["subagent"]["name"] == "demo-helper" and request["action"] == "file.create"
+    await harness.request(
+        "lovia/approve",
+        {"runId": child, "approvalId": request["approvalId"], "decision": "allow_once"},
+    )
+    done = await harness.finished(run["runId"])
+    assert done["status"] == "completed", done
+    assert "reported: I created NOTES.md." in done["output"]
+    assert (harness.root / "NOTES.md").read_text().startswith("# Notes")
+
+    plain = await harness.run("hello", sessionId=run["sessionId"])  # the usual script
+    edit = await harness.wait_kind(plain["runId"], "approval.requested")
+    assert edit["toolCallId"] == "demo_edit" and "subagent" not in edit

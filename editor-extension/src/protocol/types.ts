@@ -165,8 +165,19 @@ export interface LoviaSettings {
   };
   agent?: string;
   mcpServers?: Record<string, unknown>;
+  mcpIdleTimeoutSeconds?: number;
+  subagents?: SubagentSettings;
   maxTurns?: number;
   approvalTimeoutSeconds?: number | null;
+}
+
+/** `lovia.subagents`: the built-in agent's background children (server defaults apply). */
+export interface SubagentSettings {
+  enabled?: boolean;
+  maxConcurrent?: number;
+  maxTurns?: number;
+  maxTotalTokens?: number | null;
+  maxSeconds?: number | null;
 }
 
 // ---------------------------------------------------------------------------

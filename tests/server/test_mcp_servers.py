@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import asyncio
+import os
 import sys
 from pathlib import Path
 
@@ -154,6 +156,21 @@ async def test_one_stdio_process_serves_three_runs(harness, fake_openai, tmp_pat
     status = await harness.request("lovia/status", {})
     (local,) = status["mcpServers"]
     assert local["starts"] == 1 and local["state"] == "running"
+    await harness.stop()  # shutdown stops the pooled server
+    harness.client = None
+    for _ in range(100):
+        if not _alive(int(pids[0])):
+            break
+        await asyncio.sleep(0.1)
+    assert not _alive(int(pids[0]))
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    return True
 
 
 async def test_a_server_crashing_mid_call_restarts_and_the_next_call_works(
@@ -352,7 +369,6 @@ async def test_untrusted_workspace_starts_no_mcp_server(harness, fake_openai):
 
 
 async def _settings_applied(harness, check, *, tries: int = 100) -> None:
-    import asyncio
 
     for _ in range(tries):
         await asyncio.sleep(0.1)

@@ -369,7 +369,6 @@ async def test_untrusted_workspace_starts_no_mcp_server(harness, fake_openai):
 
 
 async def _settings_applied(harness, check, *, tries: int = 100) -> None:
-
     for _ in range(tries):
         await asyncio.sleep(0.1)
         status = await harness.request("lovia/status", {})

@@ -243,9 +243,13 @@ class RunSupervisor:
         recovered = []
         for record in await self.store.runs_with_status("running"):
             snapshot = await self.checkpointer.load(record.checkpoint_id)
-            resumable = (snapshot is not None and snapshot.status != "completed") or (
-                snapshot is None and await self._restartable(record)
-            )
+            if await self._leg_in_session(record):
+                # The process died after the run's last leg reached the session: it finished.
+                await self._recover_finished(record, snapshot)
+                continue
+            # A checkpoint marked completed whose entries never reached the session is
+            # resumable too: resuming it appends them (the session ignores a repeated segment).
+            resumable = snapshot is not None or await self._restartable(record)
             log = EventLog(
                 record.id,
                 record.session_id,
@@ -281,6 +285,30 @@ class RunSupervisor:
             )
             recovered.append(record.id)
         return recovered
+
+    async def _leg_in_session(self, record: RunRecord) -> bool:
+        segments = await self.sessions.segments(record.session_id)
+        return any(seg.run_id == record.checkpoint_id for seg in segments)
+
+    async def _recover_finished(self, record: RunRecord, snapshot: Any) -> None:
+        """Close the log of a run that ended just before its process died, as completed."""
+        log = EventLog(
+            record.id,
+            record.session_id,
+            self.publisher,
+            last_seq=await self.store.last_seq(record.id),
+            interval=0,
+        )
+        usage = record.usage or usage_payload(
+            snapshot.usage if snapshot else Usage(), context_tokens=None, context_window=None
+        )
+        output = output_payload(snapshot.output) if snapshot is not None else None
+        log.emit(RunFinished(status="completed", usage=usage, resumable=False, output=output))
+        await log.close()
+        await _quiet(self.checkpointer.delete(record.checkpoint_id))
+        await self.store.finish_run(
+            record.id, status="completed", error=None, usage=usage, resumable=False
+        )
 
     async def _open_items(self, run_id: str) -> tuple[list[str], list[str]]:
         """Tool calls without a result and approvals without a resolution in the last attempt."""
@@ -411,9 +439,7 @@ class RunSupervisor:
         # A process that died before the run's first checkpoint leaves only the run record:
         # the run starts again from its prompt (nothing of it reached the session).
         from_prompt = snapshot is None and record.resumable and await self._restartable(record)
-        if not from_prompt and (
-            not record.resumable or snapshot is None or snapshot.status == "completed"
-        ):
+        if not from_prompt and (not record.resumable or snapshot is None):
             raise p.ProtocolError(
                 p.NOT_RESUMABLE,
                 f"Run {run_id} cannot be resumed (status {record.status})",
@@ -454,8 +480,7 @@ class RunSupervisor:
         not in the session: nothing of it was kept, so it can start again from the prompt."""
         if record.leg != 0 or not record.prompt:
             return False
-        segments = await self.sessions.segments(record.session_id)
-        return all(seg.run_id != record.checkpoint_id for seg in segments)
+        return not await self._leg_in_session(record)
 
     async def _launch(
         self, ctl: RunController, model_input: Any, persist: Callable[[], Awaitable[None]]

@@ -65,7 +65,7 @@ export type ErrorCode =
   | -32016;
 
 /**
- * The lovia editor protocol (generated from lovia_server.protocol; do not edit by hand): every lovia/* request's params and result, the lovia/event notification and the error codes.
+ * The lovia editor protocol (generated from lovia_server.protocol; do not edit by hand): every lovia/* request's params and result, the lovia/event notification, the error codes, the initialization options and the settings.
  */
 export interface LoviaProtocol {
   protocolVersion: 1;
@@ -164,6 +164,9 @@ export interface LoviaProtocol {
   };
   event: LoviaEvent;
   errorCode: ErrorCode;
+  serverCapabilities: ServerCapabilities;
+  initializationOptions: InitOptions;
+  settings: LoviaSettings;
 }
 export interface RunParams {
   prompt: string;
@@ -735,4 +738,104 @@ export interface MCPRestartParams {
 }
 export interface MCPRestartResult {
   server: MCPServerInfo;
+}
+/**
+ * `initialize` result: `capabilities.experimental.lovia`
+ */
+export interface ServerCapabilities {
+  protocolVersion: number;
+  methods: string[];
+  eventKinds: string[];
+  editModes: EditMode[];
+  version: string;
+}
+/**
+ * `initialize.initializationOptions.lovia`
+ */
+export interface InitOptions {
+  protocolVersion?: number;
+  client?: string;
+  approvals?: "events" | "showMessageRequest";
+  editMode?: "auto" | "server" | "workspaceEdit";
+  progress?: boolean;
+  stateDir?: string;
+  trusted?: boolean;
+}
+/**
+ * the `lovia` configuration section
+ */
+export interface LoviaSettings {
+  model?: string;
+  permissions?: PermissionSettings;
+  agent?: string;
+  mcpServers?: {
+    [k: string]: StdioMCPServerSetting | HttpMCPServerSetting | undefined;
+  };
+  mcpIdleTimeoutSeconds?: number;
+  subagents?: SubagentSettings;
+  maxTurns?: number;
+  approvalTimeoutSeconds?: number;
+  editMode?: "auto" | "server" | "workspaceEdit";
+}
+export interface PermissionSettings {
+  preset?: "readonly" | "coding" | "trusted";
+  write?: "allow" | "ask" | "deny";
+  pathRules?: PathRuleSetting[];
+  commandRules?: CommandRuleSetting[];
+  deniedPaths?: string[];
+}
+export interface PathRuleSetting {
+  pattern: string;
+  read?: "allow" | "ask" | "deny";
+  write?: "allow" | "ask" | "deny";
+}
+export interface CommandRuleSetting {
+  pattern: string;
+  decision: "allow" | "ask" | "deny";
+}
+/**
+ * A local server: `{command, args?, env?, cwd?}`.
+ */
+export interface StdioMCPServerSetting {
+  includeTools?: string[];
+  excludeTools?: string[];
+  defer?: boolean;
+  needsApproval?: boolean;
+  timeout?: number;
+  connectTimeout?: number;
+  disabled?: boolean;
+  type?: "stdio";
+  command: string;
+  args?: string[];
+  env?: {
+    [k: string]: string | undefined;
+  };
+  cwd?: string;
+}
+/**
+ * A remote server on streamable HTTP: `{url, headers?}`.
+ */
+export interface HttpMCPServerSetting {
+  includeTools?: string[];
+  excludeTools?: string[];
+  defer?: boolean;
+  needsApproval?: boolean;
+  timeout?: number;
+  connectTimeout?: number;
+  disabled?: boolean;
+  type?: "http";
+  url: string;
+  headers?: {
+    [k: string]: string | undefined;
+  };
+}
+/**
+ * `lovia.subagents`: background children of the built-in agent, as child runs.
+ */
+export interface SubagentSettings {
+  enabled?: boolean;
+  maxConcurrent?: number;
+  maxTurns?: number;
+  maxTotalTokens?: number | null;
+  maxSeconds?: number | null;
 }

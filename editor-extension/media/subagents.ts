@@ -66,7 +66,9 @@ export function renderChildren(state: ChatViewState, run: RunView, item: Transcr
 }
 
 function renderChild(state: ChatViewState, ref: ChildRef, run: RunView | undefined, memory: UiMemory): HTMLElement {
-  const status = run?.status ?? ref.status;
+  const raw = run?.status ?? ref.status;
+  // A child waiting for approval or being stopped is still running.
+  const status = raw === "awaiting_approval" || raw === "cancelling" ? "running" : raw;
   const live = status === "running";
   const step = live ? (run?.activity ?? "starting") : (ref.summary ?? "");
   const line = h(

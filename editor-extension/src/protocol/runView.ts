@@ -156,6 +156,8 @@ export type TranscriptItem =
   | QuestionItem
   | NoticeItem;
 
+const FINAL_STATUSES = new Set<RunStatus>(["completed", "failed", "cancelled", "interrupted"]);
+
 /** Cap on streamed tool output kept per tool call (the tail is kept). */
 export const MAX_TOOL_OUTPUT_CHARS = 100_000;
 
@@ -527,7 +529,9 @@ function onRunFinished(run: RunView, event: EventOf<"run.finished">): void {
  * status the server reports for it.
  */
 export function applyReplayStatus(run: RunView, status: RunStatus): void {
-  if (run.status === "running" && status !== "running") {
+  // Only an ended run changes the view: a live run waiting for approval (or being
+  // cancelled) is still live, and its events say what it waits for.
+  if (run.status === "running" && FINAL_STATUSES.has(status)) {
     run.status = status;
     run.resumable = status === "interrupted";
     for (const item of run.items) {

@@ -31,6 +31,10 @@ export type {
   LaunchResult as ResumeResult,
   LiveRun,
   Location,
+  MCPRestartParams,
+  MCPRestartResult,
+  MCPServerInfo,
+  MCPServerState,
   LoviaEvent,
   LoviaProtocol,
   Range,
@@ -42,6 +46,8 @@ export type {
   RunInfo,
   RunParams,
   RunStatus,
+  SubagentRef,
+  ChildRun,
   SessionParams,
   SessionParams as DeleteSessionParams,
   SessionResult,
@@ -81,6 +87,7 @@ export const Methods = {
   session: "lovia/session",
   deleteSession: "lovia/deleteSession",
   status: "lovia/status",
+  mcpRestart: "lovia/mcpRestart",
 } as const satisfies Record<string, keyof G.LoviaProtocol["methods"]>;
 
 export type MethodName = keyof G.LoviaProtocol["methods"];
@@ -124,6 +131,9 @@ export type Decision = NonNullable<G.PermissionSettings["write"]>;
 export type PermissionPreset = NonNullable<G.PermissionSettings["preset"]>;
 /** The `editMode` setting: `auto` lets the server pick (`workspaceEdit` when it can). */
 export type EditModeSetting = NonNullable<G.LoviaSettings["editMode"]>;
+
+/** `lovia.subagents`: the built-in agent's background children (server defaults apply). */
+export type SubagentSettings = G.SubagentSettings;
 
 // ---------------------------------------------------------------------------
 // Requests
@@ -173,6 +183,9 @@ export const EVENT_KINDS = [
   "handoff",
   "compaction",
   "usage.updated",
+  "subagent.started",
+  "subagent.finished",
+  "mcp.status",
   "run.finished",
 ] as const satisfies readonly EventKind[];
 

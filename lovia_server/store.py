@@ -82,6 +82,11 @@ def checkpoint_id(run_id: str, leg: int) -> str:
     return run_id if leg == 0 else f"{run_id}~{leg}"
 
 
+def run_of_checkpoint(key: str) -> str:
+    """The protocol ``runId`` a checkpoint key belongs to (``checkpoint_id``'s inverse)."""
+    return key.partition("~")[0]
+
+
 @dataclass
 class RunRecord:
     id: str
@@ -406,4 +411,4 @@ class ServerStore:
         return int(rows[0]["m"] or 0) if rows else 0
 
 
-__all__ = ["RunRecord", "ServerStore", "checkpoint_id"]
+__all__ = ["RunRecord", "ServerStore", "checkpoint_id", "run_of_checkpoint"]

@@ -91,7 +91,7 @@ from lovia_server.protocol import (
     as_run_status,
     as_tool_kind,
 )
-from lovia_server.store import RunRecord, ServerStore, checkpoint_id
+from lovia_server.store import RunRecord, ServerStore, checkpoint_id, run_of_checkpoint
 from lovia_server.subagent_host import SubagentHost
 
 logger = logging.getLogger("lovia_server.supervisor")
@@ -1081,7 +1081,8 @@ class RunSupervisor:
     # ================================================================== questions
 
     def question_asked(self, run_id: str | None, question: Any) -> None:
-        ctl = self.by_run.get(run_id or "")
+        # the asking tool sees the leg's checkpoint key (``r_x~1`` after a steered answer)
+        ctl = self.by_run.get(run_of_checkpoint(run_id or ""))
         if ctl is None:
             return
         ctl.questions[question.id] = question.question

@@ -96,6 +96,8 @@ class ClientBuffers:
         client = self.access.client
         if client is None or not self.access.read:
             return None
+        if not await asyncio.to_thread(path.is_file):
+            return None  # nothing the client could have open as this file
         try:
             return await client.read_text_file(self.session_id, str(path))
         except Exception:

@@ -17,7 +17,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from acp import connect_to_agent
+from acp import RequestError, connect_to_agent
 from acp import schema as a
 
 AGENT_CMD = [sys.executable, "-m", "lovia_server.acp"]
@@ -74,7 +74,10 @@ class RecordingClient:
         self.reads.append(path)
         if path in self.buffers:
             return a.ReadTextFileResponse(content=self.buffers[path])
-        return a.ReadTextFileResponse(content=await asyncio.to_thread(Path(path).read_text))
+        try:
+            return a.ReadTextFileResponse(content=await asyncio.to_thread(Path(path).read_text))
+        except OSError:
+            raise RequestError.resource_not_found(path) from None
 
     async def write_text_file(
         self, content: str, path: str, session_id: str, **kwargs: Any

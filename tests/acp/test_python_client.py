@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 from pathlib import Path
 
-from tests.acp.harness import AcpProcess, message_text
+from tests.acp.harness import AcpProcess, dump, message_text
 from tests.support import fake_openai as oai
 from tests.support.fake_openai import FakeOpenAI
 
@@ -116,3 +116,176 @@ async def test_prompt_tools_diffs_permissions_plan_and_cancel(
         -1
     ].status == "failed"
     agent.frames()  # stdout held nothing but JSON-RPC frames
+
+
+def _requests(fake: FakeOpenAI) -> list[dict]:
+    return [r.json for r in fake.requests if r.path.endswith("/chat/completions")]
+
+
+def _tool_messages(request: dict) -> list[str]:
+    return [str(m.get("content")) for m in request["messages"] if m.get("role") == "tool"]
+
+
+async def test_reads_see_the_unsaved_buffer_and_writes_go_to_the_client(
+    agent: AcpProcess, ws: Path, fake_openai: FakeOpenAI
+) -> None:
+    path = ws / "notes.md"
+    path.write_text("saved on disk\n")
+    fake_openai.script(
+        oai.tool_calls(oai.call("read_file", {"path": "notes.md"}, id="r1")),
+        oai.tool_calls(
+            oai.call("edit_file", {"path": "notes.md", "old": "unsaved", "new": "edited"}, id="e1")
+        ),
+        oai.text("ok"),
+    )
+    await agent.start(fs=True)
+    sid = (await agent.new_session(ws)).session_id
+    c = agent.client
+    c.buffers[str(path)] = "unsaved in the editor\n"
+    c.answer("allow_once")
+    assert (await agent.prompt(sid, "edit the notes")).stop_reason == "end_turn"
+    assert str(path) in c.reads
+    second = _requests(fake_openai)[1]
+    assert any("unsaved in the editor" in t for t in _tool_messages(second))
+    assert not any("saved on disk" in t for t in _tool_messages(second))
+    ((permission, _),) = c.permissions
+    assert permission.content[0].old_text == "unsaved in the editor\n"
+    assert c.writes == [(str(path), "edited in the editor\n")]
+
+
+async def test_readonly_mode_refuses_a_write_through_the_acl(
+    agent: AcpProcess, ws: Path, fake_openai: FakeOpenAI
+) -> None:
+    fake_openai.script(
+        oai.tool_calls(oai.call("write_file", {"path": "x.txt", "content": "x"}, id="w1")),
+        oai.text("could not write"),
+        oai.tool_calls(oai.call("write_file", {"path": "y.txt", "content": "y"}, id="w2")),
+        oai.text("still cannot"),
+    )
+    await agent.start()
+    sid = (await agent.new_session(ws)).session_id
+    c = agent.client
+    # switched while the write waits for approval: the ACL of the live run changes at once
+    turn = asyncio.ensure_future(agent.prompt(sid, "write x"))
+    await c.wait_for(lambda: c.permissions)
+    await agent.conn.set_session_mode(session_id=sid, mode_id="readonly")
+    c.answer("allow_once")
+    assert (await turn).stop_reason == "end_turn"
+    end = [u for u in c.of(sid, "tool_call_update") if u.tool_call_id == "w1"][-1]
+    assert end.status == "failed"
+    assert "policy denies writing" in end.raw_output["output"], end.raw_output
+    assert not (ws / "x.txt").exists()
+    # the next prompt runs read-only from the start: no write tool, nothing asked
+    assert (await agent.prompt(sid, "write y")).stop_reason == "end_turn"
+    assert len(c.permissions) == 1
+    end = [u for u in c.of(sid, "tool_call_update") if u.tool_call_id == "w2"][-1]
+    assert end.status == "failed" and not (ws / "y.txt").exists()
+    # an unknown mode names the field
+    try:
+        await agent.conn.set_session_mode(session_id=sid, mode_id="yolo")
+    except Exception as exc:  # RequestError
+        assert exc.code == -32602 and exc.data["field"] == "modeId"
+    else:
+        raise AssertionError("unknown mode accepted")
+
+
+async def test_set_config_option_switches_the_model(
+    agent: AcpProcess, ws: Path, fake_openai: FakeOpenAI
+) -> None:
+    fake_openai.script(oai.text("from a"), oai.text("from b"))
+    await agent.start()
+    new = await agent.new_session(ws)
+    sid = new.session_id
+    model = next(o for o in new.config_options if o.id == "model")
+    assert model.category == "model" and model.current_value == "openai:model-a"
+    assert [o.value for o in model.options][:2] == ["openai:model-a", "openai:model-b"]
+    await agent.prompt(sid, "one")
+    changed = await agent.conn.set_config_option(
+        config_id="model", session_id=sid, value="openai:model-b"
+    )
+    assert (
+        next(o for o in changed.config_options if o.id == "model").current_value == "openai:model-b"
+    )
+    await agent.prompt(sid, "two")
+    assert [r["model"] for r in _requests(fake_openai)] == ["model-a", "model-b"]
+
+
+async def test_a_prompt_during_a_turn_steers_it(
+    agent: AcpProcess, ws: Path, fake_openai: FakeOpenAI
+) -> None:
+    fake_openai.script(
+        oai.tool_calls(oai.call("shell", {"command": "echo hi"}, id="s1")),
+        oai.text("noted: use tabs"),
+    )
+    await agent.start()
+    sid = (await agent.new_session(ws)).session_id
+    c = agent.client
+    first = asyncio.ensure_future(agent.prompt(sid, "format the code"))
+    await c.wait_for(lambda: c.permissions)  # the turn waits on the command's approval
+    second = asyncio.ensure_future(agent.prompt(sid, "use tabs, not spaces"))
+    await asyncio.sleep(0.5)
+    assert not second.done()  # not an error, not a second run
+    c.answer("allow_once")
+    one, two = await asyncio.gather(first, second)
+    assert one.stop_reason == two.stop_reason == "end_turn"
+    assert one.field_meta["lovia"]["runId"] == two.field_meta["lovia"]["runId"]
+    echoed = c.of(sid, "user_message_chunk")
+    assert [u.content.text for u in echoed] == ["use tabs, not spaces"]
+    last = _requests(fake_openai)[-1]["messages"]
+    users = [m["content"] for m in last if m["role"] == "user"]
+    assert users[-1] == "use tabs, not spaces" and "format the code" in users[0]
+    # the steer sits after the tool result: delivered at the turn boundary
+    roles = [m["role"] for m in last]
+    assert roles.index("tool") < len(roles) - 1 - roles[::-1].index("user")
+
+
+async def test_session_load_replays_what_was_streamed(
+    tmp_path: Path, ws: Path, fake_openai: FakeOpenAI
+) -> None:
+    env = {**fake_openai.env(), "LOVIA_MODEL": "openai:model-a"}
+    (ws / "a.txt").write_text("one\n")
+    fake_openai.script(
+        oai.text("Looking.", reasoning=["Let me think."]),
+        oai.tool_calls(
+            oai.call("edit_file", {"path": "a.txt", "old": "one", "new": "two"}, id="e1")
+        ),
+        oai.tool_calls(
+            oai.call("todo_write", {"todos": [{"content": "x", "status": "completed"}]}, id="t1")
+        ),
+        oai.text("Done."),
+    )
+    first = AcpProcess(tmp_path / "state", env=env)
+    try:
+        await first.start()
+        sid = (await first.new_session(ws)).session_id
+        await first.prompt(sid, "hello")
+        first.client.answer("allow_once")
+        await first.prompt(sid, "edit a")
+        streamed = [dump(u) for u in first.client.of(sid)]
+    finally:
+        await first.stop()
+    second = AcpProcess(tmp_path / "state", env=env)
+    try:
+        await second.start()
+        listed = await second.conn.list_sessions(cwd=str(ws))
+        assert [s.session_id for s in listed.sessions] == [sid]
+        assert listed.sessions[0].title == "hello"
+        await second.conn.load_session(session_id=sid, cwd=str(ws), mcp_servers=[])
+        replayed = [dump(u) for u in second.client.of(sid)]
+        prompts = [u for u in replayed if u["sessionUpdate"] == "user_message_chunk"]
+        assert [u["content"]["text"] for u in prompts] == ["hello", "edit a"]
+        assert [u for u in replayed if u["sessionUpdate"] != "user_message_chunk"] == streamed
+        kinds = {u["sessionUpdate"] for u in streamed}
+        assert {
+            "agent_message_chunk",
+            "agent_thought_chunk",
+            "tool_call",
+            "tool_call_update",
+            "plan",
+        } <= kinds
+        # the loaded session takes prompts again
+        fake_openai.script(oai.text("again"))
+        assert (await second.prompt(sid, "more")).stop_reason == "end_turn"
+        second.frames()
+    finally:
+        await second.stop()

@@ -106,7 +106,7 @@ class GuardedTransport:
                 continue
             problem = frame_problem(message)
             if problem is not None:
-                if "method" in message and "id" not in message:
+                if isinstance(message, dict) and "method" in message and "id" not in message:
                     continue  # a malformed notification gets no answer (JSON-RPC 2.0)
                 await self.send(_error(problem[0], -32600, "Invalid request", {"hint": problem[1]}))
                 continue
@@ -157,6 +157,12 @@ def guarded_handler(router: Handler) -> Handler:
     """Every failure becomes a JSON-RPC error with a documented code; nothing escapes."""
 
     async def handle(method: str, params: Any, is_notification: bool) -> Any:
+        if is_notification:
+            try:
+                return await router(method, params, is_notification)
+            except Exception as exc:  # nothing to answer: a bad notification is dropped
+                logger.debug("acp.notification_dropped: %s: %s", method, exc)
+                return None
         try:
             return await router(method, params, is_notification)
         except RequestError:

@@ -25,8 +25,15 @@ from acp import schema as a
 import lovia
 from lovia.stores import SQLiteCheckpointer, SQLiteSession
 from lovia_server import protocol as p
+from lovia_server.acp.commands import (
+    commands_update,
+    expand_command,
+    skill_roots,
+    skills_plugin,
+)
 from lovia_server.acp.mapping import (
     PromptBlock,
+    PromptInput,
     SessionMapper,
     Update,
     permission_decision,
@@ -93,6 +100,7 @@ class AcpSession:
     model: str | None = None
     mcp: dict[str, MCPServerSetting] = field(default_factory=dict)
     waiters: dict[str, list[asyncio.Future[Mapping[str, Any]]]] = field(default_factory=dict)
+    commands: set[str] = field(default_factory=set)
 
 
 @dataclass
@@ -145,6 +153,7 @@ class LoviaAcpAgent:
         self._sender: asyncio.Task[None] | None = None
         self._warm: asyncio.Task[None] | None = None
         self._closed = False
+        self._tasks: set[asyncio.Task[None]] = set()
 
     # ================================================================== lifecycle
 
@@ -358,6 +367,7 @@ class LoviaAcpAgent:
             mcp=_mcp_servers(mcp_servers or []),
         )
         self.sessions[session_id] = session
+        self._announce_commands(session)
         return a.NewSessionResponse(
             session_id=session_id,
             modes=self._modes(session),
@@ -382,6 +392,7 @@ class LoviaAcpAgent:
         session.mapper.replay = False
         await self._flushed()
         await self._continue_interrupted(session)
+        self._announce_commands(session)
         return a.LoadSessionResponse(
             modes=self._modes(session), config_options=self._config_options(session)
         )
@@ -396,6 +407,7 @@ class LoviaAcpAgent:
     ) -> a.ResumeSessionResponse:
         session = await self._reopen(session_id, cwd, additional_directories, mcp_servers)
         await self._continue_interrupted(session)
+        self._announce_commands(session)
         return a.ResumeSessionResponse(
             modes=self._modes(session), config_options=self._config_options(session)
         )
@@ -421,6 +433,24 @@ class LoviaAcpAgent:
             session.waiters = known.waiters
         self.sessions[session_id] = session
         return session
+
+    def _announce_commands(self, session: AcpSession) -> None:
+        """The session's skills as slash commands, sent once the response is out."""
+
+        async def announce() -> None:
+            await asyncio.sleep(0)  # the session/* response is written first
+            try:
+                _, update = await commands_update(session.place.root)
+            except Exception:
+                logger.warning("acp.skills_unreadable", exc_info=True)
+                return
+            if update is not None:
+                session.commands = {c.name for c in update.available_commands}
+                self._outbox.put_nowait(("update", session.place.session_id, update))
+
+        task = asyncio.get_running_loop().create_task(announce())
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
 
     async def _continue_interrupted(self, session: AcpSession) -> None:
         """A run the previous process left unfinished continues from its checkpoint (its
@@ -589,6 +619,11 @@ class LoviaAcpAgent:
         given = prompt_input(prompt)
         if not given.display and isinstance(given.model_input, str) and not given.model_input:
             raise invalid_params("The prompt has no text or resource", "prompt")
+        expanded = expand_command(given.display, session.commands)
+        if expanded != given.display and isinstance(given.model_input, str):
+            given = PromptInput(
+                given.display, given.model_input.replace(given.display, expanded, 1)
+            )
         loop = asyncio.get_running_loop()
         waiter: asyncio.Future[Mapping[str, Any]] = loop.create_future()
         live = core.supervisor.live.get(session_id)
@@ -665,7 +700,9 @@ class LoviaAcpAgent:
                 built = built.clone(model=check_model(session.model))
             label, model_label = settings.agent, session.model or _model_label(built.model)
         else:
-            built = coding_agent(check_model(model), extra_tools=[], plugins=self._mcp(session))
+            roots = await asyncio.to_thread(skill_roots, root)
+            plugins = [*self._mcp(session), *([skills_plugin(roots)] if roots else [])]
+            built = coding_agent(check_model(model), extra_tools=[], plugins=plugins)
             label, model_label = BUILTIN_CODING, model
         built = await self.workspace.attach(built, session.place)
         return RunSpec(

@@ -289,3 +289,28 @@ async def test_session_load_replays_what_was_streamed(
         second.frames()
     finally:
         await second.stop()
+
+
+async def test_skills_are_slash_commands(
+    agent: AcpProcess, ws: Path, fake_openai: FakeOpenAI
+) -> None:
+    skill = ws / ".lovia" / "skills" / "careful-review"
+    skill.mkdir(parents=True)
+    (skill / "SKILL.md").write_text(
+        "---\nname: careful-review\ndescription: Review a change line by line.\n---\nBe careful.\n"
+    )
+    fake_openai.script(oai.text("reviewed"))
+    await agent.start()
+    sid = (await agent.new_session(ws)).session_id
+    c = agent.client
+    (update,) = await c.wait_for(lambda: c.of(sid, "available_commands_update"))
+    assert [(x.name, x.description) for x in update.available_commands] == [
+        ("careful-review", "Review a change line by line.")
+    ]
+    assert (await agent.prompt(sid, "/careful-review the parser")).stop_reason == "end_turn"
+    request = _requests(fake_openai)[0]
+    user = next(m["content"] for m in request["messages"] if m["role"] == "user")
+    assert user.startswith(
+        "Use the skill `careful-review`: load it with load_skill, then apply it to: the parser"
+    )
+    assert "load_skill" in {t["function"]["name"] for t in request["tools"]}

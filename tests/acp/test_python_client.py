@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import asyncio
+import sys
 from pathlib import Path
+
+from acp import schema as a
 
 from tests.acp.harness import AcpProcess, dump, message_text
 from tests.support import fake_openai as oai
@@ -116,6 +119,9 @@ async def test_prompt_tools_diffs_permissions_plan_and_cancel(
         -1
     ].status == "failed"
     agent.frames()  # stdout held nothing but JSON-RPC frames
+
+
+MCP_SCRIPT = str(Path(__file__).resolve().parents[1] / "support" / "mcp_stdio_server.py")
 
 
 def _requests(fake: FakeOpenAI) -> list[dict]:
@@ -314,3 +320,89 @@ async def test_skills_are_slash_commands(
         "Use the skill `careful-review`: load it with load_skill, then apply it to: the parser"
     )
     assert "load_skill" in {t["function"]["name"] for t in request["tools"]}
+
+
+async def test_cancel_while_a_permission_is_pending(
+    agent: AcpProcess, ws: Path, fake_openai: FakeOpenAI
+) -> None:
+    fake_openai.script(
+        oai.tool_calls(oai.call("write_file", {"path": "x.txt", "content": "x"}, id="w1"))
+    )
+    await agent.start()
+    sid = (await agent.new_session(ws)).session_id
+    c = agent.client
+    c.hold_permissions = True
+    turn = asyncio.ensure_future(agent.prompt(sid, "write x"))
+    await c.wait_for(lambda: c.permissions)
+    await agent.conn.cancel(session_id=sid)
+    assert (await turn).stop_reason == "cancelled"
+    assert [u for u in c.of(sid, "tool_call_update") if u.tool_call_id == "w1"][
+        -1
+    ].status == "failed"
+    assert not (ws / "x.txt").exists()
+
+
+async def test_the_clients_mcp_servers_reach_the_agent(
+    agent: AcpProcess, ws: Path, fake_openai: FakeOpenAI
+) -> None:
+    script = MCP_SCRIPT
+    fake_openai.script(
+        oai.tool_calls(oai.call("probe__echo", {"text": "hello mcp"}, id="m1")),
+        oai.text("echoed"),
+    )
+    await agent.start()
+    server = a.McpServerStdio(name="probe", command=sys.executable, args=[script], env=[])
+    sid = (await agent.conn.new_session(cwd=str(ws), mcp_servers=[server])).session_id
+    agent.client.answer("allow_once", "allow_once")
+    assert (await agent.prompt(sid, "echo it")).stop_reason == "end_turn"
+    first, second = _requests(fake_openai)
+    assert "probe__echo" in {t["function"]["name"] for t in first["tools"]}
+    assert any("hello mcp" in t for t in _tool_messages(second))
+    # SSE servers are refused, naming the entry
+    sse = a.SseMcpServer(type="sse", name="old", url="http://127.0.0.1:9/sse", headers=[])
+    try:
+        await agent.conn.new_session(cwd=str(ws), mcp_servers=[sse])
+    except Exception as exc:
+        assert exc.code == -32602 and exc.data["field"] == "mcpServers.0"
+    else:
+        raise AssertionError("an SSE server was accepted")
+
+
+async def test_authenticate_with_a_key_from_the_state_dir(
+    tmp_path: Path, ws: Path, fake_openai: FakeOpenAI
+) -> None:
+    state = tmp_path / "state"
+    state.mkdir()
+    # no key anywhere, and the vendor's own endpoint: nothing to authenticate with
+    proc = AcpProcess(
+        state, env={"OPENAI_BASE_URL": "", "OPENAI_API_KEY": "", "LOVIA_MODEL": "openai:model-a"}
+    )
+    try:
+        init = await proc.start()
+        assert [m.id for m in init.auth_methods] == ["lovia-api-key"]
+        try:
+            await proc.conn.authenticate(method_id="lovia-api-key")
+        except Exception as exc:
+            assert exc.code == -32000 and exc.data["hint"]
+        else:
+            raise AssertionError("authenticated without a key")
+    finally:
+        await proc.stop()
+    (state / "credentials.json").write_text('{"OPENAI_API_KEY": "from-the-state-dir"}')
+    proc = AcpProcess(
+        state,
+        env={
+            "OPENAI_BASE_URL": fake_openai.base_url,
+            "OPENAI_API_KEY": "",
+            "LOVIA_MODEL": "openai:model-a",
+        },
+    )
+    try:
+        await proc.start()
+        await proc.conn.authenticate(method_id="lovia-api-key")
+        fake_openai.script(oai.text("hi"))
+        sid = (await proc.new_session(ws)).session_id
+        assert (await proc.prompt(sid, "hello")).stop_reason == "end_turn"
+        assert fake_openai.requests[-1].headers.get("authorization") == "Bearer from-the-state-dir"
+    finally:
+        await proc.stop()

@@ -15,7 +15,8 @@ def folder_config(
     root: Path, folders: Sequence[Path], perms: PermissionSettings, preset: Preset
 ) -> LocalWorkspace:
     """``root``'s workspace under ``preset`` with the settings' rules; the other ``folders`` are
-    readable and writable as the root is (``perms.write`` overrides the preset's writes)."""
+    readable and writable as the root is. Under ``coding`` every write asks (review-first)
+    unless ``perms.write`` says otherwise."""
     rules: list[PathRule] = []
     for rule in perms.pathRules:
         if rule.read is not None:
@@ -24,8 +25,11 @@ def folder_config(
             rules.append(PathRule(rule.pattern, rule.write, ops=frozenset({"write"})))
     base = Workspace.local(str(root), mode=preset)
     inside_write = base.policy.write
-    if perms.write is not None and preset != "readonly":
-        inside_write = perms.write
+    if preset != "readonly":
+        if perms.write is not None:
+            inside_write = perms.write
+        elif preset == "coding":
+            inside_write = "ask"  # review-first: every edit is shown before it lands
     for folder in folders:
         if folder != root:
             rules.append(PathRule(str(folder), "allow", ops=frozenset({"read"})))

@@ -7,6 +7,7 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import logging
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -21,11 +22,15 @@ from lovia.workspace.paths import resolve_path
 from lovia.workspace.workspace import WorkspaceSessionBinding
 from lovia_server import protocol as p
 from lovia_server.acl import folder_config
+from lovia_server.text_edits import LineEdit, Position, minimal_edits
 from lovia_server.uris import path_uri, uri_to_path
 
 if TYPE_CHECKING:
+    from lovia_server.ports import RunSpec
     from lovia_server.server import LoviaServer
-    from lovia_server.supervisor import RunSpec
+
+OutputListener = Callable[[str, str | None, str, str], None]
+"""(session id, tool call id, stream, text): a chunk of a shell command's output."""
 
 logger = logging.getLogger("lovia_server.workspace")
 
@@ -59,20 +64,11 @@ class DocumentOverlay:
         return doc.source if doc is not None else None
 
 
-def _utf16_len(text: str) -> int:
-    return len(text.encode("utf-16-le")) // 2
-
-
-def _end_position(text: str) -> lsp.Position:
-    lines = text.split("\n")
-    return lsp.Position(line=len(lines) - 1, character=_utf16_len(lines[-1]))
-
-
 class EditorWorkspace:
-    def __init__(self, server: LoviaServer) -> None:
+    def __init__(self, server: LoviaServer, *, on_output: OutputListener | None = None) -> None:
         self.server = server
         self.overlay = DocumentOverlay(server)
-        self.output_listener: Any = None
+        self.on_output = on_output
         self._sessions: dict[str, tuple[LocalWorkspace, Any]] = {}
         self._lock = asyncio.Lock()
         self.declined_calls: set[str] = set()
@@ -116,8 +112,12 @@ class EditorWorkspace:
     # ------------------------------------------------------------------ policy
 
     def edit_mode(self) -> p.EditMode:
-        wanted = self.server.init_options.editMode
-        if wanted == "workspaceEdit" and self._can_apply_edits():
+        """The setting, else the client's preference, else ``auto``: through the editor when
+        it can apply edits (its undo stack and unsaved buffers stay in charge)."""
+        wanted = self.server.settings.editMode
+        if wanted == "auto":
+            wanted = self.server.init_options.editMode or "auto"
+        if wanted != "server" and self._can_apply_edits():
             return "workspaceEdit"
         return "server"
 
@@ -178,7 +178,7 @@ class EditorWorkspace:
             if held is not None:
                 await _close_quietly(held[1])
             session = await config.open()
-            listener = self.output_listener
+            listener = self.on_output
             if listener is not None:
                 session.output_listener = lambda call_id, stream, text: listener(
                     session_id, call_id, stream, text
@@ -223,8 +223,8 @@ class EditorWorkspace:
             return None
 
     async def preview(
-        self, spec: RunSpec, tool: Tool | None, args: dict[str, Any]
-    ) -> list[dict[str, Any]]:
+        self, spec: RunSpec, tool: Tool | None, args: Mapping[str, Any]
+    ) -> list[p.FileDiff]:
         """What an edit call would change before it happens (the approval diff): the tool's own
         preview against the run's workspace session, each diff with the file's ``uri``."""
         workspace = spec.agent.workspace
@@ -240,7 +240,18 @@ class EditorWorkspace:
                 await _close_quietly(session)
         else:  # no workspace, or a backend too costly to open for a preview
             return []
-        return [{**diff, "uri": path_uri(Path(diff["path"]))} for diff in diffs]
+        return [
+            p.FileDiff(
+                path=diff["path"],
+                uri=path_uri(Path(diff["path"])),
+                old_text=diff["oldText"],
+                new_text=diff["newText"],
+            )
+            for diff in diffs
+        ]
+
+    def declined(self, call_id: str) -> bool:
+        return call_id in self.declined_calls
 
     async def read_back(self, spec: RunSpec, path: str) -> str | None:
         """What a completed write left in ``path`` (in workspaceEdit mode the editor owns the
@@ -266,22 +277,25 @@ class EditorWorkspace:
         changes: list[Any] = []
         if old_text is None and not await asyncio.to_thread(path.exists):
             changes.append(lsp.CreateFile(uri=uri, annotation_id=annotation))
-            start = lsp.Position(line=0, character=0)
             version = None
-            edit_range = lsp.Range(start=start, end=start)
+            edits = [LineEdit(Position(0, 0), Position(0, 0), new_text)]
         else:
             current = doc.source if doc is not None else (old_text or "")
             version = doc.version if doc is not None else None
-            edit_range = lsp.Range(
-                start=lsp.Position(line=0, character=0), end=_end_position(current)
-            )
+            edits = minimal_edits(current, new_text)
         changes.append(
             lsp.TextDocumentEdit(
                 text_document=lsp.OptionalVersionedTextDocumentIdentifier(uri=uri, version=version),
                 edits=[
                     lsp.AnnotatedTextEdit(
-                        range=edit_range, new_text=new_text, annotation_id=annotation
+                        range=lsp.Range(
+                            start=lsp.Position(line=e.start.line, character=e.start.character),
+                            end=lsp.Position(line=e.end.line, character=e.end.character),
+                        ),
+                        new_text=e.new_text,
+                        annotation_id=annotation,
                     )
+                    for e in edits
                 ],
             )
         )

@@ -21,6 +21,7 @@ from pydantic import (
 
 Decision = Literal["allow", "ask", "deny"]
 Preset = Literal["readonly", "coding", "trusted"]
+EditModeSetting = Literal["auto", "server", "workspaceEdit"]
 
 DEFAULT_DENIED_PATHS: list[str] = [
     ".env",
@@ -56,7 +57,8 @@ class CommandRuleSetting(_Model):
 class PermissionSettings(_Model):
     preset: Preset = "coding"
     write: Decision | None = None
-    """Overrides the preset's decision for writes inside the workspace (``ask`` = review edits)."""
+    """Writes inside the workspace. Unset: review-first under ``coding`` (every write and edit
+    asks, with a diff), the preset's own decision under ``readonly`` and ``trusted``."""
     pathRules: list[PathRuleSetting] = Field(default_factory=list)
     commandRules: list[CommandRuleSetting] = Field(default_factory=list)
     deniedPaths: list[str] = Field(default_factory=lambda: list(DEFAULT_DENIED_PATHS))
@@ -182,6 +184,9 @@ class LoviaSettings(_Model):
     """MCP servers for the built-in agent, by name (the tools' ``<name>__`` prefix)."""
     maxTurns: int = Field(default=50, ge=1, le=10_000)
     approvalTimeoutSeconds: float | None = Field(default=None, gt=0)
+    editMode: EditModeSetting = "auto"
+    """How approved edits land; read for every run. ``auto``: through the editor
+    (``workspace/applyEdit``) when the client can apply edits, else the server writes."""
 
     @field_validator("model", "agent", mode="before")
     @classmethod
@@ -232,7 +237,8 @@ class InitOptions(_Model):
     protocolVersion: int = 1
     client: str | None = None
     approvals: Literal["events", "showMessageRequest"] | None = None
-    editMode: Literal["server", "workspaceEdit"] = "server"
+    editMode: EditModeSetting | None = None
+    """The client's preferred edit mode; the ``editMode`` setting, when not ``auto``, wins."""
     progress: bool = True
     stateDir: str | None = None
     trusted: bool = True

@@ -24,6 +24,7 @@ from acp import schema as a
 
 import lovia
 from lovia.stores import SQLiteCheckpointer, SQLiteSession
+from lovia.tools.human import HumanChannel
 from lovia_server import protocol as p
 from lovia_server.acp.commands import (
     commands_update,
@@ -52,6 +53,7 @@ from lovia_server.acp.workspace import (
 )
 from lovia_server.agents import BUILTIN_CODING, BUILTIN_DEMO, check_model, coding_agent
 from lovia_server.event_log import Publisher
+from lovia_server.ports import ProgressStage, RunSpec
 from lovia_server.settings import (
     HttpMCPServerSetting,
     LoviaSettings,
@@ -59,7 +61,7 @@ from lovia_server.settings import (
     StdioMCPServerSetting,
 )
 from lovia_server.store import RunRecord, ServerStore
-from lovia_server.supervisor import RunSpec, RunSupervisor
+from lovia_server.supervisor import RunSupervisor
 
 logger = logging.getLogger("lovia_server.acp")
 
@@ -141,11 +143,35 @@ def from_protocol_error(exc: p.ProtocolError) -> RequestError:
     return RequestError(-32603, exc.message, data)
 
 
+class AcpEditor:
+    """The supervisor's ``EditorPort`` over ACP: events become ``session/update``s, approvals
+    ``session/request_permission``; ACP has no progress UI beyond the updates themselves."""
+
+    asks_approvals = True
+
+    def __init__(self, host: LoviaAcpAgent) -> None:
+        self.host = host
+
+    def notify(self, event: Mapping[str, Any]) -> None:
+        self.host._on_event(event)
+
+    def backlog(self) -> int:
+        return 0
+
+    async def ask_approval(self, payload: p.ApprovalRequested) -> p.Decision | None:
+        return await self.host._ask_permission(payload)
+
+    def progress(self, stage: ProgressStage, run_id: str, message: str) -> None:
+        return None
+
+
 class LoviaAcpAgent:
     def __init__(self, options: HostOptions) -> None:
         self.options = options
         self.access = FileAccess()
-        self.workspace = AcpWorkspace(lambda: self.options.settings, self.access)
+        self.workspace = AcpWorkspace(
+            lambda: self.options.settings, self.access, on_output=self._tool_output
+        )
         self.client: ClientPort | None = None
         self.sessions: dict[str, AcpSession] = {}
         self._outbox: asyncio.Queue[tuple[str, Any, Any]] = asyncio.Queue()
@@ -175,21 +201,24 @@ class LoviaAcpAgent:
         db = state_dir / "state.db"
         store = ServerStore(db)
         await store.open()
-        publisher = Publisher(store, self._on_event)
+        editor = AcpEditor(self)
+        publisher = Publisher(store, editor.notify)
         supervisor = RunSupervisor(
             store=store,
             session_store=(session_store := SQLiteSession(db)),
             checkpointer=(checkpointer := SQLiteCheckpointer(db)),
             publisher=publisher,
+            editor=editor,
+            workspace=self.workspace,
+            questions=HumanChannel(),  # the built-in agent asks no questions over ACP (yet)
             approval_timeout=lambda: self.options.settings.approvalTimeoutSeconds,
-            ask_editor=self._ask_permission,
-            preview=self.workspace.preview,
-            read_back=self.workspace.read_back,
-            declined=lambda call_id: call_id in self.workspace.declined_calls,
         )
-        self.workspace.output_listener = supervisor.tool_output
         await supervisor.recover()
         return _Core(store, session_store, checkpointer, supervisor)
+
+    def _tool_output(self, session_id: str, call_id: str | None, stream: str, text: str) -> None:
+        if self._ready is not None and self._ready.done() and not self._ready.cancelled():
+            self._ready.result().supervisor.tool_output(session_id, call_id, stream, text)
 
     async def core(self) -> _Core:
         assert self._ready is not None, "start() first"
@@ -214,7 +243,7 @@ class LoviaAcpAgent:
 
     # ================================================================== the update stream
 
-    def _on_event(self, event: dict[str, Any]) -> None:
+    def _on_event(self, event: Mapping[str, Any]) -> None:
         """The publisher hands over each event once it is stored; sessions this client has
         not opened are not sent (a recovered run of another window, say)."""
         session_id = event.get("sessionId")

@@ -8,10 +8,10 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import logging
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal, Protocol
+from typing import Any, Protocol
 
 from lovia.agent import Agent
 from lovia.run_context import current_tool_call
@@ -20,12 +20,14 @@ from lovia.tools.presentation import can_preview, preview_call
 from lovia.workspace import LocalWorkspace, WorkspaceError
 from lovia.workspace.workspace import WorkspaceSessionBinding
 from lovia_server.acl import folder_config
+from lovia_server.ports import RunSpec
+from lovia_server.protocol import FileDiff
 from lovia_server.settings import LoviaSettings, Preset
 from lovia_server.uris import path_uri
 
 logger = logging.getLogger("lovia_server.acp.workspace")
 
-ModeId = Literal["review", "readonly", "coding", "trusted"]
+ModeId = Preset  # the modes are the permission presets
 
 
 @dataclass(frozen=True)
@@ -33,36 +35,25 @@ class Mode:
     id: ModeId
     name: str
     description: str
-    preset: Preset
-    write: Literal["ask"] | None = None  # overrides the preset's writes inside the folder
 
 
 MODES: dict[str, Mode] = {
     mode.id: mode
     for mode in (
         Mode(
-            "review",
-            "Review edits",
+            "coding",
+            "Coding (review edits)",
             "Every write and edit asks first, with its diff; commands ask.",
-            "coding",
-            "ask",
         ),
-        Mode("readonly", "Read only", "Reads and searches; no writes, no commands.", "readonly"),
-        Mode(
-            "coding",
-            "Coding",
-            "Writes inside the folder freely; commands and reads outside ask.",
-            "coding",
-        ),
+        Mode("readonly", "Read only", "Reads and searches; no writes, no commands."),
         Mode(
             "trusted",
             "Trusted",
             "Writes and commands run without asking; writes outside the folder ask.",
-            "trusted",
         ),
     )
 }
-DEFAULT_MODE: ModeId = "review"
+DEFAULT_MODE: ModeId = "coding"
 
 
 class ClientFiles(Protocol):
@@ -120,21 +111,24 @@ class SessionFolders:
 
 
 class AcpWorkspace:
-    def __init__(self, settings: Callable[[], LoviaSettings], access: FileAccess) -> None:
+    def __init__(
+        self,
+        settings: Callable[[], LoviaSettings],
+        access: FileAccess,
+        *,
+        on_output: Callable[[str, str | None, str, str], None] | None = None,
+    ) -> None:
         self.settings = settings
         self.access = access
-        self.output_listener: Callable[[str, str | None, str, str], None] | None = None
+        self.output_listener = on_output  # (session id, call id, stream, text): shell output
         self.declined_calls: set[str] = set()
         self._buffers: dict[str, ClientBuffers] = {}
         self._sessions: dict[str, tuple[LocalWorkspace, Any]] = {}
         self._lock = asyncio.Lock()
 
     def config_for(self, place: SessionFolders) -> LocalWorkspace:
-        mode = MODES[place.mode]
         perms = self.settings().permissions
-        if mode.write is not None:
-            perms = perms.model_copy(update={"write": mode.write})
-        config = folder_config(place.root, place.folders, perms, mode.preset)
+        config = folder_config(place.root, place.folders, perms, place.mode)
         buffers = self._buffers.setdefault(
             place.session_id, ClientBuffers(self.access, place.session_id)
         )
@@ -198,17 +192,30 @@ class AcpWorkspace:
         session = await self.session_for(place)
         return agent.clone(workspace=self.config_for(place).bind(session))
 
+    # ------------------------------------------------------------------ WorkspacePort
+
     async def preview(
-        self, spec: Any, tool: Tool | None, args: dict[str, Any]
-    ) -> list[dict[str, Any]]:
+        self, spec: RunSpec, tool: Tool | None, args: Mapping[str, Any]
+    ) -> list[FileDiff]:
         """What an edit call would change, against the run's live workspace session."""
         workspace = spec.agent.workspace
         if not can_preview(tool) or not isinstance(workspace, WorkspaceSessionBinding):
             return []
-        diffs = await preview_call(tool, args, await workspace.open())
-        return [{**diff, "uri": path_uri(Path(diff["path"]))} for diff in diffs]
+        diffs = await preview_call(tool, dict(args), await workspace.open())
+        return [
+            FileDiff(
+                path=diff["path"],
+                uri=path_uri(Path(diff["path"])),
+                old_text=diff["oldText"],
+                new_text=diff["newText"],
+            )
+            for diff in diffs
+        ]
 
-    async def read_back(self, spec: Any, path: str) -> str | None:
+    def declined(self, call_id: str) -> bool:
+        return call_id in self.declined_calls
+
+    async def read_back(self, spec: RunSpec, path: str) -> str | None:
         """What a completed write left: the client owns the text when it wrote it."""
         if self.access.write and self.access.client is not None:
             return None

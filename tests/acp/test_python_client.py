@@ -63,7 +63,7 @@ async def test_prompt_tools_diffs_permissions_plan_and_cancel(
 
     new = await agent.new_session(ws)
     sid = new.session_id
-    assert new.modes.current_mode_id == "review"
+    assert new.modes.current_mode_id == "coding"
     c = agent.client
     c.answer("allow_once", "reject_once")
     done = await agent.prompt(sid, "tidy up")

@@ -121,7 +121,7 @@ assert.equal(init.agentInfo.name, "lovia");
 
 const created = await first.agent.request("session/new", { cwd: ws, mcpServers: [] });
 const sid = created.sessionId;
-assert.equal(created.modes.currentModeId, "review");
+assert.equal(created.modes.currentModeId, "coding");
 
 // tool calls with diffs, allow_once then reject_once, plan updates
 first.answers.push("allow_once", "reject_once");
@@ -209,7 +209,7 @@ const refused = first.of(sid, "tool_call_update").filter((u) => u.toolCallId ===
 assert.equal(refused.status, "failed");
 assert.match(refused.rawOutput.output, /policy denies writing/);
 assert.equal(existsSync(join(ws, "x.txt")), false);
-await first.agent.request("session/set_mode", { sessionId: sid, modeId: "review" });
+await first.agent.request("session/set_mode", { sessionId: sid, modeId: "coding" });
 
 // cancel mid-tool: the prompt ends `cancelled`
 first.answers.push("allow_once");

@@ -103,6 +103,8 @@ class AcpSession:
     mcp: dict[str, MCPServerSetting] = field(default_factory=dict)
     waiters: dict[str, list[asyncio.Future[Mapping[str, Any]]]] = field(default_factory=dict)
     commands: set[str] = field(default_factory=set)
+    # held while a prompt decides between starting a run and steering the live one
+    starting: asyncio.Lock = field(default_factory=asyncio.Lock)
 
 
 @dataclass
@@ -653,31 +655,44 @@ class LoviaAcpAgent:
             given = PromptInput(
                 given.display, given.model_input.replace(given.display, expanded, 1)
             )
-        loop = asyncio.get_running_loop()
-        waiter: asyncio.Future[Mapping[str, Any]] = loop.create_future()
-        live = core.supervisor.live.get(session_id)
-        if live is not None:
-            # A prompt during a turn steers it: delivered at the next turn boundary, and this
-            # request ends with the run it joined.
-            text = given.model_input if isinstance(given.model_input, str) else given.display
-            core.supervisor.steer(live, text)
-            session.waiters.setdefault(live.run_id, []).append(waiter)
-        else:
-            await self._imports_settled()
-            try:
-                spec = await self._spec(session)
-                launch = await core.supervisor.start(
-                    session_id=session_id,
-                    prompt=given.display,
-                    model_input=given.model_input,
-                    spec=spec,
-                    max_turns=self.options.settings.maxTurns,
-                )
-            except p.ProtocolError as exc:
-                raise from_protocol_error(exc) from None
-            session.waiters.setdefault(launch.run_id, []).append(waiter)
-        finished = await waiter
-        return _prompt_response(finished)
+        while True:
+            waiter: asyncio.Future[Mapping[str, Any]] = asyncio.get_running_loop().create_future()
+            async with session.starting:
+                live = core.supervisor.live.get(session_id)
+                steered: str | None = None
+                if live is not None:
+                    # A prompt during a turn steers it: delivered at the next turn boundary,
+                    # and this request ends with the run it joined.
+                    text = (
+                        given.model_input if isinstance(given.model_input, str) else given.display
+                    )
+                    steered = core.supervisor.steer(live, text).message_id
+                    run_id = live.run_id
+                else:
+                    run_id = await self._start_run(session, given)
+                session.waiters.setdefault(run_id, []).append(waiter)
+            finished = await waiter
+            if live is None or not any(item[0] == steered for item in live.steers):
+                return _prompt_response(finished)
+            if finished.get("status") == "cancelled":
+                return _prompt_response(finished)
+            # the run ended before it could take the message in: it starts the next run
+
+    async def _start_run(self, session: AcpSession, given: PromptInput) -> str:
+        core = await self.core()
+        await self._imports_settled()
+        try:
+            spec = await self._spec(session)
+            launch = await core.supervisor.start(
+                session_id=session.place.session_id,
+                prompt=given.display,
+                model_input=given.model_input,
+                spec=spec,
+                max_turns=self.options.settings.maxTurns,
+            )
+        except p.ProtocolError as exc:
+            raise from_protocol_error(exc) from None
+        return launch.run_id
 
     async def cancel(self, session_id: str, **kwargs: Any) -> None:
         """``session/cancel``: the live turn stops and its prompt ends with ``cancelled``; an

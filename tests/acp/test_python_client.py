@@ -406,3 +406,20 @@ async def test_authenticate_with_a_key_from_the_state_dir(
         assert fake_openai.requests[-1].headers.get("authorization") == "Bearer from-the-state-dir"
     finally:
         await proc.stop()
+
+
+async def test_two_prompts_at_once_make_one_run_that_takes_both(
+    agent: AcpProcess, ws: Path, fake_openai: FakeOpenAI
+) -> None:
+    fake_openai.script(oai.text("first"), oai.text("second"))
+    await agent.start()
+    sid = (await agent.new_session(ws)).session_id
+    one, two = await asyncio.gather(agent.prompt(sid, "one"), agent.prompt(sid, "two"))
+    assert one.stop_reason == two.stop_reason == "end_turn"
+    assert one.field_meta["lovia"]["runId"] == two.field_meta["lovia"]["runId"]
+    # the second arrived at the run's first turn boundary: the model saw both in one turn
+    last = _requests(fake_openai)[-1]["messages"]
+    said = "\n".join(m["content"] for m in last if m["role"] == "user")
+    assert said.index("one") < said.index("two")
+    assert [u.content.text for u in agent.client.of(sid, "user_message_chunk")] == ["two"]
+    assert message_text(agent.client.of(sid)).startswith("first")

@@ -423,3 +423,73 @@ async def test_two_prompts_at_once_make_one_run_that_takes_both(
     assert said.index("one") < said.index("two")
     assert [u.content.text for u in agent.client.of(sid, "user_message_chunk")] == ["two"]
     assert message_text(agent.client.of(sid)).startswith("first")
+
+
+async def test_embedded_context_usage_close_and_delete(
+    agent: AcpProcess, ws: Path, fake_openai: FakeOpenAI
+) -> None:
+    fake_openai.script(
+        oai.text("seen"), oai.tool_calls(oai.call("shell", {"command": "sleep 30"}, id="s1"))
+    )
+    await agent.start()
+    sid = (await agent.new_session(ws)).session_id
+    blocks = [
+        a.TextContentBlock(type="text", text="what does this do?"),
+        a.EmbeddedResourceContentBlock(
+            type="resource",
+            resource=a.TextResourceContents(uri=(ws / "x.py").as_uri(), text="print('embedded')"),
+        ),
+    ]
+    done = await agent.conn.prompt(session_id=sid, prompt=blocks)
+    assert done.stop_reason == "end_turn"
+    assert done.usage is not None and done.usage.total_tokens > 0
+    user = next(m["content"] for m in _requests(fake_openai)[0]["messages"] if m["role"] == "user")
+    assert user.startswith("what does this do?") and "print('embedded')" in user
+    listed = await agent.conn.list_sessions(cwd=str(ws))
+    assert [s.title for s in listed.sessions] == ["what does this do?"]
+
+    # close while a command runs: the run stops, the prompt ends cancelled
+    agent.client.answer("allow_once")
+    turn = asyncio.ensure_future(agent.prompt(sid, "run it"))
+    c = agent.client
+    await c.wait_for(
+        lambda: any(
+            u.session_update == "tool_call_update"
+            and u.tool_call_id == "s1"
+            and u.status == "in_progress"
+            for _, u in c.updates
+        )
+    )
+    await agent.conn.close_session(session_id=sid)
+    assert (await turn).stop_reason == "cancelled"
+    try:
+        await agent.prompt(sid, "again")
+    except Exception as exc:
+        assert exc.code == -32002
+    else:
+        raise AssertionError("a closed session took a prompt")
+
+    # the SDK's client (0.12) has no method for session/delete yet: the raw request
+    await agent.conn._conn.send_request("session/delete", {"sessionId": sid})
+    assert (await agent.conn.list_sessions(cwd=str(ws))).sessions == []
+    try:
+        await agent.conn._conn.send_request("session/delete", {"sessionId": sid})
+    except Exception as exc:
+        assert exc.code == -32002 and exc.data["field"] == "sessionId"
+    else:
+        raise AssertionError("deleted twice")
+
+
+async def test_max_turns_ends_with_max_turn_requests(
+    tmp_path: Path, ws: Path, fake_openai: FakeOpenAI
+) -> None:
+    settings = tmp_path / "acp.json"
+    settings.write_text('{"lovia": {"maxTurns": 2, "permissions": {"write": "allow"}}}')
+    proc = AcpProcess(tmp_path / "state", env={**fake_openai.env(), "LOVIA_MODEL": "openai:m"})
+    fake_openai.responder = lambda request: oai.tool_calls(oai.call("list_files", {"path": "."}))
+    try:
+        await proc.start("--settings", str(settings))
+        sid = (await proc.new_session(ws)).session_id
+        assert (await proc.prompt(sid, "loop forever")).stop_reason == "max_turn_requests"
+    finally:
+        await proc.stop()

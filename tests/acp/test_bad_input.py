@@ -309,3 +309,13 @@ async def test_only_protocol_frames_reach_stdout(tmp_path: Path, ws: Path) -> No
         await proc.stop()
     assert len(proc.frames()) >= 3
     assert "DEBUG" in proc.stderr() or proc.stderr() == ""
+
+
+def test_lovia_acp_is_a_lovia_command() -> None:
+    lovia = Path(sys.executable).with_name("lovia")
+    listed = subprocess.run([str(lovia), "--help"], capture_output=True, text=True, check=True)
+    assert "acp" in listed.stdout
+    version = subprocess.run(
+        [str(lovia), "acp", "--version"], capture_output=True, text=True, check=True
+    )
+    assert version.stdout.startswith("lovia acp ")

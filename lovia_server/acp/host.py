@@ -24,7 +24,7 @@ from acp import schema as a
 
 import lovia
 from lovia.stores import SQLiteCheckpointer, SQLiteSession
-from lovia.tools.human import HumanChannel
+from lovia.tools.human import HumanChannel, ask_human
 from lovia_server import protocol as p
 from lovia_server.acp.commands import (
     commands_update,
@@ -33,6 +33,7 @@ from lovia_server.acp.commands import (
     skills_plugin,
 )
 from lovia_server.acp.mapping import (
+    NO_TYPED_ANSWER,
     PromptBlock,
     PromptInput,
     SessionMapper,
@@ -41,6 +42,8 @@ from lovia_server.acp.mapping import (
     permission_request,
     prompt_input,
     prompt_usage,
+    question_answer,
+    question_request,
     stop_reason,
 )
 from lovia_server.acp.workspace import (
@@ -182,6 +185,7 @@ class LoviaAcpAgent:
         self._warm: asyncio.Task[None] | None = None
         self._closed = False
         self._tasks: set[asyncio.Task[None]] = set()
+        self.channel = HumanChannel()
 
     # ================================================================== lifecycle
 
@@ -212,10 +216,11 @@ class LoviaAcpAgent:
             publisher=publisher,
             editor=editor,
             workspace=self.workspace,
-            questions=HumanChannel(),  # the built-in agent asks no questions over ACP (yet)
+            questions=self.channel,
             approval_timeout=lambda: self.options.settings.approvalTimeoutSeconds,
         )
         await supervisor.recover()
+        self._spawn(supervisor.serve_questions())
         return _Core(store, session_store, checkpointer, supervisor)
 
     def _tool_output(self, session_id: str, call_id: str | None, stream: str, text: str) -> None:
@@ -240,6 +245,9 @@ class LoviaAcpAgent:
                     with contextlib.suppress(Exception):
                         await closer.aclose()
                 await core.store.close()
+        self.channel.close("the client went away")
+        for task in list(self._tasks):
+            task.cancel()
         if self._sender is not None:
             self._sender.cancel()
 
@@ -256,6 +264,8 @@ class LoviaAcpAgent:
             self._outbox.put_nowait(("update", session_id, update))
         if event.get("kind") == "run.finished":
             self._outbox.put_nowait(("finished", session_id, event))
+        elif event.get("kind") == "question.requested":
+            self._spawn(self._ask_question(str(session_id), event))
 
     async def _send_loop(self) -> None:
         while True:
@@ -479,7 +489,10 @@ class LoviaAcpAgent:
                 session.commands = {c.name for c in update.available_commands}
                 self._outbox.put_nowait(("update", session.place.session_id, update))
 
-        task = asyncio.get_running_loop().create_task(announce())
+        self._spawn(announce())
+
+    def _spawn(self, coro: Any) -> None:
+        task = asyncio.get_running_loop().create_task(coro)
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)
 
@@ -723,6 +736,33 @@ class LoviaAcpAgent:
         response = await self.client.request_permission(session_id, tool_call, options)
         return permission_decision(response)
 
+    async def _ask_question(self, session_id: str, event: Mapping[str, Any]) -> None:
+        """An ``ask_human`` question: its choices as a permission request on the asking tool
+        call; a question without choices is answered that the editor cannot take text."""
+        core = await self.core()
+        ctl = core.supervisor.by_run.get(str(event.get("runId")))
+        question_id = str(event.get("questionId"))
+        if ctl is None or question_id not in ctl.questions:
+            return
+        choices = [str(c) for c in event.get("choices") or []]
+        answer = NO_TYPED_ANSWER
+        if choices and self.client is not None:
+            await self._flushed()
+            asking = [
+                cid
+                for cid, info in ctl.calls.items()
+                if info.name == "ask_human" and not info.result_sent
+            ]
+            tool_call, options = question_request(event, asking[-1] if asking else question_id)
+            try:
+                response = await self.client.request_permission(session_id, tool_call, options)
+            except Exception:
+                logger.warning("acp.question_failed", exc_info=True)
+                return
+            answer = question_answer(response, choices)
+        if question_id in ctl.questions:
+            core.supervisor.answer(ctl, question_id, answer)
+
     # ================================================================== agents
 
     async def _spec(self, session: AcpSession, record: RunRecord | None = None) -> RunSpec:
@@ -746,7 +786,8 @@ class LoviaAcpAgent:
         else:
             roots = await asyncio.to_thread(skill_roots, root)
             plugins = [*self._mcp(session), *([skills_plugin(roots)] if roots else [])]
-            built = coding_agent(check_model(model), extra_tools=[], plugins=plugins)
+            tools = [ask_human(self.channel)]
+            built = coding_agent(check_model(model), extra_tools=tools, plugins=plugins)
             label, model_label = BUILTIN_CODING, model
         built = await self.workspace.attach(built, session.place)
         return RunSpec(

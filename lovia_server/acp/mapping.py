@@ -332,6 +332,46 @@ def permission_decision(response: a.RequestPermissionResponse) -> Decision | Non
         return Decision.REJECT_ONCE  # an option we never offered: the safe answer
 
 
+# ---------------------------------------------------------------------------- questions
+
+NO_ANSWER = "(The user did not answer; decide yourself and say what you assumed.)"
+NO_TYPED_ANSWER = (
+    "(This editor cannot take a typed answer. Decide yourself and say what you assumed, or ask "
+    "again with 2-4 options to choose from.)"
+)
+SKIP_OPTION = "skip"
+
+
+def question_request(
+    event: Mapping[str, Any], tool_call_id: str
+) -> tuple[a.ToolCallUpdate, list[a.PermissionOption]]:
+    """An ``ask_human`` question with choices as a permission request: one option per choice
+    (ids ``choice-N``) and one to skip it."""
+    tool_call = a.ToolCallUpdate(
+        tool_call_id=tool_call_id,
+        title=str(event.get("text") or "A question"),
+        status="pending",
+        content=[_text_content(str(event.get("text") or ""))],
+    )
+    options = [
+        a.PermissionOption(option_id=f"choice-{i}", name=str(label), kind="allow_once")
+        for i, label in enumerate(event.get("choices") or [])
+    ]
+    options.append(a.PermissionOption(option_id=SKIP_OPTION, name="Skip", kind="reject_once"))
+    return tool_call, options
+
+
+def question_answer(response: a.RequestPermissionResponse, choices: Sequence[str]) -> str:
+    """The chosen label, or the note that the question went unanswered."""
+    outcome = response.outcome
+    if isinstance(outcome, a.DeniedOutcome) or not outcome.option_id.startswith("choice-"):
+        return NO_ANSWER
+    try:
+        return str(choices[int(outcome.option_id.removeprefix("choice-"))])
+    except (ValueError, IndexError):
+        return NO_ANSWER
+
+
 # ---------------------------------------------------------------------------- run ends
 
 
@@ -415,6 +455,8 @@ def prompt_input(blocks: Sequence[PromptBlock]) -> PromptInput:
 
 __all__ = [
     "MAPPED_KINDS",
+    "NO_ANSWER",
+    "NO_TYPED_ANSWER",
     "OUTPUT_TAIL_CHARS",
     "PERMISSION_KINDS",
     "PromptInput",
@@ -425,5 +467,7 @@ __all__ = [
     "plan_entries",
     "prompt_input",
     "prompt_usage",
+    "question_answer",
+    "question_request",
     "stop_reason",
 ]

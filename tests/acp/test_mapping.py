@@ -9,12 +9,15 @@ from acp import schema as a
 
 from lovia_server.acp.mapping import (
     MAPPED_KINDS,
+    NO_ANSWER,
     OUTPUT_TAIL_CHARS,
     SessionMapper,
     permission_decision,
     permission_request,
     prompt_input,
     prompt_usage,
+    question_answer,
+    question_request,
     stop_reason,
 )
 from lovia_server.protocol import PAYLOADS, Decision
@@ -460,3 +463,24 @@ def test_prompt_blocks_become_the_run_input() -> None:
     assert with_image.display == "explain this"
     (message,) = with_image.model_input
     assert [part.type for part in message.content] == ["text", "image"]
+
+
+def test_questions_become_permission_options_and_back() -> None:
+    event = ev(
+        "question.requested", questionId="q", text="Tabs or spaces?", choices=["tabs", "spaces"]
+    )
+    tool_call, options = question_request(event, "call_1")
+    assert (tool_call.tool_call_id, tool_call.title) == ("call_1", "Tabs or spaces?")
+    assert [o.option_id for o in options] == ["choice-0", "choice-1", "skip"]
+
+    def answered(option_id: str | None) -> str:
+        outcome: Any = (
+            a.DeniedOutcome(outcome="cancelled")
+            if option_id is None
+            else a.AllowedOutcome(outcome="selected", option_id=option_id)
+        )
+        return question_answer(a.RequestPermissionResponse(outcome=outcome), ["tabs", "spaces"])
+
+    assert answered("choice-0") == "tabs"
+    assert answered("choice-1") == "spaces"
+    assert answered("skip") == answered(None) == answered("choice-9") == NO_ANSWER

@@ -493,3 +493,28 @@ async def test_max_turns_ends_with_max_turn_requests(
         assert (await proc.prompt(sid, "loop forever")).stop_reason == "max_turn_requests"
     finally:
         await proc.stop()
+
+
+async def test_questions_with_choices_are_asked_as_permission_options(
+    agent: AcpProcess, ws: Path, fake_openai: FakeOpenAI
+) -> None:
+    ask = {"question": "Tabs or spaces?", "options": [{"label": "tabs"}, {"label": "spaces"}]}
+    fake_openai.script(
+        oai.tool_calls(oai.call("ask_human", ask, id="q1")),
+        oai.tool_calls(oai.call("ask_human", {"question": "What name?"}, id="q2")),
+        oai.text("spaces it is"),
+    )
+    await agent.start()
+    sid = (await agent.new_session(ws)).session_id
+    agent.client.answer("choice-1")
+    assert (await agent.prompt(sid, "format")).stop_reason == "end_turn"
+    ((asked, options),) = agent.client.permissions
+    assert asked.tool_call_id == "q1" and asked.title == "Tabs or spaces?"
+    assert [(o.option_id, o.name, o.kind) for o in options] == [
+        ("choice-0", "tabs", "allow_once"),
+        ("choice-1", "spaces", "allow_once"),
+        ("skip", "Skip", "reject_once"),
+    ]
+    second, third = _requests(fake_openai)[1:]
+    assert _tool_messages(second)[-1] == "spaces"
+    assert "cannot take a typed answer" in _tool_messages(third)[-1]

@@ -122,9 +122,10 @@ class EditorWorkspace:
         return "server"
 
     def _can_apply_edits(self) -> bool:
-        return self.server.client_supports("workspace.apply_edit") and self.server.client_supports(
-            "workspace.workspace_edit.document_changes"
-        )
+        return self.server.client_supports("workspace.apply_edit")
+
+    def _can_apply(self, capability: str) -> bool:
+        return self.server.client_supports(capability)
 
     def config_for(self, root: Path) -> LocalWorkspace:
         settings = self.server.settings
@@ -270,41 +271,22 @@ class EditorWorkspace:
             return False
         doc = self.overlay.document(path)
         call = current_tool_call.get()
-        call_id = call.id if call is not None else "lovia"
         title = f"{call.name if call else 'edit'} {path.name}"
-        uri = path_uri(path)
-        annotation = call_id
-        changes: list[Any] = []
-        if old_text is None and not await asyncio.to_thread(path.exists):
-            changes.append(lsp.CreateFile(uri=uri, annotation_id=annotation))
-            version = None
+        creating = old_text is None and not await asyncio.to_thread(path.exists)
+        if creating:
             edits = [LineEdit(Position(0, 0), Position(0, 0), new_text)]
         else:
-            current = doc.source if doc is not None else (old_text or "")
-            version = doc.version if doc is not None else None
-            edits = minimal_edits(current, new_text)
-        changes.append(
-            lsp.TextDocumentEdit(
-                text_document=lsp.OptionalVersionedTextDocumentIdentifier(uri=uri, version=version),
-                edits=[
-                    lsp.AnnotatedTextEdit(
-                        range=lsp.Range(
-                            start=lsp.Position(line=e.start.line, character=e.start.character),
-                            end=lsp.Position(line=e.end.line, character=e.end.character),
-                        ),
-                        new_text=e.new_text,
-                        annotation_id=annotation,
-                    )
-                    for e in edits
-                ],
-            )
-        )
-        edit = lsp.WorkspaceEdit(
-            document_changes=changes,
-            change_annotations={
-                annotation: lsp.ChangeAnnotation(label=f"lovia: {title}", needs_confirmation=False)
-            },
-        )
+            edits = minimal_edits(doc.source if doc is not None else old_text or "", new_text)
+        if self._can_apply("workspace.workspace_edit.document_changes"):
+            annotation = call.id if call is not None else "lovia"
+            edit = _document_changes(path, doc, creating, edits, annotation, title)
+        elif doc is not None:
+            # A client without documentChanges (Neovim 0.7) gets plain changes, and only for
+            # documents it has open: a file it has not open has no buffer to keep in step, and
+            # such a client would leave the edit in a hidden unsaved buffer the server never sees.
+            edit = lsp.WorkspaceEdit(changes={path_uri(path): [_text_edit(e) for e in edits]})
+        else:
+            return False
         result = await self.server.workspace_apply_edit_async(
             lsp.ApplyWorkspaceEditParams(edit=edit, label=f"lovia: {title}")
         )
@@ -361,6 +343,44 @@ class EditorWorkspace:
                 text = text[:_MAX_CONTEXT_CHARS] + "\n[... truncated ...]"
             blocks.append(f'<context path="{label}">\n{text}\n</context>')
         return "\n\n".join(blocks)
+
+
+def _range(edit: LineEdit) -> lsp.Range:
+    return lsp.Range(
+        start=lsp.Position(line=edit.start.line, character=edit.start.character),
+        end=lsp.Position(line=edit.end.line, character=edit.end.character),
+    )
+
+
+def _text_edit(edit: LineEdit) -> lsp.TextEdit:
+    return lsp.TextEdit(range=_range(edit), new_text=edit.new_text)
+
+
+def _document_changes(
+    path: Path, doc: Any, creating: bool, edits: list[LineEdit], annotation: str, title: str
+) -> lsp.WorkspaceEdit:
+    """A ``TextDocumentEdit`` against the open document's version (``CreateFile`` first for a
+    new file), every edit annotated with the tool call."""
+    uri = path_uri(path)
+    changes: list[Any] = [lsp.CreateFile(uri=uri, annotation_id=annotation)] if creating else []
+    version = doc.version if doc is not None and not creating else None
+    changes.append(
+        lsp.TextDocumentEdit(
+            text_document=lsp.OptionalVersionedTextDocumentIdentifier(uri=uri, version=version),
+            edits=[
+                lsp.AnnotatedTextEdit(
+                    range=_range(e), new_text=e.new_text, annotation_id=annotation
+                )
+                for e in edits
+            ],
+        )
+    )
+    return lsp.WorkspaceEdit(
+        document_changes=changes,
+        change_annotations={
+            annotation: lsp.ChangeAnnotation(label=f"lovia: {title}", needs_confirmation=False)
+        },
+    )
 
 
 async def _close_quietly(session: Any) -> None:

@@ -18,6 +18,7 @@ from pydantic import (
     field_validator,
     model_validator,
 )
+from pydantic.json_schema import SkipJsonSchema
 
 Decision = Literal["allow", "ask", "deny"]
 Preset = Literal["readonly", "coding", "trusted"]
@@ -180,7 +181,9 @@ class LoviaSettings(_Model):
     model: str | None = None
     permissions: PermissionSettings = Field(default_factory=PermissionSettings)
     agent: str | None = None
-    mcpServers: dict[str, MCPServerSetting | InvalidMCPServerSetting] = Field(default_factory=dict)
+    mcpServers: dict[str, MCPServerSetting | SkipJsonSchema[InvalidMCPServerSetting]] = Field(
+        default_factory=dict
+    )
     """MCP servers for the built-in agent, by name (the tools' ``<name>__`` prefix)."""
     maxTurns: int = Field(default=50, ge=1, le=10_000)
     approvalTimeoutSeconds: float | None = Field(default=None, gt=0)
@@ -232,7 +235,7 @@ class LoviaSettings(_Model):
 
 
 class InitOptions(_Model):
-    """``initializationOptions.lovia``; ``present`` records whether the client sent it at all."""
+    """``initializationOptions.lovia`` (all optional)."""
 
     protocolVersion: int = 1
     client: str | None = None
@@ -243,7 +246,7 @@ class InitOptions(_Model):
     stateDir: str | None = None
     trusted: bool = True
     """Workspace trust as the editor sees it; user agent files load only when trusted."""
-    present: bool = False
+    present: SkipJsonSchema[bool] = False  # whether the client sent the object at all
 
     @property
     def approval_mode(self) -> Literal["events", "showMessageRequest"]:

@@ -104,22 +104,28 @@ async def test_workspace_edit_declined_maps_to_declined(harness):
     assert result["status"] == "declined"
 
 
-async def test_neovim_capabilities_fall_back_to_server_edits(harness):
+async def test_neovim_gets_plain_changes_for_open_documents_and_the_server_writes_the_rest(
+    harness,
+):
+    """Neovim 0.7 declares applyEdit but not documentChanges: its open buffers get plain
+    ``changes`` (their undo and unsaved text stay in charge); a file it has not open, which has
+    no buffer to keep in step, is written by the server."""
     (harness.root / "app.py").write_text("old_name = 1\n")
     spec = harness.write_agent(EDITOR_AGENT)
     await harness.start(
-        settings={"agent": spec},
-        init_options={"editMode": "workspaceEdit"},
-        capabilities="neovim@0.7",
+        settings={"agent": spec}, init_options={"editMode": None}, capabilities="neovim@0.7"
     )
-    status = await harness.request("lovia/status", {})
+    assert (await harness.request("lovia/status", {}))["editMode"] == "workspaceEdit"
+    _open(harness, harness.root / "app.py", "old_name = 1\n", version=2)
     run = await harness.run("rename")
-    await harness.approve_all(run["runId"])
-    if status["editMode"] == "server":
-        assert harness.apply_edits == []
-        assert (harness.root / "app.py").read_text() == "new_name = 1\n"
-    else:
-        assert harness.apply_edits
+    assert (await harness.approve_all(run["runId"]))["status"] == "completed"
+    (edit,) = harness.apply_edits
+    assert edit.edit.document_changes is None
+    ((uri, edits),) = edit.edit.changes.items()
+    assert uri == (harness.root / "app.py").as_uri()
+    assert [e.new_text for e in edits] == ["new_name = 1\n"]
+    assert (harness.root / "app.py").read_text() == "old_name = 1\n"  # the buffer owns it
+    assert (harness.root / "new.txt").read_text() == "created\n"  # not open: the server wrote
 
 
 SHELL_AGENT = (

@@ -30,6 +30,18 @@ const builds = [
     minify: production,
     logLevel: "warning",
   },
+  // Loaded by the webview the first time it draws a code block.
+  {
+    entryPoints: ["media/highlight.ts"],
+    outfile: "dist/highlight.js",
+    bundle: true,
+    platform: "browser",
+    format: "iife",
+    target: "es2022",
+    sourcemap: false,
+    minify: true,
+    logLevel: "warning",
+  },
 ];
 
 await mkdir("dist", { recursive: true });

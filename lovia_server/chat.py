@@ -127,7 +127,9 @@ class Terminal:
         if event.get("resumable") and self.resume_hint:
             extra += f" (resumable: lovia chat --resume {event['runId']})"
         color = "1" if status == "completed" else "31"
-        self.line(self.c(color, f"— {status}, {tokens} tokens{extra}"))
+        cost = usage.get("costUsd")
+        priced = f", ${cost:.4f}" if isinstance(cost, int | float) else ""
+        self.line(self.c(color, f"— {status}, {tokens} tokens{priced}{extra}"))
 
 
 class ChatSession:

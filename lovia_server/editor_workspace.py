@@ -22,6 +22,8 @@ from lovia.workspace.paths import resolve_path
 from lovia.workspace.workspace import WorkspaceSessionBinding
 from lovia_server import protocol as p
 from lovia_server.acl import folder_config
+from lovia_server.context_items import BuiltContext, ContextWorkspace, build_context
+from lovia_server.reviewed_edits import ReviewedEdits, ReviewedFile
 from lovia_server.text_edits import LineEdit, Position, minimal_edits
 from lovia_server.uris import path_uri, uri_to_path
 
@@ -33,8 +35,6 @@ OutputListener = Callable[[str, str | None, str, str], None]
 """(session id, tool call id, stream, text): a chunk of a shell command's output."""
 
 logger = logging.getLogger("lovia_server.workspace")
-
-_MAX_CONTEXT_CHARS = 100_000
 
 
 class DocumentOverlay:
@@ -64,6 +64,17 @@ class DocumentOverlay:
         return doc.source if doc is not None else None
 
 
+@dataclasses.dataclass(frozen=True)
+class ReviewedBinding(WorkspaceSessionBinding):
+    """The conversation's live session, its edit tools able to write a reviewed version."""
+
+    reviews: ReviewedEdits | None = None
+
+    def tools(self) -> list[Tool]:
+        tools = self.workspace.tools()
+        return self.reviews.wrap_tools(tools, self._session) if self.reviews else tools
+
+
 class EditorWorkspace:
     def __init__(self, server: LoviaServer, *, on_output: OutputListener | None = None) -> None:
         self.server = server
@@ -72,6 +83,7 @@ class EditorWorkspace:
         self._sessions: dict[str, tuple[LocalWorkspace, Any]] = {}
         self._lock = asyncio.Lock()
         self.declined_calls: set[str] = set()
+        self.reviews = ReviewedEdits()
 
     # ------------------------------------------------------------------ folders
 
@@ -192,7 +204,10 @@ class EditorWorkspace:
         if agent.workspace is not None:
             return agent
         session = await self.session_for(session_id, root)
-        return agent.clone(workspace=self.config_for(root).bind(session))
+        binding = ReviewedBinding(
+            workspace=self.config_for(root), _session=session, reviews=self.reviews
+        )
+        return agent.clone(workspace=binding)
 
     async def close_session(self, session_id: str) -> None:
         async with self._lock:
@@ -254,6 +269,14 @@ class EditorWorkspace:
     def declined(self, call_id: str) -> bool:
         return call_id in self.declined_calls
 
+    def can_review(self, spec: RunSpec) -> bool:
+        """Runs on the editor's workspace can (an agent bringing its own cannot)."""
+        binding = spec.agent.workspace
+        return isinstance(binding, ReviewedBinding) and binding.reviews is self.reviews
+
+    def review(self, call_id: str, files: list[ReviewedFile]) -> None:
+        self.reviews.put(call_id, files)
+
     async def read_back(self, spec: RunSpec, path: str) -> str | None:
         """What a completed write left in ``path`` (in workspaceEdit mode the editor owns the
         text, so the preview stands)."""
@@ -300,49 +323,18 @@ class EditorWorkspace:
             )
         return True
 
-    async def context_block(self, items: list[Any], cwd: Path) -> str:
-        """The files a request attaches (``context: [{uri, range?}]``) as prompt text."""
-        blocks = []
-        for index, item in enumerate(items):
-            path = uri_to_path(item.uri)
-            if path is None:
-                raise p.invalid_params(
-                    f"context[{index}].uri must be a file: URI", f"context.{index}.uri"
-                )
-            path = path.resolve()
-            root = self._inside(path)
-            if root is None:
-                raise p.ProtocolError(
-                    p.PATH_OUTSIDE_WORKSPACE,
-                    f"{path} is outside every workspace folder",
-                    {"field": f"context.{index}.uri", "path": str(path)},
-                )
+    async def context(self, items: list[p.ContextItem]) -> BuiltContext:
+        """A prompt's context items (``@`` mentions) as model text plus their summaries."""
+
+        def readable(root: Path, path: Path) -> str | None:
             resolved = resolve_path(root, str(path))
-            if (
-                self.config_for(root).policy.decide_path(
-                    rel=resolved.rel, abs_posix=resolved.abs_posix, op="read"
-                )
-                == "deny"
-            ):
-                denied = "(denied by the workspace policy)"
-                blocks.append(f'<context path="{resolved.display()}">{denied}</context>')
-                continue
-            text = await self._read_full(root, path)
-            if text is None:
-                raise p.invalid_params(
-                    f"Cannot read {path}", f"context.{index}.uri", path=str(path)
-                )
-            label = resolved.display()
-            if item.range is not None:
-                start = item.range.start.line
-                end = item.range.end.line
-                lines = text.split("\n")[start : end + 1]
-                text = "\n".join(lines)
-                label += f":{start + 1}-{end + 1}"
-            if len(text) > _MAX_CONTEXT_CHARS:
-                text = text[:_MAX_CONTEXT_CHARS] + "\n[... truncated ...]"
-            blocks.append(f'<context path="{label}">\n{text}\n</context>')
-        return "\n\n".join(blocks)
+            decision = self.config_for(root).policy.decide_path(
+                rel=resolved.rel, abs_posix=resolved.abs_posix, op="read"
+            )
+            return None if decision == "deny" else resolved.display()
+
+        workspace = ContextWorkspace(root_of=self._inside, readable=readable, read=self._read_full)
+        return await build_context(items, workspace)
 
 
 def _range(edit: LineEdit) -> lsp.Range:

@@ -17,6 +17,7 @@ from lovia.messages import Usage
 from lovia.tools import presentation
 from lovia.tools.base import Tool
 from lovia_server import protocol as p
+from lovia_server.prices import Price
 from lovia_server.uris import path_uri, uri_to_path
 
 
@@ -66,7 +67,11 @@ def tool_locations(tool: Tool | None, args: Mapping[str, Any], root: Path) -> li
 
 
 def usage_payload(
-    usage: Usage, *, context_tokens: int | None, context_window: int | None
+    usage: Usage,
+    *,
+    context_tokens: int | None,
+    context_window: int | None,
+    price: Price | None = None,
 ) -> p.Usage:
     return p.Usage(
         input_tokens=usage.input_tokens,
@@ -74,6 +79,7 @@ def usage_payload(
         cache_read_tokens=usage.cache_read_tokens,
         context_tokens=context_tokens,
         context_window=context_window,
+        cost_usd=round(price.cost(usage), 6) if price is not None else None,
     )
 
 

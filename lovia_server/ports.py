@@ -16,7 +16,9 @@ from typing import Any, Literal, Protocol
 from lovia.agent import Agent
 from lovia.reliability import RunBudget
 from lovia.tools.base import Tool
+from lovia_server.prices import Price
 from lovia_server.protocol import ApprovalRequested, Decision, FileDiff
+from lovia_server.reviewed_edits import ReviewedFile
 
 ProgressStage = Literal["begin", "report", "end"]
 
@@ -32,6 +34,7 @@ class RunSpec:
     cwd: Path
     context_window: int | None = None
     budget: RunBudget | None = None
+    price: Price | None = None  # the model's, when known: usage payloads carry a cost
 
 
 class EditorPort(Protocol):
@@ -80,6 +83,14 @@ class WorkspacePort(Protocol):
     async def attach(self, agent: Agent[Any], root: Path, session_id: str) -> Agent[Any]:
         """The agent bound to the conversation's workspace (as is when it has its own); a
         subagent is bound to its parent's conversation."""
+        ...
+
+    def can_review(self, spec: RunSpec) -> bool:
+        """Whether the run's edits can be replaced by a version the user approved."""
+        ...
+
+    def review(self, call_id: str, files: list[ReviewedFile]) -> None:
+        """Write ``files`` (what the user approved) when that call runs, instead of the tool."""
         ...
 
 

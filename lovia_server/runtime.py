@@ -30,6 +30,7 @@ from lovia_server.event_log import Publisher
 from lovia_server.lsp_editor import LspEditor
 from lovia_server.mcp_pool import MCPPool, PooledMCP
 from lovia_server.ports import RunSpec
+from lovia_server.prices import price_for, prices_from_settings
 from lovia_server.settings import default_state_dir
 from lovia_server.store import RunRecord, ServerStore
 from lovia_server.supervisor import RunSupervisor
@@ -154,17 +155,18 @@ class ServerRuntime:
             )
         cwd = self.workspace.resolve_cwd(params.cwd)
         session_id = await self.supervisor.claim_session(params.session_id)
-        context_text = await self.workspace.context_block(params.context, cwd)
+        context = await self.workspace.context(params.context)
         spec = await self._spec(
             agent=params.agent, model=params.model, cwd=cwd, session_id=session_id
         )
-        model_input = params.prompt if not context_text else f"{params.prompt}\n\n{context_text}"
+        model_input = params.prompt if not context.text else f"{params.prompt}\n\n{context.text}"
         return await self.supervisor.start(
             session_id=session_id,
             prompt=params.prompt,
             model_input=model_input,
             spec=spec,
             max_turns=self.server.settings.maxTurns,
+            context=context.summaries,
         )
 
     async def _spec(
@@ -213,6 +215,7 @@ class ServerRuntime:
             root=root,
             cwd=cwd,
             context_window=window,
+            price=price_for(model_label, prices_from_settings(settings.modelPrices)),
         )
 
     def _mcp_plugins(self, root: Path) -> list[Any]:
@@ -282,7 +285,9 @@ class ServerRuntime:
 
     async def approve(self, params: p.ApproveParams) -> p.ApproveResult:
         ctl = await self.supervisor.active_controller(params.run_id)
-        return self.supervisor.approve(ctl, params.approval_id, params.decision, params.message)
+        return self.supervisor.approve(
+            ctl, params.approval_id, params.decision, params.message, params.edits
+        )
 
     async def answer(self, params: p.AnswerParams) -> p.AnswerResult:
         ctl = await self.supervisor.active_controller(params.run_id)

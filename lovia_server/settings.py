@@ -191,6 +191,15 @@ class SubagentSettings(_Model):
         return trusted if self.enabled is None else self.enabled
 
 
+class ModelPriceSetting(_Model):
+    """A model's price in USD per million tokens (cached reads and writes default to input)."""
+
+    input: float = Field(ge=0)
+    output: float = Field(ge=0)
+    cacheRead: float | None = Field(default=None, ge=0)
+    cacheWrite: float | None = Field(default=None, ge=0)
+
+
 class LoviaSettings(_Model):
     """The ``lovia`` configuration section (protocol.md, "Settings")."""
 
@@ -209,6 +218,8 @@ class LoviaSettings(_Model):
     editMode: EditModeSetting = "auto"
     """How approved edits land; read for every run. ``auto``: through the editor
     (``workspace/applyEdit``) when the client can apply edits, else the server writes."""
+    modelPrices: dict[str, ModelPriceSetting] = Field(default_factory=dict)
+    """USD per million tokens by model, over the built-in table (``lovia_server.prices``)."""
 
     @field_validator("model", "agent", mode="before")
     @classmethod

@@ -91,6 +91,7 @@ from lovia_server.protocol import (
     as_run_status,
     as_tool_kind,
 )
+from lovia_server.reviewed_edits import ReviewedFile
 from lovia_server.store import RunRecord, ServerStore, checkpoint_id, run_of_checkpoint
 from lovia_server.subagent_host import SubagentHost
 
@@ -110,6 +111,8 @@ class ApprovalAnswer:
     message: str | None = None
     by: ApprovalBy = "user"
     cancelled: bool = False
+    # What the user approved instead of the proposal (``lovia/approve`` edits), per file.
+    edits: tuple[ReviewedFile, ...] | None = None
 
     @property
     def outcome(self) -> ApprovalOutcome:
@@ -190,6 +193,9 @@ class RunController:
     @property
     def subagent(self) -> p.SubagentRef | None:
         return self.link.ref(self.run_id) if self.link is not None else None
+
+    # what the prompt's context items gave the model (the chips on its user.message)
+    context: list[p.ContextSummary] = field(default_factory=list)
 
     @property
     def checkpoint_id(self) -> str:
@@ -381,6 +387,7 @@ class RunSupervisor:
         max_turns: int,
         link: ChildLink | None = None,
         mailbox: Mailbox | None = None,
+        context: list[p.ContextSummary] | None = None,
     ) -> p.LaunchResult:
         self._check_session_free(session_id)
         run_id = _short_id("r")
@@ -400,6 +407,7 @@ class RunSupervisor:
             max_turns=max_turns,
             link=link,
             mailbox=mailbox if mailbox is not None else Mailbox(),
+            context=context or [],
         )
 
         async def persist() -> None:
@@ -513,7 +521,12 @@ class RunSupervisor:
         return p.UnsteerResult(withdrawn=False)
 
     def approve(
-        self, ctl: RunController, approval_id: str, decision: Decision, message: str | None
+        self,
+        ctl: RunController,
+        approval_id: str,
+        decision: Decision,
+        message: str | None,
+        edits: list[p.EditedFile] | None = None,
     ) -> p.ApproveResult:
         pending = ctl.approvals.get(approval_id)
         if pending is None or pending.future.done():
@@ -522,10 +535,38 @@ class RunSupervisor:
                 f"No pending approval {approval_id}",
                 {"approvalId": approval_id, "outcome": "resolved" if pending else "unknown"},
             )
-        pending.future.set_result(ApprovalAnswer(decision, message, "user"))
+        reviewed = self._reviewed_files(ctl, pending, decision, edits) if edits else None
+        pending.future.set_result(ApprovalAnswer(decision, message, "user", edits=reviewed))
         return p.ApproveResult(
             approval_id=approval_id, outcome="allowed" if decision.allows else "rejected"
         )
+
+    def _reviewed_files(
+        self,
+        ctl: RunController,
+        pending: PendingApproval,
+        decision: Decision,
+        edits: list[p.EditedFile],
+    ) -> tuple[ReviewedFile, ...] | None:
+        """The approval's files with the user's text where given (None: nothing differs)."""
+        diffs = pending.payload.diff or []
+        if not decision.allows:
+            raise p.invalid_params("edits go with an allow decision", "edits")
+        if not diffs or not self.workspace.can_review(ctl.spec):
+            raise p.invalid_params("This approval has no edit preview that can be changed", "edits")
+        by_path = {d.path: d for d in diffs}
+        approved: dict[str, str] = {}
+        for index, edit in enumerate(edits):
+            if edit.path not in by_path:
+                raise p.invalid_params(
+                    f"{edit.path} is not a file of this approval", f"edits.{index}.path"
+                )
+            approved[edit.path] = edit.new_text
+        files = tuple(
+            ReviewedFile(d.path, d.old_text, d.new_text, approved.get(d.path, d.new_text))
+            for d in diffs
+        )
+        return files if any(f.applied != f.proposed for f in files) else None
 
     def cancel(self, ctl: RunController, *, reason: str = "user requested stop") -> p.CancelResult:
         if not ctl.user_cancelled:
@@ -621,7 +662,12 @@ class RunSupervisor:
             )
             if not ctl.resumed:
                 ctl.log.emit(
-                    UserMessage(message_id=_short_id("u"), text=ctl.prompt, source="prompt")
+                    UserMessage(
+                        message_id=_short_id("u"),
+                        text=ctl.prompt,
+                        source="prompt",
+                        context=ctl.context or None,
+                    )
                 )
             self._progress("begin", ctl, ctl.prompt)
             ctl.new_message()
@@ -714,6 +760,7 @@ class RunSupervisor:
             ctl.usage,
             context_tokens=ctl.context_tokens,
             context_window=ctl.spec.context_window,
+            price=ctl.spec.price,
         )
         run_error: p.RunError | None = None
         if error is not None and status != "cancelled":
@@ -868,6 +915,7 @@ class RunSupervisor:
                         ctl.usage,
                         context_tokens=ctl.context_tokens,
                         context_window=ctl.spec.context_window,
+                        price=ctl.spec.price,
                     )
                 )
             )
@@ -994,6 +1042,7 @@ class RunSupervisor:
             if answer.decision.always and not answer.cancelled:
                 rules = self.session_rules.setdefault(ctl.session_id, {})
                 rules[subject] = "allow" if answer.decision.allows else "reject"
+        self._take_review(ctl, info, call.id, answer if outcome == "allowed" else None)
         answer.apply(ev)
         if outcome != "allowed":
             info.declined = True
@@ -1003,8 +1052,23 @@ class RunSupervisor:
                 outcome=outcome,
                 by=answer.by,
                 decision=answer.decision if outcome in ("allowed", "rejected") else None,
+                edited=True if outcome == "allowed" and answer.edits else None,
             )
         )
+
+    def _take_review(
+        self, ctl: RunController, info: CallInfo, call_id: str, answer: ApprovalAnswer | None
+    ) -> None:
+        """An approved edited version replaces the proposal: the call writes it, and its result
+        diff shows it."""
+        if answer is None or not answer.edits:
+            return
+        self.workspace.review(call_id, list(answer.edits))
+        applied = {f.path: f.applied for f in answer.edits}
+        info.diff = [
+            d.model_copy(update={"new_text": applied.get(d.path, d.new_text)})
+            for d in info.diff or []
+        ]
 
     async def _ask_editor(
         self, payload: ApprovalRequested, future: asyncio.Future[ApprovalAnswer]

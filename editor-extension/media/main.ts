@@ -1,15 +1,23 @@
 /**
- * The chat webview. It renders the {@link ChatViewState} the extension posts and posts
- * user intents back; it holds no source of truth (only the composer draft and which
- * sections are expanded).
+ * The chat webview. It folds the extension's reset/patch messages into a {@link PanelModel}
+ * and draws only what changed: a streamed chunk re-renders the one row it belongs to. The
+ * transcript DOM is bounded: only the last rows are drawn (more on demand, scrolling up).
+ * It holds no source of truth (only the composer draft and which sections are expanded).
  */
-import type { ChatViewState, ExtensionMessage, WebviewIntent } from "../src/chat/messages";
-import type { RunView } from "../src/protocol/runView";
+import type { ChromeField, ChromeState, ExtensionMessage, SyncMessage, WebviewIntent } from "../src/chat/messages";
 import type { ApprovalDecision } from "../src/protocol/types";
 import { h, icon } from "./dom";
+import { codeOf } from "./code";
+import { MentionPicker } from "./mentions";
 import { ICONS } from "./icons";
+<<<<<<< HEAD
 import { renderItem, renderRunFooter, renderSessions, renderSteers, renderTodos, renderUsage, type UiMemory } from "./render";
 import { nestedRev, renderChildren } from "./subagents";
+=======
+import { PanelModel, type Change } from "./model";
+import { editsFor, renderRow, renderSessions, renderSteers, renderTodos, renderUsage, type UiMemory } from "./render";
+import type { ApprovalItem } from "../src/protocol/runView";
+>>>>>>> panel
 
 interface VsCodeApi {
   postMessage(message: unknown): void;
@@ -23,9 +31,15 @@ interface Persisted {
   showSessions?: boolean;
 }
 
+/** Rows drawn when a session is first shown, and how many more each "show earlier" adds. */
+const WINDOW = 120;
+/** Past this many drawn rows, rows scrolled far above are dropped again while following the end. */
+const MAX_DRAWN = 240;
+
 const vscode = acquireVsCodeApi();
 const persisted: Persisted = (vscode.getState() as Persisted | undefined) ?? {};
-const memory: UiMemory = { openDetails: new Set() };
+const memory: UiMemory = { openDetails: new Set(), rejectedHunks: new Map() };
+const model = new PanelModel();
 
 function post(intent: WebviewIntent): void {
   vscode.postMessage(intent);
@@ -44,6 +58,9 @@ const sessionsPanel = h("div", { class: "sessions-panel", id: "sessions", hidden
 const banner = h("div", { class: "banner-area" });
 const todosArea = h("div", { class: "todos-area" });
 const transcript = h("main", { class: "transcript", role: "log", "aria-live": "polite", "aria-label": "Conversation", tabindex: 0 });
+const earlier = h("button", { type: "button", class: "link show-earlier", "data-action": "showEarlier", hidden: true });
+const rowsBox = h("div", { class: "rows" });
+transcript.append(earlier, rowsBox);
 const usageArea = h("div", { class: "usage-area" });
 const steersArea = h("div", { class: "steers-area" });
 const textarea = h("textarea", {
@@ -56,31 +73,35 @@ textarea.value = persisted.draft ?? "";
 const sendButton = h("button", { type: "submit", class: "primary send", "aria-label": "Send" });
 const stopButton = h("button", { type: "button", class: "secondary danger stop", "data-action": "cancel", hidden: true }, icon(ICONS.stop), "Stop");
 const composerHint = h("div", { class: "composer-hint muted" });
+const mentions = new MentionPicker(textarea, post);
 const composer = h(
   "form",
   { class: "composer", "aria-label": "Composer" },
+  mentions.popup,
+  mentions.chips,
   textarea,
   h("div", { class: "composer-row" }, composerHint, h("div", { class: "composer-buttons" }, stopButton, sendButton)),
 );
 app.append(header, sessionsPanel, banner, todosArea, transcript, usageArea, steersArea, composer);
 
-let state: ChatViewState | undefined;
+let state: ChromeState | undefined;
 /** The session whose scroll position was restored (once per session shown). */
 let restoredFor: string | undefined;
 /** Where the view last scrolled itself: scroll events that land there are not the reader's. */
 let autoScrollTop = -1;
-/** Rendered transcript nodes by key, with the rev they were rendered at. */
-const rendered = new Map<string, { rev: number; el: HTMLElement }>();
+/** The view follows the end of the transcript until the reader scrolls away from it. */
+let following = false;
+/** Drawn rows by key. */
+const drawn = new Map<string, HTMLElement>();
+/** Index (in the model's order) of the first drawn row, and how many rows the window spans. */
+let windowStart = 0;
+let windowSize = WINDOW;
+let emptyShown = false;
 
 // ---------------------------------------------------------------------------
-// Rendering
+// Rendering: chrome
 
-function activeRun(s: ChatViewState): RunView | undefined {
-  if (s.liveRunId) return s.runs.find((r) => r.runId === s.liveRunId);
-  return s.runs[s.runs.length - 1];
-}
-
-function renderHeader(s: ChatViewState): void {
+function renderHeader(s: ChromeState): void {
   const serverBadge =
     s.server.state === "running"
       ? null
@@ -108,7 +129,7 @@ function renderHeader(s: ChatViewState): void {
   header.replaceChildren(...parts.filter((p): p is HTMLElement => p !== null));
 }
 
-function renderBanner(s: ChatViewState): void {
+function renderBanner(s: ChromeState): void {
   if (!s.error) {
     banner.replaceChildren();
     return;
@@ -132,6 +153,7 @@ function renderBanner(s: ChatViewState): void {
   );
 }
 
+<<<<<<< HEAD
 function renderTranscript(s: ChatViewState): void {
   const stickToBottom = transcript.scrollHeight - transcript.scrollTop - transcript.clientHeight < 40;
   const wanted: HTMLElement[] = [];
@@ -163,30 +185,193 @@ function renderTranscript(s: ChatViewState): void {
       const el = have?.el ?? footer;
       rendered.set(footerKey, { rev: 0, el });
       wanted.push(el);
+=======
+function renderComposer(s: ChromeState): void {
+  const live = s.liveRunId !== undefined;
+  composer.classList.toggle("steering", live);
+  textarea.placeholder = live ? "Steer the running agent… (delivered at its next turn)" : "Ask lovia… (Enter to send, Shift+Enter for a new line)";
+  textarea.setAttribute("aria-label", live ? "Steer message" : "Message");
+  sendButton.replaceChildren(icon(live ? ICONS.steer : ICONS.send), live ? "Steer" : "Send");
+  sendButton.setAttribute("aria-label", live ? "Send steer message" : "Send");
+  sendButton.disabled = s.server.state !== "running";
+  stopButton.hidden = !live;
+  const activity = live && s.active?.runId === s.liveRunId ? s.active?.activity : undefined;
+  composerHint.textContent = activity ? `● ${activity}` : "";
+}
+
+const fill = (el: HTMLElement, node: HTMLElement | null) => el.replaceChildren(...(node ? [node] : []));
+
+/** Which chrome sections depend on which fields. */
+const SECTIONS: [ChromeField[], (s: ChromeState) => void][] = [
+  [["server", "trusted", "sessionTitle", "sessionId", "model"], renderHeader],
+  [["sessions", "sessionId"], (s) => sessionsPanel.replaceChildren(renderSessions(s))],
+  [["error"], renderBanner],
+  [["active"], (s) => fill(todosArea, renderTodos(s.active))],
+  [["active", "sessionCostUsd"], (s) => fill(usageArea, renderUsage(s.active, s.sessionCostUsd))],
+  [["pendingSteers"], (s) => fill(steersArea, renderSteers(s.pendingSteers))],
+  [["liveRunId", "server", "active"], renderComposer],
+];
+
+function renderChrome(s: ChromeState, changed: Set<ChromeField> | "all"): void {
+  for (const [fields, draw] of SECTIONS) if (changed === "all" || fields.some((f) => changed.has(f))) draw(s);
+}
+
+// ---------------------------------------------------------------------------
+// Rendering: the transcript (a window over the model's rows)
+
+function draw(key: string): HTMLElement {
+  const row = model.rows.get(key)!;
+  const el = renderRow(row, memory);
+  el.dataset.key = key;
+  const old = drawn.get(key);
+  if (old) {
+    carryInputs(old, el);
+    old.replaceWith(el);
+  }
+  drawn.set(key, el);
+  return el;
+}
+
+function clearRows(): void {
+  drawn.clear();
+  rowsBox.replaceChildren();
+}
+
+/** Draw rows [start, end) of the model's order into an empty box. */
+function drawWindow(start: number): void {
+  clearRows();
+  windowStart = Math.max(0, start);
+  const frag = document.createDocumentFragment();
+  for (let i = windowStart; i < model.order.length; i++) frag.append(draw(model.order[i]!));
+  rowsBox.append(frag);
+  updateEarlier();
+}
+
+function updateEarlier(): void {
+  earlier.hidden = windowStart === 0;
+  earlier.textContent = `Show ${Math.min(WINDOW, windowStart)} earlier (${windowStart.toLocaleString("en-US")} not shown)`;
+}
+
+// Scrolling up to the top of the window draws the rows before it.
+new IntersectionObserver(
+  (entries) => {
+    if (entries.some((e) => e.isIntersecting) && !earlier.hidden && restoredFor !== undefined) showEarlier();
+  },
+  { root: transcript, rootMargin: "200px 0px 0px 0px" },
+).observe(earlier);
+
+/** Index in the model's order of the first drawn row (the model's length when none is). */
+function firstDrawnIndex(): number {
+  const first = rowsBox.firstElementChild as HTMLElement | null;
+  const key = first?.dataset.key;
+  return key === undefined ? model.order.length : model.indexOf(key);
+}
+
+/** Put a newly inserted row in place: before the next drawn row, else at the end. */
+function place(key: string): void {
+  const at = model.indexOf(key);
+  if (drawn.size > 0 && at < firstDrawnIndex()) return; // above the window: stays out of it
+  const el = draw(key);
+  for (let i = at + 1; i < model.order.length; i++) {
+    const next = drawn.get(model.order[i]!);
+    if (next && next !== el) {
+      rowsBox.insertBefore(el, next);
+      return;
+>>>>>>> panel
     }
   }
-  for (const key of [...rendered.keys()]) if (!keys.has(key)) rendered.delete(key);
-  if (wanted.length === 0) {
-    transcript.replaceChildren(renderEmpty(s));
-  } else {
-    // Drop what is no longer wanted (including a card's previous rendering), then put the
-    // rest in order, comparing with the live children: few DOM moves, never a lost card.
-    const keep = new Set<Element>(wanted);
-    for (const child of Array.from(transcript.children)) if (!keep.has(child)) child.remove();
-    wanted.forEach((el, i) => {
-      if (transcript.children[i] !== el) transcript.insertBefore(el, transcript.children[i] ?? null);
-    });
+  rowsBox.append(el);
+}
+
+function showEarlier(): void {
+  if (windowStart === 0) return;
+  const from = Math.max(0, windowStart - WINDOW);
+  const first = rowsBox.firstElementChild;
+  const anchorTop = first ? (first as HTMLElement).offsetTop - transcript.scrollTop : 0;
+  const frag = document.createDocumentFragment();
+  for (let i = from; i < windowStart; i++) frag.append(draw(model.order[i]!));
+  rowsBox.insertBefore(frag, rowsBox.firstChild);
+  windowSize += windowStart - from;
+  windowStart = from;
+  updateEarlier();
+  // Keep what the reader was looking at where it was.
+  if (first) transcript.scrollTop = (first as HTMLElement).offsetTop - anchorTop;
+}
+
+/** While following the end of a long transcript, drop rows far above the window again. */
+function trimWindow(): void {
+  const count = model.order.length - windowStart;
+  if (count <= MAX_DRAWN) return;
+  const to = model.order.length - WINDOW;
+  for (let i = windowStart; i < to; i++) {
+    const key = model.order[i]!;
+    drawn.get(key)?.remove();
+    drawn.delete(key);
   }
-  if (s.sessionId !== undefined && restoredFor !== s.sessionId && wanted.length > 0) {
+  windowStart = to;
+  windowSize = WINDOW;
+  updateEarlier();
+}
+
+function renderTranscript(change: Change): void {
+  const s = model.chrome!;
+  const atBottom = transcript.scrollHeight - transcript.scrollTop - transcript.clientHeight < 40;
+  const firstDraw = s.sessionId !== undefined && restoredFor !== s.sessionId;
+  if (model.order.length === 0) {
+    clearRows();
+    windowStart = 0;
+    updateEarlier();
+    rowsBox.append(renderEmpty(s));
+    emptyShown = true;
+    return;
+  }
+  if (change.reset || emptyShown || firstDraw) {
+    emptyShown = false;
+    if (firstDraw) windowSize = WINDOW;
+    drawWindow(model.order.length - windowSize);
+  } else {
+    for (const key of change.removed) {
+      drawn.get(key)?.remove();
+      drawn.delete(key);
+    }
+    for (const key of change.inserted) place(key);
+    windowStart = firstDrawnIndex();
+    updateEarlier();
+    for (const key of change.rows) if (drawn.has(key)) draw(key);
+    if (atBottom) trimWindow();
+  }
+  if (firstDraw) {
     // First draw of this session: go where the reader was (kept across reloads), else the end.
     restoredFor = s.sessionId;
-    transcript.scrollTop = s.atBottom === false && s.scrollTop !== undefined ? s.scrollTop : transcript.scrollHeight;
-    autoScrollTop = transcript.scrollTop;
-  } else if (stickToBottom) {
-    transcript.scrollTop = transcript.scrollHeight;
-    autoScrollTop = transcript.scrollTop;
+    if (s.atBottom === false && s.scrollTop !== undefined) {
+      following = false;
+      transcript.scrollTop = s.scrollTop;
+      autoScrollTop = transcript.scrollTop;
+    } else {
+      toBottom();
+    }
+  } else if (atBottom) {
+    toBottom();
   }
 }
+
+/**
+ * Scroll to the end. Rows off screen are laid out at an estimated height until they come into
+ * view, so the end moves once they do: settle it in a few rounds.
+ */
+function toBottom(): void {
+  for (let i = 0; i < 4; i++) {
+    const height = transcript.scrollHeight;
+    transcript.scrollTop = height;
+    if (transcript.scrollHeight === height) break;
+  }
+  autoScrollTop = transcript.scrollTop;
+  following = true;
+}
+
+new ResizeObserver(() => {
+  if (following && Math.abs(transcript.scrollTop - autoScrollTop) < 1) toBottom();
+}).observe(rowsBox);
 
 function carryInputs(from: HTMLElement, to: HTMLElement): void {
   const old = from.querySelectorAll("input");
@@ -197,7 +382,7 @@ function carryInputs(from: HTMLElement, to: HTMLElement): void {
   });
 }
 
-function renderEmpty(s: ChatViewState): HTMLElement {
+function renderEmpty(s: ChromeState): HTMLElement {
   return h(
     "div",
     { class: "empty-state" },
@@ -217,38 +402,35 @@ function renderEmpty(s: ChatViewState): HTMLElement {
   );
 }
 
-function renderComposer(s: ChatViewState): void {
-  const live = s.liveRunId !== undefined;
-  composer.classList.toggle("steering", live);
-  textarea.placeholder = live ? "Steer the running agent… (delivered at its next turn)" : "Ask lovia… (Enter to send, Shift+Enter for a new line)";
-  textarea.setAttribute("aria-label", live ? "Steer message" : "Message");
-  sendButton.replaceChildren(icon(live ? ICONS.steer : ICONS.send), live ? "Steer" : "Send");
-  sendButton.setAttribute("aria-label", live ? "Send steer message" : "Send");
-  sendButton.disabled = s.server.state !== "running";
-  stopButton.hidden = !live;
-  const run = live ? s.runs.find((r) => r.runId === s.liveRunId) : undefined;
-  composerHint.textContent = run?.activity ? `● ${run.activity}` : "";
-}
-
-function render(s: ChatViewState): void {
+function handle(msg: SyncMessage): void {
+  const change = model.apply(msg);
+  const s = model.chrome;
+  if (!s) return;
   state = s;
-  renderHeader(s);
-  sessionsPanel.replaceChildren(renderSessions(s));
-  renderBanner(s);
-  todosArea.replaceChildren(...[renderTodos(activeRun(s))].filter((x): x is HTMLElement => x !== null));
-  renderTranscript(s);
-  usageArea.replaceChildren(...[renderUsage(activeRun(s))].filter((x): x is HTMLElement => x !== null));
-  steersArea.replaceChildren(...[renderSteers(s.pendingSteers)].filter((x): x is HTMLElement => x !== null));
-  renderComposer(s);
+  renderChrome(s, change.reset ? "all" : change.chrome);
+  const emptyNow = model.order.length === 0;
+  const chromeTouchesEmpty = emptyNow && ["server", "trusted", "model", "sessionId"].some((f) => change.chrome.has(f as ChromeField));
+  if (change.reset || change.inserted.length > 0 || change.removed.length > 0 || change.rows.size > 0 || chromeTouchesEmpty || change.chrome.has("sessionId")) {
+    renderTranscript(change);
+  }
 }
 
 // ---------------------------------------------------------------------------
 // Intents
 
+/** The approval a row shows (its own, or the one inside a tool card). */
+function approvalOf(key: string | undefined): ApprovalItem | undefined {
+  const row = key ? model.rows.get(key) : undefined;
+  if (row?.type === "approval") return row;
+  if (row?.type === "tool") return row.approval;
+  return undefined;
+}
+
 function submit(): void {
   const text = textarea.value.trim();
   if (!text || !state || state.server.state !== "running") return;
-  post({ type: "send", text, mode: state.liveRunId ? "steer" : "prompt" });
+  const context = state.liveRunId ? [] : mentions.take(text);
+  post(context.length > 0 ? { type: "send", text, mode: "prompt", context } : { type: "send", text, mode: state.liveRunId ? "steer" : "prompt" });
   textarea.value = "";
   persisted.draft = "";
   persist();
@@ -260,6 +442,10 @@ composer.addEventListener("submit", (e) => {
 });
 
 textarea.addEventListener("keydown", (e) => {
+  if (mentions.onKeyDown(e)) {
+    e.preventDefault();
+    return;
+  }
   if (e.key === "Enter" && !e.shiftKey && !e.isComposing) {
     e.preventDefault();
     submit();
@@ -303,6 +489,22 @@ app.addEventListener("click", (e) => {
       if (!sessionsPanel.hidden) post({ type: "refreshSessions" });
       return;
     }
+    case "showEarlier":
+      showEarlier();
+      return;
+    case "copyCode": {
+      const code = codeOf(target);
+      if (!code) return;
+      post({ type: "copy", text: code.text });
+      target.textContent = "Copied";
+      setTimeout(() => (target.textContent = "Copy"), 1500);
+      return;
+    }
+    case "insertCode": {
+      const code = codeOf(target);
+      if (code) post({ type: "insertCode", text: code.text, language: code.language });
+      return;
+    }
     case "newSession":
       post({ type: "newSession" });
       textarea.focus();
@@ -331,12 +533,29 @@ app.addEventListener("click", (e) => {
     case "openDiff":
       post({ type: "openDiff", runId: d.runId!, approvalId: d.approvalId! });
       return;
+    case "openChange":
+      post({ type: "openChange", runId: d.runId!, path: d.path! });
+      return;
+    case "toggleHunk": {
+      const id = d.approvalId!;
+      const set = memory.rejectedHunks.get(id) ?? new Set<string>();
+      const hunk = `${d.file}:${d.hunk}`;
+      if (d.reject === "1") set.add(hunk);
+      else set.delete(hunk);
+      memory.rejectedHunks.set(id, set);
+      const key = target.closest<HTMLElement>("[data-key]")?.dataset.key;
+      if (key && model.rows.has(key)) draw(key);
+      return;
+    }
     case "approve": {
       const decision = d.decision as ApprovalDecision;
       const card = target.closest<HTMLElement>(".approval");
       const reason = card?.querySelector<HTMLInputElement>("input.reason")?.value.trim() ?? "";
       const intent: WebviewIntent = { type: "approve", runId: d.runId!, approvalId: d.approvalId!, decision };
       if (decision.startsWith("reject") && reason) intent.message = reason;
+      const approval = approvalOf(target.closest<HTMLElement>("[data-key]")?.dataset.key);
+      const edits = approval && decision.startsWith("allow") ? editsFor(approval, memory) : [];
+      if (edits.length > 0) intent.edits = edits;
       // Disable the card's buttons until the resolved event re-renders it.
       card?.querySelectorAll("button").forEach((b) => (b.disabled = true));
       post(intent);
@@ -372,6 +591,12 @@ transcript.addEventListener(
       if (!state?.sessionId || restoredFor !== state.sessionId) return;
       if (Math.abs(transcript.scrollTop - autoScrollTop) < 1) return;
       const atBottom = transcript.scrollHeight - transcript.scrollTop - transcript.clientHeight < 40;
+      // Still at the end while following it (rows above changed height): nothing to report.
+      if (atBottom && following) {
+        autoScrollTop = transcript.scrollTop;
+        return;
+      }
+      following = atBottom;
       post({ type: "scrolled", top: Math.round(transcript.scrollTop), atBottom });
     }, 250);
   },
@@ -380,7 +605,8 @@ transcript.addEventListener(
 
 window.addEventListener("message", (event: MessageEvent<ExtensionMessage>) => {
   const msg = event.data;
-  if (msg && msg.type === "state") render(msg.state);
+  if (msg && (msg.type === "reset" || msg.type === "patch")) handle(msg);
+  else if (msg && msg.type === "mentions") mentions.receive(msg);
 });
 
 post({ type: "ready" });

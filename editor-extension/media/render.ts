@@ -1,24 +1,19 @@
-import type { ChatViewState, PendingSteer } from "../src/chat/messages";
-import type {
-  ApprovalItem,
-  AssistantItem,
-  NoticeItem,
-  QuestionItem,
-  ReasoningItem,
-  RunView,
-  ToolItem,
-  TranscriptItem,
-  UserItem,
-} from "../src/protocol/runView";
-import type { FileDiff, SessionSummary, ToolContent } from "../src/protocol/types";
+import type { ActiveRunView, ChromeState, PendingSteer } from "../src/chat/messages";
+import type { ChangesRow, FooterRow, Row, ShownContent, ShownDiff, ShownText, ToolRow } from "../src/chat/rows";
+import type { ApprovalItem, AssistantItem, NoticeItem, QuestionItem, ReasoningItem, ToolItem, UserItem } from "../src/protocol/runView";
+import type { FileDiff, SessionSummary } from "../src/protocol/types";
+import { applyHunks, hunksOf, reviewLines } from "../src/diff/hunks";
 import { h, htmlBlock, icon } from "./dom";
 import { ICONS, TOOL_ICONS } from "./icons";
-import { lineDiff, withContext } from "./lineDiff";
+import { decorateCode } from "./code";
+import { mentionIcon } from "./mentions";
 import { renderMarkdown } from "./markdown";
 
-/** UI-only state kept by the webview (what is expanded). */
+/** UI-only state kept by the webview (what is expanded, which hunks the reader rejected). */
 export interface UiMemory {
   openDetails: Set<string>;
+  /** Per approval, the rejected hunks as `<file index>:<hunk index>`. */
+  rejectedHunks: Map<string, Set<string>>;
 }
 
 const STATUS_LABEL: Record<string, string> = {
@@ -68,17 +63,44 @@ function renderUser(item: UserItem): HTMLElement {
     { class: `msg msg-user${item.source === "steer" ? " msg-steer" : ""}`, "aria-label": item.source === "steer" ? "Steer message" : "Your message" },
     item.source === "steer" ? h("div", { class: "msg-label" }, icon(ICONS.steer), "steer") : null,
     h("div", { class: "msg-text" }, item.text),
+    item.context && item.context.length > 0
+      ? h(
+          "div",
+          { class: "mention-chips", "aria-label": "Attached context" },
+          item.context.map((c) =>
+            h(
+              c.kind === "problems" || c.kind === "folder" ? "span" : "button",
+              {
+                type: c.kind === "problems" || c.kind === "folder" ? undefined : "button",
+                class: `chip chip-${c.kind}${c.truncated ? " chip-cut" : ""}${c.note && !c.truncated ? " chip-note" : ""}`,
+                "data-action": c.kind === "problems" || c.kind === "folder" ? undefined : "openLocation",
+                "data-uri": c.uri,
+                "data-line": c.line,
+                title: [c.label, c.note].filter(Boolean).join(" — "),
+              },
+              mentionIcon(c.kind),
+              h("span", { class: "chip-label" }, c.label),
+              c.truncated ? h("span", { class: "chip-badge" }, "cut") : null,
+              c.note && !c.truncated ? h("span", { class: "chip-badge" }, "not read") : null,
+            ),
+          ),
+        )
+      : null,
   );
 }
 
 function renderAssistant(item: AssistantItem): HTMLElement {
   const el = h("article", { class: `msg msg-assistant${item.streaming ? " streaming" : ""}`, "aria-label": "lovia" });
-  el.append(htmlBlock("markdown", renderMarkdown(item.text)));
+  const block = htmlBlock("markdown", renderMarkdown(item.text));
+  decorateCode(block, { insert: true });
+  el.append(block);
   if (item.streaming) el.append(h("span", { class: "cursor", "aria-hidden": "true" }));
   return el;
 }
 
-function renderReasoning(run: RunView, item: ReasoningItem, memory: UiMemory): HTMLElement {
+type In<T> = T & { runId: string };
+
+function renderReasoning(run: { runId: string }, item: ReasoningItem, memory: UiMemory): HTMLElement {
   return details(
     `${run.runId}:${item.id}`,
     memory,
@@ -110,19 +132,14 @@ function renderLocations(locations: ToolItem["locations"]): HTMLElement | null {
   );
 }
 
-export function renderDiff(diff: Pick<FileDiff, "path" | "oldText" | "newText">, maxLines = 80): HTMLElement {
-  const lines = withContext(lineDiff(diff.oldText, diff.newText));
-  const rows: HTMLElement[] = [];
-  for (const line of lines.slice(0, maxLines)) {
-    if (line === null) rows.push(h("div", { class: "diff-line diff-gap" }, "⋯"));
-    else {
-      const cls = line.op === "+" ? "diff-add" : line.op === "-" ? "diff-del" : "diff-ctx";
-      rows.push(h("div", { class: `diff-line ${cls}` }, h("span", { class: "diff-op", "aria-hidden": "true" }, line.op), line.text));
-    }
-  }
-  if (lines.length > maxLines) rows.push(h("div", { class: "diff-line diff-gap" }, `… ${lines.length - maxLines} more lines`));
-  const added = lines.filter((l) => l?.op === "+").length;
-  const removed = lines.filter((l) => l?.op === "-").length;
+/** A finished tool's diff, as the row carries it (changed lines with context). */
+function renderShownDiff(diff: ShownDiff): HTMLElement {
+  const rows: HTMLElement[] = diff.lines.map((line) => {
+    if (line === null) return h("div", { class: "diff-line diff-gap" }, "⋯");
+    const cls = line.op === "+" ? "diff-add" : line.op === "-" ? "diff-del" : "diff-ctx";
+    return h("div", { class: `diff-line ${cls}` }, h("span", { class: "diff-op", "aria-hidden": "true" }, line.op), line.text);
+  });
+  if (diff.more > 0) rows.push(h("div", { class: "diff-line diff-gap" }, `… ${diff.more} more lines`));
   return h(
     "figure",
     { class: "diff", "aria-label": `Diff of ${diff.path}` },
@@ -130,24 +147,61 @@ export function renderDiff(diff: Pick<FileDiff, "path" | "oldText" | "newText">,
       "figcaption",
       {},
       h("span", { class: "diff-path" }, basename(diff.path)),
-      diff.oldText === null ? h("span", { class: "badge" }, "new file") : null,
-      h("span", { class: "diff-stat" }, h("span", { class: "diff-add-count" }, `+${added}`), " ", h("span", { class: "diff-del-count" }, `−${removed}`)),
+      diff.created ? h("span", { class: "badge" }, "new file") : null,
+      h("span", { class: "diff-stat" }, h("span", { class: "diff-add-count" }, `+${diff.added}`), " ", h("span", { class: "diff-del-count" }, `−${diff.removed}`)),
     ),
     h("div", { class: "diff-body" }, rows),
   );
 }
 
-function renderContent(content: ToolContent[]): HTMLElement[] {
+function renderContent(content: ShownContent[]): HTMLElement[] {
   return content.map((c) => {
-    if (c.type === "diff") return renderDiff(c);
-    return h("pre", { class: "tool-text" }, c.text);
+    if (c.type === "diff") return renderShownDiff(c);
+    return h("pre", { class: "tool-text" }, c.text, c.more > 0 ? h("span", { class: "muted" }, `\n… ${c.more.toLocaleString("en-US")} more characters`) : null);
   });
 }
 
-function renderTool(run: RunView, item: ToolItem, memory: UiMemory): HTMLElement {
-  const awaiting =
-    item.status === "running" &&
-    run.items.some((i) => i.type === "approval" && i.toolCallId === item.toolCallId && i.state === "pending");
+/** Reads, lists and searches: one line that expands, unless something needs the reader. */
+function isCompact(item: ToolRow): boolean {
+  return (item.toolKind === "read" || item.toolKind === "search") && item.status !== "running" && !item.approval;
+}
+
+/** A short summary of a compact row's result ("30 lines", "8 matches"). */
+function resultSummary(item: ToolRow): string {
+  if (item.isError || item.status !== "completed") return STATUS_LABEL[item.status] ?? item.status;
+  const first = item.content.find((c): c is ShownText => c.type === "text");
+  const lines = first?.lines ?? 0;
+  if (item.toolKind === "search") return lines === 1 ? "1 result" : `${lines} results`;
+  return lines === 1 ? "1 line" : `${lines} lines`;
+}
+
+function toolIcon(item: Pick<ToolItem, "toolKind">): HTMLElement {
+  return h("span", { class: "tool-icon", title: item.toolKind }, icon(TOOL_ICONS[item.toolKind] ?? TOOL_ICONS.other));
+}
+
+function renderCompactTool(run: { runId: string }, item: ToolRow, memory: UiMemory): HTMLElement {
+  const key = `${run.runId}:${item.id}:row`;
+  const el = details(
+    key,
+    memory,
+    [
+      toolIcon(item),
+      h("span", { class: "tool-title" }, item.title || item.name),
+      renderLocations(item.locations),
+      h("span", { class: `tool-meta status-${item.status}` }, resultSummary(item)),
+    ].filter((x): x is HTMLElement => x !== null),
+    renderContent(item.content),
+    `tool tool-row tool-${item.toolKind} tool-status-${item.status}${item.isError ? " tool-error" : ""}`,
+  );
+  el.setAttribute("aria-label", `Tool: ${item.title || item.name}`);
+  return el;
+}
+
+function renderTool(run: { runId: string }, item: ToolRow, memory: UiMemory): HTMLElement {
+  if (isCompact(item)) return renderCompactTool(run, item, memory);
+  const approval = item.approval;
+  const pending = approval?.state === "pending";
+  const awaiting = item.status === "running" && item.awaiting;
   const status = awaiting ? "awaiting" : item.status;
   const input = item.input === undefined ? "" : JSON.stringify(item.input, null, 2);
   const output =
@@ -160,34 +214,201 @@ function renderTool(run: RunView, item: ToolItem, memory: UiMemory): HTMLElement
         )
       : null;
   const resultBody = renderContent(item.content);
-  return h(
+  const command = typeof (item.input as { command?: unknown })?.command === "string" ? (item.input as { command: string }).command : approval?.command;
+  const classes = [`tool tool-${item.toolKind} tool-status-${status}`];
+  if (item.isError) classes.push("tool-error");
+  if (approval) classes.push(`approval approval-${approval.state}`);
+  const el = h(
     "article",
-    { class: `tool tool-${item.toolKind} tool-status-${status}${item.isError ? " tool-error" : ""}`, "aria-label": `Tool: ${item.title || item.name}` },
+    {
+      class: classes.join(" "),
+      "aria-label": `Tool: ${item.title || item.name}`,
+      role: pending ? "alertdialog" : undefined,
+      "data-approval-id": approval?.approvalId,
+    },
     h(
       "header",
       { class: "tool-head" },
+<<<<<<< HEAD
       h("span", { class: "tool-icon", title: item.toolKind }, icon(TOOL_ICONS[item.toolKind] ?? TOOL_ICONS.other)),
       h("span", { class: "tool-title" }, item.title || item.name),
       item.server ? h("span", { class: "badge tool-server", title: `Served by the MCP server ${item.server}` }, item.server) : null,
+=======
+      toolIcon(item),
+      h("span", { class: "tool-title approval-title" }, item.title || item.name),
+      pending ? h("span", { class: "badge" }, approval.action) : null,
+>>>>>>> panel
       h("span", { class: `tool-status status-${status}` }, status === "running" ? h("span", { class: "spinner", "aria-hidden": "true" }) : null, STATUS_LABEL[status] ?? status),
     ),
     renderLocations(item.locations),
-    item.toolKind === "execute" && typeof (item.input as { command?: unknown })?.command === "string"
-      ? h("pre", { class: "tool-command" }, h("span", { class: "prompt", "aria-hidden": "true" }, "$ "), (item.input as { command: string }).command)
+    (item.toolKind === "execute" || approval?.action === "shell") && command
+      ? h("pre", { class: "tool-command" }, h("span", { class: "prompt", "aria-hidden": "true" }, "$ "), command)
       : null,
     output,
+    approval ? renderApprovalPart(run, approval, memory) : null,
     resultBody.length > 0
       ? item.content.some((c) => c.type === "diff")
         ? h("div", { class: "tool-result" }, resultBody)
         : details(`${run.runId}:${item.id}:result`, memory, [h("span", {}, item.isError ? "Error" : "Result")], resultBody, "tool-result")
       : null,
-    input && input !== "{}"
+    input && input !== "{}" && !pending
       ? details(`${run.runId}:${item.id}:input`, memory, [h("span", {}, "Input")], [h("pre", { class: "tool-input" }, input)], "tool-input-details")
       : null,
   );
+  return el;
 }
 
-function renderApproval(run: RunView, item: ApprovalItem): HTMLElement {
+/** The approval inside a tool's card: what is asked and the options, or the outcome. */
+function renderApprovalPart(run: { runId: string }, item: ApprovalItem, memory: UiMemory): HTMLElement {
+  const pending = item.state === "pending";
+  if (!pending) {
+    const by = item.by ? ` by ${item.by}` : "";
+    const edited = item.edited ? " with your changes" : "";
+    return h("div", { class: `approval-outcome outcome-${item.state}` }, icon(ICONS.shield), `${OUTCOME_LABEL[item.state] ?? item.state}${edited}${by}`);
+  }
+  const box = h(
+    "div",
+    { class: "approval-box" },
+    h("div", { class: "approval-head" }, icon(ICONS.shield), h("span", {}, "Approval needed")),
+    // A shell command is already on the card; other actions say what they do.
+    item.detail && item.action !== "shell" ? h("div", { class: "approval-detail" }, item.detail) : null,
+    item.paths.length > 0 && !item.diff && item.action !== "shell" ? h("ul", { class: "approval-paths" }, item.paths.map((p) => h("li", {}, p))) : null,
+    item.diff ? item.diff.map((d, i) => renderReviewDiff(item, i, d, memory)) : null,
+  );
+  appendDecision(box, run, item, memory);
+  return box;
+}
+
+/** A proposed file change with a Keep / Reject toggle on each hunk. */
+function renderReviewDiff(item: ApprovalItem, file: number, diff: FileDiff, memory: UiMemory): HTMLElement {
+  const rejected = memory.rejectedHunks.get(item.approvalId) ?? new Set<string>();
+  const lines = reviewLines(diff.oldText, diff.newText);
+  const total = hunksOf(diff.oldText, diff.newText).length;
+  const rows: HTMLElement[] = [];
+  let last = -1;
+  let added = 0;
+  let removed = 0;
+  for (const line of lines) {
+    if (line === null) {
+      rows.push(h("div", { class: "diff-line diff-gap" }, "⋯"));
+      continue;
+    }
+    if (line.hunk !== undefined && line.hunk !== last) {
+      last = line.hunk;
+      const off = rejected.has(`${file}:${line.hunk}`);
+      const toggle = (reject: boolean, label: string) =>
+        h(
+          "button",
+          {
+            type: "button",
+            class: `hunk-button${off === reject ? " on" : ""}`,
+            "data-action": "toggleHunk",
+            "data-approval-id": item.approvalId,
+            "data-file": file,
+            "data-hunk": line.hunk,
+            "data-reject": reject ? "1" : "0",
+            "aria-pressed": String(off === reject),
+            "aria-label": `${label} hunk ${(line.hunk ?? 0) + 1}`,
+          },
+          label,
+        );
+      rows.push(
+        h(
+          "div",
+          { class: `hunk-bar${off ? " hunk-off" : ""}`, role: "group", "aria-label": `Hunk ${line.hunk + 1} of ${total}` },
+          h("span", { class: "hunk-label" }, `Hunk ${line.hunk + 1} of ${total}${off ? " — rejected" : ""}`),
+          toggle(false, "Keep"),
+          toggle(true, "Reject"),
+        ),
+      );
+    }
+    if (line.op === "+") added++;
+    if (line.op === "-") removed++;
+    const off = line.hunk !== undefined && rejected.has(`${file}:${line.hunk}`);
+    const cls = line.op === "+" ? "diff-add" : line.op === "-" ? "diff-del" : "diff-ctx";
+    rows.push(h("div", { class: `diff-line ${cls}${off ? " hunk-rejected" : ""}` }, h("span", { class: "diff-op", "aria-hidden": "true" }, line.op), line.text));
+  }
+  return h(
+    "figure",
+    { class: "diff review-diff", "aria-label": `Diff of ${diff.path}` },
+    h(
+      "figcaption",
+      {},
+      h("span", { class: "diff-path" }, basename(diff.path)),
+      diff.oldText === null ? h("span", { class: "badge" }, "new file") : null,
+      h("span", { class: "diff-stat" }, h("span", { class: "diff-add-count" }, `+${added}`), " ", h("span", { class: "diff-del-count" }, `−${removed}`)),
+    ),
+    h("div", { class: "diff-body" }, rows),
+  );
+}
+
+/** Hunks of an approval's diff: how many, and how many the reader rejected. */
+export function hunkCounts(item: ApprovalItem, memory: UiMemory): { total: number; rejected: number } {
+  const total = (item.diff ?? []).reduce((n, d) => n + hunksOf(d.oldText, d.newText).length, 0);
+  return { total, rejected: memory.rejectedHunks.get(item.approvalId)?.size ?? 0 };
+}
+
+/** The files whose text differs from the proposal once the rejected hunks are put back. */
+export function editsFor(item: ApprovalItem, memory: UiMemory): { path: string; newText: string }[] {
+  const rejected = memory.rejectedHunks.get(item.approvalId);
+  if (!rejected || rejected.size === 0) return [];
+  const edits: { path: string; newText: string }[] = [];
+  (item.diff ?? []).forEach((d, file) => {
+    const mine = new Set([...rejected].filter((k) => k.startsWith(`${file}:`)).map((k) => Number(k.split(":")[1])));
+    if (mine.size > 0) edits.push({ path: d.path, newText: applyHunks(d.oldText, d.newText, mine) });
+  });
+  return edits;
+}
+
+/** Review link, reason box and the decision buttons of a pending approval. */
+function appendDecision(el: HTMLElement, run: { runId: string }, item: ApprovalItem, memory: UiMemory): void {
+  const { total, rejected } = hunkCounts(item, memory);
+  const none = total > 0 && rejected === total;
+  if (item.diff && item.diff.length > 0) {
+    el.append(
+      h(
+        "button",
+        { class: "link review", type: "button", "data-action": "openDiff", "data-run-id": run.runId, "data-approval-id": item.approvalId },
+        icon(ICONS.diff),
+        "Review in diff editor",
+      ),
+    );
+  }
+  el.append(
+    h("input", {
+      class: "reason",
+      type: "text",
+      placeholder: "Reason, if you reject (optional)",
+      "aria-label": "Reason for rejecting",
+      "data-reason-for": item.approvalId,
+    }),
+  );
+  el.append(
+    h(
+      "div",
+      { class: "actions" },
+      item.options.map((o, i) =>
+        h(
+          "button",
+          {
+            type: "button",
+            class: o.decision.startsWith("allow") ? (i === 0 ? "primary" : "secondary") : "secondary danger",
+            "data-action": "approve",
+            "data-run-id": run.runId,
+            "data-approval-id": item.approvalId,
+            "data-decision": o.decision,
+            disabled: o.decision.startsWith("allow") && none,
+            title: o.decision.startsWith("allow") && none ? "Every hunk is rejected: reject the change instead" : undefined,
+          },
+          o.decision.startsWith("allow") && rejected > 0 && !none ? `${o.label} (${total - rejected} of ${total} hunks)` : o.label,
+        ),
+      ),
+    ),
+  );
+}
+
+/** An approval with no tool card to live in (its own card). */
+function renderApproval(run: { runId: string }, item: ApprovalItem, memory: UiMemory): HTMLElement {
   const pending = item.state === "pending";
   const el = h(
     "article",
@@ -208,58 +429,54 @@ function renderApproval(run: RunView, item: ApprovalItem): HTMLElement {
     h("div", { class: "approval-title" }, item.title),
     item.detail && pending ? h("div", { class: "approval-detail" }, item.detail) : null,
     item.command && pending ? h("pre", { class: "tool-command" }, h("span", { class: "prompt", "aria-hidden": "true" }, "$ "), item.command) : null,
-    // Once decided, the card shrinks to its outcome: the tool card shows the result.
     pending && item.paths.length > 0 && !item.diff ? h("ul", { class: "approval-paths" }, item.paths.map((p) => h("li", {}, p))) : null,
-    pending && item.diff ? item.diff.map((d) => renderDiff(d, 40)) : null,
+    pending && item.diff ? item.diff.map((d, i) => renderReviewDiff(item, i, d, memory)) : null,
   );
-  if (pending) {
-    if (item.diff && item.diff.length > 0) {
-      el.append(
-        h(
-          "button",
-          { class: "link review", type: "button", "data-action": "openDiff", "data-run-id": run.runId, "data-approval-id": item.approvalId },
-          icon(ICONS.diff),
-          "Review in diff editor",
-        ),
-      );
-    }
-    el.append(
-      h("input", {
-        class: "reason",
-        type: "text",
-        placeholder: "Reason, if you reject (optional)",
-        "aria-label": "Reason for rejecting",
-        "data-reason-for": item.approvalId,
-      }),
-    );
-    el.append(
-      h(
-        "div",
-        { class: "actions" },
-        item.options.map((o, i) =>
-          h(
-            "button",
-            {
-              type: "button",
-              class: o.decision.startsWith("allow") ? (i === 0 ? "primary" : "secondary") : "secondary danger",
-              "data-action": "approve",
-              "data-run-id": run.runId,
-              "data-approval-id": item.approvalId,
-              "data-decision": o.decision,
-            },
-            o.label,
-          ),
-        ),
-      ),
-    );
-  } else {
+  if (pending) appendDecision(el, run, item, memory);
+  else {
     const by = item.by ? ` by ${item.by}` : "";
     el.append(h("div", { class: `approval-outcome outcome-${item.state}` }, `${OUTCOME_LABEL[item.state] ?? item.state}${by}`));
   }
   return el;
 }
 
-function renderQuestion(run: RunView, item: QuestionItem): HTMLElement {
+/** "Files changed" under a finished run: each file with its +/− counts opens its diff. */
+function renderChanges(row: ChangesRow): HTMLElement {
+  const added = row.files.reduce((n, f) => n + f.added, 0);
+  const removed = row.files.reduce((n, f) => n + f.removed, 0);
+  return h(
+    "section",
+    { class: "changes", "aria-label": "Files changed" },
+    h(
+      "div",
+      { class: "section-title" },
+      `${row.files.length} ${row.files.length === 1 ? "file" : "files"} changed `,
+      h("span", { class: "diff-add-count" }, `+${added}`),
+      " ",
+      h("span", { class: "diff-del-count" }, `−${removed}`),
+    ),
+    h(
+      "ul",
+      { class: "changes-list" },
+      row.files.map((f) =>
+        h(
+          "li",
+          {},
+          h(
+            "button",
+            { type: "button", class: "link change", "data-action": "openChange", "data-run-id": row.runId, "data-path": f.path, title: `Open the diff of ${f.path}` },
+            icon(ICONS.diff),
+            h("span", { class: "change-path" }, basename(f.path)),
+            f.created ? h("span", { class: "badge" }, "new") : null,
+          ),
+          h("span", { class: "diff-stat" }, h("span", { class: "diff-add-count" }, `+${f.added}`), " ", h("span", { class: "diff-del-count" }, `−${f.removed}`)),
+        ),
+      ),
+    ),
+  );
+}
+
+function renderQuestion(run: { runId: string }, item: QuestionItem): HTMLElement {
   const answered = item.answer !== undefined;
   const el = h(
     "article",
@@ -299,7 +516,7 @@ function renderQuestion(run: RunView, item: QuestionItem): HTMLElement {
   return el;
 }
 
-function renderNotice(run: RunView, item: NoticeItem): HTMLElement {
+function renderNotice(item: NoticeItem): HTMLElement {
   const el = h(
     "div",
     { class: `notice notice-${item.level}`, role: item.level === "error" ? "alert" : "status" },
@@ -309,28 +526,32 @@ function renderNotice(run: RunView, item: NoticeItem): HTMLElement {
   return el;
 }
 
-export function renderItem(run: RunView, item: TranscriptItem, memory: UiMemory): HTMLElement {
-  switch (item.type) {
+/** One transcript row as a DOM element (rows are drawn only when new or changed). */
+export function renderRow(row: Row, memory: UiMemory): HTMLElement {
+  switch (row.type) {
     case "user":
-      return renderUser(item);
+      return renderUser(row);
     case "assistant":
-      return renderAssistant(item);
+      return renderAssistant(row);
     case "reasoning":
-      return renderReasoning(run, item, memory);
+      return renderReasoning(row, row, memory);
     case "tool":
-      return renderTool(run, item, memory);
+      return renderTool(row, row, memory);
     case "approval":
-      return renderApproval(run, item);
+      return renderApproval(row, row, memory);
     case "question":
-      return renderQuestion(run, item);
+      return renderQuestion(row, row);
     case "notice":
-      return renderNotice(run, item);
+      return renderNotice(row);
+    case "footer":
+      return renderRunFooter(row);
+    case "changes":
+      return renderChanges(row);
   }
 }
 
 /** The footer under a finished run (resume offer). */
-export function renderRunFooter(run: RunView): HTMLElement | null {
-  if (run.status === "running" || !run.resumable) return null;
+function renderRunFooter(run: In<FooterRow>): HTMLElement {
   return h(
     "div",
     { class: "run-footer" },
@@ -341,7 +562,7 @@ export function renderRunFooter(run: RunView): HTMLElement | null {
 // ---------------------------------------------------------------------------
 // Chrome around the transcript
 
-export function renderSessions(state: ChatViewState): HTMLElement {
+export function renderSessions(state: Pick<ChromeState, "sessions" | "sessionId">): HTMLElement {
   const list = h("ul", { class: "session-list", "aria-label": "Sessions" });
   if (state.sessions.length === 0) list.append(h("li", { class: "muted empty" }, "No sessions yet."));
   for (const s of state.sessions) list.append(renderSessionRow(s, s.sessionId === state.sessionId));
@@ -365,7 +586,7 @@ function renderSessionRow(s: SessionSummary, current: boolean): HTMLElement {
   );
 }
 
-export function renderTodos(run: RunView | undefined): HTMLElement | null {
+export function renderTodos(run: ActiveRunView | undefined): HTMLElement | null {
   if (!run || run.todos.length === 0) return null;
   const done = run.todos.filter((t) => t.status === "completed").length;
   return h(
@@ -388,11 +609,24 @@ export function renderTodos(run: RunView | undefined): HTMLElement | null {
   );
 }
 
-export function renderUsage(run: RunView | undefined): HTMLElement | null {
+/** A cost in US dollars, with enough digits to be worth reading. */
+export function formatCost(usd: number): string {
+  if (usd === 0) return "$0";
+  if (usd < 0.01) return `$${usd.toFixed(4)}`;
+  if (usd < 10) return `$${usd.toFixed(3)}`;
+  return `$${usd.toFixed(2)}`;
+}
+
+export function renderUsage(run: ActiveRunView | undefined, sessionCostUsd?: number): HTMLElement | null {
   const u = run?.usage;
   if (!u) return null;
-  const tokens = `↑${formatTokens(u.inputTokens)} ↓${formatTokens(u.outputTokens)}`;
-  const title = `input ${u.inputTokens} · output ${u.outputTokens} tokens`;
+  const runCost = typeof u.costUsd === "number" ? ` · ${formatCost(u.costUsd)}` : "";
+  const sessionCost =
+    typeof sessionCostUsd === "number" && (typeof u.costUsd !== "number" || Math.abs(sessionCostUsd - u.costUsd) > 1e-9)
+      ? ` · session ${formatCost(sessionCostUsd)}`
+      : "";
+  const tokens = `↑${formatTokens(u.inputTokens)} ↓${formatTokens(u.outputTokens)}${runCost}${sessionCost}`;
+  const title = `input ${u.inputTokens} · output ${u.outputTokens} tokens${runCost ? ` · this run ${formatCost(u.costUsd!)}` : ""}${sessionCost ? ` · this session ${formatCost(sessionCostUsd!)}` : ""}`;
   const window = typeof u.contextWindow === "number" && u.contextWindow > 0 ? u.contextWindow : undefined;
   if (window === undefined) {
     // The model's context window is unknown: tokens only, no meter and no "null".

@@ -1,9 +1,11 @@
 import * as vscode from "vscode";
 import { ApprovalManager } from "./approvals/approvalManager";
+import { BEFORE_SCHEME, RunChangesView } from "./approvals/changes";
 import { ORIGINAL_SCHEME, PROPOSED_SCHEME, ProposalContentProvider } from "./approvals/proposals";
 import { CHAT_VIEW_ID, ChatViewProvider } from "./chat/chatView";
 import { ChatController, type ChatHost, type PanelPlace } from "./chat/controller";
 import type { ModelChoice } from "./chat/messages";
+import { resolveMentions, searchMentions } from "./chat/mentionSearch";
 import { pickModel } from "./chat/modelPicker";
 import { MCP_VIEW_ID, McpTreeProvider } from "./mcp/mcpView";
 import type { McpRow } from "./mcp/mcpModel";
@@ -47,6 +49,19 @@ async function openLocation(uri: string, line?: number): Promise<void> {
   await vscode.window.showTextDocument(target, options);
 }
 
+/** An answer's code block at the cursor (replacing the selection), else in a new editor. */
+async function insertCode(text: string, language: string): Promise<void> {
+  const editor = vscode.window.activeTextEditor;
+  if (editor) {
+    await editor.edit((edit) => {
+      for (const selection of editor.selections) edit.replace(selection, text);
+    });
+    return;
+  }
+  const doc = await vscode.workspace.openTextDocument({ content: text, ...(language ? { language } : {}) });
+  await vscode.window.showTextDocument(doc);
+}
+
 function describeSession(s: SessionSummary): vscode.QuickPickItem & { session: SessionSummary } {
   const when = typeof s.updatedAt === "number" ? new Date(s.updatedAt).toLocaleString() : String(s.updatedAt ?? "");
   return {
@@ -68,9 +83,17 @@ export async function activate(context: vscode.ExtensionContext): Promise<LoviaE
   host.lovia.onEvent((event) => mcpView.onEvent(event));
 
   const proposals = new ProposalContentProvider();
+  const changes = new RunChangesView();
   const chatHost: ChatHost = {
     openLocation,
     openDiff: (_runId, approvalId) => approvals.openDiff(approvalId),
+    openChange: (change) => changes.open(change),
+    copy: async (text) => {
+      await vscode.env.clipboard.writeText(text);
+    },
+    insertCode,
+    resolveMentions,
+    proposalEdits: (approvalId) => approvals.editsFor(approvalId),
     setApiKey: async () => {
       await vscode.commands.executeCommand("lovia.setApiKey");
     },
@@ -84,10 +107,10 @@ export async function activate(context: vscode.ExtensionContext): Promise<LoviaE
   };
   // chatHost's closures reach `approvals` only once activation is done.
   const controller = new ChatController(host.lovia, store, chatHost);
-  const approvals = new ApprovalManager(store, proposals, (runId, approvalId, decision, message) =>
-    controller.approve(runId, approvalId, decision, message),
+  const approvals = new ApprovalManager(store, proposals, (runId, approvalId, decision, message, edits) =>
+    controller.approve(runId, approvalId, decision, message, edits),
   );
-  const chatView = new ChatViewProvider(context.extensionUri, controller, log);
+  const chatView = new ChatViewProvider(context.extensionUri, controller, log, searchMentions);
   const statusBar = new RunStatusBar(store);
 
   host.onDidChangeState((state, detail) => {
@@ -241,6 +264,8 @@ export async function activate(context: vscode.ExtensionContext): Promise<LoviaE
     ["lovia.approval.accept", (arg?: unknown) => approvals.decideFromCommand(arg, "allow_once")],
     ["lovia.approval.acceptAlways", (arg?: unknown) => approvals.decideFromCommand(arg, "allow_always")],
     ["lovia.approval.reject", (arg?: unknown) => approvals.decideFromCommand(arg, "reject_once")],
+    ["lovia.approval.keepHunk", (id: unknown, file: unknown, hunk: unknown) => approvals.keepHunk(String(id), Number(file), Number(hunk))],
+    ["lovia.approval.rejectHunk", (id: unknown, file: unknown, hunk: unknown) => approvals.rejectHunk(String(id), Number(file), Number(hunk))],
   ];
 
   context.subscriptions.push(
@@ -250,13 +275,15 @@ export async function activate(context: vscode.ExtensionContext): Promise<LoviaE
     controller,
     approvals,
     proposals,
+    changes,
     chatView,
     statusBar,
     mcpView,
     vscode.window.registerTreeDataProvider(MCP_VIEW_ID, mcpView),
     vscode.window.registerWebviewViewProvider(CHAT_VIEW_ID, chatView, { webviewOptions: { retainContextWhenHidden: false } }),
     vscode.workspace.registerTextDocumentContentProvider(ORIGINAL_SCHEME, proposals.forScheme(ORIGINAL_SCHEME)),
-    vscode.workspace.registerTextDocumentContentProvider(PROPOSED_SCHEME, proposals.forScheme(PROPOSED_SCHEME)),
+    vscode.workspace.registerFileSystemProvider(PROPOSED_SCHEME, proposals.fileSystem(), { isCaseSensitive: true }),
+    vscode.workspace.registerTextDocumentContentProvider(BEFORE_SCHEME, changes),
     vscode.languages.registerCodeLensProvider({ scheme: PROPOSED_SCHEME }, approvals),
     ...commands.map(([id, fn]) => vscode.commands.registerCommand(id, fn)),
   );

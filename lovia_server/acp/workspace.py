@@ -21,7 +21,8 @@ from lovia.workspace import LocalWorkspace, WorkspaceError
 from lovia.workspace.workspace import WorkspaceSessionBinding
 from lovia_server.acl import folder_config
 from lovia_server.ports import RunSpec
-from lovia_server.protocol import FileDiff
+from lovia_server.protocol import FileDiff, invalid_params
+from lovia_server.reviewed_edits import ReviewedFile
 from lovia_server.settings import LoviaSettings, Preset
 from lovia_server.uris import path_uri
 
@@ -223,6 +224,13 @@ class AcpWorkspace:
 
     def declined(self, call_id: str) -> bool:
         return call_id in self.declined_calls
+
+    def can_review(self, spec: RunSpec) -> bool:
+        """An ACP permission answer carries no edited text: an approved edit runs as proposed."""
+        return False
+
+    def review(self, call_id: str, files: list[ReviewedFile]) -> None:
+        raise invalid_params("ACP clients cannot approve an edited version", "edits")
 
     async def read_back(self, spec: RunSpec, path: str) -> str | None:
         """What a completed write left: the client owns the text when it wrote it."""

@@ -123,13 +123,15 @@ class TodoItem(WireModel):
 
 
 class Usage(WireModel):
-    """Token counts of a run so far; ``contextTokens`` is the last turn's prompt size."""
+    """Token counts of a run so far; ``contextTokens`` is the last turn's prompt size;
+    ``costUsd`` what they cost when the model's price is known (``lovia.modelPrices``)."""
 
     input_tokens: int = 0
     output_tokens: int = 0
     cache_read_tokens: int = 0
     context_tokens: int | None = None
     context_window: int | None = None
+    cost_usd: float | None = omitted()
 
 
 class SubagentRef(WireModel):
@@ -168,13 +170,29 @@ class RunStarted(EventPayload):
     """Set on a child run: its task id and name (``parentRunId`` is in the envelope)."""
 
 
+class ContextSummary(WireModel):
+    """What the model got for one of the prompt's context items (the chips on the message):
+    ``truncated`` when it was cut to the size limits, ``note`` says how (or why it is empty)."""
+
+    kind: Literal["file", "folder", "symbol", "selection", "problems"]
+    label: str
+    uri: str
+    line: int | None = omitted()
+    end_line: int | None = omitted()
+    chars: int
+    truncated: bool
+    note: str | None = omitted()
+
+
 class UserMessage(EventPayload):
-    """The prompt, or a steering message at the moment it is delivered."""
+    """The prompt, or a steering message at the moment it is delivered; ``context`` lists
+    what was attached to a prompt."""
 
     KIND: ClassVar[str] = "user.message"
     message_id: str
     text: str
     source: MessageSource
+    context: list[ContextSummary] | None = omitted()
 
 
 class MessageDelta(EventPayload):
@@ -276,6 +294,8 @@ class ApprovalResolved(EventPayload):
     outcome: ApprovalOutcome
     by: ApprovalBy
     decision: Decision | None = omitted()
+    # True when the user approved an edited version of the proposal (``lovia/approve`` edits).
+    edited: bool | None = omitted()
 
 
 class QuestionRequested(EventPayload):
@@ -549,6 +569,7 @@ __all__ = [
     "ApprovalResolvedEvent",
     "Compaction",
     "CompactionEvent",
+    "ContextSummary",
     "Decision",
     "DiffContent",
     "EventEnvelope",

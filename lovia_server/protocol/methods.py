@@ -71,11 +71,34 @@ class Range(WireParams):
     end: Position
 
 
-class ContextItem(WireParams):
-    """A file (or a line range of it) attached to a prompt."""
+ContextKind = TypeAliasType(
+    "ContextKind", Literal["file", "folder", "symbol", "selection", "problems"]
+)
+ProblemSeverity = TypeAliasType("ProblemSeverity", Literal["error", "warning", "info", "hint"])
+
+
+class Problem(WireParams):
+    """One diagnostic of the editor's Problems list."""
 
     uri: str
     range: Range | None = None
+    severity: ProblemSeverity = "error"
+    message: str
+    source: str | None = None
+
+
+class ContextItem(WireParams):
+    """Something the user attached to a prompt (an ``@`` mention): a file or a line range of
+    it, a folder, a workspace symbol, the selection, or Problems. ``kind`` defaults to
+    ``folder`` for a directory and ``file`` otherwise; ``label`` is what the user picked (a
+    symbol's name); ``problems`` carries the diagnostics for ``kind: "problems"`` (``uri`` is
+    then the folder or file they are for)."""
+
+    uri: str
+    range: Range | None = None
+    kind: ContextKind | None = None
+    label: str | None = None
+    problems: list[Problem] | None = None
 
 
 class RunParams(WireParams):
@@ -97,11 +120,21 @@ class UnsteerParams(WireParams):
     message_id: Id
 
 
+class EditedFile(WireParams):
+    """What the user approved for one file of an edit's preview: the whole new text after
+    accepting some of its hunks or editing the proposal. ``path`` is one of the approval's
+    ``diff`` paths."""
+
+    path: Id
+    new_text: str
+
+
 class ApproveParams(WireParams):
     run_id: Id
     approval_id: Id
     decision: Decision
     message: str | None = None
+    edits: list[EditedFile] | None = None
 
 
 class AnswerParams(WireParams):
@@ -428,7 +461,10 @@ APPROVE = Method(
     ApproveParams,
     ApproveResult,
     "`allow_always`/`reject_always` remember the decision for the session (the file, the exact "
-    "command, or the tool); a rejection `message` is what the model is told",
+    "command, or the tool); a rejection `message` is what the model is told; `edits` (with an "
+    "allow decision, for an approval with a `diff`) is the text the user approved per file — "
+    "some hunks accepted, or the proposal edited: that text is written instead of the tool's and "
+    "the model is told exactly what was applied",
 )
 ANSWER = Method("lovia/answer", AnswerParams, AnswerResult, "answers an `ask_human` question")
 CANCEL = Method(
@@ -513,8 +549,10 @@ __all__ = [
     "ChildRun",
     "CommandRuleView",
     "ContextItem",
+    "ContextKind",
     "DeleteSessionResult",
     "EditMode",
+    "EditedFile",
     "FolderAcl",
     "LaunchResult",
     "LiveRun",
@@ -525,6 +563,8 @@ __all__ = [
     "Method",
     "PathRuleView",
     "Position",
+    "Problem",
+    "ProblemSeverity",
     "Range",
     "ReplayParams",
     "ReplayResult",

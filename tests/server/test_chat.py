@@ -213,3 +213,24 @@ async def test_lines_answer_prompts_first_then_steer(interactive):
         },
     )
     assert client.requests[1] == ("lovia/steer", {"runId": "r1", "message": "also check the logs"})
+
+
+def test_the_finished_line_says_what_the_run_cost_when_known():
+    import io
+
+    out = io.StringIO()
+    term = Terminal(out, color=False, resume_hint=False)
+    usage = {"inputTokens": 1200, "outputTokens": 300}
+    term.event({"kind": "run.finished", "runId": "r", "status": "completed", "usage": usage})
+    term.event(
+        {
+            "kind": "run.finished",
+            "runId": "r",
+            "status": "completed",
+            "usage": {**usage, "costUsd": 0.00123},
+        }
+    )
+    assert out.getvalue().splitlines() == [
+        "— completed, 1500 tokens",
+        "— completed, 1500 tokens, $0.0012",
+    ]

@@ -2,11 +2,12 @@ import * as path from "node:path";
 import * as vscode from "vscode";
 import type { EventStore } from "../protocol/eventStore";
 import type { ApprovalItem, RunView } from "../protocol/runView";
-import type { ApprovalDecision } from "../protocol/types";
+import type { ApprovalDecision, EditedFile } from "../protocol/types";
+import { applyHunks, hunksOf, type Hunk } from "../diff/hunks";
 import { parseProposalUri, PROPOSED_SCHEME, proposalUri, type ProposalContentProvider } from "./proposals";
 
 /** Sends a decision (the chat controller's `approve`). */
-export type Decide = (runId: string, approvalId: string, decision: ApprovalDecision, message?: string) => Promise<boolean>;
+export type Decide = (runId: string, approvalId: string, decision: ApprovalDecision, message?: string, edits?: EditedFile[]) => Promise<boolean>;
 
 export const PENDING_APPROVAL_CONTEXT = "lovia.pendingApproval";
 
@@ -15,6 +16,13 @@ interface Tracked {
   item: ApprovalItem;
   diffOpened: boolean;
   modalShown: boolean;
+  /** Hunks the user kept in the diff editor, by {@link hunkId}. */
+  kept?: Set<string>;
+}
+
+/** A hunk's identity that survives other hunks being rejected (their lines move). */
+function hunkId(file: number, hunk: Hunk): string {
+  return `${file}\u0000${hunk.removed.join("")}\u0000${hunk.added.join("")}`;
 }
 
 /**
@@ -110,7 +118,70 @@ export class ApprovalManager implements vscode.CodeLensProvider, vscode.Disposab
     }
     const t = this.tracked.get(approvalId);
     if (!t) return false;
-    return this.decide(t.runId, approvalId, decision);
+    const edits = decision.startsWith("allow") ? this.edits(t) : [];
+    return this.decide(t.runId, approvalId, decision, undefined, edits.length > 0 ? edits : undefined);
+  }
+
+  /** What the user changed of an approval's proposal in the diff editor. */
+  editsFor(approvalId: string): EditedFile[] {
+    const t = this.tracked.get(approvalId);
+    return t ? this.edits(t) : [];
+  }
+
+  /** The files whose proposal the user changed in the diff editor (edited or hunks rejected). */
+  edits(t: Tracked): EditedFile[] {
+    const out: EditedFile[] = [];
+    (t.item.diff ?? []).forEach((d, i) => {
+      const now = this.proposals.currentText(t.item.approvalId, i);
+      if (now !== undefined && now !== d.newText) out.push({ path: d.path, newText: now });
+    });
+    return out;
+  }
+
+  /** The hunks of one proposed file as it is now in the diff editor. */
+  private hunks(t: Tracked, index: number): Hunk[] {
+    const d = t.item.diff?.[index];
+    if (!d) return [];
+    return hunksOf(d.oldText, this.proposals.currentText(t.item.approvalId, index) ?? d.newText);
+  }
+
+  /** Put one hunk of the proposal back as it was (the diff editor's buffer changes). */
+  async rejectHunk(approvalId: string, index: number, hunk: number): Promise<void> {
+    const t = this.tracked.get(approvalId);
+    const d = t?.item.diff?.[index];
+    if (!t || !d) return;
+    const current = this.proposals.currentText(approvalId, index) ?? d.newText;
+    const next = applyHunks(d.oldText, current, new Set([hunk]));
+    const uri = proposalUri(approvalId, index, "proposed", d.path);
+    const doc = await vscode.workspace.openTextDocument(uri);
+    const edit = new vscode.WorkspaceEdit();
+    edit.replace(uri, new vscode.Range(doc.positionAt(0), doc.positionAt(doc.getText().length)), next);
+    await vscode.workspace.applyEdit(edit);
+    this.codeLensEmitter.fire();
+    await this.settleIfDecided(t);
+  }
+
+  /** Keep one hunk as proposed; once every hunk is kept or rejected, the change is decided. */
+  async keepHunk(approvalId: string, index: number, hunk: number): Promise<void> {
+    const t = this.tracked.get(approvalId);
+    const h = t ? this.hunks(t, index)[hunk] : undefined;
+    if (!t || !h) return;
+    (t.kept ??= new Set()).add(hunkId(index, h));
+    this.codeLensEmitter.fire();
+    await this.settleIfDecided(t);
+  }
+
+  private async settleIfDecided(t: Tracked): Promise<void> {
+    const diffs = t.item.diff ?? [];
+    const left = diffs.flatMap((_, i) => this.hunks(t, i).filter((h) => !t.kept?.has(hunkId(i, h))));
+    if (left.length > 0 || t.item.state !== "pending") return;
+    const anyKept = diffs.some((_, i) => this.hunks(t, i).length > 0);
+    if (!anyKept) {
+      await this.decide(t.runId, t.item.approvalId, "reject_once", "The user rejected every hunk of this change.");
+      return;
+    }
+    const edits = this.edits(t);
+    await this.decide(t.runId, t.item.approvalId, "allow_once", undefined, edits.length > 0 ? edits : undefined);
   }
 
   provideCodeLenses(document: vscode.TextDocument): vscode.CodeLens[] {
@@ -132,6 +203,17 @@ export class ApprovalManager implements vscode.CodeLensProvider, vscode.Disposab
     lenses.push(
       new vscode.CodeLens(range, { title: `$(close) ${label("reject_once", "Reject")}`, command: "lovia.approval.reject", arguments: [ref.approvalId] }),
     );
+    // Each hunk: keep it as proposed, or put it back as it was.
+    const hunks = this.hunks(t, ref.index);
+    hunks.forEach((hunk, i) => {
+      const at = new vscode.Range(hunk.newStart, 0, hunk.newStart, 0);
+      const kept = t.kept?.has(hunkId(ref.index, hunk)) === true;
+      const name = `hunk ${i + 1} of ${hunks.length}`;
+      lenses.push(
+        new vscode.CodeLens(at, { title: kept ? `$(pass-filled) Kept ${name}` : `$(check) Keep ${name}`, command: "lovia.approval.keepHunk", arguments: [ref.approvalId, ref.index, i] }),
+        new vscode.CodeLens(at, { title: `$(discard) Reject ${name}`, command: "lovia.approval.rejectHunk", arguments: [ref.approvalId, ref.index, i] }),
+      );
+    });
     return lenses;
   }
 
@@ -168,6 +250,11 @@ export class ApprovalManager implements vscode.CodeLensProvider, vscode.Disposab
   }
 
   private async onResolved(approvalId: string): Promise<void> {
+    // An edited proposal is saved into its own (virtual) file first: closing never asks.
+    for (const doc of vscode.workspace.textDocuments) {
+      const ref = doc.uri.scheme === PROPOSED_SCHEME ? parseProposalUri(doc.uri) : undefined;
+      if (ref?.approvalId === approvalId && doc.isDirty) await doc.save();
+    }
     await this.closeTabs(approvalId);
     this.proposals.delete(approvalId);
     this.codeLensEmitter.fire();

@@ -2,7 +2,8 @@ import * as crypto from "node:crypto";
 import * as vscode from "vscode";
 import type { ChatController } from "./controller";
 import { makeNonce, renderWebviewHtml } from "./html";
-import { isWebviewIntent, type ChatViewState, type ExtensionMessage } from "./messages";
+import { isWebviewIntent, type ChatViewState, type Mention, type MentionsMessage } from "./messages";
+import { ViewSync } from "./viewSync";
 
 export const CHAT_VIEW_ID = "lovia.chat";
 
@@ -10,8 +11,8 @@ export const CHAT_VIEW_ID = "lovia.chat";
 const POST_INTERVAL_MS = 30;
 
 /**
- * The side panel. It renders the controller's state and posts user intents back;
- * the extension keeps the state, so a reloaded webview simply gets it again.
+ * The side panel. The extension keeps the state; the webview gets it once after it loads and
+ * then only what changed (see {@link ViewSync}), and posts user intents back.
  */
 export class ChatViewProvider implements vscode.WebviewViewProvider, vscode.Disposable {
   private view: vscode.WebviewView | undefined;
@@ -20,11 +21,13 @@ export class ChatViewProvider implements vscode.WebviewViewProvider, vscode.Disp
   private pending: ChatViewState | undefined;
   private timer: ReturnType<typeof setTimeout> | undefined;
   private lastPost = 0;
+  private readonly sync = new ViewSync();
 
   constructor(
     private readonly extensionUri: vscode.Uri,
     private readonly controller: ChatController,
     private readonly log: vscode.LogOutputChannel,
+    private readonly mentions: (query: string) => Promise<Mention[]> = () => Promise.resolve([]),
   ) {
     this.disposables.push(this.controller.onDidChange((state) => this.schedule(state)));
   }
@@ -47,14 +50,23 @@ export class ChatViewProvider implements vscode.WebviewViewProvider, vscode.Disp
           this.log.warn(`chat view: ignored malformed message ${JSON.stringify(msg)?.slice(0, 200)}`);
           return;
         }
-        if (msg.type === "ready") this.lastPost = 0;
+        if (msg.type === "ready") {
+          this.lastPost = 0;
+          this.sync.reset();
+        }
+        if (msg.type === "mentionQuery") {
+          void this.answerMentions(view, msg.query, msg.requestId);
+          return;
+        }
         void this.controller.handle(msg);
       }),
       view.onDidDispose(() => {
         if (this.view === view) this.view = undefined;
       }),
       view.onDidChangeVisibility(() => {
+        // A hidden webview is discarded; when shown again it loads anew and says "ready".
         if (view.visible) this.flush(this.controller.state());
+        else this.sync.reset();
       }),
     ];
   }
@@ -80,11 +92,34 @@ export class ChatViewProvider implements vscode.WebviewViewProvider, vscode.Disp
     }, wait);
   }
 
+  private async answerMentions(view: vscode.WebviewView, query: string, requestId: number): Promise<void> {
+    let items: Mention[] = [];
+    try {
+      items = await this.mentions(query);
+    } catch (err) {
+      this.log.warn(`mention search failed: ${err instanceof Error ? err.message : String(err)}`);
+    }
+    const message: MentionsMessage = { type: "mentions", requestId, items };
+    void view.webview.postMessage(message);
+  }
+
+  /** A post that did not arrive: send everything again. */
+  private resend(): void {
+    this.sync.reset();
+    this.schedule(this.controller.state());
+  }
+
   private flush(state: ChatViewState): void {
     this.pending = undefined;
-    if (!this.view) return;
+    if (!this.view || !this.view.visible) return;
+    const message = this.sync.next(state);
+    if (!message) return;
     this.lastPost = Date.now();
-    const message: ExtensionMessage = { type: "state", state };
-    void this.view.webview.postMessage(message);
+    void this.view.webview.postMessage(message).then(
+      (delivered) => {
+        if (!delivered) this.resend();
+      },
+      () => this.resend(),
+    );
   }
 }

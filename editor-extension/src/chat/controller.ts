@@ -7,10 +7,16 @@ import {
   ErrorCodes,
   type ApprovalDecision,
   type ContextRef,
+  type EditedFile,
   type SessionSummary,
 } from "../protocol/types";
+<<<<<<< HEAD
 import { childRunsOf, unloadedChildren } from "./children";
 import type { ChatError, ChatViewState, ModelChoice, ModelView, PendingSteer, ServerState, WebviewIntent } from "./messages";
+=======
+import { runChanges } from "./rows";
+import type { ChatError, ChatViewState, Mention, ModelChoice, ModelView, PendingSteer, ServerState, WebviewIntent } from "./messages";
+>>>>>>> panel
 
 /** Where the panel was: the open session and how far it was scrolled (kept across reloads). */
 export interface PanelPlace {
@@ -23,6 +29,16 @@ export interface PanelPlace {
 export interface ChatHost {
   openLocation(uri: string, line?: number): void | Promise<void>;
   openDiff(runId: string, approvalId: string): void | Promise<void>;
+  /** A send's mentions as the run's context (Problems filled in with the diagnostics of now). */
+  resolveMentions(mentions: Mention[]): ContextRef[];
+  /** The proposal of a pending approval as the user edited it in the diff editor (none: []). */
+  proposalEdits(approvalId: string): EditedFile[];
+  /** Put text on the clipboard. */
+  copy(text: string): void | Promise<void>;
+  /** Insert code at the cursor of the active editor (a new editor when there is none). */
+  insertCode(text: string, language: string): void | Promise<void>;
+  /** Show what a run did to one file: its text before the run against the file now. */
+  openChange(change: { runId: string; path: string; uri: string; before: string | null }): void | Promise<void>;
   setApiKey(): void | Promise<void>;
   /** Default working directory for new runs (first workspace folder). */
   defaultCwd(): string | undefined;
@@ -195,8 +211,10 @@ export class ChatController implements Disposable {
         await this.refreshSessions();
         return;
       case "send":
-        await this.send(intent.text, intent.mode);
+        await this.send(intent.text, intent.mode, intent.context ? this.host.resolveMentions(intent.context) : undefined);
         return;
+      case "mentionQuery":
+        return; // answered by the chat view, which owns the webview
       case "unsteer":
         await this.unsteer(intent.runId, intent.messageId);
         return;
@@ -207,11 +225,23 @@ export class ChatController implements Disposable {
         if (intent.text.trim()) await this.steer(intent.runId, intent.text.trim());
         return;
       case "approve":
-        await this.approve(intent.runId, intent.approvalId, intent.decision, intent.message);
+        await this.approve(intent.runId, intent.approvalId, intent.decision, intent.message, intent.edits);
         return;
       case "openDiff":
         await this.host.openDiff(intent.runId, intent.approvalId);
         return;
+      case "copy":
+        await this.host.copy(intent.text);
+        return;
+      case "insertCode":
+        await this.host.insertCode(intent.text, intent.language);
+        return;
+      case "openChange": {
+        const run = this.store.get(intent.runId);
+        const file = run ? runChanges(run).find((f) => f.path === intent.path) : undefined;
+        if (file) await this.host.openChange({ runId: intent.runId, path: file.path, uri: file.uri, before: file.oldText });
+        return;
+      }
       case "answer":
         await this.answer(intent.runId, intent.questionId, intent.answer);
         return;
@@ -333,11 +363,14 @@ export class ChatController implements Disposable {
     });
   }
 
-  async approve(runId: string, approvalId: string, decision: ApprovalDecision, message?: string): Promise<boolean> {
+  async approve(runId: string, approvalId: string, decision: ApprovalDecision, message?: string, edits?: EditedFile[]): Promise<boolean> {
     if (!APPROVAL_DECISIONS.includes(decision)) return false;
     const ok = await this.guard(async () => {
       const params: Parameters<LoviaClient["approve"]>[0] = { runId, approvalId, decision };
       if (message !== undefined && message.trim() !== "" && decision.startsWith("reject")) params.message = message.trim();
+      // Accepted from the card: what the user changed in the diff editor is not lost.
+      const approved = edits && edits.length > 0 ? edits : this.host.proposalEdits(approvalId);
+      if (approved.length > 0 && decision.startsWith("allow")) params.edits = approved;
       try {
         await this.client.approve(params);
       } catch (err) {

@@ -4,6 +4,7 @@
  * models, run `python -m lovia_server.protocol.schema`, then `npm run gen:protocol`.
  */
 
+export type ContextKind = "file" | "folder" | "symbol" | "selection" | "problems";
 /**
  * A user's answer to an approval, the same from `lovia/approve` to the run.
  */
@@ -92,7 +93,7 @@ export interface LoviaProtocol {
       result: UnsteerResult;
     };
     /**
-     * `allow_always`/`reject_always` remember the decision for the session (the file, the exact command, or the tool); a rejection `message` is what the model is told
+     * `allow_always`/`reject_always` remember the decision for the session (the file, the exact command, or the tool); a rejection `message` is what the model is told; `edits` (with an allow decision, for an approval with a `diff`) is the text the user approved per file — some hunks accepted, or the proposal edited: that text is written instead of the tool's and the model is told exactly what was applied
      */
     "lovia/approve": {
       params: ApproveParams;
@@ -177,11 +178,18 @@ export interface RunParams {
   agent?: string;
 }
 /**
- * A file (or a line range of it) attached to a prompt.
+ * Something the user attached to a prompt (an `@` mention): a file or a line range of
+ * it, a folder, a workspace symbol, the selection, or Problems. `kind` defaults to
+ * `folder` for a directory and `file` otherwise; `label` is what the user picked (a
+ * symbol's name); `problems` carries the diagnostics for `kind: "problems"` (`uri` is
+ * then the folder or file they are for).
  */
 export interface ContextItem {
   uri: string;
   range?: Range;
+  kind?: ContextKind;
+  label?: string;
+  problems?: Problem[];
 }
 export interface Range {
   start: Position;
@@ -190,6 +198,16 @@ export interface Range {
 export interface Position {
   line?: number;
   character?: number;
+}
+/**
+ * One diagnostic of the editor's Problems list.
+ */
+export interface Problem {
+  uri: string;
+  range?: Range;
+  severity?: "error" | "warning" | "info" | "hint";
+  message: string;
+  source?: string;
 }
 /**
  * A run that started (or resumed) and now streams events.
@@ -220,6 +238,16 @@ export interface ApproveParams {
   approvalId: string;
   decision: Decision;
   message?: string;
+  edits?: EditedFile[];
+}
+/**
+ * What the user approved for one file of an edit's preview: the whole new text after
+ * accepting some of its hunks or editing the proposal. `path` is one of the approval's
+ * `diff` paths.
+ */
+export interface EditedFile {
+  path: string;
+  newText: string;
 }
 export interface ApproveResult {
   approvalId: string;
@@ -283,7 +311,22 @@ export interface UserMessageEvent {
   messageId: string;
   text: string;
   source: MessageSource;
+  context?: ContextSummary[];
   kind: "user.message";
+}
+/**
+ * What the model got for one of the prompt's context items (the chips on the message):
+ * `truncated` when it was cut to the size limits, `note` says how (or why it is empty).
+ */
+export interface ContextSummary {
+  kind: "file" | "folder" | "symbol" | "selection" | "problems";
+  label: string;
+  uri: string;
+  line?: number;
+  endLine?: number;
+  chars: number;
+  truncated: boolean;
+  note?: string;
 }
 export interface MessageDeltaEvent {
   sessionId: string;
@@ -427,6 +470,7 @@ export interface ApprovalResolvedEvent {
   outcome: ApprovalOutcome;
   by: ApprovalBy;
   decision?: Decision;
+  edited?: boolean;
   kind: "approval.resolved";
 }
 export interface QuestionRequestedEvent {
@@ -501,6 +545,7 @@ export interface UsageUpdatedEvent {
   cacheReadTokens: number;
   contextTokens: number | null;
   contextWindow: number | null;
+  costUsd?: number;
   kind: "usage.updated";
 }
 export interface SubagentStartedEvent {
@@ -533,7 +578,8 @@ export interface SubagentFinishedEvent {
   kind: "subagent.finished";
 }
 /**
- * Token counts of a run so far; `contextTokens` is the last turn's prompt size.
+ * Token counts of a run so far; `contextTokens` is the last turn's prompt size;
+ * `costUsd` what they cost when the model's price is known (`lovia.modelPrices`).
  */
 export interface Usage {
   inputTokens: number;
@@ -541,6 +587,7 @@ export interface Usage {
   cacheReadTokens: number;
   contextTokens: number | null;
   contextWindow: number | null;
+  costUsd?: number;
 }
 export interface RunError {
   type: string;
@@ -776,6 +823,9 @@ export interface LoviaSettings {
   maxTurns?: number;
   approvalTimeoutSeconds?: number;
   editMode?: "auto" | "server" | "workspaceEdit";
+  modelPrices?: {
+    [k: string]: ModelPriceSetting | undefined;
+  };
 }
 export interface PermissionSettings {
   preset?: "readonly" | "coding" | "trusted";

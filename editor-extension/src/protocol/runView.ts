@@ -4,6 +4,7 @@ import type {
   ApprovalDecision,
   ApprovalOption,
   ApprovalOutcome,
+  ContextSummary,
   EventOf,
   FinalStatus,
   FileDiff,
@@ -66,6 +67,8 @@ export interface UsageView {
   outputTokens: number;
   contextTokens: number;
   contextWindow: number | null;
+  /** USD, when the model's price is known. */
+  costUsd?: number;
 }
 
 interface ItemBase {
@@ -77,6 +80,8 @@ export interface UserItem extends ItemBase {
   type: "user";
   text: string;
   source: EventOf<"user.message">["source"];
+  /** What was attached to the prompt (the chips), as the server read it. */
+  context?: ContextSummary[];
 }
 
 export interface AssistantItem extends ItemBase {
@@ -106,6 +111,8 @@ export interface ToolItem extends ItemBase {
   locations: Location[];
   output: OutputChunk[];
   outputTruncated: boolean;
+  /** Characters of output ever appended (the kept tail may be shorter): lets a view send only what is new. */
+  outputTotal: number;
   status: "running" | ToolStatus;
   content: ToolContent[];
   isError: boolean;
@@ -129,6 +136,8 @@ export interface ApprovalItem extends ItemBase {
   by?: ApprovalBy;
   /** Whose request it is, when a subagent asks. */
   requester?: SubagentRef;
+  /** Approved with the user's changes (some hunks, or an edited proposal). */
+  edited?: boolean;
 }
 
 export interface QuestionItem extends ItemBase {
@@ -208,7 +217,9 @@ function reasoningFor(run: RunView, messageId: string): ReasoningItem {
   return push<ReasoningItem>(run, { type: "reasoning", id, messageId, text: "", streaming: true });
 }
 
-function appendOutput(tool: ToolItem, chunk: OutputChunk): void {
+/** Append streamed output, merging with the last chunk of the same stream and keeping the tail. */
+export function appendOutput(tool: Pick<ToolItem, "output" | "outputTruncated" | "outputTotal">, chunk: OutputChunk): void {
+  tool.outputTotal = (tool.outputTotal ?? 0) + chunk.text.length;
   const last = tool.output[tool.output.length - 1];
   if (last && last.stream === chunk.stream) last.text += chunk.text;
   else tool.output.push({ stream: chunk.stream, text: chunk.text });
@@ -253,7 +264,9 @@ export function applyEvent(run: RunView, event: LoviaEvent): void {
       break;
     case "user.message": {
       if (!find(run, "user", event.messageId)) {
-        push<UserItem>(run, { type: "user", id: event.messageId, text: event.text, source: event.source });
+        const item: Omit<UserItem, "rev"> = { type: "user", id: event.messageId, text: event.text, source: event.source };
+        if (event.context && event.context.length > 0) item.context = event.context;
+        push<UserItem>(run, item);
       }
       break;
     }
@@ -311,6 +324,7 @@ export function applyEvent(run: RunView, event: LoviaEvent): void {
           ...base,
           output: [],
           outputTruncated: false,
+          outputTotal: 0,
           status: "running",
           content: [],
           isError: false,
@@ -348,6 +362,7 @@ export function applyEvent(run: RunView, event: LoviaEvent): void {
         approval.state = event.outcome;
         approval.by = event.by;
         if (event.decision !== undefined) approval.decision = event.decision;
+        if (event.edited) approval.edited = true;
         bump(run, approval);
         const tool = find(run, "tool", approval.toolCallId);
         if (tool) bump(run, tool);
@@ -405,6 +420,7 @@ export function applyEvent(run: RunView, event: LoviaEvent): void {
         contextTokens: event.contextTokens ?? 0,
         contextWindow: event.contextWindow ?? 0,
       };
+      if (typeof event.costUsd === "number") run.usage.costUsd = event.costUsd;
       bump(run);
       break;
     case "subagent.started":
@@ -501,6 +517,10 @@ function onApprovalRequested(run: RunView, event: EventOf<"approval.requested">)
 
 function onRunFinished(run: RunView, event: EventOf<"run.finished">): void {
   run.status = event.status;
+  const cost = event.usage?.costUsd;
+  if (typeof cost === "number") {
+    run.usage = { ...(run.usage ?? { inputTokens: event.usage.inputTokens, outputTokens: event.usage.outputTokens, contextTokens: 0, contextWindow: 0 }), costUsd: cost };
+  }
   run.resumable = event.resumable;
   run.finishedAt = event.ts;
   for (const item of run.items) {

@@ -62,6 +62,9 @@ export function serverSettings(raw: unknown, trusted: boolean): LoviaSettings {
   if (typeof src.mcpIdleTimeoutSeconds === "number" && src.mcpIdleTimeoutSeconds > 0) out.mcpIdleTimeoutSeconds = src.mcpIdleTimeoutSeconds;
   const subagents = subagentSettings(src.subagents);
   if (subagents) out.subagents = subagents;
+  if (isPlainObject(src.modelPrices) && Object.keys(src.modelPrices).length > 0) {
+    out.modelPrices = src.modelPrices as NonNullable<LoviaSettings["modelPrices"]>;
+  }
 
   const perms = isPlainObject(src.permissions) ? src.permissions : {};
   const permissions: NonNullable<LoviaSettings["permissions"]> = {};

@@ -3,21 +3,14 @@
  * headless Chromium, replays a recorded event stream through the real reducer, and
  * checks what a person would see and what the buttons post.
  */
-import { execFileSync } from "node:child_process";
-import { existsSync, mkdirSync, readFileSync } from "node:fs";
-import { createServer, type Server } from "node:http";
-import type { AddressInfo } from "node:net";
-import { fileURLToPath } from "node:url";
-import { chromium, type Browser, type Page } from "playwright-core";
+import { readFileSync } from "node:fs";
+import type { Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { renderWebviewHtml } from "../../src/chat/html";
 import type { ChatViewState } from "../../src/chat/messages";
+import { ViewSync } from "../../src/chat/viewSync";
 import { applyEvent, createRunView, type LoviaEvent, type RunView } from "../../src/protocol";
-
-const root = fileURLToPath(new URL("../../", import.meta.url));
-const artifacts = `${root}test/artifacts`;
-const CHROMIUM = process.env.LOVIA_CHROMIUM ?? "/usr/bin/chromium";
-const FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--no-first-run", "--disable-background-networking", "--disable-component-update", "--disable-sync"];
+import { longSession } from "../../bench/longSession";
+import { artifacts, openWebview, root, type WebviewPage } from "./page";
 
 const fixture = JSON.parse(readFileSync(`${root}test/fixtures/run-events.json`, "utf8")) as {
   events: LoviaEvent[];
@@ -25,9 +18,7 @@ const fixture = JSON.parse(readFileSync(`${root}test/fixtures/run-events.json`, 
   pendingApprovalId: string;
 };
 
-let server: Server;
-let origin: string;
-let browser: Browser;
+let web: WebviewPage;
 let page: Page;
 
 function baseState(run: RunView, extra: Partial<ChatViewState> = {}): ChatViewState {
@@ -50,8 +41,16 @@ function baseState(run: RunView, extra: Partial<ChatViewState> = {}): ChatViewSt
   };
 }
 
+/** What the extension posts for this state (a reset first, then patches), as the chat view does. */
+const sync = new ViewSync();
+const sizes: number[] = [];
+
 async function postState(state: ChatViewState): Promise<void> {
-  await page.evaluate((s) => window.postMessage({ type: "state", state: s }, "*"), JSON.parse(JSON.stringify(state)) as unknown);
+  const message = sync.next(state);
+  if (!message) return;
+  const json = JSON.stringify(message);
+  sizes.push(json.length);
+  await page.evaluate((m) => window.postMessage(m, "*"), JSON.parse(json) as unknown);
 }
 
 async function scrollToBottom(): Promise<void> {
@@ -61,8 +60,9 @@ async function scrollToBottom(): Promise<void> {
   });
 }
 
+/** What the UI posted, without the scroll reports (layout moves the transcript now and then). */
 async function posted(): Promise<unknown[]> {
-  return page.evaluate(() => (window as unknown as { __posted: unknown[] }).__posted.slice());
+  return page.evaluate(() => (window as unknown as { __posted: { type: string }[] }).__posted.filter((m) => m.type !== "scrolled"));
 }
 
 async function clearPosted(): Promise<void> {
@@ -80,61 +80,14 @@ async function replay(events: LoviaEvent[], run: RunView): Promise<void> {
 }
 
 beforeAll(async () => {
-  if (!existsSync(CHROMIUM)) {
-    throw new Error(`Chromium not found at ${CHROMIUM}: install it with \`apt-get install -y chromium\` (or set LOVIA_CHROMIUM).`);
-  }
-  if (!existsSync(`${root}dist/webview.js`)) execFileSync(process.execPath, ["esbuild.mjs"], { cwd: root, stdio: "inherit" });
-  mkdirSync(artifacts, { recursive: true });
-  const nonce = "dGVzdC1ub25jZS0xMjM0NQ==";
-  server = createServer((req, res) => {
-    const files: Record<string, [string, string]> = {
-      "/dist/webview.js": [`${root}dist/webview.js`, "text/javascript"],
-      "/dist/webview.css": [`${root}dist/webview.css`, "text/css"],
-      "/theme.css": [`${root}test/browser/theme-dark.css`, "text/css"],
-    };
-    if (req.url === "/" || req.url === "/index.html") {
-      res.writeHead(200, { "content-type": "text/html" });
-      res.end(renderWebviewHtml({ cspSource: origin, nonce, scriptUri: `${origin}/dist/webview.js`, styleUri: `${origin}/dist/webview.css` }));
-      return;
-    }
-    const file = files[req.url ?? ""];
-    if (!file) {
-      res.writeHead(404).end();
-      return;
-    }
-    res.writeHead(200, { "content-type": file[1] });
-    res.end(readFileSync(file[0]));
-  });
-  await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));
-  origin = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-  browser = await chromium.launch({ executablePath: CHROMIUM, args: FLAGS, headless: true });
-  page = await browser.newPage({ viewport: { width: 420, height: 900 } });
-  const errors: string[] = [];
-  page.on("pageerror", (e) => errors.push(e.message));
-  // VS Code provides acquireVsCodeApi inside the webview; the stub records what the UI posts.
-  await page.addInitScript(() => {
-    const w = window as unknown as Record<string, unknown>;
-    w.__posted = [];
-    w.__violations = [];
-    w.__state = undefined;
-    w.acquireVsCodeApi = () => ({
-      postMessage: (m: unknown) => (w.__posted as unknown[]).push(m),
-      getState: () => w.__state,
-      setState: (s: unknown) => {
-        w.__state = s;
-      },
-    });
-    document.addEventListener("securitypolicyviolation", (e) => (w.__violations as string[]).push(`${e.violatedDirective} ${e.blockedURI}`));
-  });
-  await page.goto(`${origin}/index.html`);
-  await page.addStyleTag({ url: `${origin}/theme.css` });
-  await page.waitForFunction(() => (window as unknown as { __posted: { type: string }[] }).__posted.some((m) => m.type === "ready"));
-  expect(errors).toEqual([]);
+  web = await openWebview();
+  page = web.page;
+  await web.load("dark");
+  expect(web.errors).toEqual([]);
 });
 
 afterAll(async () => {
-  await browser?.close();
-  await new Promise((r) => server?.close(r));
+  await web?.close();
 });
 
 describe("chat webview in Chromium", () => {
@@ -171,7 +124,7 @@ describe("chat webview in Chromium", () => {
 
   it("opens locations in the editor when a tool's location is clicked", async () => {
     await clearPosted();
-    await page.locator("article.tool-read button.location").click();
+    await page.locator(".tool-read button.location").click();
     expect(await posted()).toEqual([{ type: "openLocation", uri: "file:///home/dev/shop/src/cart.js", line: 1 }]);
   });
 
@@ -198,6 +151,21 @@ describe("chat webview in Chromium", () => {
     await postState(baseState(run));
   });
 
+  it("shows each run's cost and the session's when the model's price is known", async () => {
+    const ev = (r: RunView, seq: number, e: Record<string, unknown>) => applyEvent(r, { sessionId: "ses_cost", runId: r.runId, seq, ts: seq, ...e } as unknown as LoviaEvent);
+    const first = createRunView("run_c1", "ses_cost");
+    const second = createRunView("run_c2", "ses_cost");
+    ev(first, 1, { kind: "run.started", prompt: "a", cwd: "/w", model: "openai:gpt-4.1-mini", agent: "a", resumed: false });
+    ev(first, 2, { kind: "run.finished", status: "completed", resumable: false, usage: { inputTokens: 12000, outputTokens: 800, cacheReadTokens: 0, contextTokens: 6000, contextWindow: 128000, costUsd: 0.00608 } });
+    ev(second, 1, { kind: "run.started", prompt: "b", cwd: "/w", model: "openai:gpt-4.1-mini", agent: "a", resumed: false });
+    ev(second, 2, { kind: "usage.updated", inputTokens: 30000, outputTokens: 2000, cacheReadTokens: 0, contextTokens: 9000, contextWindow: 128000, costUsd: 0.0152 });
+    await postState({ ...baseState(second), runs: [first, second] });
+    const text = page.locator(".usage-text");
+    await expect.poll(() => text.textContent()).toBe("9.0k / 128k context · ↑30k ↓2.0k · $0.015 · session $0.021");
+    expect(await page.locator(".usage").getAttribute("title")).toContain("this run $0.015 · this session $0.021");
+    await postState(baseState(run));
+  });
+
   it("keeps every card, in order, when an earlier card changes in the same update that adds a new one", async () => {
     const r = createRunView("run_order", "ses_order");
     const ev = (seq: number, e: Record<string, unknown>) => applyEvent(r, { sessionId: "ses_order", runId: "run_order", seq, ts: seq, ...e } as unknown as LoviaEvent);
@@ -213,7 +181,7 @@ describe("chat webview in Chromium", () => {
     await expect.poll(() => transcript.locator(".msg-assistant").count()).toBe(1);
     expect(await transcript.locator("article.tool .tool-title").allTextContents()).toEqual(["Edit A", "Update B"]);
     expect(await transcript.locator("article.tool-status-running").count()).toBe(1);
-    const order = await transcript.evaluate((t) => Array.from(t.children).map((c) => c.getAttribute("aria-label") ?? c.className));
+    const order = await transcript.locator(".rows").evaluate((t) => Array.from(t.children).map((c) => c.getAttribute("aria-label") ?? c.className));
     expect(order).toEqual(["Your message", "Tool: Edit A", "Tool: Update B", "lovia"]);
     await postState(baseState(run));
   });
@@ -260,7 +228,35 @@ describe("chat webview in Chromium", () => {
       t.dispatchEvent(new Event("scroll"));
     });
     await page.waitForFunction(() => (window as unknown as { __posted: { type: string }[] }).__posted.some((m) => m.type === "scrolled"));
-    expect((await posted()).filter((m) => (m as { type: string }).type === "scrolled")).toEqual([{ type: "scrolled", top: 500, atBottom: false }]);
+    const reports = await page.evaluate(() => (window as unknown as { __posted: { type: string }[] }).__posted.filter((m) => m.type === "scrolled"));
+    expect(reports).toEqual([{ type: "scrolled", top: 500, atBottom: false }]);
+    await postState(baseState(run));
+  });
+
+  it("draws a long session as a bounded window: earlier rows on demand, new ones at the end", async () => {
+    const long = longSession(400, "run_big", "ses_big");
+    await postState(baseState(long.run));
+    const rows = page.locator("main.transcript .rows > *");
+    const drawn = await rows.count();
+    expect(drawn).toBeLessThanOrEqual(240);
+    expect(drawn).toBeLessThan(long.run.items.length);
+    const earlier = page.locator("button.show-earlier");
+    expect(await earlier.isVisible()).toBe(true);
+    expect(await earlier.textContent()).toContain("earlier");
+    // The last row drawn is the session's last item.
+    const last = long.run.items.at(-1)!;
+    expect(await rows.last().getAttribute("data-key")).toBe(`run_big:${last.type}:${last.id}`);
+    await earlier.click();
+    await expect.poll(() => rows.count()).toBeGreaterThan(drawn);
+    // A streamed chunk redraws one row and only that row's message is posted.
+    const before = sizes.length;
+    long.emit({ kind: "message.delta", messageId: "m_new", text: "Still going" });
+    await postState(baseState(long.run));
+    await expect.poll(() => rows.last().textContent()).toContain("Still going");
+    long.emit({ kind: "message.delta", messageId: "m_new", text: " — and more." });
+    await postState(baseState(long.run));
+    await expect.poll(() => rows.last().textContent()).toContain("Still going — and more.");
+    expect(sizes.slice(before).every((n) => n < 1000)).toBe(true);
     await postState(baseState(run));
   });
 
@@ -306,7 +302,8 @@ describe("chat webview in Chromium", () => {
 
     // A re-render (new rev) enables it again; a rejection carries the typed reason.
     const item = run.items.find((i) => i.id === fixture.pendingApprovalId)!;
-    item.rev += 1000;
+    run.rev += 1000;
+    item.rev = run.rev;
     await postState(baseState(run));
     await clearPosted();
     await card.locator("input.reason").fill("Keep the changelog in docs/");
@@ -314,6 +311,188 @@ describe("chat webview in Chromium", () => {
     expect(await posted()).toEqual([
       { type: "approve", runId: "run_01", approvalId: "ap_changelog", decision: "reject_once", message: "Keep the changelog in docs/" },
     ]);
+  });
+
+  it("draws one card per approval: the shell command once, the decision inside the tool's card", async () => {
+    const r = createRunView("run_one", "ses_one");
+    const ev = (seq: number, e: Record<string, unknown>) => applyEvent(r, { sessionId: "ses_one", runId: "run_one", seq, ts: seq, ...e } as unknown as LoviaEvent);
+    ev(1, { kind: "run.started", prompt: "test", cwd: "/w", model: "m", agent: "a", resumed: false });
+    ev(2, { kind: "tool.call", toolCallId: "sh", name: "shell", toolKind: "execute", title: "Run make check", input: { command: "make check" }, locations: [] });
+    ev(3, {
+      kind: "approval.requested", approvalId: "ap_sh", toolCallId: "sh", action: "shell", title: "Run make check", detail: "Run in .: make check", paths: [], command: "make check",
+      options: [{ decision: "allow_once", label: "Run" }, { decision: "allow_always", label: "Always run" }, { decision: "reject_once", label: "Reject" }],
+    });
+    await postState(baseState(r));
+    const transcript = page.locator("main.transcript");
+    expect(await transcript.locator("article").count()).toBe(1);
+    const card = transcript.locator("article.tool.approval-pending");
+    expect(await card.getAttribute("role")).toBe("alertdialog");
+    expect(await card.locator(".tool-command").count()).toBe(1);
+    expect((await card.textContent())!.split("make check").length - 1).toBe(2); // the title and the command, no repeat
+    await clearPosted();
+    await card.getByRole("button", { name: "Run", exact: true }).click();
+    expect(await posted()).toEqual([{ type: "approve", runId: "run_one", approvalId: "ap_sh", decision: "allow_once" }]);
+    ev(4, { kind: "approval.resolved", approvalId: "ap_sh", outcome: "allowed", decision: "allow_once", by: "user" });
+    ev(5, { kind: "tool.result", toolCallId: "sh", status: "completed", isError: false, content: [{ type: "text", text: "exit code: 0" }] });
+    await postState(baseState(r));
+    expect(await transcript.locator("article").count()).toBe(1);
+    expect(await transcript.locator("article.tool .approval-outcome").textContent()).toBe("Allowed by user");
+    await postState(baseState(run));
+  });
+
+  it("reviews an edit hunk by hunk: the posted approval carries exactly the text of the kept hunks", async () => {
+    const OLD = Array.from({ length: 20 }, (_, i) => `line ${i + 1}\n`).join("");
+    const NEW = OLD.replace("line 2\n", "line two\n").replace("line 19\n", "line nineteen\n");
+    const r = createRunView("run_hunks", "ses_hunks");
+    const ev = (seq: number, e: Record<string, unknown>) => applyEvent(r, { sessionId: "ses_hunks", runId: "run_hunks", seq, ts: seq, ...e } as unknown as LoviaEvent);
+    ev(1, { kind: "run.started", prompt: "notes", cwd: "/w", model: "m", agent: "a", resumed: false });
+    ev(2, { kind: "tool.call", toolCallId: "w1", name: "write_file", toolKind: "edit", title: "Write notes.txt", input: { path: "notes.txt", content: NEW }, locations: [] });
+    ev(3, {
+      kind: "approval.requested", approvalId: "ap_w1", toolCallId: "w1", action: "file.write", title: "Write notes.txt", detail: "The agent wants to edit notes.txt.", paths: ["/w/notes.txt"],
+      diff: [{ path: "/w/notes.txt", uri: "file:///w/notes.txt", oldText: OLD, newText: NEW }],
+      options: [{ decision: "allow_once", label: "Accept" }, { decision: "reject_once", label: "Reject" }],
+    });
+    await postState(baseState(r));
+    const card = page.locator('article.approval-pending[data-approval-id="ap_w1"]');
+    const bars = card.locator(".hunk-bar");
+    expect(await bars.count()).toBe(2);
+    expect(await bars.locator(".hunk-label").allTextContents()).toEqual(["Hunk 1 of 2", "Hunk 2 of 2"]);
+    // Reject the second hunk: it is struck out and Accept says what it applies.
+    await bars.nth(1).getByRole("button", { name: "Reject hunk 2" }).click();
+    await expect.poll(() => card.locator(".hunk-rejected").count()).toBe(2);
+    expect(await card.locator('button[data-decision="allow_once"]').textContent()).toBe("Accept (1 of 2 hunks)");
+    await page.screenshot({ path: `${artifacts}/webview-hunk-review.png` });
+    await clearPosted();
+    await card.locator('button[data-decision="allow_once"]').click();
+    expect(await posted()).toEqual([
+      { type: "approve", runId: "run_hunks", approvalId: "ap_w1", decision: "allow_once", edits: [{ path: "/w/notes.txt", newText: OLD.replace("line 2\n", "line two\n") }] },
+    ]);
+    // Rejecting every hunk leaves Reject as the only answer.
+    r.rev += 1;
+    (r.items[1] as { rev: number }).rev = r.rev;
+    await postState(baseState(r));
+    await card.locator(".hunk-bar").nth(0).getByRole("button", { name: "Reject hunk 1" }).click();
+    await expect.poll(() => card.locator('button[data-decision="allow_once"]').isDisabled()).toBe(true);
+    // Keep it again: the full proposal is a plain accept (no edits).
+    await card.locator(".hunk-bar").nth(0).getByRole("button", { name: "Keep hunk 1" }).click();
+    await card.locator(".hunk-bar").nth(1).getByRole("button", { name: "Keep hunk 2" }).click();
+    await clearPosted();
+    await card.locator('button[data-decision="allow_once"]').click();
+    expect(await posted()).toEqual([{ type: "approve", runId: "run_hunks", approvalId: "ap_w1", decision: "allow_once" }]);
+    ev(4, { kind: "approval.resolved", approvalId: "ap_w1", outcome: "allowed", decision: "allow_once", by: "user", edited: true });
+    await postState(baseState(r));
+    expect(await page.locator('article[data-approval-id="ap_w1"] .approval-outcome').textContent()).toBe("Allowed with your changes by user");
+    await postState(baseState(run));
+  });
+
+  it("draws reads and searches as one-line rows that expand", async () => {
+    const r = createRunView("run_rows", "ses_rows");
+    const ev = (seq: number, e: Record<string, unknown>) => applyEvent(r, { sessionId: "ses_rows", runId: "run_rows", seq, ts: seq, ...e } as unknown as LoviaEvent);
+    ev(1, { kind: "run.started", prompt: "look", cwd: "/w", model: "m", agent: "a", resumed: false });
+    ev(2, { kind: "tool.call", toolCallId: "r1", name: "read_file", toolKind: "read", title: "Read src/a.ts", input: { path: "src/a.ts" }, locations: [{ path: "/w/src/a.ts", uri: "file:///w/src/a.ts" }] });
+    ev(3, { kind: "tool.result", toolCallId: "r1", status: "completed", isError: false, content: [{ type: "text", text: "line 1\nline 2\nline 3" }] });
+    ev(4, { kind: "tool.call", toolCallId: "g1", name: "grep_files", toolKind: "search", title: "Search for TODO", input: { pattern: "TODO" }, locations: [] });
+    ev(5, { kind: "tool.result", toolCallId: "g1", status: "completed", isError: false, content: [{ type: "text", text: "a.ts:1: TODO one\nb.ts:2: TODO two" }] });
+    await postState(baseState(r));
+    const rows = page.locator("main.transcript details.tool-row");
+    expect(await rows.count()).toBe(2);
+    expect(await rows.locator("summary .tool-meta").allTextContents()).toEqual(["3 lines", "2 results"]);
+    const first = rows.first();
+    const height = (await first.boundingBox())!.height;
+    expect(height).toBeLessThan(32); // one line
+    expect(await first.locator(".tool-text").isVisible()).toBe(false);
+    await first.locator("summary .tool-title").click();
+    await expect.poll(() => first.locator(".tool-text").isVisible()).toBe(true);
+    expect(await first.locator(".tool-text").textContent()).toBe("line 1\nline 2\nline 3");
+    // Redrawn by a later patch, it stays open.
+    r.rev += 1;
+    (r.items[1] as { rev: number }).rev = r.rev;
+    await postState(baseState(r));
+    expect(await page.locator("main.transcript details.tool-row").first().getAttribute("open")).toBe("");
+    await postState(baseState(run));
+  });
+
+  it("ends a finished run with the files it changed, +/− counts, each opening its diff", async () => {
+    const r = createRunView("run_ch", "ses_ch");
+    const ev = (seq: number, e: Record<string, unknown>) => applyEvent(r, { sessionId: "ses_ch", runId: "run_ch", seq, ts: seq, ...e } as unknown as LoviaEvent);
+    ev(1, { kind: "run.started", prompt: "edit", cwd: "/w", model: "m", agent: "a", resumed: false });
+    const diff = (path: string, oldText: string | null, newText: string) => ({ type: "diff", path, uri: `file://${path}`, oldText, newText });
+    ev(2, { kind: "tool.call", toolCallId: "e1", name: "edit_file", toolKind: "edit", title: "Edit a.ts", input: {}, locations: [] });
+    ev(3, { kind: "tool.result", toolCallId: "e1", status: "completed", isError: false, content: [diff("/w/a.ts", "one\ntwo\n", "one\n2\n")] });
+    ev(4, { kind: "tool.call", toolCallId: "e2", name: "edit_file", toolKind: "edit", title: "Edit a.ts", input: {}, locations: [] });
+    ev(5, { kind: "tool.result", toolCallId: "e2", status: "completed", isError: false, content: [diff("/w/a.ts", "one\n2\n", "one\n2\nthree\n")] });
+    ev(6, { kind: "tool.call", toolCallId: "w1", name: "write_file", toolKind: "edit", title: "Create b.md", input: {}, locations: [] });
+    ev(7, { kind: "tool.result", toolCallId: "w1", status: "completed", isError: false, content: [diff("/w/b.md", null, "# b\n")] });
+    await postState(baseState(r));
+    expect(await page.locator("section.changes").count()).toBe(0); // only once the run is over
+    ev(8, { kind: "run.finished", status: "completed", resumable: false, usage: { inputTokens: 1, outputTokens: 1 } });
+    await postState(baseState(r));
+    const changes = page.locator("section.changes");
+    expect(await changes.locator(".section-title").textContent()).toBe("2 files changed +3 −1");
+    expect(await changes.locator("li").allTextContents()).toEqual(["a.ts+2 −1", "b.mdnew+1 −0"]);
+    await clearPosted();
+    await changes.getByRole("button", { name: /a\.ts/ }).click();
+    expect(await posted()).toEqual([{ type: "openChange", runId: "run_ch", path: "/w/a.ts" }]);
+    await page.screenshot({ path: `${artifacts}/webview-files-changed.png` });
+    await postState(baseState(run));
+  });
+
+  it("completes @ mentions in the composer, sends them as context and shows them as chips", async () => {
+    const r = createRunView("run_m", "ses_m");
+    const ev = (seq: number, e: Record<string, unknown>) => applyEvent(r, { sessionId: "ses_m", runId: "run_m", seq, ts: seq, ...e } as unknown as LoviaEvent);
+    ev(1, { kind: "run.started", prompt: "x", cwd: "/w", model: "m", agent: "a", resumed: false });
+    ev(2, { kind: "run.finished", status: "completed", resumable: false, usage: { inputTokens: 1, outputTokens: 1 } });
+    await postState(baseState(r));
+    await clearPosted();
+    const input = page.locator("textarea.composer-input");
+    await input.fill("");
+    await input.pressSequentially("explain @ca");
+    await expect.poll(async () => (await posted()).filter((m) => (m as { type: string }).type === "mentionQuery").at(-1)).toMatchObject({ type: "mentionQuery", query: "ca" });
+    const requestId = ((await posted()).filter((m) => (m as { type: string }).type === "mentionQuery").at(-1) as { requestId: number }).requestId;
+    const items = [
+      { kind: "file", label: "cart.js", detail: "src/cart.js", uri: "file:///w/src/cart.js" },
+      { kind: "folder", label: "src/cart/", detail: "folder", uri: "file:///w/src/cart" },
+      { kind: "symbol", label: "cartTotal", detail: "src/cart.js", uri: "file:///w/src/cart.js", range: { start: { line: 3, character: 0 }, end: { line: 9, character: 1 } } },
+    ];
+    await web.post({ type: "mentions", requestId, items } as never);
+    const popup = page.locator(".mention-popup");
+    await expect.poll(() => popup.locator("li").count()).toBe(3);
+    expect(await popup.locator("li.active .mention-label").textContent()).toBe("cart.js");
+    await input.press("ArrowDown");
+    await input.press("ArrowDown");
+    await input.press("Enter");
+    expect(await input.inputValue()).toBe("explain @cartTotal ");
+    expect(await popup.isHidden()).toBe(true);
+    expect(await page.locator("form.composer .mention-chips .chip-label").allTextContents()).toEqual(["cartTotal"]);
+    await input.pressSequentially("and @");
+    const second = ((await posted()).filter((m) => (m as { type: string }).type === "mentionQuery").at(-1) as { requestId: number }).requestId;
+    await web.post({ type: "mentions", requestId: second, items: [items[0]] } as never);
+    await expect.poll(() => popup.locator("li").count()).toBe(1);
+    await popup.locator("li").first().dispatchEvent("mousedown");
+    expect(await input.inputValue()).toBe("explain @cartTotal and @cart.js ");
+    await clearPosted();
+    await input.press("Enter");
+    expect(await posted()).toEqual([{ type: "send", text: "explain @cartTotal and @cart.js", mode: "prompt", context: [items[2], items[0]] }]);
+    expect(await page.locator("form.composer .mention-chips .chip").count()).toBe(0);
+    // The server's summaries become chips on the user message; a cut one says so.
+    ev(3, { kind: "run.started", prompt: "explain", cwd: "/w", model: "m", agent: "a", resumed: false });
+    ev(4, {
+      kind: "user.message", messageId: "u_m", text: "explain @cartTotal and @big.log", source: "prompt",
+      context: [
+        { kind: "symbol", label: "cartTotal", uri: "file:///w/src/cart.js", line: 4, endLine: 10, chars: 200, truncated: false },
+        { kind: "file", label: "big.log", uri: "file:///w/big.log", chars: 60000, truncated: true, note: "cut to the first 600 of 9,000 lines" },
+      ],
+    });
+    await postState(baseState(r));
+    const chips = page.locator("article.msg-user .chip");
+    await expect.poll(() => chips.count()).toBe(2);
+    expect(await chips.allTextContents()).toEqual(["cartTotal", "big.logcut"]);
+    expect(await chips.nth(1).getAttribute("title")).toContain("cut to the first 600");
+    await clearPosted();
+    await chips.first().click();
+    expect(await posted()).toEqual([{ type: "openLocation", uri: "file:///w/src/cart.js", line: 4 }]);
+    await page.screenshot({ path: `${artifacts}/webview-mentions.png` });
+    await postState(baseState(run));
   });
 
   it("turns the composer into a steer box with stop and withdraw while the run is live", async () => {

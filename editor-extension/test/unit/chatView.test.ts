@@ -7,7 +7,8 @@ import { disposeAll, makeContext } from "./helpers";
 import { contentSecurityPolicy } from "../../src/chat/html";
 import { describeStatus } from "../../src/statusBar";
 import { createRunView } from "../../src/protocol/runView";
-import type { ChatViewState } from "../../src/chat/messages";
+import type { ExtensionMessage } from "../../src/chat/messages";
+import { PanelModel } from "../../media/model";
 import type * as vscodeTypes from "vscode";
 
 vi.mock("vscode-languageclient/node", () => import("../support/fakeLanguageClient"));
@@ -24,7 +25,8 @@ let ctx: vscodeTypes.ExtensionContext;
 
 function fakeView() {
   const incoming = new EventEmitter<unknown>();
-  const posted: { type: string; state: ChatViewState }[] = [];
+  const posted: ExtensionMessage[] = [];
+  const model = new PanelModel();
   const view = {
     visible: true,
     webview: {
@@ -32,8 +34,9 @@ function fakeView() {
       html: "",
       cspSource: "https://webview.example",
       asWebviewUri: (u: Uri) => Uri.from({ scheme: "https", authority: "webview.example", path: u.path }),
-      postMessage: (m: { type: string; state: ChatViewState }) => {
+      postMessage: (m: ExtensionMessage) => {
         posted.push(m);
+        if (m.type !== "mentions") model.apply(JSON.parse(JSON.stringify(m)) as typeof m);
         return Promise.resolve(true);
       },
       onDidReceiveMessage: incoming.event,
@@ -42,7 +45,8 @@ function fakeView() {
     onDidChangeVisibility: new EventEmitter<void>().event,
     show: () => undefined,
   };
-  return { view, incoming, posted };
+  const rows = () => model.order.map((k) => model.rows.get(k)!);
+  return { view, incoming, posted, model, rows };
 }
 
 beforeEach(async () => {
@@ -85,17 +89,19 @@ describe("chat webview view", () => {
   });
 
   it("routes intents from the webview to the protocol and posts state back", async () => {
-    const { view, incoming, posted } = fakeView();
+    const { view, incoming, posted, model, rows } = fakeView();
     __mock.state.webviewProviders.get("lovia.chat").resolveWebviewView(view);
     incoming.fire({ type: "ready" });
     await waitFor(() => posted.length > 0, 2000, "first state");
-    expect(posted[0]!.type).toBe("state");
+    expect(posted[0]!.type).toBe("reset");
     incoming.fire({ type: "send", text: "hello from the panel", mode: "prompt" });
     await waitFor(() => server.requestsOf("lovia/run").length === 1);
-    await waitFor(() => posted.at(-1)!.state.runs[0]?.items.some((i) => i.type === "user") === true, 2000, "user message rendered");
-    const last = posted.at(-1)!.state;
-    expect(last.liveRunId).toBe(last.runs[0]!.runId);
-    expect(last.server.state).toBe("running");
+    await waitFor(() => rows().some((r) => r.type === "user"), 2000, "user message rendered");
+    // After the first reset only patches follow.
+    expect(posted.slice(1).every((m) => m.type === "patch")).toBe(true);
+    const user = rows().find((r) => r.type === "user")!;
+    expect(model.chrome!.liveRunId).toBe(user.runId);
+    expect(model.chrome!.server.state).toBe("running");
 
     incoming.fire({ type: "openLocation", uri: "file:///work/project/src/a.ts", line: 12 });
     await waitFor(() => __mock.state.shownDocuments.length === 1);
@@ -118,16 +124,20 @@ describe("chat webview view", () => {
   });
 
   it("coalesces a burst of streamed events into few posts", async () => {
-    const { view, incoming, posted } = fakeView();
+    const { view, incoming, posted, rows } = fakeView();
     __mock.state.webviewProviders.get("lovia.chat").resolveWebviewView(view);
+    incoming.fire({ type: "ready" });
     incoming.fire({ type: "send", text: "stream", mode: "prompt" });
     await waitFor(() => server.requestsOf("lovia/run").length === 1);
     const runId = [...server.runs.keys()][0]!;
     await waitFor(() => server.runs.get(runId)!.events.length >= 2);
     const before = posted.length;
     for (let i = 0; i < 200; i++) server.emit(runId, "message.delta", { messageId: "a", text: "x" });
-    await waitFor(() => posted.at(-1)!.state.runs[0]?.items.find((i) => i.type === "assistant")?.type === "assistant" && (posted.at(-1)!.state.runs[0]!.items.find((i) => i.type === "assistant") as { text: string }).text.length === 200, 3000, "all deltas");
+    const answer = () => rows().find((r) => r.type === "assistant") as { text: string } | undefined;
+    await waitFor(() => answer()?.text.length === 200, 3000, "all deltas");
     expect(posted.length - before).toBeLessThan(50);
+    // Each streamed post is a small patch: the appended text, not the transcript.
+    for (const m of posted.slice(before)) expect(JSON.stringify(m).length).toBeLessThan(1500);
   });
 });
 

@@ -9,6 +9,7 @@ let server: FakeLoviaServer;
 let controller: ChatController;
 const opened: { uri: string; line?: number }[] = [];
 const diffs: string[] = [];
+const changes: unknown[] = [];
 let keyPrompts = 0;
 /** What the host persisted (workspaceState in VS Code), kept across "reloads" in a test. */
 let saved: { place: PanelPlace; model: ModelChoice };
@@ -22,6 +23,7 @@ function setup(keep = false): { store: EventStore; states: ChatViewState[] } {
   client.onEvent((e) => store.ingest(e));
   opened.length = 0;
   diffs.length = 0;
+  changes.length = 0;
   keyPrompts = 0;
   const host: ChatHost = {
     openLocation: (uri, line) => {
@@ -29,6 +31,17 @@ function setup(keep = false): { store: EventStore; states: ChatViewState[] } {
     },
     openDiff: (_runId, approvalId) => {
       diffs.push(approvalId);
+    },
+    openChange: (change) => {
+      changes.push(change);
+    },
+    proposalEdits: (approvalId) => (approvalId === "ap_edited" ? [{ path: "/w/a.ts", newText: "mine\n" }] : []),
+    resolveMentions: (mentions) => mentions.map((m) => ({ uri: m.uri, kind: m.kind, label: m.label })),
+    copy: (text) => {
+      changes.push({ copied: text });
+    },
+    insertCode: (text, language) => {
+      changes.push({ inserted: text, language });
     },
     setApiKey: () => {
       keyPrompts += 1;
@@ -136,6 +149,19 @@ describe("ChatController", () => {
     expect(server.requestsOf("lovia/approve")).toHaveLength(2);
   });
 
+  it("an accept from the card keeps what the user edited in the diff editor; the card's own edits win", async () => {
+    setup();
+    const runId = await prompt("go");
+    await controller.handle({ type: "approve", runId, approvalId: "ap_edited", decision: "allow_once" });
+    await controller.handle({ type: "approve", runId, approvalId: "ap_edited", decision: "allow_once", edits: [{ path: "/w/a.ts", newText: "card\n" }] });
+    await controller.handle({ type: "approve", runId, approvalId: "ap_edited", decision: "reject_once" });
+    expect(server.requestsOf("lovia/approve").map((r) => (r as { edits?: unknown }).edits)).toEqual([
+      [{ path: "/w/a.ts", newText: "mine\n" }],
+      [{ path: "/w/a.ts", newText: "card\n" }],
+      undefined,
+    ]);
+  });
+
   it("answers questions and cancels", async () => {
     const { store } = setup();
     const runId = await prompt("ask me");
@@ -215,6 +241,28 @@ describe("ChatController", () => {
     await controller.handle({ type: "openDiff", runId: "r", approvalId: "ap" });
     expect(opened).toEqual([{ uri: "file:///w/a.ts", line: 3 }]);
     expect(diffs).toEqual(["ap"]);
+  });
+
+  it("sends a prompt's mentions as the run's context", async () => {
+    setup();
+    await controller.handle({ type: "send", text: "explain @a.ts", mode: "prompt", context: [{ kind: "file", label: "a.ts", uri: "file:///w/a.ts" }] });
+    await waitFor(() => server.requestsOf("lovia/run").length === 1);
+    expect((server.requestsOf("lovia/run")[0] as { context: unknown }).context).toEqual([{ uri: "file:///w/a.ts", kind: "file", label: "a.ts" }]);
+  });
+
+  it("opens a finished run's changed file against what it was before the run", async () => {
+    setup();
+    const runId = (await controller.startRun("edit"))!;
+    await waitFor(() => (controller.state().runs[0]?.lastSeq ?? 0) >= 2, 2000, "run started");
+    const diff = (oldText: string, newText: string) => ({ type: "diff" as const, path: "/w/a.ts", uri: "file:///w/a.ts", oldText, newText });
+    for (const [id, before, after] of [["c1", "one\n", "two\n"], ["c2", "two\n", "three\n"]] as const) {
+      server.emit(runId, "tool.call", { toolCallId: id, name: "edit_file", toolKind: "edit", title: "Edit a.ts", input: {}, locations: [] });
+      server.emit(runId, "tool.result", { toolCallId: id, status: "completed", isError: false, content: [diff(before, after)] });
+    }
+    server.emit(runId, "run.finished", { status: "completed", resumable: false, usage: { inputTokens: 0, outputTokens: 0, cacheReadTokens: 0, contextTokens: null, contextWindow: null } });
+    await waitFor(() => controller.state().runs[0]?.status === "completed", 2000, "run finished");
+    await controller.handle({ type: "openChange", runId, path: "/w/a.ts" });
+    expect(changes).toEqual([{ runId, path: "/w/a.ts", uri: "file:///w/a.ts", before: "one\n" }]);
   });
 
   it("new session clears the view; the next prompt starts a fresh session", async () => {

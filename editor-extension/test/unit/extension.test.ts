@@ -73,7 +73,8 @@ describe("activation", () => {
     const registered = [...__mock.state.commands.keys()].sort();
     expect(registered).toEqual(declared);
     expect(__mock.state.webviewProviders.has("lovia.chat")).toBe(true);
-    expect([...__mock.state.contentProviders.keys()].sort()).toEqual(["lovia-original", "lovia-proposed"]);
+    expect([...__mock.state.contentProviders.keys()].sort()).toEqual(["lovia-before", "lovia-original"]);
+    expect([...__mock.state.fileSystems.keys()]).toEqual(["lovia-proposed"]);
     expect(__mock.state.codeLensProviders.map((p) => p.selector)).toEqual([{ scheme: "lovia-proposed" }]);
     expect(__mock.state.statusBarItems[0]).toMatchObject({ visible: true });
   });
@@ -263,7 +264,7 @@ describe("inline approval of file edits", () => {
     expect(tab.modified.path.endsWith("/x.ts")).toBe(true);
     // The virtual documents serve the texts from the event (nothing on disk yet).
     expect(__mock.state.contentProviders.get("lovia-original")!.provideTextDocumentContent(tab.original)).toBe(OLD);
-    expect(__mock.state.contentProviders.get("lovia-proposed")!.provideTextDocumentContent(tab.modified)).toBe(NEW);
+    expect(Buffer.from(__mock.state.fileSystems.get("lovia-proposed")!.readFile(tab.modified)).toString("utf8")).toBe(NEW);
     expect(__mock.state.context.get("lovia.pendingApproval")).toBe(true);
 
     // Editor title menus show the buttons for the proposed side.
@@ -294,12 +295,25 @@ describe("inline approval of file edits", () => {
       ["lovia.approval.accept", ["ap2"]],
       ["lovia.approval.acceptAlways", ["ap2"]],
       ["lovia.approval.reject", ["ap2"]],
+      ["lovia.approval.keepHunk", ["ap2", 0, 0]],
+      ["lovia.approval.rejectHunk", ["ap2", 0, 0]],
     ]);
+    expect(lenses[3]!.command!.title).toBe("$(check) Keep hunk 1 of 1");
     expect(lenses[0]!.command!.title).toContain("Accept");
     await __mock.run(lenses[2]!.command!.command, ...lenses[2]!.command!.arguments!);
     expect(server.requestsOf("lovia/approve")).toEqual([{ runId, approvalId: "ap2", decision: "reject_once" }]);
     await waitFor(() => __mock.diffTabs().length === 0);
     expect(provider.provideCodeLenses({ uri: Uri.from({ scheme: "lovia-proposed", path: "/ap2/0/x.ts" }) })).toEqual([]);
+  });
+
+  it("keeping the last undecided hunk in the diff editor accepts the change", async () => {
+    const { api } = await start();
+    const runId = (await api.controller.startRun("edit x"))!;
+    askEdit(runId, "ap5");
+    await waitFor(() => __mock.diffTabs().length === 1);
+    await __mock.run("lovia.approval.keepHunk", "ap5", 0, 0);
+    await waitFor(() => server.requestsOf("lovia/approve").length === 1);
+    expect(server.requestsOf("lovia/approve")).toEqual([{ runId, approvalId: "ap5", decision: "allow_once" }]);
   });
 
   it("the keybinding/palette form decides the active diff; a cancelled run closes its diff", async () => {

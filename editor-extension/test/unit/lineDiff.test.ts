@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { lineDiff, MAX_DIFF_CELLS, withContext } from "../../media/lineDiff";
+import { lineDiff, MAX_DIFF_CELLS, withContext } from "../../src/diff/lineDiff";
 
 describe("lineDiff (chat diff rendering)", () => {
   it("marks changed lines and keeps the common ones", () => {

@@ -53,6 +53,12 @@ describe("settings → server", () => {
     });
   });
 
+  it("passes model prices on to the server", () => {
+    const prices = { "openai:mine": { input: 0.5, output: 1.5 } };
+    expect(serverSettings({ ...raw, modelPrices: prices }, true).modelPrices).toEqual(prices);
+    expect(serverSettings({ ...raw, modelPrices: {} }, true).modelPrices).toBeUndefined();
+  });
+
   it("passes the review-first write setting and the edit mode; drops unknown values", () => {
     expect(serverSettings({ permissions: { write: "ask" }, editMode: "auto" }, true)).toEqual({
       editMode: "auto",

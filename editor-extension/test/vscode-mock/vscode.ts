@@ -192,6 +192,7 @@ function freshState() {
     inputBoxAnswers: [] as (string | undefined)[],
     shownDocuments: [] as { uri: string; options: unknown }[],
     contentProviders: new Map<string, { provideTextDocumentContent(uri: Uri): string }>(),
+    fileSystems: new Map<string, { readFile(uri: Uri): Uint8Array; writeFile(uri: Uri, content: Uint8Array, options: unknown): void }>(),
     codeLensProviders: [] as { selector: unknown; provider: any }[],
     webviewProviders: new Map<string, any>(),
     statusBarItems: [] as any[],
@@ -293,6 +294,12 @@ export const workspace = {
     __mock.state.contentProviders.set(scheme, provider);
     return new Disposable(() => __mock.state.contentProviders.delete(scheme));
   },
+  registerFileSystemProvider(scheme: string, provider: { readFile(uri: Uri): Uint8Array; writeFile(uri: Uri, content: Uint8Array, options: unknown): void }): Disposable {
+    __mock.state.fileSystems.set(scheme, provider);
+    return new Disposable(() => __mock.state.fileSystems.delete(scheme));
+  },
+  textDocuments: [] as { uri: Uri; getText(): string; isDirty: boolean; save(): Promise<boolean> }[],
+  applyEdit: (): Promise<boolean> => Promise.resolve(true),
   openTextDocument(arg: { language?: string; content?: string }): Promise<unknown> {
     __mock.state.openedDocuments.push(arg);
     return Promise.resolve({ uri: Uri.parse("untitled:Untitled-1"), getText: () => arg.content ?? "" });
@@ -443,3 +450,28 @@ export const extensions = {
 };
 
 export const env = { appName: "Visual Studio Code (mock)", language: "en" };
+
+export enum FileType {
+  Unknown = 0,
+  File = 1,
+  Directory = 2,
+}
+export enum FileChangeType {
+  Changed = 1,
+  Created = 2,
+  Deleted = 3,
+}
+export class FileSystemError extends Error {
+  static FileNotFound(uri?: unknown): FileSystemError {
+    return new FileSystemError(`not found: ${String(uri)}`);
+  }
+  static NoPermissions(uri?: unknown): FileSystemError {
+    return new FileSystemError(`no permissions: ${String(uri)}`);
+  }
+}
+export class WorkspaceEdit {
+  readonly edits: { uri: unknown; range: unknown; text: string }[] = [];
+  replace(uri: unknown, range: unknown, text: string): void {
+    this.edits.push({ uri, range, text });
+  }
+}

@@ -16,8 +16,11 @@ function splitLines(text: string): string[] {
 }
 
 export function lineDiff(oldText: string | null, newText: string): DiffLine[] {
-  const a = splitLines(oldText ?? "");
-  const b = splitLines(newText);
+  return diffArrays(splitLines(oldText ?? ""), splitLines(newText));
+}
+
+/** The line diff of two arrays of lines (compared as they are). */
+export function diffArrays(a: string[], b: string[]): DiffLine[] {
   // Trim the common prefix and suffix first: most edits are local.
   let start = 0;
   while (start < a.length && start < b.length && a[start] === b[start]) start++;
@@ -65,12 +68,12 @@ export function lineDiff(oldText: string | null, newText: string): DiffLine[] {
 }
 
 /** Keep changed lines with `context` unchanged lines around them; gaps become `null`. */
-export function withContext(lines: DiffLine[], context = 3): (DiffLine | null)[] {
+export function withContext<T extends { op: DiffLine["op"] }>(lines: T[], context = 3): (T | null)[] {
   const keep = new Array<boolean>(lines.length).fill(false);
   lines.forEach((l, idx) => {
     if (l.op !== " ") for (let k = Math.max(0, idx - context); k <= Math.min(lines.length - 1, idx + context); k++) keep[k] = true;
   });
-  const out: (DiffLine | null)[] = [];
+  const out: (T | null)[] = [];
   let skipped = false;
   lines.forEach((l, idx) => {
     if (keep[idx]) {

@@ -1,0 +1,102 @@
+"""Edits the user reviewed hunk by hunk (or rewrote) before approving them.
+
+``lovia/approve`` may carry ``edits``: per file, the text the user approved instead of the
+tool's proposal. The editor workspace wraps every previewable tool of the conversation's
+workspace with :meth:`ReviewedEdits.policy`: when its call has a reviewed version, the tool
+itself does not run; the approved text is written through the same workspace session (ACL,
+unsaved buffers, ``workspaceEdit`` mode all apply) and the model is told exactly what was
+applied and what of its proposal was not.
+"""
+
+from __future__ import annotations
+
+import copy
+import difflib
+from dataclasses import dataclass
+from typing import Any
+
+from lovia.run_context import current_tool_call
+from lovia.tools.base import Tool, ToolInvoker
+from lovia.tools.presentation import can_preview
+
+_MAX_DIFF_CHARS = 12_000
+
+
+@dataclass(frozen=True)
+class ReviewedFile:
+    """One file of a reviewed edit: before the call, the tool's proposal, what was approved."""
+
+    path: str
+    old_text: str | None
+    proposed: str
+    applied: str
+
+
+def _diff(a: str, b: str, from_label: str, to_label: str) -> str:
+    lines = difflib.unified_diff(
+        a.splitlines(keepends=True), b.splitlines(keepends=True), from_label, to_label, n=2
+    )
+    no_newline = "\n\\ No newline at end of file\n"
+    text = "".join(line if line.endswith("\n") else line + no_newline for line in lines)
+    if len(text) > _MAX_DIFF_CHARS:
+        cut = text[:_MAX_DIFF_CHARS]
+        text = cut[: cut.rfind("\n") + 1] + f"[... diff cut at {_MAX_DIFF_CHARS} characters ...]\n"
+    return text
+
+
+def review_note(files: list[ReviewedFile]) -> str:
+    """What the model is told instead of the tool's own result."""
+    parts = [
+        "The user reviewed this change before it was applied and approved a different version "
+        "(some hunks accepted, others rejected, or the text edited by hand). What was written is "
+        "what the user approved, not your proposal."
+    ]
+    for f in files:
+        applied = _diff(f.old_text or "", f.applied, f"{f.path} (before)", f"{f.path} (applied)")
+        parts.append(
+            f"{f.path}: applied (the file before your call -> now):\n"
+            + (applied or "(nothing: the file is unchanged)\n")
+        )
+        missing = _diff(f.applied, f.proposed, "applied", "your proposal")
+        if missing:
+            parts.append(f"{f.path}: of your proposal, this was NOT applied:\n{missing}")
+    parts.append("Build on the text as applied; read the file again before editing it further.")
+    return "\n".join(parts)
+
+
+class ReviewedEdits:
+    """Approved versions by tool call id, consumed by the call's policy when it runs."""
+
+    def __init__(self) -> None:
+        self._by_call: dict[str, list[ReviewedFile]] = {}
+
+    def put(self, call_id: str, files: list[ReviewedFile]) -> None:
+        self._by_call[call_id] = files
+
+    def discard(self, call_id: str) -> None:
+        self._by_call.pop(call_id, None)
+
+    def wrap_tools(self, tools: list[Tool], session: Any) -> list[Tool]:
+        """``tools`` with the review policy outermost on every previewable (edit) tool."""
+        out = []
+        for tool in tools:
+            if can_preview(tool):
+                tool = copy.copy(tool)
+                tool.policies = (self._policy(session), *tool.policies)
+            out.append(tool)
+        return out
+
+    def _policy(self, session: Any) -> Any:
+        async def reviewed(invoke: ToolInvoker, args: dict[str, Any], ctx: Any) -> Any:
+            call = current_tool_call.get()
+            files = self._by_call.pop(call.id, None) if call is not None else None
+            if not files:
+                return await invoke(args, ctx)
+            for f in files:
+                await session.write_text(f.path, f.applied)
+            return review_note(files)
+
+        return reviewed
+
+
+__all__ = ["ReviewedEdits", "ReviewedFile", "review_note"]

@@ -1,0 +1,98 @@
+"""Context items (the editor's @-mentions) reach the model: files through the ACL and the
+unsaved-buffer overlay, folders as a listing, symbols and the selection as line ranges,
+Problems as a list, each cut to its limits with a note; the prompt's user.message carries
+their summaries. The real server process, a scripted agent."""
+
+from __future__ import annotations
+
+from lsprotocol import types as lsp
+
+from lovia_server.context_items import MAX_ITEM_CHARS
+from tests.server.harness import AGENT_HEADER
+
+ECHO = AGENT_HEADER + '\nagent = Agent(name="echo", model=ScriptedProvider([text("seen")]))\n'
+
+
+def _range(start: int, end: int) -> dict:
+    return {"start": {"line": start, "character": 0}, "end": {"line": end, "character": 0}}
+
+
+async def _seen(harness, context: list[dict]) -> tuple[str, dict]:
+    run = await harness.run("look at these", context=context)
+    await harness.finished(run["runId"])
+    view = await harness.request("lovia/session", {"sessionId": run["sessionId"]})
+    user = next(e for e in harness.of_run(run["runId"]) if e["kind"] == "user.message")
+    return view["entries"][0]["content"], user
+
+
+async def test_mentions_reach_the_model_with_summaries_for_the_chips(harness):
+    root = harness.root
+    (root / "lib.py").write_text("on disk\n")
+    (root / "pkg").mkdir()
+    (root / "pkg" / "a.py").write_text(
+        "def alpha():\n    return 1\n\n\ndef beta():\n    return 2\n"
+    )
+    (root / "pkg" / "b.txt").write_text("bee\n")
+    (root / "pkg" / ".env").write_text("SECRET=1\n")
+    (root / "big.txt").write_text("x" * 70 + "\n" * 1 + ("y" * 99 + "\n") * 1500)
+    await harness.start(settings={"agent": harness.write_agent(ECHO)})
+    # An unsaved buffer wins over the disk.
+    harness.client.text_document_did_open(
+        lsp.DidOpenTextDocumentParams(
+            text_document=lsp.TextDocumentItem(
+                uri=(root / "lib.py").as_uri(), language_id="python", version=1, text="unsaved!\n"
+            )
+        )
+    )
+    a_py = (root / "pkg" / "a.py").as_uri()
+    text, user = await _seen(
+        harness,
+        [
+            {"uri": (root / "lib.py").as_uri()},
+            {"uri": (root / "pkg").as_uri()},
+            {"uri": a_py, "kind": "symbol", "label": "beta", "range": _range(4, 5)},
+            {"uri": (root / "big.txt").as_uri()},
+            {"uri": (root / "pkg" / ".env").as_uri()},
+            {
+                "uri": root.as_uri(),
+                "kind": "problems",
+                "problems": [
+                    {
+                        "uri": a_py,
+                        "range": _range(1, 1),
+                        "severity": "warning",
+                        "message": "unused value",
+                        "source": "pyright",
+                    },
+                    {"uri": (root / "pkg" / ".env").as_uri(), "message": "secret problem"},
+                ],
+            },
+        ],
+    )
+    assert text.startswith("look at these")
+    assert "unsaved!" in text and "on disk" not in text
+    assert 'kind="folder" path="pkg/"' in text and "a.py" in text and "b.txt" in text
+    assert "def beta():\n    return 2" in text and "alpha" not in text
+    assert "SECRET" not in text and "denied by the workspace policy" in text
+    assert "pkg/a.py:2:1: warning: unused value [pyright]" in text
+    assert "secret problem" not in text
+    assert "[lovia: cut to the first" in text and len(text) < 100_000
+    chips = {c["label"]: c for c in user["context"]}
+    assert chips["lib.py"]["kind"] == "file" and chips["lib.py"]["truncated"] is False
+    assert chips["pkg/"]["kind"] == "folder"
+    assert chips["beta"]["kind"] == "symbol" and chips["beta"]["line"] == 5
+    assert chips["big.txt"]["truncated"] is True and "read_file" in chips["big.txt"]["note"]
+    assert chips["big.txt"]["chars"] <= MAX_ITEM_CHARS
+    env = next(c for c in user["context"] if c["uri"].endswith(".env"))
+    assert env["truncated"] is False and env["note"].startswith("denied")
+    assert chips["Problems"]["kind"] == "problems" and "left out" in chips["Problems"]["note"]
+
+
+async def test_the_selection_is_its_line_range(harness):
+    (harness.root / "s.py").write_text("one\ntwo\nthree\nfour\n")
+    await harness.start(settings={"agent": harness.write_agent(ECHO)})
+    uri = (harness.root / "s.py").as_uri()
+    text, user = await _seen(harness, [{"uri": uri, "kind": "selection", "range": _range(1, 2)}])
+    assert 'kind="selection" path="s.py:2-3"' in text and "two\nthree" in text
+    assert "one" not in text.split("look at these", 1)[1] and "four" not in text
+    assert user["context"][0]["label"] == "s.py:2-3"

@@ -889,3 +889,12 @@ export interface SubagentSettings {
   maxTotalTokens?: number | null;
   maxSeconds?: number | null;
 }
+/**
+ * A model's price in USD per million tokens (cached reads and writes default to input).
+ */
+export interface ModelPriceSetting {
+  input: number;
+  output: number;
+  cacheRead?: number;
+  cacheWrite?: number;
+}

@@ -10,14 +10,10 @@ import { h, icon } from "./dom";
 import { codeOf } from "./code";
 import { MentionPicker } from "./mentions";
 import { ICONS } from "./icons";
-<<<<<<< HEAD
-import { renderItem, renderRunFooter, renderSessions, renderSteers, renderTodos, renderUsage, type UiMemory } from "./render";
-import { nestedRev, renderChildren } from "./subagents";
-=======
 import { PanelModel, type Change } from "./model";
 import { editsFor, renderRow, renderSessions, renderSteers, renderTodos, renderUsage, type UiMemory } from "./render";
+import { adoptNested, insertInSlot, slotFor } from "./subagents";
 import type { ApprovalItem } from "../src/protocol/runView";
->>>>>>> panel
 
 interface VsCodeApi {
   postMessage(message: unknown): void;
@@ -153,39 +149,6 @@ function renderBanner(s: ChromeState): void {
   );
 }
 
-<<<<<<< HEAD
-function renderTranscript(s: ChatViewState): void {
-  const stickToBottom = transcript.scrollHeight - transcript.scrollTop - transcript.clientHeight < 40;
-  const wanted: HTMLElement[] = [];
-  const keys = new Set<string>();
-  for (const run of s.runs) {
-    for (const item of run.items) {
-      const key = `${run.runId}:${item.type}:${item.id}`;
-      keys.add(key);
-      const have = rendered.get(key);
-      const rev = item.rev + nestedRev(s, run, item, memory);
-      if (have && have.rev === rev) {
-        wanted.push(have.el);
-        continue;
-      }
-      const el = renderItem(run, item, memory);
-      const nested = renderChildren(s, run, item, memory);
-      if (nested) el.append(nested);
-      el.dataset.key = key;
-      // Keep a half-typed rejection reason / answer across re-renders of the same card.
-      if (have) carryInputs(have.el, el);
-      rendered.set(key, { rev, el });
-      wanted.push(el);
-    }
-    const footerKey = `${run.runId}:footer:${run.status}:${run.resumable}`;
-    const footer = renderRunFooter(run);
-    if (footer) {
-      keys.add(footerKey);
-      const have = rendered.get(footerKey);
-      const el = have?.el ?? footer;
-      rendered.set(footerKey, { rev: 0, el });
-      wanted.push(el);
-=======
 function renderComposer(s: ChromeState): void {
   const live = s.liveRunId !== undefined;
   composer.classList.toggle("steering", live);
@@ -219,16 +182,50 @@ function renderChrome(s: ChromeState, changed: Set<ChromeField> | "all"): void {
 // ---------------------------------------------------------------------------
 // Rendering: the transcript (a window over the model's rows)
 
-function draw(key: string): HTMLElement {
+/** The row a row is drawn inside (a subagent's, or the card that spawned it); undefined: top level. */
+function nestedIn(key: string): string | undefined {
+  return model.rows.get(key)?.nestedIn;
+}
+
+/** The nearest index at or before `i` of a top-level row: a window never starts inside a nest. */
+function topLevel(i: number): number {
+  let at = Math.max(0, i);
+  while (at > 0 && at < model.order.length && nestedIn(model.order[at]!) !== undefined) at--;
+  return at;
+}
+
+/**
+ * Draw (or draw again) one row; the rows drawn inside it move over to the new element. A new
+ * top-level row is returned for the caller to put in place; a nested row goes into its
+ * container's slot here (null: the container is not drawn, so neither is the row).
+ */
+function draw(key: string): HTMLElement | null {
   const row = model.rows.get(key)!;
   const el = renderRow(row, memory);
   el.dataset.key = key;
+  el.dataset.row = "";
   const old = drawn.get(key);
-  if (old) {
-    carryInputs(old, el);
-    old.replaceWith(el);
+  const focus = old ? carryInputs(old, el) : undefined;
+  if (old) adoptNested(old, el);
+  if (row.nestedIn === undefined) {
+    old?.replaceWith(el);
+  } else {
+    const container = drawn.get(row.nestedIn);
+    const containerRow = model.rows.get(row.nestedIn);
+    if (!container || !containerRow) {
+      old?.remove();
+      drawn.delete(key);
+      return null;
+    }
+    const slot = slotFor(container, containerRow, row);
+    if (old && old.parentElement === slot) old.replaceWith(el);
+    else {
+      old?.remove();
+      insertInSlot(slot, el, key, (k) => model.indexOf(k));
+    }
   }
   drawn.set(key, el);
+  focus?.();
   return el;
 }
 
@@ -240,9 +237,13 @@ function clearRows(): void {
 /** Draw rows [start, end) of the model's order into an empty box. */
 function drawWindow(start: number): void {
   clearRows();
-  windowStart = Math.max(0, start);
+  windowStart = topLevel(start);
   const frag = document.createDocumentFragment();
-  for (let i = windowStart; i < model.order.length; i++) frag.append(draw(model.order[i]!));
+  for (let i = windowStart; i < model.order.length; i++) {
+    const key = model.order[i]!;
+    const el = draw(key);
+    if (el && nestedIn(key) === undefined) frag.append(el);
+  }
   rowsBox.append(frag);
   updateEarlier();
 }
@@ -269,15 +270,18 @@ function firstDrawnIndex(): number {
 
 /** Put a newly inserted row in place: before the next drawn row, else at the end. */
 function place(key: string): void {
+  if (nestedIn(key) !== undefined) {
+    draw(key); // into its container, when that is drawn
+    return;
+  }
   const at = model.indexOf(key);
   if (drawn.size > 0 && at < firstDrawnIndex()) return; // above the window: stays out of it
-  const el = draw(key);
+  const el = draw(key)!;
   for (let i = at + 1; i < model.order.length; i++) {
     const next = drawn.get(model.order[i]!);
-    if (next && next !== el) {
+    if (next && next !== el && next.parentElement === rowsBox) {
       rowsBox.insertBefore(el, next);
       return;
->>>>>>> panel
     }
   }
   rowsBox.append(el);
@@ -285,11 +289,15 @@ function place(key: string): void {
 
 function showEarlier(): void {
   if (windowStart === 0) return;
-  const from = Math.max(0, windowStart - WINDOW);
+  const from = topLevel(windowStart - WINDOW);
   const first = rowsBox.firstElementChild;
   const anchorTop = first ? (first as HTMLElement).offsetTop - transcript.scrollTop : 0;
   const frag = document.createDocumentFragment();
-  for (let i = from; i < windowStart; i++) frag.append(draw(model.order[i]!));
+  for (let i = from; i < windowStart; i++) {
+    const key = model.order[i]!;
+    const el = draw(key);
+    if (el && nestedIn(key) === undefined) frag.append(el);
+  }
   rowsBox.insertBefore(frag, rowsBox.firstChild);
   windowSize += windowStart - from;
   windowStart = from;
@@ -302,7 +310,8 @@ function showEarlier(): void {
 function trimWindow(): void {
   const count = model.order.length - windowStart;
   if (count <= MAX_DRAWN) return;
-  const to = model.order.length - WINDOW;
+  const to = topLevel(model.order.length - WINDOW);
+  if (to <= windowStart) return;
   for (let i = windowStart; i < to; i++) {
     const key = model.order[i]!;
     drawn.get(key)?.remove();
@@ -373,13 +382,31 @@ new ResizeObserver(() => {
   if (following && Math.abs(transcript.scrollTop - autoScrollTop) < 1) toBottom();
 }).observe(rowsBox);
 
-function carryInputs(from: HTMLElement, to: HTMLElement): void {
-  const old = from.querySelectorAll("input");
-  const next = to.querySelectorAll("input");
-  old.forEach((input, i) => {
+/** A row's own inputs (not those of the rows drawn inside it). */
+function ownInputs(row: HTMLElement): HTMLInputElement[] {
+  return Array.from(row.querySelectorAll("input")).filter((i) => i.closest("[data-row]") === row);
+}
+
+/**
+ * Keep a half-typed rejection reason, answer or steer across a redraw of the same row; the
+ * returned function gives the focus back (once the new element is in place) if it was there.
+ */
+function carryInputs(from: HTMLElement, to: HTMLElement): (() => void) | undefined {
+  const next = ownInputs(to);
+  let refocus: (() => void) | undefined;
+  ownInputs(from).forEach((input, i) => {
     const target = next[i];
-    if (target && input.value) target.value = input.value;
+    if (!target) return;
+    if (input.value) target.value = input.value;
+    if (input === document.activeElement) {
+      const { selectionStart, selectionEnd } = input;
+      refocus = () => {
+        target.focus();
+        if (selectionStart !== null && selectionEnd !== null) target.setSelectionRange(selectionStart, selectionEnd);
+      };
+    }
   });
+  return refocus;
 }
 
 function renderEmpty(s: ChromeState): HTMLElement {

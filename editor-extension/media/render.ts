@@ -6,8 +6,10 @@ import { applyHunks, hunksOf, reviewLines } from "../src/diff/hunks";
 import { h, htmlBlock, icon } from "./dom";
 import { ICONS, TOOL_ICONS } from "./icons";
 import { decorateCode } from "./code";
+import { formatCost, formatTokens } from "./format";
 import { mentionIcon } from "./mentions";
 import { renderMarkdown } from "./markdown";
+import { renderSubagent } from "./subagents";
 
 /** UI-only state kept by the webview (what is expanded, which hunks the reader rejected). */
 export interface UiMemory {
@@ -32,13 +34,6 @@ const OUTCOME_LABEL: Record<string, string> = {
   cancelled: "Cancelled",
   timed_out: "Timed out",
 };
-
-export function formatTokens(n: number): string {
-  if (n >= 1_000_000) return `${(n / 1_000_000).toFixed(1)}M`;
-  if (n >= 10_000) return `${Math.round(n / 1000)}k`;
-  if (n >= 1000) return `${(n / 1000).toFixed(1)}k`;
-  return String(n);
-}
 
 function basename(p: string): string {
   const parts = p.split(/[\\/]/);
@@ -179,6 +174,16 @@ function toolIcon(item: Pick<ToolItem, "toolKind">): HTMLElement {
   return h("span", { class: "tool-icon", title: item.toolKind }, icon(TOOL_ICONS[item.toolKind] ?? TOOL_ICONS.other));
 }
 
+/** Which MCP server served the call (MCP tools only). */
+function serverBadge(item: Pick<ToolItem, "server">): HTMLElement | null {
+  return item.server ? h("span", { class: "badge tool-server", title: `Served by the MCP server ${item.server}` }, item.server) : null;
+}
+
+/** "from t1 · helper" on a request a subagent makes. */
+function requesterLabel(item: Pick<ApprovalItem, "requester">): HTMLElement | null {
+  return item.requester ? h("span", { class: "approval-requester", title: "A subagent asks" }, `from ${item.requester.taskId} · ${item.requester.name}`) : null;
+}
+
 function renderCompactTool(run: { runId: string }, item: ToolRow, memory: UiMemory): HTMLElement {
   const key = `${run.runId}:${item.id}:row`;
   const el = details(
@@ -188,6 +193,7 @@ function renderCompactTool(run: { runId: string }, item: ToolRow, memory: UiMemo
       toolIcon(item),
       h("span", { class: "tool-title" }, item.title || item.name),
       renderLocations(item.locations),
+      serverBadge(item),
       h("span", { class: `tool-meta status-${item.status}` }, resultSummary(item)),
     ].filter((x): x is HTMLElement => x !== null),
     renderContent(item.content),
@@ -229,15 +235,10 @@ function renderTool(run: { runId: string }, item: ToolRow, memory: UiMemory): HT
     h(
       "header",
       { class: "tool-head" },
-<<<<<<< HEAD
-      h("span", { class: "tool-icon", title: item.toolKind }, icon(TOOL_ICONS[item.toolKind] ?? TOOL_ICONS.other)),
-      h("span", { class: "tool-title" }, item.title || item.name),
-      item.server ? h("span", { class: "badge tool-server", title: `Served by the MCP server ${item.server}` }, item.server) : null,
-=======
       toolIcon(item),
       h("span", { class: "tool-title approval-title" }, item.title || item.name),
+      serverBadge(item),
       pending ? h("span", { class: "badge" }, approval.action) : null,
->>>>>>> panel
       h("span", { class: `tool-status status-${status}` }, status === "running" ? h("span", { class: "spinner", "aria-hidden": "true" }) : null, STATUS_LABEL[status] ?? status),
     ),
     renderLocations(item.locations),
@@ -264,12 +265,12 @@ function renderApprovalPart(run: { runId: string }, item: ApprovalItem, memory: 
   if (!pending) {
     const by = item.by ? ` by ${item.by}` : "";
     const edited = item.edited ? " with your changes" : "";
-    return h("div", { class: `approval-outcome outcome-${item.state}` }, icon(ICONS.shield), `${OUTCOME_LABEL[item.state] ?? item.state}${edited}${by}`);
+    return h("div", { class: `approval-outcome outcome-${item.state}` }, icon(ICONS.shield), `${OUTCOME_LABEL[item.state] ?? item.state}${edited}${by}`, requesterLabel(item));
   }
   const box = h(
     "div",
     { class: "approval-box" },
-    h("div", { class: "approval-head" }, icon(ICONS.shield), h("span", {}, "Approval needed")),
+    h("div", { class: "approval-head" }, icon(ICONS.shield), h("span", {}, "Approval needed"), requesterLabel(item)),
     // A shell command is already on the card; other actions say what they do.
     item.detail && item.action !== "shell" ? h("div", { class: "approval-detail" }, item.detail) : null,
     item.paths.length > 0 && !item.diff && item.action !== "shell" ? h("ul", { class: "approval-paths" }, item.paths.map((p) => h("li", {}, p))) : null,
@@ -424,7 +425,7 @@ function renderApproval(run: { runId: string }, item: ApprovalItem, memory: UiMe
       icon(ICONS.shield),
       h("span", {}, pending ? "Approval needed" : "Approval"),
       h("span", { class: "badge" }, item.action),
-      item.requester ? h("span", { class: "approval-requester", title: "A subagent asks" }, `from ${item.requester.taskId} · ${item.requester.name}`) : null,
+      requesterLabel(item),
     ),
     h("div", { class: "approval-title" }, item.title),
     item.detail && pending ? h("div", { class: "approval-detail" }, item.detail) : null,
@@ -486,7 +487,7 @@ function renderQuestion(run: { runId: string }, item: QuestionItem): HTMLElement
       { class: "approval-head" },
       icon(ICONS.question),
       h("span", {}, "Question"),
-      item.requester ? h("span", { class: "approval-requester" }, `from ${item.requester.taskId} · ${item.requester.name}`) : null,
+      requesterLabel(item),
     ),
     h("div", { class: "question-text" }, item.text),
   );
@@ -547,6 +548,8 @@ export function renderRow(row: Row, memory: UiMemory): HTMLElement {
       return renderRunFooter(row);
     case "changes":
       return renderChanges(row);
+    case "subagent":
+      return renderSubagent(row, memory);
   }
 }
 
@@ -607,14 +610,6 @@ export function renderTodos(run: ActiveRunView | undefined): HTMLElement | null 
       ),
     ),
   );
-}
-
-/** A cost in US dollars, with enough digits to be worth reading. */
-export function formatCost(usd: number): string {
-  if (usd === 0) return "$0";
-  if (usd < 0.01) return `$${usd.toFixed(4)}`;
-  if (usd < 10) return `$${usd.toFixed(3)}`;
-  return `$${usd.toFixed(2)}`;
 }
 
 export function renderUsage(run: ActiveRunView | undefined, sessionCostUsd?: number): HTMLElement | null {

@@ -1,14 +1,19 @@
 /**
- * Subagents in the transcript: each child run nested under the `spawn_subagent` card that
- * started it, collapsed to one live line (name, current step, tokens) with its own Stop and a
- * steer box, expandable to its full transcript. A child's pending approvals and questions stay
- * visible while it is collapsed: they wait for the user.
+ * Subagents in the transcript. A child run comes as rows (src/chat/rows.ts): a status row
+ * nested in the `spawn_subagent` card that started it — one live line (name, current step,
+ * tokens) with its own Stop and a steer box, over a collapsed transcript — and then the child's
+ * own rows, each nested in that status row. So a child's streamed chunk redraws the child's one
+ * row, never the spawning card. A child's pending approvals and questions are drawn above its
+ * collapsed transcript: they wait for the user.
+ *
+ * A nested row is drawn into a slot (`data-slot`) of the row it names in `nestedIn`; when that
+ * row is drawn again, the rows inside its slots move over to the new element.
  */
-import type { ChatViewState } from "../src/chat/messages";
-import type { ChildRef, RunView, ToolItem, TranscriptItem } from "../src/protocol/runView";
+import type { Row, SubagentRow } from "../src/chat/rows";
 import { h, icon } from "./dom";
+import { formatTokens } from "./format";
 import { ICONS } from "./icons";
-import { formatTokens, renderItem, type UiMemory } from "./render";
+import type { UiMemory } from "./render";
 
 const STATUS_TEXT: Record<string, string> = {
   running: "running",
@@ -18,92 +23,34 @@ const STATUS_TEXT: Record<string, string> = {
   interrupted: "interrupted",
 };
 
-/** The children spawned by one tool call, with their runs when the view has them. */
-export function childrenOf(state: ChatViewState, run: RunView, item: TranscriptItem): { ref: ChildRef; run?: RunView }[] {
-  if (item.type !== "tool" || run.children.length === 0) return [];
-  const byId = new Map(state.childRuns.map((r) => [r.runId, r]));
-  return run.children
-    .filter((c) => c.toolCallId === (item as ToolItem).toolCallId)
-    .map((ref) => {
-      const child = byId.get(ref.runId);
-      return child ? { ref, run: child } : { ref };
-    });
-}
+/** The slots a row's element has for the rows nested in it. */
+type SlotName = "children" | "waiting" | "transcript";
 
-/** Changes whenever anything nested under the item changes (the card is re-rendered then). */
-export function nestedRev(state: ChatViewState, run: RunView, item: TranscriptItem, memory: UiMemory): number {
-  let rev = 0;
-  for (const { ref, run: child } of childrenOf(state, run, item)) {
-    rev += (child?.rev ?? 0) * 7 + ref.status.length + (memory.openDetails.has(detailsKey(ref)) ? 1 : 0);
-    if (child) for (const i of child.items) rev += nestedRev(state, child, i, memory);
-  }
-  return rev;
-}
-
-function detailsKey(ref: ChildRef): string {
-  return `subagent:${ref.runId}`;
-}
-
-function tokensOf(run: RunView | undefined): string | null {
-  if (!run?.usage) return null;
-  const total = run.usage.inputTokens + run.usage.outputTokens;
-  return total > 0 ? `${formatTokens(total)} tokens` : null;
-}
-
-function waitsForUser(item: TranscriptItem): boolean {
-  return (item.type === "approval" && item.state === "pending") || (item.type === "question" && item.answer === undefined);
-}
-
-/** The nested children of a spawn card, or null when it spawned none. */
-export function renderChildren(state: ChatViewState, run: RunView, item: TranscriptItem, memory: UiMemory): HTMLElement | null {
-  const children = childrenOf(state, run, item);
-  if (children.length === 0) return null;
-  return h(
-    "div",
-    { class: "subagents", "aria-label": "Subagents" },
-    children.map(({ ref, run: child }) => renderChild(state, ref, child, memory)),
-  );
-}
-
-function renderChild(state: ChatViewState, ref: ChildRef, run: RunView | undefined, memory: UiMemory): HTMLElement {
-  const raw = run?.status ?? ref.status;
-  // A child waiting for approval or being stopped is still running.
-  const status = raw === "awaiting_approval" || raw === "cancelling" ? "running" : raw;
-  const live = status === "running";
-  const step = live ? (run?.activity ?? "starting") : (ref.summary ?? "");
+export function renderSubagent(row: SubagentRow, memory: UiMemory): HTMLElement {
+  const live = row.status === "running";
   const line = h(
     "div",
     { class: "subagent-line" },
-    live ? h("span", { class: "spinner", "aria-hidden": "true" }) : h("span", { class: `subagent-dot dot-${status}`, "aria-hidden": "true" }),
-    h("span", { class: "subagent-name" }, `${ref.taskId} · ${ref.name}`),
-    h("span", { class: "subagent-step", title: step }, step),
-    h("span", { class: "subagent-tokens muted" }, tokensOf(run)),
-    h("span", { class: `subagent-status status-${status}` }, STATUS_TEXT[status] ?? status),
+    live ? h("span", { class: "spinner", "aria-hidden": "true" }) : h("span", { class: `subagent-dot dot-${row.status}`, "aria-hidden": "true" }),
+    h("span", { class: "subagent-name" }, `${row.taskId} · ${row.name}`),
+    h("span", { class: "subagent-step", title: row.step }, row.step),
+    h("span", { class: "subagent-tokens muted" }, row.tokens ? `${formatTokens(row.tokens)} tokens` : null),
+    h("span", { class: `subagent-status status-${row.status}` }, STATUS_TEXT[row.status] ?? row.status),
     live
       ? h(
           "button",
-          { type: "button", class: "icon-button subagent-stop", "data-action": "cancel", "data-run-id": ref.runId, title: `Stop ${ref.taskId}`, "aria-label": `Stop subagent ${ref.taskId}` },
+          { type: "button", class: "icon-button subagent-stop", "data-action": "cancel", "data-run-id": row.id, title: `Stop ${row.taskId}`, "aria-label": `Stop subagent ${row.taskId}` },
           icon(ICONS.stop),
         )
       : null,
   );
-  const items = run?.items ?? [];
-  const waiting = items.filter(waitsForUser).map((i) => renderItem(run!, i, memory));
-  const transcript = items
-    .filter((i) => !waitsForUser(i))
-    .flatMap((i) => {
-      const el = renderItem(run!, i, memory);
-      const nested = renderChildren(state, run!, i, memory);
-      if (nested) el.append(nested);
-      return [el];
-    });
-  const key = detailsKey(ref);
+  const key = `subagent:${row.id}`;
   const body = h(
     "details",
     { class: "subagent-transcript", "data-key": key, open: memory.openDetails.has(key) },
     h("summary", {}, "Transcript"),
-    h("div", { class: "subagent-prompt muted" }, ref.prompt),
-    transcript,
+    h("div", { class: "subagent-prompt muted" }, row.prompt),
+    h("div", { class: "subagent-body", "data-slot": "transcript" }),
   );
   body.addEventListener("toggle", () => {
     if (body.open) memory.openDetails.add(key);
@@ -112,17 +59,71 @@ function renderChild(state: ChatViewState, ref: ChildRef, run: RunView | undefin
   const steer = live
     ? h(
         "form",
-        { class: "subagent-steer", "data-action": "steerChild", "data-run-id": ref.runId },
-        h("input", { type: "text", class: "steer-input", placeholder: `Message ${ref.taskId}…`, "aria-label": `Message subagent ${ref.taskId}` }),
+        { class: "subagent-steer", "data-action": "steerChild", "data-run-id": row.id },
+        h("input", { type: "text", class: "steer-input", placeholder: `Message ${row.taskId}…`, "aria-label": `Message subagent ${row.taskId}` }),
         h("button", { type: "submit", class: "secondary", title: "Send to this subagent" }, icon(ICONS.steer), "Steer"),
       )
     : null;
   return h(
     "section",
-    { class: `subagent subagent-${status}`, "data-run-id": ref.runId, "aria-label": `Subagent ${ref.taskId} ${ref.name}` },
+    { class: `subagent subagent-${row.status}`, "data-run-id": row.id, "aria-label": `Subagent ${row.taskId} ${row.name}` },
     line,
-    waiting,
+    h("div", { class: "subagent-waiting", "data-slot": "waiting" }),
     body,
     steer,
   );
+}
+
+/** A row that waits for the user (a pending approval, an open question): kept in sight. */
+export function waitsForUser(row: Row): boolean {
+  switch (row.type) {
+    case "tool":
+      return row.approval?.state === "pending";
+    case "approval":
+      return row.state === "pending";
+    case "question":
+      return row.answer === undefined;
+    default:
+      return false;
+  }
+}
+
+function ownSlots(el: HTMLElement): HTMLElement[] {
+  return Array.from(el.querySelectorAll<HTMLElement>(":scope > [data-slot], :scope > details > [data-slot]"));
+}
+
+/** The slot of `el` (the drawn `container` row) that `row` goes into; made when missing. */
+export function slotFor(el: HTMLElement, container: Row, row: Row): HTMLElement {
+  const name: SlotName = container.type === "subagent" ? (waitsForUser(row) ? "waiting" : "transcript") : "children";
+  const found = ownSlots(el).find((s) => s.dataset.slot === name);
+  if (found) return found;
+  const slot = h("div", { class: "subagents", "data-slot": name, "aria-label": "Subagents" });
+  el.append(slot);
+  return slot;
+}
+
+/** Move the rows drawn inside `from` (a row's previous element) into `to`, its new one. */
+export function adoptNested(from: HTMLElement, to: HTMLElement): void {
+  for (const slot of ownSlots(from)) {
+    if (slot.childElementCount === 0) continue;
+    let target = ownSlots(to).find((s) => s.dataset.slot === slot.dataset.slot);
+    if (!target) {
+      target = h("div", { class: slot.className, "data-slot": slot.dataset.slot, "aria-label": slot.getAttribute("aria-label") });
+      to.append(target);
+    }
+    target.append(...Array.from(slot.children));
+  }
+}
+
+/** Put `el` (the row `key`) into `slot` in transcript order. */
+export function insertInSlot(slot: HTMLElement, el: HTMLElement, key: string, indexOf: (key: string) => number): void {
+  const at = indexOf(key);
+  for (const sibling of Array.from(slot.children) as HTMLElement[]) {
+    const k = sibling.dataset.key;
+    if (k !== undefined && k !== key && indexOf(k) > at) {
+      slot.insertBefore(el, sibling);
+      return;
+    }
+  }
+  slot.append(el);
 }

@@ -10,13 +10,9 @@ import {
   type EditedFile,
   type SessionSummary,
 } from "../protocol/types";
-<<<<<<< HEAD
 import { childRunsOf, unloadedChildren } from "./children";
-import type { ChatError, ChatViewState, ModelChoice, ModelView, PendingSteer, ServerState, WebviewIntent } from "./messages";
-=======
 import { runChanges } from "./rows";
 import type { ChatError, ChatViewState, Mention, ModelChoice, ModelView, PendingSteer, ServerState, WebviewIntent } from "./messages";
->>>>>>> panel
 
 /** Where the panel was: the open session and how far it was scrolled (kept across reloads). */
 export interface PanelPlace {

@@ -102,8 +102,8 @@ export interface ActiveRunView {
   todos: TodoItem[];
 }
 
-/** Everything around the transcript: the view state without its runs. */
-export interface ChromeState extends Omit<ChatViewState, "runs"> {
+/** Everything around the transcript: the view state without its runs (and its subagents' runs). */
+export interface ChromeState extends Omit<ChatViewState, "runs" | "childRuns"> {
   active?: ActiveRunView;
   /** What the shown session's runs cost, when their model's price is known. */
   sessionCostUsd?: number;

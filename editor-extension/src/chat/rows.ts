@@ -3,19 +3,25 @@
  * `rev` that changes whenever the row would render differently. A row is a transcript item of
  * one run (plus what the panel joins onto it) or a piece the panel adds (a run's footer).
  *
+ * Subagents nest: after the tool call that spawned a child come the child's status row and
+ * then the child's own rows, each naming the row it is drawn inside (`nestedIn`). The list
+ * stays flat, so a child's streamed chunk patches the child's one row like any other.
+ *
  * Pure and free of `vscode`, shared by the extension (which projects and diffs rows, see
  * viewSync.ts) and the webview (which renders them). New row kinds go here: add the type to
  * {@link Row}, produce it in {@link projectRun}, render it in media/render.ts.
  */
-import type { ApprovalItem, RunView, ToolItem, TranscriptItem } from "../protocol/runView";
+import type { ApprovalItem, ChildRef, RunView, ToolItem, TranscriptItem } from "../protocol/runView";
 import { lineDiff, withContext, type DiffLine } from "../diff/lineDiff";
-import type { ToolContent } from "../protocol/types";
+import type { FinalStatus, ToolContent } from "../protocol/types";
 
 interface RowBase {
   /** Unique across the session: `<runId>:<type>:<id>`. */
   key: string;
   runId: string;
   rev: number;
+  /** The row this one is drawn inside (a subagent's), instead of the transcript itself. */
+  nestedIn?: string;
 }
 
 /** A tool result's text as drawn: the first {@link MAX_SHOWN_TEXT} characters. */
@@ -83,7 +89,27 @@ export interface FooterRow extends RowBase {
   resumable: boolean;
 }
 
-export type Row = ItemRow | FooterRow | ChangesRow;
+/**
+ * A subagent, under the tool call that spawned it (or, when the run names no such call, at the
+ * end of its parent's rows): one live line, its Stop and steer box, and a collapsible transcript
+ * of the child's rows (which name this row in `nestedIn`).
+ */
+export interface SubagentRow extends RowBase {
+  type: "subagent";
+  /** The child's run id (`runId` is the parent's). */
+  id: string;
+  taskId: string;
+  name: string;
+  prompt: string;
+  /** A child waiting for approval or being stopped is still "running". */
+  status: "running" | FinalStatus;
+  /** What it does now while it runs; its summary once it finished. */
+  step: string;
+  /** Input plus output tokens so far, when known. */
+  tokens?: number;
+}
+
+export type Row = ItemRow | FooterRow | ChangesRow | SubagentRow;
 export type RowType = Row["type"];
 
 export function rowKey(runId: string, type: string, id: string): string {
@@ -92,29 +118,108 @@ export function rowKey(runId: string, type: string, id: string): string {
 
 /** Per-run memo of projected rows: an item whose rev did not change keeps its row object. */
 export class RowProjector {
-  private readonly cache = new Map<string, { rev: number; rows: Row[]; byKey: Map<string, Row> }>();
+  private readonly cache = new Map<string, { rev: number; nestedIn: string | undefined; rows: Row[]; byKey: Map<string, Row> }>();
+  private readonly subagents = new Map<string, SubagentRow>();
 
   /** The rows of one run, in order (recomputed only when the run's rev moved). */
-  rows(run: RunView): Row[] {
+  rows(run: RunView, nestedIn?: string): Row[] {
     const held = this.cache.get(run.runId);
-    if (held && held.rev === run.rev) return held.rows;
+    if (held && held.rev === run.rev && held.nestedIn === nestedIn) return held.rows;
     const byKey = new Map<string, Row>();
-    const rows = projectRun(run, held?.byKey);
+    const rows = projectRun(run, held?.nestedIn === nestedIn ? held?.byKey : undefined, nestedIn);
     for (const r of rows) byKey.set(r.key, r);
-    this.cache.set(run.runId, { rev: run.rev, rows, byKey });
+    this.cache.set(run.runId, { rev: run.rev, nestedIn, rows, byKey });
     return rows;
   }
 
-  /** Rows of several runs (a session), oldest run first. */
-  session(runs: RunView[]): Row[] {
-    if (runs.length === 1) return this.rows(runs[0]!);
+  /**
+   * Rows of several runs (a session), oldest run first, with each run's subagents (`children`:
+   * the child runs the view has) nested under the calls that spawned them.
+   */
+  session(runs: RunView[], children: RunView[] = []): Row[] {
+    if (!runs.some((r) => r.children.length > 0)) {
+      if (runs.length === 1) return this.rows(runs[0]!);
+      const out: Row[] = [];
+      for (const run of runs) for (const r of this.rows(run)) out.push(r);
+      return out;
+    }
+    const byId = new Map(children.map((r) => [r.runId, r]));
     const out: Row[] = [];
-    for (const run of runs) for (const r of this.rows(run)) out.push(r);
+    const seen = new Set(runs.map((r) => r.runId));
+    for (const run of runs) this.withChildren(run, undefined, byId, seen, out);
     return out;
   }
 
+  /** Drop what is memoised for runs no longer shown. */
   forget(keep: (runId: string) => boolean): void {
     for (const id of [...this.cache.keys()]) if (!keep(id)) this.cache.delete(id);
+    for (const [key, row] of [...this.subagents]) if (!keep(row.runId)) this.subagents.delete(key);
+  }
+
+  private withChildren(run: RunView, nestedIn: string | undefined, byId: Map<string, RunView>, seen: Set<string>, out: Row[]): void {
+    const rows = this.rows(run, nestedIn);
+    if (run.children.length === 0) {
+      for (const r of rows) out.push(r);
+      return;
+    }
+    const spawns = new Map<string, ChildRef[]>();
+    const calls = new Set<string>();
+    for (const r of rows) if (r.type === "tool") calls.add(r.toolCallId);
+    const unplaced: ChildRef[] = [];
+    for (const ref of run.children) {
+      if (ref.toolCallId !== null && calls.has(ref.toolCallId)) {
+        const list = spawns.get(ref.toolCallId);
+        if (list) list.push(ref);
+        else spawns.set(ref.toolCallId, [ref]);
+      } else unplaced.push(ref);
+    }
+    let placed = false;
+    const placeRest = () => {
+      placed = true;
+      for (const ref of unplaced) this.child(run, ref, nestedIn, byId, seen, out);
+    };
+    for (const r of rows) {
+      if (!placed && (r.type === "changes" || r.type === "footer")) placeRest();
+      out.push(r);
+      if (r.type === "tool") for (const ref of spawns.get(r.toolCallId) ?? []) this.child(run, ref, r.key, byId, seen, out);
+    }
+    if (!placed) placeRest();
+  }
+
+  private child(parent: RunView, ref: ChildRef, nestedIn: string | undefined, byId: Map<string, RunView>, seen: Set<string>, out: Row[]): void {
+    if (seen.has(ref.runId)) return;
+    seen.add(ref.runId);
+    const run = byId.get(ref.runId);
+    const row = this.subagentRow(parent, ref, run, nestedIn);
+    out.push(row);
+    if (run) this.withChildren(run, row.key, byId, seen, out);
+  }
+
+  /** A subagent's status row; the same object (and rev) while nothing it shows changed. */
+  private subagentRow(parent: RunView, ref: ChildRef, run: RunView | undefined, nestedIn: string | undefined): SubagentRow {
+    const key = rowKey(parent.runId, "subagent", ref.runId);
+    const raw = run?.status ?? ref.status;
+    const status = raw === "awaiting_approval" || raw === "cancelling" ? "running" : raw;
+    const step = status === "running" ? (run?.activity ?? "starting") : (ref.summary ?? "");
+    const tokens = run?.usage ? run.usage.inputTokens + run.usage.outputTokens : 0;
+    const old = this.subagents.get(key);
+    if (
+      old &&
+      old.status === status &&
+      old.step === step &&
+      (old.tokens ?? 0) === tokens &&
+      old.nestedIn === nestedIn &&
+      old.taskId === ref.taskId &&
+      old.name === ref.name &&
+      old.prompt === ref.prompt
+    ) {
+      return old;
+    }
+    const row: SubagentRow = { type: "subagent", id: ref.runId, key, runId: parent.runId, rev: (old?.rev ?? 0) + 1, taskId: ref.taskId, name: ref.name, prompt: ref.prompt, status, step };
+    if (tokens > 0) row.tokens = tokens;
+    if (nestedIn !== undefined) row.nestedIn = nestedIn;
+    this.subagents.set(key, row);
+    return row;
   }
 }
 
@@ -177,8 +282,9 @@ function changedFiles(run: RunView): ChangedFile[] {
  * A run's rows. `previous` (the last projection, by key) lets an unchanged item keep its row
  * object, so diffing a long run costs a map lookup per row. An approval is drawn inside its
  * tool call's card; a finished run that changed files ends with a "files changed" row.
+ * `nestedIn`: the subagent row a child run's rows are drawn inside.
  */
-export function projectRun(run: RunView, previous?: Map<string, Row>): Row[] {
+export function projectRun(run: RunView, previous?: Map<string, Row>, nestedIn?: string): Row[] {
   const approvals = approvalsByCall(run);
   const tools = new Set<string>();
   for (const i of run.items) if (i.type === "tool") tools.add(i.toolCallId);
@@ -194,12 +300,13 @@ export function projectRun(run: RunView, previous?: Map<string, Row>): Row[] {
       else {
         const row: ToolRow = { ...item, content: shown(item.content), key, runId: run.runId, rev, awaiting: approval?.state === "pending" };
         if (approval) row.approval = { ...approval };
+        if (nestedIn !== undefined) row.nestedIn = nestedIn;
         rows.push(row);
       }
       continue;
     }
     if (old && old.rev === item.rev) rows.push(old);
-    else rows.push({ ...item, key, runId: run.runId } as ItemRow);
+    else rows.push(nest({ ...item, key, runId: run.runId } as ItemRow, nestedIn));
   }
   if (run.status !== "running") {
     const key = rowKey(run.runId, "changes", "files");
@@ -207,14 +314,20 @@ export function projectRun(run: RunView, previous?: Map<string, Row>): Row[] {
     if (old && old.type === "changes" && old.rev === run.rev) rows.push(old);
     else {
       const files = changedFiles(run);
-      if (files.length > 0) rows.push({ type: "changes", id: "files", key, runId: run.runId, rev: run.rev, files });
+      if (files.length > 0) rows.push(nest({ type: "changes", id: "files", key, runId: run.runId, rev: run.rev, files }, nestedIn));
     }
   }
-  if (run.status !== "running" && run.resumable) {
+  // A subagent is resumed with its parent: no resume offer of its own.
+  if (run.status !== "running" && run.resumable && nestedIn === undefined) {
     const key = rowKey(run.runId, "footer", "resume");
     const old = previous?.get(key);
-    rows.push(old && old.type === "footer" && old.status === run.status ? old : { type: "footer", id: "resume", key, runId: run.runId, rev: run.rev, status: run.status, resumable: true });
+    rows.push(old && old.type === "footer" && old.status === run.status ? old : nest({ type: "footer", id: "resume", key, runId: run.runId, rev: run.rev, status: run.status, resumable: true }, nestedIn));
   }
   return rows;
+}
+
+function nest<T extends Row>(row: T, nestedIn: string | undefined): T {
+  if (nestedIn !== undefined) row.nestedIn = nestedIn;
+  return row;
 }
 

@@ -28,7 +28,8 @@ function activeRun(state: ChatViewState): RunView | undefined {
 }
 
 export function chromeOf(state: ChatViewState): ChromeState {
-  const { runs: _runs, ...rest } = state;
+  // Subagents' runs are rows (nested under their spawning calls), never chrome.
+  const { runs: _runs, childRuns: _children, ...rest } = state;
   const chrome: ChromeState = rest;
   const run = activeRun(state);
   if (run) {
@@ -136,8 +137,11 @@ export class ViewSync {
 
   /** The message that brings the webview from what it has to `state`; undefined: nothing changed. */
   next(state: ChatViewState): SyncMessage | undefined {
-    const rows = this.projector.session(state.runs);
-    this.projector.forget((id) => state.runs.some((r) => r.runId === id));
+    const rows = this.projector.session(state.runs, state.childRuns);
+    const shown = new Set<string>();
+    for (const r of state.runs) shown.add(r.runId);
+    for (const r of state.childRuns) shown.add(r.runId);
+    this.projector.forget((id) => shown.has(id));
     const chrome = chromeOf(state);
     if (this.needsReset) return this.fullReset(chrome, rows);
     const message: PatchMessage = { type: "patch" };

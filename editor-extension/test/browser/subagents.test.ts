@@ -2,27 +2,18 @@
  * Subagents in the built chat webview (headless Chromium): a child run nested under the
  * `spawn_subagent` card as a live one-line status, its approval card labelled with whose request
  * it is, per-child Stop and steer, and the expanded transcript. Events go through the real
- * reducer (`applyEvent`) and the child list through the controller's own helper.
+ * reducer (`applyEvent`), the child list through the controller's own helper, and what the
+ * webview gets through the real view sync (a reset, then patches), as the chat view posts it.
  */
-import { execFileSync } from "node:child_process";
-import { existsSync, readFileSync } from "node:fs";
-import { createServer, type Server } from "node:http";
-import type { AddressInfo } from "node:net";
-import { fileURLToPath } from "node:url";
-import { chromium, type Browser, type Page } from "playwright-core";
+import type { Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { childRunsOf } from "../../src/chat/children";
-import { renderWebviewHtml } from "../../src/chat/html";
-import type { ChatViewState } from "../../src/chat/messages";
+import type { ChatViewState, PatchMessage } from "../../src/chat/messages";
+import { ViewSync } from "../../src/chat/viewSync";
 import { applyEvent, createRunView, type LoviaEvent } from "../../src/protocol";
+import { artifacts, openWebview, type WebviewPage } from "./page";
 
-const root = fileURLToPath(new URL("../../", import.meta.url));
-const CHROMIUM = process.env.LOVIA_CHROMIUM ?? "/usr/bin/chromium";
-const FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--no-first-run", "--disable-background-networking"];
-
-let server: Server;
-let origin: string;
-let browser: Browser;
+let web: WebviewPage;
 let page: Page;
 
 const parent = createRunView("run_p", "ses_p");
@@ -56,55 +47,39 @@ function state(): ChatViewState {
   };
 }
 
-async function show(): Promise<void> {
-  await page.evaluate((s) => window.postMessage({ type: "state", state: s }, "*"), JSON.parse(JSON.stringify(state())) as unknown);
+const sync = new ViewSync();
+
+/** Post what the chat view would for the current state; returns the message (none: nothing changed). */
+async function show(): Promise<ReturnType<ViewSync["next"]>> {
+  const message = sync.next(state());
+  if (message) await web.post(message);
+  return message;
 }
 
 async function posted(): Promise<unknown[]> {
-  return page.evaluate(() => (window as unknown as { __posted: unknown[] }).__posted.splice(0));
+  return page.evaluate(() => (window as unknown as { __posted: { type: string }[] }).__posted.splice(0).filter((m) => m.type !== "scrolled"));
+}
+
+/** Tag the drawn elements of these rows, to tell later whether they were drawn again. */
+async function tag(keys: string[]): Promise<void> {
+  await page.evaluate((ks) => {
+    for (const k of ks) (document.querySelector(`[data-row][data-key="${k}"]`) as unknown as { __tag?: string }).__tag = k;
+  }, keys);
+}
+
+async function stillTagged(keys: string[]): Promise<boolean[]> {
+  return page.evaluate((ks) => ks.map((k) => (document.querySelector(`[data-row][data-key="${k}"]`) as unknown as { __tag?: string } | null)?.__tag === k), keys);
 }
 
 beforeAll(async () => {
-  if (!existsSync(CHROMIUM)) throw new Error(`Chromium not found at ${CHROMIUM} (set LOVIA_CHROMIUM)`);
-  if (!existsSync(`${root}dist/webview.js`)) execFileSync(process.execPath, ["esbuild.mjs"], { cwd: root, stdio: "inherit" });
-  const nonce = "c3ViYWdlbnRzLW5vbmNl";
-  server = createServer((req, res) => {
-    const files: Record<string, [string, string]> = {
-      "/dist/webview.js": [`${root}dist/webview.js`, "text/javascript"],
-      "/dist/webview.css": [`${root}dist/webview.css`, "text/css"],
-      "/theme.css": [`${root}test/browser/theme-dark.css`, "text/css"],
-    };
-    if (req.url === "/") {
-      res.writeHead(200, { "content-type": "text/html" });
-      res.end(renderWebviewHtml({ cspSource: origin, nonce, scriptUri: `${origin}/dist/webview.js`, styleUri: `${origin}/dist/webview.css` }));
-      return;
-    }
-    const file = files[req.url ?? ""];
-    if (!file) {
-      res.writeHead(404).end();
-      return;
-    }
-    res.writeHead(200, { "content-type": file[1] });
-    res.end(readFileSync(file[0]));
-  });
-  await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));
-  origin = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-  browser = await chromium.launch({ executablePath: CHROMIUM, args: FLAGS, headless: true });
-  page = await browser.newPage({ viewport: { width: 420, height: 900 } });
-  await page.addInitScript(() => {
-    const w = window as unknown as Record<string, unknown>;
-    w.__posted = [];
-    w.acquireVsCodeApi = () => ({ postMessage: (m: unknown) => (w.__posted as unknown[]).push(m), getState: () => undefined, setState: () => undefined });
-  });
-  await page.goto(`${origin}/`);
-  await page.addStyleTag({ url: `${origin}/theme.css` });
-  await page.waitForFunction(() => (window as unknown as { __posted: { type: string }[] }).__posted.some((m) => m.type === "ready"));
+  web = await openWebview();
+  page = web.page;
+  await web.load("dark");
   await posted();
 });
 
 afterAll(async () => {
-  await browser?.close();
-  await new Promise((r) => server?.close(r));
+  await web?.close();
 });
 
 describe("subagents in the chat webview", () => {
@@ -131,6 +106,30 @@ describe("subagents in the chat webview", () => {
     expect(await page.locator("article.tool", { hasText: "Wait for subagents" }).locator("section.subagent").count()).toBe(0);
   });
 
+  it("streams a child's answer as a patch of the child's one row: the spawn card and the status line stay as drawn", async () => {
+    const spawnKey = "run_p:tool:s1";
+    const lineKey = "run_p:subagent:run_c";
+    await tag([spawnKey, lineKey]);
+    toChild({ kind: "message.delta", messageId: "cm1", text: "Writing the notes" });
+    await show();
+    toChild({ kind: "message.delta", messageId: "cm1", text: " now." });
+    const message = (await show()) as PatchMessage;
+    expect(message.type).toBe("patch");
+    expect(message.chrome).toBeUndefined();
+    expect(message.patch).toEqual([{ key: "run_c:assistant:cm1", rev: child.rev, append: { text: " now." } }]);
+    expect(JSON.stringify(message).length).toBeLessThan(200);
+    const answer = page.locator("section.subagent .subagent-transcript article.msg-assistant");
+    await expect.poll(() => answer.textContent()).toContain("Writing the notes now.");
+    expect(await stillTagged([spawnKey, lineKey])).toEqual([true, true]);
+    // New tokens redraw the status line alone, never the spawning card (nor the rows inside it).
+    toChild({ kind: "usage.updated", inputTokens: 1500, outputTokens: 500, cacheReadTokens: 0, contextTokens: 1500, contextWindow: null });
+    const usage = (await show()) as PatchMessage;
+    expect(usage.patch?.map((p) => p.key)).toEqual([lineKey]);
+    await expect.poll(() => page.locator("section.subagent .subagent-tokens").textContent()).toBe("2.0k tokens");
+    expect(await stillTagged([spawnKey, lineKey])).toEqual([true, false]);
+    expect(await page.locator("section.subagent .subagent-transcript article.msg-assistant").count()).toBe(1);
+  });
+
   it("shows the child's approval labelled with whose request it is, answered on the child's run", async () => {
     toChild({
       kind: "approval.requested",
@@ -151,6 +150,12 @@ describe("subagents in the chat webview", () => {
     await card.waitFor();
     expect(await card.locator(".approval-requester").textContent()).toBe("from t1 · demo-helper");
     expect(await page.locator("section.subagent .subagent-step").textContent()).toBe("waiting for approval");
+    // One card: the approval is inside the child's tool card, above its collapsed transcript.
+    expect(await page.locator('section.subagent article[data-approval-id="ap1"]').count()).toBe(1);
+    expect(await page.locator("section.subagent article.tool").count()).toBe(1);
+    expect(await card.locator(".tool-title").textContent()).toBe("Write NOTES.md");
+    expect(await page.locator("section.subagent .subagent-waiting article.approval-pending").count()).toBe(1);
+    await page.screenshot({ path: `${artifacts}/subagents-approval.png` }).catch(() => undefined);
     await card.getByRole("button", { name: "Accept" }).click();
     expect(await posted()).toEqual([{ type: "approve", runId: "run_c", approvalId: "ap1", decision: "allow_once" }]);
   });
@@ -182,9 +187,71 @@ describe("subagents in the chat webview", () => {
     await nested.locator(".subagent-transcript > summary").click();
     await expect.poll(() => nested.locator(".subagent-transcript article.tool .tool-title").textContent()).toBe("Write NOTES.md");
     expect(await nested.locator(".subagent-transcript .subagent-prompt").textContent()).toBe("Create NOTES.md");
-    // Stays open across the next update.
-    await show();
+    // Stays open when the webview gets everything again (a reset redraws every row).
+    sync.reset();
+    expect((await show())?.type).toBe("reset");
     expect(await page.locator("section.subagent .subagent-transcript").getAttribute("open")).toBe("");
-    await page.screenshot({ path: `${root}test/artifacts/subagents.png` }).catch(() => undefined);
+    expect(await page.locator("article.tool section.subagent .subagent-transcript article.tool .tool-title").textContent()).toBe("Write NOTES.md");
+    expect(web.errors).toEqual([]);
+    await page.screenshot({ path: `${artifacts}/subagents.png` }).catch(() => undefined);
+  });
+  it("keeps a child's question in sight while collapsed, labelled, and answers it on the child's run", async () => {
+    const p = createRunView("run_q", "ses_q");
+    const c = createRunView("run_qc", "ses_qc");
+    let n = 0;
+    const to = (run: typeof p, e: Record<string, unknown>) => applyEvent(run, { sessionId: run.sessionId, runId: run.runId, seq: ++n, ts: n, ...e } as unknown as LoviaEvent);
+    to(p, { kind: "run.started", prompt: "Ask through a helper", cwd: "/w", model: "demo", agent: "lovia:demo", resumed: false });
+    to(p, { kind: "tool.call", toolCallId: "s1", name: "spawn_subagent", toolKind: "other", title: "Start subagent: pick a database", input: {}, locations: [] });
+    to(p, { kind: "subagent.started", childRunId: "run_qc", childSessionId: "ses_qc", taskId: "t3", name: "planner", prompt: "Pick a database", toolCallId: "s1", resumed: false });
+    to(c, { kind: "run.started", prompt: "Pick a database", cwd: "/w", model: "demo", agent: "planner", resumed: false, subagent: { runId: "run_qc", taskId: "t3", name: "planner" } });
+    to(c, { kind: "question.requested", questionId: "q1", text: "Which database?", choices: ["SQLite", "PostgreSQL"], subagent: { runId: "run_qc", taskId: "t3", name: "planner" } });
+    await web.post(sync.next({ ...state(), sessionId: "ses_q", sessionTitle: "Ask", runs: [p], childRuns: [c], liveRunId: "run_q" })!);
+    const question = page.locator("section.subagent .subagent-waiting article.question");
+    await question.waitFor();
+    expect(await page.locator("section.subagent .subagent-transcript").getAttribute("open")).toBeNull();
+    expect(await question.locator(".approval-requester").textContent()).toBe("from t3 · planner");
+    expect(await page.locator("section.subagent .subagent-step").textContent()).toBe("waiting for your answer");
+    await question.getByRole("button", { name: "SQLite" }).click();
+    expect(await posted()).toEqual([{ type: "answer", runId: "run_qc", questionId: "q1", answer: "SQLite" }]);
+    // Answered, it joins the child's transcript.
+    to(c, { kind: "question.answered", questionId: "q1", answer: "SQLite" });
+    await web.post(sync.next({ ...state(), sessionId: "ses_q", sessionTitle: "Ask", runs: [p], childRuns: [c], liveRunId: "run_q" })!);
+    await expect.poll(() => page.locator("section.subagent .subagent-waiting > *").count()).toBe(0);
+    expect(await page.locator("section.subagent .subagent-transcript article.question.answered .answer").textContent()).toBe("SQLite");
+    expect(web.errors).toEqual([]);
+  });
+
+  it("names the MCP server on an MCP tool's card and on a compact row, approval inside the card, and shows a failing server as a notice", async () => {
+    const run = createRunView("run_m", "ses_m");
+    let n = 0;
+    const ev = (e: Record<string, unknown>) => applyEvent(run, { sessionId: "ses_m", runId: "run_m", seq: ++n, ts: n, ...e } as unknown as LoviaEvent);
+    ev({ kind: "run.started", prompt: "Look at the history", cwd: "/w", model: "demo", agent: "lovia:demo", resumed: false });
+    ev({ kind: "mcp.status", server: "docs", state: "failed", tools: [], error: "Could not connect to MCP server 'docs'\nCheck the URL" });
+    ev({ kind: "tool.call", toolCallId: "g0", name: "git__grep", toolKind: "search", title: "git grep TODO", input: {}, locations: [], server: "git" });
+    ev({ kind: "tool.result", toolCallId: "g0", status: "completed", isError: false, content: [{ type: "text", text: "a.ts:1: TODO" }] });
+    ev({ kind: "tool.call", toolCallId: "g1", name: "git__log", toolKind: "other", title: "git log", input: { limit: 5 }, locations: [], server: "git" });
+    ev({
+      kind: "approval.requested", approvalId: "ap_g", toolCallId: "g1", action: "other", title: "git log", detail: "Run the MCP tool git__log", paths: [],
+      options: [{ decision: "allow_once", label: "Allow" }, { decision: "reject_once", label: "Reject" }],
+    });
+    const st = (): ChatViewState => ({ ...state(), sessionId: "ses_m", sessionTitle: "History", runs: [run], childRuns: [], liveRunId: "run_m" });
+    await web.post(sync.next(st())!);
+    const card = page.locator("main.transcript article.tool.approval-pending");
+    await card.waitFor();
+    expect(await page.locator("main.transcript article").count()).toBe(1); // one card for the call and its approval
+    expect(await card.locator(".tool-head .tool-server").textContent()).toBe("git");
+    expect(await card.locator(".tool-head .tool-server").getAttribute("title")).toBe("Served by the MCP server git");
+    expect(await page.locator("main.transcript details.tool-row summary .tool-server").textContent()).toBe("git");
+    expect(await page.locator("main.transcript .notice-error").textContent()).toContain("MCP server docs is unavailable: Could not connect to MCP server 'docs'");
+    await card.getByRole("button", { name: "Allow" }).click();
+    expect(await posted()).toEqual([{ type: "approve", runId: "run_m", approvalId: "ap_g", decision: "allow_once" }]);
+    ev({ kind: "approval.resolved", approvalId: "ap_g", outcome: "allowed", decision: "allow_once", by: "user" });
+    ev({ kind: "tool.result", toolCallId: "g1", status: "completed", isError: false, content: [{ type: "text", text: "abc123 first commit" }] });
+    await web.post(sync.next(st())!);
+    const done = page.locator("main.transcript article.tool", { has: page.locator(".tool-title", { hasText: "git log" }) });
+    await expect.poll(() => done.locator(".approval-outcome").textContent()).toBe("Allowed by user");
+    expect(await done.locator(".tool-server").textContent()).toBe("git");
+    await page.screenshot({ path: `${artifacts}/subagents-mcp.png` }).catch(() => undefined);
+    expect(web.errors).toEqual([]);
   });
 });

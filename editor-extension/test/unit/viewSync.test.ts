@@ -2,7 +2,7 @@ import { readFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
 import { PanelModel } from "../../media/model";
 import type { ChatViewState, PatchMessage, SyncMessage as ExtensionMessage } from "../../src/chat/messages";
-import { projectRun } from "../../src/chat/rows";
+import { projectRun, RowProjector } from "../../src/chat/rows";
 import { ViewSync } from "../../src/chat/viewSync";
 import { applyEvent, createRunView, type LoviaEvent, type RunView } from "../../src/protocol";
 
@@ -16,6 +16,7 @@ function state(runs: RunView[], extra: Partial<ChatViewState> = {}): ChatViewSta
     sessions: [],
     sessionId: runs[0]?.sessionId ?? "s",
     runs,
+    childRuns: [],
     ...(live ? { liveRunId: live.runId } : {}),
     pendingSteers: [],
     busy: false,
@@ -159,5 +160,71 @@ describe("ViewSync: the webview gets a reset, then only what changed", () => {
     const m = w.take(sync.next(state([b, a])));
     expect(m!.type).toBe("reset");
     expect(w.rows().map((r) => r!.key)).toEqual(["b:user:u2", "a:user:u1"]);
+  });
+  it("nests a subagent under its spawning call; the child's chunks, tokens and end patch its own rows alone", () => {
+    const parent = createRunView("p", "s");
+    const child = createRunView("c", "sc");
+    const grand = createRunView("g", "sg");
+    ev(parent, { kind: "run.started", prompt: "p", cwd: "/w", model: "m", agent: "a", resumed: false });
+    ev(parent, { kind: "tool.call", toolCallId: "s1", name: "spawn_subagent", toolKind: "other", title: "Start subagent", input: {} });
+    ev(parent, { kind: "subagent.started", childRunId: "c", childSessionId: "sc", taskId: "t1", name: "helper", prompt: "Do it", toolCallId: "s1", resumed: false });
+    ev(parent, { kind: "tool.call", toolCallId: "w1", name: "wait_subagents", toolKind: "other", title: "Wait", input: {} });
+    ev(child, { kind: "run.started", prompt: "Do it", cwd: "/w", model: "m", agent: "helper", resumed: false, subagent: { runId: "c", taskId: "t1", name: "helper" } });
+    ev(child, { kind: "tool.call", toolCallId: "c1", name: "spawn_subagent", toolKind: "other", title: "Start subagent", input: {} });
+    ev(child, { kind: "subagent.started", childRunId: "g", childSessionId: "sg", taskId: "t2", name: "deeper", prompt: "Go on", toolCallId: "c1", resumed: false });
+    ev(grand, { kind: "run.started", prompt: "Go on", cwd: "/w", model: "m", agent: "deeper", resumed: false });
+    const st = () => state([parent], { childRuns: [child, grand] });
+    const sync = new ViewSync();
+    const w = webview();
+    w.take(sync.next(st()));
+    expect(w.rows().map((r) => [r!.key, r!.nestedIn])).toEqual([
+      ["p:tool:s1", undefined],
+      ["p:subagent:c", "p:tool:s1"],
+      ["c:tool:c1", "p:subagent:c"],
+      ["c:subagent:g", "c:tool:c1"],
+      ["p:tool:w1", undefined],
+    ]);
+    expect(w.rows()[1]).toMatchObject({ type: "subagent", id: "c", taskId: "t1", name: "helper", prompt: "Do it", status: "running", step: "Start subagent" });
+    // Child runs are rows, never chrome.
+    expect(Object.keys(w.model.chrome!)).not.toContain("childRuns");
+
+    ev(child, { kind: "message.delta", messageId: "m1", text: "Hello" });
+    const insert = w.take(sync.next(st())) as PatchMessage;
+    expect(insert.chrome).toBeUndefined();
+    expect(insert.patch).toBeUndefined();
+    expect(insert.insert!.map((i) => [i.after, i.row.key, i.row.nestedIn])).toEqual([["c:subagent:g", "c:assistant:m1", "p:subagent:c"]]);
+    ev(child, { kind: "message.delta", messageId: "m1", text: ", world" });
+    const chunk = w.take(sync.next(st())) as PatchMessage;
+    expect(chunk).toEqual({ type: "patch", patch: [{ key: "c:assistant:m1", rev: child.rev, append: { text: ", world" } }] });
+
+    ev(child, { kind: "usage.updated", inputTokens: 900, outputTokens: 300, cacheReadTokens: 0, contextTokens: 900, contextWindow: null });
+    const tokens = w.take(sync.next(st())) as PatchMessage;
+    expect(tokens.patch!.map((p) => [p.key, p.set])).toEqual([["p:subagent:c", { tokens: 1200 }]]);
+
+    ev(child, { kind: "run.finished", status: "interrupted", resumable: true, usage: { inputTokens: 900, outputTokens: 300, cacheReadTokens: 0, contextTokens: 900, contextWindow: null } });
+    ev(parent, { kind: "subagent.finished", childRunId: "c", taskId: "t1", status: "interrupted", summary: "Stopped halfway", usage: { inputTokens: 900, outputTokens: 300, cacheReadTokens: 0, contextTokens: null, contextWindow: null } });
+    w.take(sync.next(st()));
+    expect(w.model.rows.get("p:subagent:c")).toMatchObject({ status: "interrupted", step: "Stopped halfway" });
+    // A subagent is resumed with its parent: no resume offer of its own.
+    expect(w.model.order.some((k) => k.startsWith("c:footer"))).toBe(false);
+    // What the webview folded is exactly the projection (a fresh projector counts status revs anew).
+    const noRev = (rows: unknown[]) => (plain(rows) as Record<string, unknown>[]).map(({ rev: _rev, ...r }) => r);
+    expect(noRev(w.rows())).toEqual(noRev(new RowProjector().session([parent], [child, grand])));
+  });
+
+  it("puts a subagent no tool call of the run spawned at the end of its parent's rows", () => {
+    const parent = createRunView("p2", "s");
+    ev(parent, { kind: "run.started", prompt: "p", cwd: "/w", model: "m", agent: "a", resumed: false });
+    ev(parent, { kind: "message.completed", messageId: "a1", text: "Resuming the helper." });
+    ev(parent, { kind: "subagent.started", childRunId: "c2", childSessionId: "sc", taskId: "t1", name: "helper", prompt: "Do it", toolCallId: null, resumed: true });
+    ev(parent, { kind: "run.finished", status: "interrupted", resumable: true, usage: { inputTokens: 1, outputTokens: 1 } });
+    const rows = new RowProjector().session([parent], []).filter((r) => r.type !== "notice");
+    expect(rows.map((r) => [r.key, r.nestedIn])).toEqual([
+      ["p2:assistant:a1", undefined],
+      ["p2:subagent:c2", undefined],
+      ["p2:footer:resume", undefined],
+    ]);
+    // The child run not loaded yet: its line says it is starting.
+    expect(rows[1]).toMatchObject({ status: "running", step: "starting" });
   });
 });

@@ -12,7 +12,7 @@ import { MentionPicker } from "./mentions";
 import { ICONS } from "./icons";
 import { PanelModel, type Change } from "./model";
 import { editsFor, renderRow, renderSessions, renderSteers, renderTodos, renderUsage, type UiMemory } from "./render";
-import { adoptNested, insertInSlot, slotFor } from "./subagents";
+import { adoptNested, insertInSlot, slotFor, slotShown, transcriptSlot } from "./subagents";
 import type { ApprovalItem } from "../src/protocol/runView";
 
 interface VsCodeApi {
@@ -197,37 +197,74 @@ function topLevel(i: number): number {
 /**
  * Draw (or draw again) one row; the rows drawn inside it move over to the new element. A new
  * top-level row is returned for the caller to put in place; a nested row goes into its
- * container's slot here (null: the container is not drawn, so neither is the row).
+ * container's slot here (null: the container is not drawn, or the row belongs in a subagent's
+ * collapsed transcript, which is drawn only while open).
  */
 function draw(key: string): HTMLElement | null {
   const row = model.rows.get(key)!;
+  let slot: HTMLElement | undefined;
+  if (row.nestedIn !== undefined) {
+    const container = drawn.get(row.nestedIn);
+    const containerRow = model.rows.get(row.nestedIn);
+    slot = container && containerRow ? slotFor(container, containerRow, row) : undefined;
+    if (!slot || !slotShown(slot)) {
+      undraw(key);
+      return null;
+    }
+  }
   const el = renderRow(row, memory);
   el.dataset.key = key;
   el.dataset.row = "";
   const old = drawn.get(key);
   const focus = old ? carryInputs(old, el) : undefined;
   if (old) adoptNested(old, el);
-  if (row.nestedIn === undefined) {
-    old?.replaceWith(el);
-  } else {
-    const container = drawn.get(row.nestedIn);
-    const containerRow = model.rows.get(row.nestedIn);
-    if (!container || !containerRow) {
-      old?.remove();
-      drawn.delete(key);
-      return null;
-    }
-    const slot = slotFor(container, containerRow, row);
-    if (old && old.parentElement === slot) old.replaceWith(el);
-    else {
-      old?.remove();
-      insertInSlot(slot, el, key, (k) => model.indexOf(k));
-    }
+  if (!slot) old?.replaceWith(el);
+  else if (old && old.parentElement === slot) old.replaceWith(el);
+  else {
+    old?.remove();
+    insertInSlot(slot, el, key, (k) => model.indexOf(k));
   }
   drawn.set(key, el);
   focus?.();
   return el;
 }
+
+/** Take a drawn row out, with every row drawn inside it. */
+function undraw(key: string): void {
+  const el = drawn.get(key);
+  if (!el) return;
+  el.remove();
+  drawn.delete(key);
+  for (const [k, inner] of drawn) if (el.contains(inner)) drawn.delete(k);
+}
+
+/** Draw what is missing of the rows nested (at any depth) in the row `key`. */
+function drawNested(key: string): void {
+  const inside = new Set([key]);
+  for (let i = model.indexOf(key) + 1; i < model.order.length; i++) {
+    const k = model.order[i]!;
+    const container = nestedIn(k);
+    if (container === undefined || !inside.has(container)) break; // nested rows follow their container
+    inside.add(k);
+    if (!drawn.get(k)?.isConnected) draw(k);
+  }
+}
+
+// A subagent's transcript is drawn while it is open and dropped when it is closed again, so
+// a collapsed child costs one line of DOM however long it runs.
+rowsBox.addEventListener(
+  "toggle",
+  (e) => {
+    const details = e.target;
+    if (!(details instanceof HTMLDetailsElement) || !details.classList.contains("subagent-transcript")) return;
+    const row = details.closest<HTMLElement>("[data-row]");
+    const key = row?.dataset.key;
+    if (!row || key === undefined || drawn.get(key) !== row) return;
+    if (details.open) drawNested(key);
+    else for (const inner of Array.from(transcriptSlot(row)?.children ?? []) as HTMLElement[]) if (inner.dataset.key) undraw(inner.dataset.key);
+  },
+  true,
+);
 
 function clearRows(): void {
   drawn.clear();
@@ -346,7 +383,8 @@ function renderTranscript(change: Change): void {
     for (const key of change.inserted) place(key);
     windowStart = firstDrawnIndex();
     updateEarlier();
-    for (const key of change.rows) if (drawn.has(key)) draw(key);
+    // A nested row that was not drawn may have to be now (an approval in a collapsed child).
+    for (const key of change.rows) if (drawn.has(key) || nestedIn(key) !== undefined) draw(key);
     if (atBottom) trimWindow();
   }
   if (firstDraw) {

@@ -7,7 +7,8 @@
  * collapsed transcript: they wait for the user.
  *
  * A nested row is drawn into a slot (`data-slot`) of the row it names in `nestedIn`; when that
- * row is drawn again, the rows inside its slots move over to the new element.
+ * row is drawn again, the rows inside its slots move over to the new element. A subagent's
+ * transcript slot holds rows only while it is open (main.ts draws them on the toggle).
  */
 import type { Row, SubagentRow } from "../src/chat/rows";
 import { h, icon } from "./dom";
@@ -100,6 +101,16 @@ export function slotFor(el: HTMLElement, container: Row, row: Row): HTMLElement 
   const slot = h("div", { class: "subagents", "data-slot": name, "aria-label": "Subagents" });
   el.append(slot);
   return slot;
+}
+
+/** Whether rows put into `slot` are seen: a subagent's transcript only while it is open. */
+export function slotShown(slot: HTMLElement): boolean {
+  return slot.dataset.slot !== "transcript" || (slot.closest("details") as HTMLDetailsElement | null)?.open === true;
+}
+
+/** The slot of a drawn subagent row that holds its transcript. */
+export function transcriptSlot(el: HTMLElement): HTMLElement | undefined {
+  return ownSlots(el).find((s) => s.dataset.slot === "transcript");
 }
 
 /** Move the rows drawn inside `from` (a row's previous element) into `to`, its new one. */

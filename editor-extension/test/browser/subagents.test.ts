@@ -118,16 +118,29 @@ describe("subagents in the chat webview", () => {
     expect(message.chrome).toBeUndefined();
     expect(message.patch).toEqual([{ key: "run_c:assistant:cm1", rev: child.rev, append: { text: " now." } }]);
     expect(JSON.stringify(message).length).toBeLessThan(200);
-    const answer = page.locator("section.subagent .subagent-transcript article.msg-assistant");
-    await expect.poll(() => answer.textContent()).toContain("Writing the notes now.");
+    // Collapsed, the child's transcript is not drawn at all: one line of DOM however long it runs.
+    const transcript = page.locator("section.subagent .subagent-transcript");
+    expect(await transcript.locator("[data-row]").count()).toBe(0);
     expect(await stillTagged([spawnKey, lineKey])).toEqual([true, true]);
-    // New tokens redraw the status line alone, never the spawning card (nor the rows inside it).
+    // Opened, it is drawn; the next chunk redraws that one row in place.
+    await transcript.locator("> summary").click();
+    const answer = transcript.locator("article.msg-assistant");
+    await expect.poll(() => answer.textContent()).toContain("Writing the notes now.");
+    expect(await transcript.locator("article.tool .tool-title").textContent()).toBe("Write NOTES.md");
+    toChild({ kind: "message.delta", messageId: "cm1", text: " Almost." });
+    await show();
+    await expect.poll(() => answer.textContent()).toContain("Writing the notes now. Almost.");
+    expect(await stillTagged([spawnKey, lineKey])).toEqual([true, true]);
+    // Closed again, its rows are dropped.
+    await transcript.locator("> summary").click();
+    await expect.poll(() => transcript.locator("[data-row]").count()).toBe(0);
+    // New tokens redraw the status line alone, never the spawning card.
     toChild({ kind: "usage.updated", inputTokens: 1500, outputTokens: 500, cacheReadTokens: 0, contextTokens: 1500, contextWindow: null });
     const usage = (await show()) as PatchMessage;
     expect(usage.patch?.map((p) => p.key)).toEqual([lineKey]);
     await expect.poll(() => page.locator("section.subagent .subagent-tokens").textContent()).toBe("2.0k tokens");
     expect(await stillTagged([spawnKey, lineKey])).toEqual([true, false]);
-    expect(await page.locator("section.subagent .subagent-transcript article.msg-assistant").count()).toBe(1);
+    expect(await page.locator("section.subagent").count()).toBe(1);
   });
 
   it("shows the child's approval labelled with whose request it is, answered on the child's run", async () => {
@@ -213,11 +226,47 @@ describe("subagents in the chat webview", () => {
     expect(await page.locator("section.subagent .subagent-step").textContent()).toBe("waiting for your answer");
     await question.getByRole("button", { name: "SQLite" }).click();
     expect(await posted()).toEqual([{ type: "answer", runId: "run_qc", questionId: "q1", answer: "SQLite" }]);
-    // Answered, it joins the child's transcript.
+    // Answered, it joins the child's (collapsed, so undrawn) transcript.
     to(c, { kind: "question.answered", questionId: "q1", answer: "SQLite" });
     await web.post(sync.next({ ...state(), sessionId: "ses_q", sessionTitle: "Ask", runs: [p], childRuns: [c], liveRunId: "run_q" })!);
     await expect.poll(() => page.locator("section.subagent .subagent-waiting > *").count()).toBe(0);
-    expect(await page.locator("section.subagent .subagent-transcript article.question.answered .answer").textContent()).toBe("SQLite");
+    expect(await page.locator("section.subagent .subagent-transcript [data-row]").count()).toBe(0);
+    await page.locator("section.subagent .subagent-transcript > summary").click();
+    await expect.poll(() => page.locator("section.subagent .subagent-transcript article.question.answered .answer").textContent()).toBe("SQLite");
+    expect(web.errors).toEqual([]);
+  });
+
+  it("nests a subagent's own subagents, drawn as its transcript opens and dropped as it closes", async () => {
+    const p = createRunView("run_n", "ses_n");
+    const c = createRunView("run_nc", "ses_nc");
+    const g = createRunView("run_ng", "ses_ng");
+    let n = 0;
+    const to = (run: typeof p, e: Record<string, unknown>) => applyEvent(run, { sessionId: run.sessionId, runId: run.runId, seq: ++n, ts: n, ...e } as unknown as LoviaEvent);
+    const spawn = (run: typeof p, id: string, childRun: typeof p, task: string, name: string) => {
+      to(run, { kind: "tool.call", toolCallId: id, name: "spawn_subagent", toolKind: "other", title: `Start subagent: ${name}`, input: {}, locations: [] });
+      to(run, { kind: "subagent.started", childRunId: childRun.runId, childSessionId: childRun.sessionId, taskId: task, name, prompt: `Be the ${name}`, toolCallId: id, resumed: false });
+      to(childRun, { kind: "run.started", prompt: `Be the ${name}`, cwd: "/w", model: "demo", agent: name, resumed: false, subagent: { runId: childRun.runId, taskId: task, name } });
+    };
+    to(p, { kind: "run.started", prompt: "Delegate twice", cwd: "/w", model: "demo", agent: "lovia:demo", resumed: false });
+    spawn(p, "s1", c, "t1", "lead");
+    spawn(c, "s2", g, "t2", "worker");
+    to(g, { kind: "message.completed", messageId: "gm", text: "The worker reports in." });
+    const st = (): ChatViewState => ({ ...state(), sessionId: "ses_n", sessionTitle: "Nested", runs: [p], childRuns: [c, g], liveRunId: "run_n" });
+    await web.post(sync.next(st())!);
+    const lead = page.locator('section.subagent[data-run-id="run_nc"]');
+    await lead.waitFor();
+    expect(await page.locator('section.subagent[data-run-id="run_ng"]').count()).toBe(0); // inside t1's collapsed transcript
+    await lead.locator(":scope > .subagent-transcript > summary").click();
+    const worker = lead.locator('article.tool section.subagent[data-run-id="run_ng"]');
+    await worker.waitFor();
+    expect(await worker.locator(".subagent-name").textContent()).toBe("t2 · worker");
+    await worker.locator(":scope > .subagent-transcript > summary").click();
+    await expect.poll(() => worker.locator(".subagent-transcript article.msg-assistant").textContent()).toContain("The worker reports in.");
+    // Closing t1's transcript drops everything drawn inside it; opening it again brings it back as it was.
+    await lead.locator(":scope > .subagent-transcript > summary").click();
+    await expect.poll(() => lead.locator("[data-row]").count()).toBe(0);
+    await lead.locator(":scope > .subagent-transcript > summary").click();
+    await expect.poll(() => worker.locator(".subagent-transcript article.msg-assistant").textContent()).toContain("The worker reports in.");
     expect(web.errors).toEqual([]);
   });
 

@@ -176,7 +176,13 @@ describe("subagents in the chat webview", () => {
   it("stops and steers one child from its own controls", async () => {
     const nested = page.locator("section.subagent");
     await nested.getByRole("textbox", { name: "Message subagent t1" }).fill("Mention the date too");
-    await nested.getByRole("textbox", { name: "Message subagent t1" }).press("Enter");
+    // The child's line is drawn again while the user types: the text and the focus stay.
+    toChild({ kind: "usage.updated", inputTokens: 2500, outputTokens: 500, cacheReadTokens: 0, contextTokens: 2500, contextWindow: null });
+    await show();
+    await expect.poll(() => nested.locator(".subagent-tokens").textContent()).toBe("3.0k tokens");
+    expect(await nested.getByRole("textbox", { name: "Message subagent t1" }).inputValue()).toBe("Mention the date too");
+    expect(await page.evaluate(() => document.activeElement?.getAttribute("aria-label"))).toBe("Message subagent t1");
+    await page.keyboard.press("Enter");
     await nested.getByRole("button", { name: "Stop subagent t1" }).click();
     expect(await posted()).toEqual([
       { type: "steerRun", runId: "run_c", text: "Mention the date too" },

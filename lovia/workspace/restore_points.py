@@ -33,6 +33,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, Field, PrivateAttr, field_validator
 
 from lovia.exceptions import LoviaError, UserError
+from lovia.tools.presentation import may_write
 from lovia.workspace import _packwrite
 from lovia.workspace import _restore_apply as apply
 from lovia.workspace._git import GitError, GitRunner, find_git
@@ -48,11 +49,12 @@ except ImportError:  # pragma: no cover
 logger = logging.getLogger("lovia.workspace.restore_points")
 
 EMPTY_TREE = "4b825dc642cb6eb9a060e54bf8d69288fbee4904"
-WRITE_TOOLS = frozenset({"write_file", "edit_file", "shell"})
-"""Built-in tools that may change files; a turn calling none of them gets no restore point."""
 
 PointKind = Literal["turn", "restore", "manual"]
 _POINT_REF = "refs/lovia/points/"
+# A deleted point's record of hand changes (see ``_delete_points``), kept while older points live.
+_HAND_REF = "refs/lovia/hand/"
+_PAIR_HEADER = re.compile(rb"([0-9a-f]{40,64}) ([0-9a-f]{40,64})\n")
 _LATEST_REF = "refs/lovia/latest"  # the newest point's commit (what "changed" is relative to)
 _ID_RE = re.compile(r"^rp-[0-9]{16}-[0-9a-f]{6}$")
 _BULK_THRESHOLD = 200  # this many new files at once go straight into one pack
@@ -123,8 +125,17 @@ class RestorePoint(BaseModel):
     skipped: list[SkippedPath] = Field(default_factory=list)
     skipped_count: int = 0
     metadata: dict[str, Any] = Field(default_factory=dict)
+    base_tree: str = ""
+    """The tree last recorded for the agent when this point was taken (a settled run, a
+    restore or the previous point); where it differs from ``tree`` the difference was made
+    by hand. Empty when they were equal."""
     commit: str = ""
     tree: str = ""
+    changes_after: list[ChangedPath] | None = None
+    """With ``list_points(with_changes=True)``: what changed from this point to the state
+    recorded after it (the next point's ``base_tree``, or the newest recorded state), i.e.
+    what the turn did. Hand changes made outside runs are not included."""
+    changes_after_count: int | None = None
 
 
 class FileRestore(_PathModel):
@@ -175,6 +186,15 @@ class RestorePointError(LoviaError):
     """A restore-point operation cannot be done (unknown point, git missing, damaged store)."""
 
 
+@dataclass(frozen=True)
+class _Head:
+    """The shadow repository's HEAD: the state last recorded for the agent."""
+
+    commit: str
+    tree: str
+    parentless: bool
+
+
 @dataclass
 class _Entry:
     path: str
@@ -204,6 +224,8 @@ class RestorePoints:
     _turns: dict[str, int] = field(default_factory=dict, init=False, repr=False)
     _turn_lock: asyncio.Lock = field(default_factory=asyncio.Lock, init=False, repr=False)
     _last_id: int = field(default=0, init=False, repr=False)
+    # Only this process uses the store (its flock), so HEAD is cached after open.
+    _head: _Head | None = field(default=None, init=False, repr=False)
 
     # ------------------------------------------------------------------ opening
 
@@ -323,6 +345,16 @@ class RestorePoints:
                     with contextlib.suppress(FileNotFoundError):
                         os.unlink(os.path.join(dirpath, name))
         await self._write_excludes()
+        await self._load_head()
+
+    async def _load_head(self) -> None:
+        git = self._runner()
+        code, out, _ = await git.run_full("log", "-1", "--format=%H%x00%T%x00%P", "HEAD")
+        parts = out.decode().strip().split("\0") if code == 0 else []
+        if len(parts) == 3 and parts[0]:
+            self._head = _Head(parts[0], parts[1], not parts[2].strip())
+        else:
+            self._head = None
 
     async def _write_excludes(self) -> None:
         git = self._runner()
@@ -529,23 +561,32 @@ class RestorePoints:
         return f"rp-{now:016d}-{secrets.token_hex(3)}"
 
     async def _list(self) -> list[RestorePoint]:
+        return (await self._list_all())[0]
+
+    async def _list_all(self) -> tuple[list[RestorePoint], list[RestorePoint]]:
+        """``(points, hand records of deleted points)``, each oldest first."""
         git = self._runner()
         out = await git.run(
-            "for-each-ref", "--format=%(objectname)%00%(tree)%00%(contents)%00", _POINT_REF
+            "for-each-ref",
+            "--format=%(refname)%00%(objectname)%00%(tree)%00%(contents)%00",
+            _POINT_REF,
+            _HAND_REF,
         )
         fields = out.decode("utf-8", "replace").split("\0")
         points: list[RestorePoint] = []
-        for i in range(0, len(fields) - 2, 3):
-            commit, tree, body = fields[i].strip(), fields[i + 1], fields[i + 2]
+        hands: list[RestorePoint] = []
+        for i in range(0, len(fields) - 3, 4):
+            ref, commit, tree, body = fields[i].strip(), fields[i + 1], fields[i + 2], fields[i + 3]
             try:
                 data = json.loads(body)
                 point = RestorePoint.model_validate({**data, "commit": commit, "tree": tree})
             except ValueError:
                 logger.warning("skipping an unreadable restore point %s", commit)
                 continue
-            points.append(point)
+            (hands if ref.startswith(_HAND_REF) else points).append(point)
         points.sort(key=lambda p: p.id)
-        return points
+        hands.sort(key=lambda p: p.id)
+        return points, hands
 
     async def _get(self, point_id: str) -> RestorePoint:
         if not isinstance(point_id, str) or not _ID_RE.match(point_id):
@@ -564,6 +605,31 @@ class RestorePoints:
         git = self._runner()
         out = await git.run("diff-tree", "-r", "-z", "--no-renames", "--raw", a, b)
         return list(_parse_raw_diff(out))
+
+    async def _diff_pairs(self, pairs: list[tuple[str, str]]) -> list[list[_Entry]]:
+        """Several tree diffs in one git process (``diff-tree --stdin``), in order."""
+        if not pairs:
+            return []
+        git = self._runner()
+        data = "".join(f"{a} {b}\n" for a, b in pairs).encode()
+        out = await git.run("diff-tree", "--stdin", "-r", "-z", "--no-renames", "--raw", input=data)
+        results: list[list[_Entry]] = []
+        pos = 0
+        while pos < len(out):
+            header = _PAIR_HEADER.match(out, pos)
+            if header is not None:
+                results.append([])
+                pos = header.end()
+                continue
+            end = out.find(b"\0", pos)
+            end = out.find(b"\0", end + 1) if end >= 0 else -1
+            if end < 0 or not results:
+                break
+            results[-1].extend(_parse_raw_diff(out[pos : end + 1]))
+            pos = end + 1
+        if len(results) != len(pairs):
+            raise GitError(f"git diff-tree --stdin answered {len(results)} of {len(pairs)} diffs")
+        return results
 
     async def _commit_point(
         self,
@@ -588,6 +654,14 @@ class RestorePoints:
             ChangedPath(path=e.path, status=status.get(e.status, "modified"))  # type: ignore[arg-type]
             for e in entries[:cap]
         ]
+        # Where the tree differs from the state last recorded for the agent, the difference
+        # was made by hand; the point keeps that state reachable as its (only) parent.
+        head = self._head
+        base_tree = head.tree if head is not None and head.tree != tree else ""
+        parent: list[str] = []
+        if head is not None and base_tree:
+            base_commit = head.commit if head.parentless else await self._baseline_commit(head.tree)
+            parent = ["-p", base_commit]
         point = RestorePoint(
             id=self._new_id(),
             created_at=time.time(),
@@ -601,10 +675,15 @@ class RestorePoints:
             skipped=skipped[:cap],
             skipped_count=len(skipped),
             metadata=metadata or {},
+            base_tree=base_tree,
         )
-        body = point.model_dump_json(exclude={"commit", "tree"})
+        body = point.model_dump_json(
+            exclude={"commit", "tree", "changes_after", "changes_after_count"}
+        )
         commit = (
-            (await git.run("commit-tree", tree, "-F", "-", input=body.encode())).decode().strip()
+            (await git.run("commit-tree", tree, *parent, "-F", "-", input=body.encode()))
+            .decode()
+            .strip()
         )
         await git.run(
             "update-ref",
@@ -615,22 +694,34 @@ class RestorePoints:
                 f"update {_LATEST_REF} {commit}\nupdate HEAD {commit}\n"
             ).encode(),
         )
+        self._head = _Head(commit, tree, parentless=not parent)
         return point.model_copy(update={"commit": commit, "tree": tree})
 
     async def _baseline_tree(self) -> str | None:
         """Tree of the state last produced by a snapshot, a settled run or a restore."""
+        return self._head.tree if self._head is not None else None
+
+    async def _baseline_commit(self, tree: str) -> str:
         git = self._runner()
-        code, out, _ = await git.run_full("rev-parse", "--verify", "--quiet", "HEAD^{tree}")
-        return out.decode().strip() if code == 0 else None
+        out = await git.run("commit-tree", tree, "-F", "-", input=b'{"baseline": true}\n')
+        return out.decode().strip()
 
     async def _set_baseline(self, tree: str) -> None:
         git = self._runner()
-        commit = (
-            (await git.run("commit-tree", tree, "-F", "-", input=b'{"baseline": true}\n'))
-            .decode()
-            .strip()
-        )
+        commit = await self._baseline_commit(tree)
         await git.run("update-ref", "--no-deref", "HEAD", commit)
+        self._head = _Head(commit, tree, parentless=True)
+
+    async def _hand_paths_after(self, point: RestorePoint) -> set[str]:
+        """Paths changed by hand at some time after ``point`` (up to the newest record)."""
+        points, hands = await self._list_all()
+        later = [
+            q
+            for q in (*points, *hands)
+            if q.id > point.id and q.base_tree and q.base_tree != q.tree
+        ]
+        diffs = await self._diff_pairs([(q.base_tree, q.tree) for q in later])
+        return {e.path for entries in diffs for e in entries}
 
     # ------------------------------------------------------------------ public API
 
@@ -668,27 +759,34 @@ class RestorePoints:
         turn_index: int,
         user_message: str | None = None,
         *,
-        tool_names: Iterable[str] | None = None,
-        is_write_tool: Callable[[str], bool] | None = None,
+        tools: Iterable[Any] | None = None,
+        is_write_tool: Callable[[Any], bool] | None = None,
+        metadata: dict[str, Any] | None = None,
     ) -> RestorePoint | None:
-        """The run hook: call it before executing a turn's tool calls.
+        """The run hook: call it before a turn's tool calls run.
 
         Snapshots at most once per ``(session_id, turn_index)`` and only when one of
-        ``tool_names`` may write (``WRITE_TOOLS`` or ``is_write_tool``); with
-        ``tool_names=None`` the turn is assumed to write. Never raises: failures are
-        logged, kept in ``last_error`` and return None.
+        ``tools`` (the tools about to be called) may change files — by its declared kind
+        (:func:`lovia.tools.presentation.may_write`: anything but ``read``, ``search``,
+        ``think`` and ``fetch``) or ``is_write_tool``; with ``tools=None`` the turn is
+        assumed to write. Never raises: failures are logged, kept in ``last_error`` and
+        return None.
         """
         if self.git is None:
             return None
-        if tool_names is not None:
-            pred = is_write_tool or WRITE_TOOLS.__contains__
-            if not any(pred(n) for n in tool_names):
+        if tools is not None:
+            pred = is_write_tool or may_write
+            if not any(pred(t) for t in tools):
                 return None
         async with self._turn_lock:
-            return await self._before_turn(session_id, turn_index, user_message)
+            return await self._before_turn(session_id, turn_index, user_message, metadata)
 
     async def _before_turn(
-        self, session_id: str, turn_index: int, user_message: str | None
+        self,
+        session_id: str,
+        turn_index: int,
+        user_message: str | None,
+        metadata: dict[str, Any] | None,
     ) -> RestorePoint | None:
         if self._turns.get(session_id) == turn_index:
             return None
@@ -708,6 +806,7 @@ class RestorePoints:
                 turn_index=turn_index,
                 user_message=user_message,
                 label=_label(user_message, turn_index),
+                metadata=metadata,
             )
         except Exception as exc:
             self.last_error = str(exc)
@@ -733,13 +832,61 @@ class RestorePoints:
             self.last_error = str(exc)
             logger.warning("restore points after run failed: %s", exc)
 
-    async def list_points(self, session_id: str | None = None) -> list[RestorePoint]:
-        """Points, oldest first (all sessions, or one)."""
+    async def list_points(
+        self, session_id: str | None = None, *, with_changes: bool = False
+    ) -> list[RestorePoint]:
+        """Points, oldest first (all sessions, or one).
+
+        ``with_changes`` fills each point's ``changes_after``: what changed from the point to
+        the state recorded after it — for a turn's point, the files that turn changed.
+        """
         if self.git is None:
             return []
         async with self._locked():
             points = await self._list()
-        return [p for p in points if session_id is None or p.session_id == session_id]
+            chosen = [p for p in points if session_id is None or p.session_id == session_id]
+            if not with_changes or not chosen:
+                return chosen
+            head = await self._baseline_tree()
+            ends: dict[str, str] = {}
+            for p, nxt in zip(points, [*points[1:], None], strict=True):
+                ends[p.id] = (nxt.base_tree or nxt.tree) if nxt is not None else (head or p.tree)
+            try:
+                diffs = await self._diff_pairs([(p.tree, ends[p.id]) for p in chosen])
+            except GitError as exc:
+                raise RestorePointError(f"Could not list the changes: {exc.message}") from exc
+        status = {"A": "added", "D": "deleted"}
+        cap = self.settings.max_listed_paths
+        return [
+            p.model_copy(
+                update={
+                    "changes_after": [
+                        ChangedPath(path=e.path, status=status.get(e.status, "modified"))  # type: ignore[arg-type]
+                        for e in entries[:cap]
+                    ],
+                    "changes_after_count": len(entries),
+                }
+            )
+            for p, entries in zip(chosen, diffs, strict=True)
+        ]
+
+    async def drop_turns(self, session_id: str, from_turn: int) -> int:
+        """Delete a session's turn points from ``from_turn`` on (its conversation was cut
+        there); undo points of restores are kept. Returns how many were deleted."""
+        if self.git is None:
+            return 0
+        async with self._turn_lock, self._locked():
+            points = [
+                p
+                for p in await self._list()
+                if p.session_id == session_id
+                and p.kind == "turn"
+                and p.turn_index is not None
+                and p.turn_index >= from_turn
+            ]
+            await self._delete_points(points)
+            self._turns.pop(session_id, None)
+        return len(points)
 
     async def get(self, point_id: str) -> RestorePoint:
         self._runner()
@@ -747,20 +894,27 @@ class RestorePoints:
             return await self._get(point_id)
 
     async def preview(
-        self, point_id: str, *, agent_paths: Iterable[str] = (), with_text: bool = True
+        self,
+        point_id: str,
+        *,
+        agent_paths: Iterable[str] = (),
+        hand_paths: Iterable[str] = (),
+        with_text: bool = True,
     ) -> RestorePreview:
         """What restoring ``point_id`` would change; hand changes are flagged.
 
-        A path is *hand-changed* when it differs from the state last recorded for the
-        agent (the newest snapshot, ``after_run`` or restore) — unless it is in
-        ``agent_paths`` (paths the host knows the agent wrote since then).
+        A path is *hand-changed* when it was changed outside the agent's runs at any time
+        after the point: it differs from the state last recorded for the agent (the newest
+        snapshot, ``after_run`` or restore), or a later point recorded a change of it made
+        between runs — unless it is in ``agent_paths`` (paths the host knows the agent
+        wrote). ``hand_paths`` are flagged too (e.g. files with unsaved editor changes).
         """
         self._runner()
         async with self._locked():
             point = await self._get(point_id)
             try:
                 cur, _ = await self._capture()
-                files, skipped = await self._plan(point, cur, set(agent_paths))
+                files, skipped = await self._plan(point, cur, set(agent_paths), hand_paths)
                 if with_text:
                     await self._fill_text(files)
             except GitError as exc:
@@ -774,6 +928,7 @@ class RestorePoints:
         force_paths: Iterable[str] = (),
         overwrite_hand_changes: bool = False,
         agent_paths: Iterable[str] = (),
+        hand_paths: Iterable[str] = (),
         session_id: str | None = None,
     ) -> RestoreResult:
         """Restore the files to ``point_id``; undoable (a point is taken first).
@@ -790,7 +945,7 @@ class RestorePoints:
             point = await self._get(point_id)
             try:
                 cur, _ = await self._capture()
-                files, skipped = await self._plan(point, cur, set(agent_paths))
+                files, skipped = await self._plan(point, cur, set(agent_paths), hand_paths)
                 kept = [
                     f.path
                     for f in files
@@ -883,13 +1038,19 @@ class RestorePoints:
         return self.store / "restore-journal.json"
 
     async def _plan(
-        self, point: RestorePoint, cur: str, agent_paths: set[str]
+        self,
+        point: RestorePoint,
+        cur: str,
+        agent_paths: set[str],
+        hand_paths: Iterable[str] = (),
     ) -> tuple[list[FileRestore], list[SkippedPath]]:
         entries = await self._diff(cur, point.tree)
         baseline = await self._baseline_tree()
-        dirty: set[str] = set()
+        dirty: set[str] = set(hand_paths)
         if baseline is not None and baseline != cur:
-            dirty = {e.path for e in await self._diff(baseline, cur)} - agent_paths
+            dirty |= {e.path for e in await self._diff(baseline, cur)} - agent_paths
+        if entries:
+            dirty |= await self._hand_paths_after(point) - agent_paths
         files: list[FileRestore] = []
         skipped: list[SkippedPath] = []
         for e in entries:
@@ -1000,12 +1161,24 @@ class RestorePoints:
         await self._finish_restore()
 
     async def _delete_points(self, points: list[RestorePoint]) -> None:
+        """Delete points; a deleted point's record of hand changes stays while an older point
+        lives (restoring that one must still flag them); records older than every point go."""
         if not points:
             return
         git = self._runner()
-        data = "".join(f"delete {_POINT_REF}{p.id}\n" for p in points).encode()
-        await git.run("update-ref", "--stdin", input=data)
-        remaining = await self._list()
+        gone = {p.id for p in points}
+        before, hands = await self._list_all()
+        remaining = [p for p in before if p.id not in gone]
+        oldest = remaining[0].id if remaining else None
+        lines = [f"delete {_POINT_REF}{p.id}" for p in points]
+        if oldest is not None:
+            lines += [
+                f"update {_HAND_REF}{p.id} {p.commit}"
+                for p in points
+                if p.id > oldest and p.base_tree and p.base_tree != p.tree and p.commit
+            ]
+        lines += [f"delete {_HAND_REF}{h.id}" for h in hands if oldest is None or h.id < oldest]
+        await git.run("update-ref", "--stdin", input=("\n".join(lines) + "\n").encode())
         if remaining:
             await git.run("update-ref", _LATEST_REF, remaining[-1].commit)
         else:
@@ -1189,7 +1362,6 @@ def _write_json(path: Path, data: dict[str, Any]) -> None:
 
 
 __all__ = [
-    "WRITE_TOOLS",
     "ChangedPath",
     "FileRestore",
     "RestorePoint",

@@ -29,6 +29,7 @@ from lovia_server.agents import (
 from lovia_server.editor_workspace import EditorWorkspace
 from lovia_server.event_log import Publisher
 from lovia_server.progress import RunProgress
+from lovia_server.restore_points import LiveRun, RestorePointService
 from lovia_server.settings import default_state_dir
 from lovia_server.store import RunRecord, ServerStore
 from lovia_server.supervisor import RunSpec, RunSupervisor
@@ -58,6 +59,15 @@ class ServerRuntime:
             backlog=backlog if callable(backlog) else (lambda: 0),
         )
         self.progress = RunProgress(server) if self._progress_enabled() else None
+        self.restore_points = RestorePointService(
+            server,
+            self.workspace,
+            state_dir / "restore-points",
+            live_runs=lambda: [
+                LiveRun(c.run_id, c.session_id, c.spec.root)
+                for c in self.supervisor.by_run.values()
+            ],
+        )
         self.supervisor = RunSupervisor(
             store=store,
             session_store=self.session_store,
@@ -72,11 +82,13 @@ class ServerRuntime:
             read_back=self.workspace.read_back,
             cancel_question=lambda qid: self.channel.cancel(qid, "The run was cancelled."),
             declined=lambda call_id: call_id in self.workspace.declined_calls,
+            restore_hooks=self.restore_points,
         )
         self.workspace.output_listener = self.supervisor.tool_output
         self._questions_task: asyncio.Task[None] | None = None
         self._closed = False
         self._warm_up: asyncio.Task[None] | None = None
+        self._recovery: asyncio.Task[None] | None = None
 
     @classmethod
     async def start(cls, server: LoviaServer) -> ServerRuntime:
@@ -86,9 +98,21 @@ class ServerRuntime:
         await store.open()
         runtime = cls(server, store, state_dir)
         await runtime.supervisor.recover()
+        # Finish a restore a crash interrupted (in the background: start-up stays quick).
+        runtime._recovery = asyncio.get_running_loop().create_task(runtime._recover_restores())
         runtime._questions_task = asyncio.get_running_loop().create_task(runtime._questions())
         runtime._warm_up = asyncio.get_running_loop().create_task(runtime._warm_provider())
         return runtime
+
+    async def _recover_restores(self) -> None:
+        try:
+            await self.restore_points.recover()
+        except Exception:
+            logger.warning("restore_points.recover_failed", exc_info=True)
+
+    async def _restore_points_ready(self) -> None:
+        if self._recovery is not None and not self._recovery.done():
+            await asyncio.shield(self._recovery)
 
     async def _warm_provider(self) -> None:
         """Import the configured vendor SDK in the background (it takes seconds), so the first
@@ -120,6 +144,7 @@ class ServerRuntime:
         if self._questions_task is not None:
             self._questions_task.cancel()
         await self.workspace.aclose()
+        await self.restore_points.aclose()
         for closer in (self.session_store, self.checkpointer):
             aclose = getattr(closer, "aclose", None)
             if aclose is not None:
@@ -303,7 +328,27 @@ class ServerRuntime:
         result = await self.supervisor.delete_session(params.session_id)
         if result.deleted:
             await self.workspace.close_session(params.session_id)
+            await self._restore_points_ready()
+            await self.restore_points.delete_session(params.session_id)
         return result
+
+    async def checkpoints(self, params: p.SessionParams) -> p.CheckpointsResult:
+        await self._restore_points_ready()
+        if await self.store.get_session(params.session_id) is None:
+            raise p.ProtocolError(
+                p.RUN_NOT_FOUND,
+                f"Unknown session {params.session_id}",
+                {"sessionId": params.session_id},
+            )
+        return await self.restore_points.checkpoints(params.session_id)
+
+    async def restore_preview(self, params: p.CheckpointParams) -> p.RestorePreviewResult:
+        await self._restore_points_ready()
+        return await self.restore_points.preview(params.checkpoint_id)
+
+    async def restore(self, params: p.RestoreParams) -> p.RestoreResult:
+        await self._restore_points_ready()
+        return await self.restore_points.restore(params, self.supervisor.cut_conversation)
 
     async def status(self, params: p.StatusParams) -> p.StatusResult:
         settings = self.server.settings

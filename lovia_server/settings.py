@@ -172,6 +172,21 @@ class InvalidMCPServerSetting(BaseModel):
     problem: str
 
 
+class RestorePointSettings(_Model):
+    """``lovia.restorePoints``: snapshots of the workspace before each turn that may write."""
+
+    enabled: bool = True
+    maxStoreMB: float = Field(default=1024, gt=0)
+    """Per workspace folder; beyond it the oldest restore points are pruned."""
+    maxFileMB: float = Field(default=5, gt=0)
+    """Bigger files are not stored (and a restore never touches them)."""
+
+    @model_validator(mode="before")
+    @classmethod
+    def _null_is_default(cls, value: Any) -> Any:
+        return {} if value is None else value
+
+
 class LoviaSettings(_Model):
     """The ``lovia`` configuration section (protocol.md, "Settings")."""
 
@@ -182,6 +197,7 @@ class LoviaSettings(_Model):
     """MCP servers for the built-in agent, by name (the tools' ``<name>__`` prefix)."""
     maxTurns: int = Field(default=50, ge=1, le=10_000)
     approvalTimeoutSeconds: float | None = Field(default=None, gt=0)
+    restorePoints: RestorePointSettings = Field(default_factory=RestorePointSettings)
 
     @field_validator("model", "agent", mode="before")
     @classmethod
@@ -302,6 +318,7 @@ __all__ = [
     "LoviaSettings",
     "MCPServerSetting",
     "PermissionSettings",
+    "RestorePointSettings",
     "StdioMCPServerSetting",
     "default_state_dir",
     "parse_init_options",

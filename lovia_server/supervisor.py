@@ -17,7 +17,7 @@ from collections import deque
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal, TypeVar
+from typing import Any, Literal, Protocol, TypeVar
 
 from lovia import Runner, events
 from lovia.agent import Agent
@@ -63,6 +63,7 @@ from lovia_server.protocol import (
     ApprovalOutcome,
     ApprovalRequested,
     ApprovalResolved,
+    CheckpointCreated,
     Compaction,
     Decision,
     DiffContent,
@@ -106,6 +107,20 @@ class RunSpec:
     root: Path
     cwd: Path
     context_window: int | None = None
+
+
+class RestoreHooks(Protocol):
+    """Restore points around a run (``lovia_server.restore_points``): told when a run starts,
+    asked before tool calls run (a point when one of them may change files), told when it
+    ends."""
+
+    def run_started(self, ctl: RunController) -> None: ...
+
+    async def before_write(
+        self, ctl: RunController, tools: list[Tool | None]
+    ) -> CheckpointCreated | None: ...
+
+    def run_ended(self, ctl: RunController) -> None: ...
 
 
 @dataclass(frozen=True)
@@ -185,6 +200,8 @@ class RunController:
     leg: int = 0
     # resumed, but from the prompt: the previous process died before the first checkpoint
     from_prompt: bool = False
+    turn_index: int = 0  # the run's place among its session's runs (the user's turns)
+    checkpointed: bool = False  # this attempt took its turn's restore point
 
     @property
     def checkpoint_id(self) -> str:
@@ -218,6 +235,7 @@ class RunSupervisor:
         read_back: Callable[[RunSpec, str], Awaitable[str | None]] | None = None,
         cancel_question: Callable[[str], None] | None = None,
         declined: Callable[[str], bool] = lambda call_id: False,
+        restore_hooks: RestoreHooks | None = None,
     ) -> None:
         self.store = store
         self.sessions = session_store
@@ -230,6 +248,7 @@ class RunSupervisor:
         self.read_back = read_back
         self.cancel_question = cancel_question
         self.declined = declined
+        self.restore_hooks = restore_hooks
         self.live: dict[str, RunController] = {}
         self.by_run: dict[str, RunController] = {}
         self.session_rules: dict[str, dict[str, Literal["allow", "reject"]]] = {}
@@ -368,6 +387,7 @@ class RunSupervisor:
 
         async def persist() -> None:
             await self._supersede_interrupted(session_id)
+            ctl.turn_index = len(await self.store.runs_for_session(session_id))
             title = prompt.strip().splitlines()[0] if prompt.strip() else "Untitled"
             await self.store.upsert_session(
                 session_id, title=title, agent=spec.agent_label, cwd=str(spec.cwd)
@@ -416,6 +436,8 @@ class RunSupervisor:
             ctl.usage = snapshot.usage.clone()
 
         async def persist() -> None:
+            runs = [r.id for r in await self.store.runs_for_session(record.session_id)]
+            ctl.turn_index = runs.index(run_id) if run_id in runs else len(runs)
             await self.store.insert_run(self._record(ctl))
             await self.store.touch_session(record.session_id)
 
@@ -554,6 +576,8 @@ class RunSupervisor:
                     UserMessage(message_id=_short_id("u"), text=ctl.prompt, source="prompt")
                 )
             self._progress("begin", ctl, ctl.prompt)
+            if self.restore_hooks is not None:
+                self.restore_hooks.run_started(ctl)
             ctl.new_message()
             resume = ctl.resumed and not ctl.from_prompt
             while True:
@@ -637,6 +661,8 @@ class RunSupervisor:
             context_tokens=ctl.context_tokens,
             context_window=ctl.spec.context_window,
         )
+        if self.restore_hooks is not None:
+            self.restore_hooks.run_ended(ctl)
         run_error: p.RunError | None = None
         if error is not None and status != "cancelled":
             run_error = (
@@ -710,9 +736,12 @@ class RunSupervisor:
             log.emit(OutputDiscarded(message_id=ctl.message_id))
         elif isinstance(ev, events.MessageCompleted):
             self._message_completed(ctl, ev)
+            await self._checkpoint_before_batch(ctl, ev)
         elif isinstance(ev, events.UserMessageInjected):
             self._steer_delivered(ctl, ev)
         elif isinstance(ev, events.ToolCallStarted):
+            known = ctl.calls.get(ev.call.id)
+            await self._checkpoint(ctl, [ev.tool or (known.tool if known else None)])
             info = self._announce(ctl, ev.call.id, ev.call.name, ev.call.arguments, ev.tool)
             self._progress("report", ctl, tool_title(info.tool, info.name, info.args))
             if info.diff is None and can_preview(info.tool):
@@ -759,6 +788,34 @@ class RunSupervisor:
                 )
             )
         ctl.new_message()
+
+    async def _checkpoint(self, ctl: RunController, tools: list[Tool | None]) -> None:
+        """The turn's restore point, before the first of its calls that may change files."""
+        hooks = self.restore_hooks
+        if hooks is None or ctl.checkpointed:
+            return
+        try:
+            created = await hooks.before_write(ctl, tools)
+        except Exception:
+            logger.warning("restore_point.failed: %s", ctl.run_id, exc_info=True)
+            return
+        if created is not None:
+            ctl.checkpointed = True
+            ctl.log.emit(created)
+
+    async def _checkpoint_before_batch(
+        self, ctl: RunController, ev: events.MessageCompleted
+    ) -> None:
+        """Calls of one message may run concurrently, each starting before its ``tool.call``
+        reaches us: take the point now when a parallel (or not yet seen) tool may write."""
+        names = [e.name for e in ev.entries if isinstance(e, ToolCallEntry)]
+        if len(names) < 2:
+            return  # a lone call runs by itself, after its announcement
+        seen = self.tools_seen.get(ctl.spec.agent_label, {})
+        tools = [seen.get(name) for name in names]
+        concurrent = [t for t in tools if t is None or t.parallel]
+        if concurrent:
+            await self._checkpoint(ctl, concurrent)
 
     def _steer_delivered(self, ctl: RunController, ev: events.UserMessageInjected) -> None:
         text = ev.content if isinstance(ev.content, str) else str(ev.content)
@@ -884,6 +941,8 @@ class RunSupervisor:
             if answer.decision.always and not answer.cancelled:
                 rules = self.session_rules.setdefault(ctl.session_id, {})
                 rules[subject] = "allow" if answer.decision.allows else "reject"
+        if outcome == "allowed":
+            await self._checkpoint(ctl, [info.tool])
         answer.apply(ev)
         if outcome != "allowed":
             info.declined = True
@@ -1085,6 +1144,37 @@ class RunSupervisor:
         self.session_rules.pop(session_id, None)
         return p.DeleteSessionResult(deleted=True)
 
+    async def cut_conversation(
+        self, session_id: str, turn_index: int
+    ) -> tuple[list[str], str | None]:
+        """Cut the session back to before its ``turn_index``-th run (like an edit-and-resend):
+        those runs, their events and checkpoints go, and the transcript is rewound. Returns
+        the removed run ids and the first removed run's prompt."""
+        self._check_session_free(session_id)
+        runs = await self.store.runs_for_session(session_id)
+        cut = runs[turn_index:]
+        if not cut:
+            return [], None
+        keys = {checkpoint_id(r.id, leg) for r in cut for leg in range(r.leg + 1)}
+        keep = 0
+        for segment in await self.sessions.segments(session_id):
+            if segment.run_id in keys:
+                break
+            keep += len(segment.entries)
+        rewind = getattr(self.sessions, "rewind", None)
+        if rewind is None:
+            raise p.ProtocolError(
+                p.INVALID_PARAMS,
+                "This session store cannot cut a conversation",
+                {"field": "conversation"},
+            )
+        await rewind(session_id, keep_entries=keep)
+        for key in keys:
+            await _quiet(self.checkpointer.delete(key))
+        await self.store.delete_runs([r.id for r in cut])
+        await self.store.touch_session(session_id)
+        return [r.id for r in cut], cut[0].prompt
+
     def live_runs(self) -> list[p.LiveRun]:
         return [
             p.LiveRun(
@@ -1199,4 +1289,11 @@ async def _quiet(awaitable: Awaitable[T]) -> T | None:
         return None
 
 
-__all__ = ["RunController", "RunSpec", "RunSupervisor", "path_uri", "project_entries"]
+__all__ = [
+    "RestoreHooks",
+    "RunController",
+    "RunSpec",
+    "RunSupervisor",
+    "path_uri",
+    "project_entries",
+]

@@ -177,6 +177,8 @@ class RestoreResult(BaseModel):
     undo_point: RestorePoint | None = None
     """The snapshot taken just before restoring: restore it to undo this restore."""
     restored: list[str] = Field(default_factory=list)
+    changes: list[ChangedPath] = Field(default_factory=list)
+    """The restored paths with what the restore did to each (``added`` = recreated)."""
     kept: list[str] = Field(default_factory=list)
     """Hand-changed paths left alone (pass them in ``force_paths`` to overwrite)."""
     skipped: list[SkippedPath] = Field(default_factory=list)
@@ -247,9 +249,7 @@ class RestorePoints:
         here.
         """
         root_path, base = await asyncio.to_thread(_resolve_dirs, root, store_dir)
-        key = hashlib.sha256(str(root_path).encode("utf-8", "surrogateescape")).hexdigest()[:16]
-        safe = re.sub(r"[^A-Za-z0-9._-]", "_", root_path.name)[:40] or "root"
-        store = base / f"{safe}-{key}"
+        store = _store_path(root_path, base)
         if ".git" in store.parts:
             raise UserError(
                 f"The restore-point store cannot live inside the workspace's .git: {store}",
@@ -289,6 +289,12 @@ class RestorePoints:
             self.git = None
             _warn_once(self.unavailable_reason)
         return self
+
+    @staticmethod
+    def store_exists(root: str | Path, store_dir: str | Path) -> bool:
+        """Whether ``root`` has a store under ``store_dir`` already (nothing is created)."""
+        base = resolve_abs(Path(store_dir).expanduser())
+        return _store_path(resolve_abs(Path(root).expanduser()), base).is_dir()
 
     @property
     def available(self) -> bool:
@@ -832,6 +838,21 @@ class RestorePoints:
             self.last_error = str(exc)
             logger.warning("restore points after run failed: %s", exc)
 
+    async def warm(self) -> None:
+        """Bring the shadow index up to date without taking a point (never raises).
+
+        The first snapshot of a big tree hashes every file; a host can call this when a run
+        starts, while the model thinks, so the snapshot before the first write is quick.
+        """
+        if self.git is None:
+            return
+        try:
+            async with self._locked():
+                await self._capture()
+        except Exception as exc:
+            self.last_error = str(exc)
+            logger.warning("restore points warm-up failed: %s", exc)
+
     async def list_points(
         self, session_id: str | None = None, *, with_changes: bool = False
     ) -> list[RestorePoint]:
@@ -977,10 +998,16 @@ class RestorePoints:
             except GitError as exc:
                 raise RestorePointError(f"Could not restore: {exc.message}") from exc
         failed_paths = {f.path for f in failed}
+        done = [f for f in todo if f.path not in failed_paths]
+        status = {"create": "added", "delete": "deleted", "modify": "modified"}
         return RestoreResult(
             point=point,
             undo_point=undo,
-            restored=[f.path for f in todo if f.path not in failed_paths],
+            restored=[f.path for f in done],
+            changes=[
+                ChangedPath(path=f.path, status=status[f.action])  # type: ignore[arg-type]
+                for f in done
+            ],
             kept=kept,
             skipped=skipped + failed,
         )
@@ -1220,6 +1247,12 @@ def _resolve_dirs(root: str | Path, store_dir: str | Path) -> tuple[Path, Path]:
             hint="Restore points need an existing workspace directory.",
         )
     return root_path, resolve_abs(Path(store_dir).expanduser())
+
+
+def _store_path(root: Path, base: Path) -> Path:
+    key = hashlib.sha256(str(root).encode("utf-8", "surrogateescape")).hexdigest()[:16]
+    safe = re.sub(r"[^A-Za-z0-9._-]", "_", root.name)[:40] or "root"
+    return base / f"{safe}-{key}"
 
 
 def _label(user_message: str | None, turn_index: int) -> str:

@@ -35,6 +35,7 @@ FinalStatus = TypeAliasType(
     "FinalStatus", Literal["completed", "failed", "cancelled", "interrupted"]
 )
 MessageSource = TypeAliasType("MessageSource", Literal["prompt", "steer"])
+CheckpointKind = TypeAliasType("CheckpointKind", Literal["turn", "restore", "manual"])
 TOOL_KINDS: list[str] = list(get_args(ToolKind.__value__))
 
 
@@ -319,6 +320,19 @@ class UsageUpdated(EventPayload, Usage):
         return cls.model_validate(usage.model_dump())
 
 
+class CheckpointCreated(EventPayload):
+    """A restore point of the files, taken before this turn's first change (`lovia/restore`
+    rolls the workspace folder back to it)."""
+
+    KIND: ClassVar[str] = "checkpoint.created"
+    checkpoint_id: str
+    turn_index: int
+    label: str
+    created_at: int
+    root: str
+    root_uri: str
+
+
 class RunFinished(EventPayload):
     """The end of a run attempt: exactly one, always the last ``seq``."""
 
@@ -350,6 +364,7 @@ PAYLOADS: dict[str, type[EventPayload]] = {
         Handoff,
         Compaction,
         UsageUpdated,
+        CheckpointCreated,
         RunFinished,
     )
 }
@@ -437,6 +452,10 @@ class UsageUpdatedEvent(UsageUpdated, EventEnvelope):
     kind: Literal["usage.updated"]
 
 
+class CheckpointCreatedEvent(CheckpointCreated, EventEnvelope):
+    kind: Literal["checkpoint.created"]
+
+
 class RunFinishedEvent(RunFinished, EventEnvelope):
     kind: Literal["run.finished"]
 
@@ -459,6 +478,7 @@ LoviaEvent: TypeAlias = Annotated[
     | HandoffEvent
     | CompactionEvent
     | UsageUpdatedEvent
+    | CheckpointCreatedEvent
     | RunFinishedEvent,
     Field(discriminator="kind"),
 ]
@@ -477,6 +497,9 @@ __all__ = [
     "ApprovalRequestedEvent",
     "ApprovalResolved",
     "ApprovalResolvedEvent",
+    "CheckpointCreated",
+    "CheckpointCreatedEvent",
+    "CheckpointKind",
     "Compaction",
     "CompactionEvent",
     "Decision",

@@ -11,7 +11,6 @@ from lsprotocol import types as lsp
 
 if TYPE_CHECKING:
     from lovia_server.server import LoviaServer
-    from lovia_server.supervisor import RunController
 
 logger = logging.getLogger("lovia_server.progress")
 
@@ -47,8 +46,8 @@ class RunProgress:
         self._tails[run_id] = task
         task.add_done_callback(lambda t: self._tails.get(run_id) is t and self._tails.pop(run_id))
 
-    def begin(self, ctl: RunController, message: str) -> None:
-        token = f"lovia/{ctl.run_id}"
+    def begin(self, run_id: str, message: str) -> None:
+        token = f"lovia/{run_id}"
         progress = self.server.work_done_progress
 
         async def step() -> None:
@@ -62,10 +61,10 @@ class RunProgress:
                 ),
             )
 
-        self._chain(ctl.run_id, step)
+        self._chain(run_id, step)
 
-    def report(self, ctl: RunController, message: str) -> None:
-        token = f"lovia/{ctl.run_id}"
+    def report(self, run_id: str, message: str) -> None:
+        token = f"lovia/{run_id}"
 
         async def step() -> None:
             if token in self._created:
@@ -73,10 +72,10 @@ class RunProgress:
                     token, lsp.WorkDoneProgressReport(message=_excerpt(message))
                 )
 
-        self._chain(ctl.run_id, step)
+        self._chain(run_id, step)
 
-    def end(self, ctl: RunController, message: str) -> None:
-        token = f"lovia/{ctl.run_id}"
+    def end(self, run_id: str, message: str) -> None:
+        token = f"lovia/{run_id}"
         progress = self.server.work_done_progress
 
         async def step() -> None:
@@ -85,7 +84,7 @@ class RunProgress:
                 progress.end(token, lsp.WorkDoneProgressEnd(message=message))
                 progress.tokens.pop(token, None)
 
-        self._chain(ctl.run_id, step)
+        self._chain(run_id, step)
 
 
 __all__ = ["RunProgress"]

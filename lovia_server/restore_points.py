@@ -31,8 +31,8 @@ from lovia_server.uris import path_uri
 
 if TYPE_CHECKING:
     from lovia_server.editor_workspace import EditorWorkspace
+    from lovia_server.ports import RunTurn
     from lovia_server.server import LoviaServer
-    from lovia_server.supervisor import RunController
 
 logger = logging.getLogger("lovia_server.restore_points")
 
@@ -162,9 +162,9 @@ class RestorePointService:
 
     # ------------------------------------------------------------------ the run hook
 
-    def run_started(self, ctl: RunController) -> None:
+    def run_started(self, turn: RunTurn) -> None:
         """Bring the folder's shadow index up to date while the model thinks."""
-        self._spawn(self._warm(ctl.spec.root))
+        self._spawn(self._warm(turn.root))
 
     async def _warm(self, root: Path) -> None:
         points = await self.store_for(root)
@@ -172,36 +172,36 @@ class RestorePointService:
             await points.warm()
 
     async def before_write(
-        self, ctl: RunController, tools: Iterable[Any]
+        self, turn: RunTurn, tools: Iterable[Any]
     ) -> p.CheckpointCreated | None:
         """Called before tool calls run: a point for the turn when one of ``tools`` may
         change files (by its declared kind) and the turn has none yet."""
-        points = await self.store_for(ctl.spec.root)
+        points = await self.store_for(turn.root)
         if points is None or not points.available:
             return None
         point = await points.before_turn(
-            ctl.session_id,
-            ctl.turn_index,
-            ctl.prompt,
+            turn.session_id,
+            turn.turn_index,
+            turn.prompt,
             tools=list(tools),
-            metadata={"runId": ctl.run_id},
+            metadata={"runId": turn.run_id},
         )
         if point is None:
             return None
         return p.CheckpointCreated(
             checkpoint_id=point.id,
-            turn_index=ctl.turn_index,
+            turn_index=turn.turn_index,
             label=point.label,
             created_at=int(point.created_at * 1000),
             root=str(points.root),
             root_uri=path_uri(points.root),
         )
 
-    def run_ended(self, ctl: RunController) -> None:
+    def run_ended(self, turn: RunTurn) -> None:
         """Record the tree as the agent left it (so its writes are not taken for hand changes)
         and apply the size cap. Restores in that folder wait for it."""
-        root = ctl.spec.root
-        task = self._spawn(self._settle(root, ctl.session_id))
+        root = turn.root
+        task = self._spawn(self._settle(root, turn.session_id))
         pending = self._settling.setdefault(root, set())
         pending.add(task)
         task.add_done_callback(pending.discard)

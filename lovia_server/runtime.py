@@ -28,11 +28,12 @@ from lovia_server.agents import (
 )
 from lovia_server.editor_workspace import EditorWorkspace
 from lovia_server.event_log import Publisher
-from lovia_server.progress import RunProgress
+from lovia_server.lsp_editor import LspEditor
+from lovia_server.ports import RunSpec
 from lovia_server.restore_points import LiveRun, RestorePointService
 from lovia_server.settings import default_state_dir
 from lovia_server.store import RunRecord, ServerStore
-from lovia_server.supervisor import RunSpec, RunSupervisor
+from lovia_server.supervisor import RunSupervisor
 
 if TYPE_CHECKING:
     from lovia_server.server import LoviaServer
@@ -50,15 +51,11 @@ class ServerRuntime:
         self.checkpointer = SQLiteCheckpointer(db)
         self.channel = HumanChannel()
         self._warned_untrusted_mcp = False
-        self.workspace = EditorWorkspace(server)
-        writer = getattr(server.protocol, "writer", None)
-        backlog = getattr(writer, "backlog", None)
-        self.publisher = Publisher(
-            store,
-            lambda event: server.protocol.notify(p.EVENT, event),
-            backlog=backlog if callable(backlog) else (lambda: 0),
+        self.editor = LspEditor(server)
+        self.workspace = EditorWorkspace(
+            server, on_output=lambda *args: self.supervisor.tool_output(*args)
         )
-        self.progress = RunProgress(server) if self._progress_enabled() else None
+        self.publisher = Publisher(store, self.editor.notify, backlog=self.editor.backlog)
         self.restore_points = RestorePointService(
             server,
             self.workspace,
@@ -73,18 +70,12 @@ class ServerRuntime:
             session_store=self.session_store,
             checkpointer=self.checkpointer,
             publisher=self.publisher,
+            editor=self.editor,
+            workspace=self.workspace,
+            questions=self.channel,
             approval_timeout=lambda: server.settings.approvalTimeoutSeconds,
-            ask_editor=self._ask_editor
-            if server.init_options.approval_mode == "showMessageRequest"
-            else None,
-            progress=self.progress,
-            preview=self.workspace.preview,
-            read_back=self.workspace.read_back,
-            cancel_question=lambda qid: self.channel.cancel(qid, "The run was cancelled."),
-            declined=lambda call_id: call_id in self.workspace.declined_calls,
-            restore_hooks=self.restore_points,
+            restore=self.restore_points,
         )
-        self.workspace.output_listener = self.supervisor.tool_output
         self._questions_task: asyncio.Task[None] | None = None
         self._closed = False
         self._warm_up: asyncio.Task[None] | None = None
@@ -100,7 +91,9 @@ class ServerRuntime:
         await runtime.supervisor.recover()
         # Finish a restore a crash interrupted (in the background: start-up stays quick).
         runtime._recovery = asyncio.get_running_loop().create_task(runtime._recover_restores())
-        runtime._questions_task = asyncio.get_running_loop().create_task(runtime._questions())
+        runtime._questions_task = asyncio.get_running_loop().create_task(
+            runtime.supervisor.serve_questions()
+        )
         runtime._warm_up = asyncio.get_running_loop().create_task(runtime._warm_provider())
         return runtime
 
@@ -129,11 +122,6 @@ class ServerRuntime:
                 await asyncio.to_thread(importlib.import_module, module)
             except Exception:
                 logger.debug("warm_up.failed: %s", module, exc_info=True)
-
-    def _progress_enabled(self) -> bool:
-        return bool(self.server.init_options.progress) and self.server.client_supports(
-            "window.work_done_progress"
-        )
 
     async def shutdown(self) -> None:
         if self._closed:
@@ -293,15 +281,7 @@ class ServerRuntime:
 
     async def answer(self, params: p.AnswerParams) -> p.AnswerResult:
         ctl = await self.supervisor.active_controller(params.run_id)
-        if params.question_id not in ctl.questions:
-            raise p.ProtocolError(
-                p.APPROVAL_NOT_FOUND,
-                f"No pending question {params.question_id}",
-                {"questionId": params.question_id},
-            )
-        self.channel.answer(params.question_id, params.answer)
-        self.supervisor.question_answered(ctl, params.question_id, params.answer)
-        return p.AnswerResult(question_id=params.question_id)
+        return self.supervisor.answer(ctl, params.question_id, params.answer)
 
     async def cancel(self, params: p.RunIdParams) -> p.CancelResult:
         ctl = await self.supervisor.active_controller(params.run_id)
@@ -365,33 +345,6 @@ class ServerRuntime:
             session_rules=self.supervisor.rules_view(),
             settings_problems=list(self.server.settings_problems),
         )
-
-    # ================================================================== editor bridges
-
-    async def _ask_editor(self, payload: p.ApprovalRequested) -> p.Decision:
-        actions = [lsp.MessageActionItem(title=o.label) for o in payload.options]
-        message = f"lovia: {payload.title}\n{payload.detail}".strip()
-        response = await self.server.window_show_message_request_async(
-            lsp.ShowMessageRequestParams(
-                type=lsp.MessageType.Warning, message=message, actions=actions
-            )
-        )
-        if response is None:
-            return p.Decision.REJECT_ONCE
-        title = response.title if hasattr(response, "title") else str(response)
-        for option in payload.options:
-            if option.label == title:
-                return option.decision
-        return p.Decision.REJECT_ONCE
-
-    async def _questions(self) -> None:
-        try:
-            async for question in self.channel.questions():
-                self.supervisor.question_asked(question.run_id, question)
-        except asyncio.CancelledError:
-            pass
-        except Exception:
-            logger.exception("questions.consumer_failed")
 
 
 def _state_dir(server: LoviaServer) -> Path:

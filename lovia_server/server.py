@@ -101,15 +101,14 @@ class LoviaProtocol(GuardedProtocol):
         self, params: lsp.InitializeParams
     ) -> Generator[Any, Any, lsp.InitializeResult]:
         result: lsp.InitializeResult = yield from super().lsp_initialize(params)
-        result.capabilities.experimental = {
-            "lovia": {
-                "protocolVersion": p.PROTOCOL_VERSION,
-                "methods": [route.method.name for route in ROUTES],
-                "eventKinds": list(p.EVENT_KINDS),
-                "editModes": list(p.EDIT_MODES),
-                "version": server_version(),
-            }
-        }
+        capabilities = p.ServerCapabilities(
+            protocol_version=p.PROTOCOL_VERSION,
+            methods=[route.method.name for route in ROUTES],
+            event_kinds=list(p.EVENT_KINDS),
+            edit_modes=list(p.EDIT_MODES),
+            version=server_version(),
+        )
+        result.capabilities.experimental = {"lovia": capabilities.to_wire()}
         return result
 
 

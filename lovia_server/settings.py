@@ -18,9 +18,11 @@ from pydantic import (
     field_validator,
     model_validator,
 )
+from pydantic.json_schema import SkipJsonSchema
 
 Decision = Literal["allow", "ask", "deny"]
 Preset = Literal["readonly", "coding", "trusted"]
+EditModeSetting = Literal["auto", "server", "workspaceEdit"]
 
 DEFAULT_DENIED_PATHS: list[str] = [
     ".env",
@@ -56,7 +58,8 @@ class CommandRuleSetting(_Model):
 class PermissionSettings(_Model):
     preset: Preset = "coding"
     write: Decision | None = None
-    """Overrides the preset's decision for writes inside the workspace (``ask`` = review edits)."""
+    """Writes inside the workspace. Unset: review-first under ``coding`` (every write and edit
+    asks, with a diff), the preset's own decision under ``readonly`` and ``trusted``."""
     pathRules: list[PathRuleSetting] = Field(default_factory=list)
     commandRules: list[CommandRuleSetting] = Field(default_factory=list)
     deniedPaths: list[str] = Field(default_factory=lambda: list(DEFAULT_DENIED_PATHS))
@@ -193,11 +196,16 @@ class LoviaSettings(_Model):
     model: str | None = None
     permissions: PermissionSettings = Field(default_factory=PermissionSettings)
     agent: str | None = None
-    mcpServers: dict[str, MCPServerSetting | InvalidMCPServerSetting] = Field(default_factory=dict)
+    mcpServers: dict[str, MCPServerSetting | SkipJsonSchema[InvalidMCPServerSetting]] = Field(
+        default_factory=dict
+    )
     """MCP servers for the built-in agent, by name (the tools' ``<name>__`` prefix)."""
     maxTurns: int = Field(default=50, ge=1, le=10_000)
     approvalTimeoutSeconds: float | None = Field(default=None, gt=0)
+    editMode: EditModeSetting = "auto"
     restorePoints: RestorePointSettings = Field(default_factory=RestorePointSettings)
+    """How approved edits land; read for every run. ``auto``: through the editor
+    (``workspace/applyEdit``) when the client can apply edits, else the server writes."""
 
     @field_validator("model", "agent", mode="before")
     @classmethod
@@ -243,17 +251,18 @@ class LoviaSettings(_Model):
 
 
 class InitOptions(_Model):
-    """``initializationOptions.lovia``; ``present`` records whether the client sent it at all."""
+    """``initializationOptions.lovia`` (all optional)."""
 
     protocolVersion: int = 1
     client: str | None = None
     approvals: Literal["events", "showMessageRequest"] | None = None
-    editMode: Literal["server", "workspaceEdit"] = "server"
+    editMode: EditModeSetting | None = None
+    """The client's preferred edit mode; the ``editMode`` setting, when not ``auto``, wins."""
     progress: bool = True
     stateDir: str | None = None
     trusted: bool = True
     """Workspace trust as the editor sees it; user agent files load only when trusted."""
-    present: bool = False
+    present: SkipJsonSchema[bool] = False  # whether the client sent the object at all
 
     @property
     def approval_mode(self) -> Literal["events", "showMessageRequest"]:

@@ -17,10 +17,9 @@ from collections import deque
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal, Protocol, TypeVar
+from typing import Any, Literal, TypeVar
 
 from lovia import Runner, events
-from lovia.agent import Agent
 from lovia.checkpointer import Checkpointer, CheckpointOptions
 from lovia.exceptions import BudgetExceeded, MaxTurnsExceeded, RunCancelled
 from lovia.messages import Usage
@@ -31,6 +30,7 @@ from lovia.runtime.checkpoint import CheckpointWriter
 from lovia.session import Session
 from lovia.steering import Mailbox
 from lovia.tools.base import Tool
+from lovia.tools.human import HumanChannel
 from lovia.tools.presentation import can_preview
 from lovia.transcript import (
     AssistantTextEntry,
@@ -57,13 +57,20 @@ from lovia_server.events import (
     tool_title,
     usage_payload,
 )
+from lovia_server.ports import (
+    EditorPort,
+    ProgressStage,
+    RestorePort,
+    RunSpec,
+    RunTurn,
+    WorkspacePort,
+)
 from lovia_server.protocol import (
     ApprovalAction,
     ApprovalBy,
     ApprovalOutcome,
     ApprovalRequested,
     ApprovalResolved,
-    CheckpointCreated,
     Compaction,
     Decision,
     DiffContent,
@@ -95,32 +102,6 @@ logger = logging.getLogger("lovia_server.supervisor")
 T = TypeVar("T")
 
 FinalStatus = Literal["completed", "failed", "cancelled", "interrupted"]
-
-
-@dataclass
-class RunSpec:
-    """Everything needed to (re)start a run: the agent and what the run record shows."""
-
-    agent: Agent[Any]
-    agent_label: str
-    model_label: str | None
-    root: Path
-    cwd: Path
-    context_window: int | None = None
-
-
-class RestoreHooks(Protocol):
-    """Restore points around a run (``lovia_server.restore_points``): told when a run starts,
-    asked before tool calls run (a point when one of them may change files), told when it
-    ends."""
-
-    def run_started(self, ctl: RunController) -> None: ...
-
-    async def before_write(
-        self, ctl: RunController, tools: list[Tool | None]
-    ) -> CheckpointCreated | None: ...
-
-    def run_ended(self, ctl: RunController) -> None: ...
 
 
 @dataclass(frozen=True)
@@ -207,6 +188,16 @@ class RunController:
     def checkpoint_id(self) -> str:
         return checkpoint_id(self.run_id, self.leg)
 
+    @property
+    def turn(self) -> RunTurn:
+        return RunTurn(
+            session_id=self.session_id,
+            run_id=self.run_id,
+            turn_index=self.turn_index,
+            prompt=self.prompt,
+            root=self.spec.root,
+        )
+
     def new_message(self) -> str:
         self.message_id = f"msg_{uuid.uuid4().hex[:12]}"
         self.message_has_text = False
@@ -227,28 +218,21 @@ class RunSupervisor:
         session_store: Session,
         checkpointer: Checkpointer,
         publisher: Publisher,
+        editor: EditorPort,
+        workspace: WorkspacePort,
+        questions: HumanChannel,
         approval_timeout: Callable[[], float | None] = lambda: None,
-        ask_editor: Callable[[ApprovalRequested], Awaitable[Decision | None]] | None = None,
-        progress: Any = None,
-        preview: Callable[[RunSpec, Tool | None, dict[str, Any]], Awaitable[list[dict[str, Any]]]]
-        | None = None,
-        read_back: Callable[[RunSpec, str], Awaitable[str | None]] | None = None,
-        cancel_question: Callable[[str], None] | None = None,
-        declined: Callable[[str], bool] = lambda call_id: False,
-        restore_hooks: RestoreHooks | None = None,
+        restore: RestorePort | None = None,
     ) -> None:
         self.store = store
         self.sessions = session_store
         self.checkpointer = checkpointer
         self.publisher = publisher
+        self.editor = editor
+        self.workspace = workspace
+        self.questions = questions
         self.approval_timeout = approval_timeout
-        self.ask_editor = ask_editor
-        self.progress = progress
-        self.preview = preview
-        self.read_back = read_back
-        self.cancel_question = cancel_question
-        self.declined = declined
-        self.restore_hooks = restore_hooks
+        self.restore = restore
         self.live: dict[str, RunController] = {}
         self.by_run: dict[str, RunController] = {}
         self.session_rules: dict[str, dict[str, Literal["allow", "reject"]]] = {}
@@ -263,9 +247,13 @@ class RunSupervisor:
         recovered = []
         for record in await self.store.runs_with_status("running"):
             snapshot = await self.checkpointer.load(record.checkpoint_id)
-            resumable = (snapshot is not None and snapshot.status != "completed") or (
-                snapshot is None and await self._restartable(record)
-            )
+            if await self._leg_in_session(record):
+                # The process died after the run's last leg reached the session: it finished.
+                await self._recover_finished(record, snapshot)
+                continue
+            # A checkpoint marked completed whose entries never reached the session is
+            # resumable too: resuming it appends them (the session ignores a repeated segment).
+            resumable = snapshot is not None or await self._restartable(record)
             log = EventLog(
                 record.id,
                 record.session_id,
@@ -301,6 +289,30 @@ class RunSupervisor:
             )
             recovered.append(record.id)
         return recovered
+
+    async def _leg_in_session(self, record: RunRecord) -> bool:
+        segments = await self.sessions.segments(record.session_id)
+        return any(seg.run_id == record.checkpoint_id for seg in segments)
+
+    async def _recover_finished(self, record: RunRecord, snapshot: Any) -> None:
+        """Close the log of a run that ended just before its process died, as completed."""
+        log = EventLog(
+            record.id,
+            record.session_id,
+            self.publisher,
+            last_seq=await self.store.last_seq(record.id),
+            interval=0,
+        )
+        usage = record.usage or usage_payload(
+            snapshot.usage if snapshot else Usage(), context_tokens=None, context_window=None
+        )
+        output = output_payload(snapshot.output) if snapshot is not None else None
+        log.emit(RunFinished(status="completed", usage=usage, resumable=False, output=output))
+        await log.close()
+        await _quiet(self.checkpointer.delete(record.checkpoint_id))
+        await self.store.finish_run(
+            record.id, status="completed", error=None, usage=usage, resumable=False
+        )
 
     async def _open_items(self, run_id: str) -> tuple[list[str], list[str]]:
         """Tool calls without a result and approvals without a resolution in the last attempt."""
@@ -409,9 +421,7 @@ class RunSupervisor:
         # A process that died before the run's first checkpoint leaves only the run record:
         # the run starts again from its prompt (nothing of it reached the session).
         from_prompt = snapshot is None and record.resumable and await self._restartable(record)
-        if not from_prompt and (
-            not record.resumable or snapshot is None or snapshot.status == "completed"
-        ):
+        if not from_prompt and (not record.resumable or snapshot is None):
             raise p.ProtocolError(
                 p.NOT_RESUMABLE,
                 f"Run {run_id} cannot be resumed (status {record.status})",
@@ -448,8 +458,7 @@ class RunSupervisor:
         not in the session: nothing of it was kept, so it can start again from the prompt."""
         if record.leg != 0 or not record.prompt:
             return False
-        segments = await self.sessions.segments(record.session_id)
-        return all(seg.run_id != record.checkpoint_id for seg in segments)
+        return not await self._leg_in_session(record)
 
     async def _launch(
         self, ctl: RunController, model_input: Any, persist: Callable[[], Awaitable[None]]
@@ -576,8 +585,8 @@ class RunSupervisor:
                     UserMessage(message_id=_short_id("u"), text=ctl.prompt, source="prompt")
                 )
             self._progress("begin", ctl, ctl.prompt)
-            if self.restore_hooks is not None:
-                self.restore_hooks.run_started(ctl)
+            if self.restore is not None:
+                self.restore.run_started(ctl.turn)
             ctl.new_message()
             resume = ctl.resumed and not ctl.from_prompt
             while True:
@@ -661,8 +670,8 @@ class RunSupervisor:
             context_tokens=ctl.context_tokens,
             context_window=ctl.spec.context_window,
         )
-        if self.restore_hooks is not None:
-            self.restore_hooks.run_ended(ctl)
+        if self.restore is not None:
+            self.restore.run_ended(ctl.turn)
         run_error: p.RunError | None = None
         if error is not None and status != "cancelled":
             run_error = (
@@ -791,11 +800,10 @@ class RunSupervisor:
 
     async def _checkpoint(self, ctl: RunController, tools: list[Tool | None]) -> None:
         """The turn's restore point, before the first of its calls that may change files."""
-        hooks = self.restore_hooks
-        if hooks is None or ctl.checkpointed:
+        if self.restore is None or ctl.checkpointed:
             return
         try:
-            created = await hooks.before_write(ctl, tools)
+            created = await self.restore.before_write(ctl.turn, tools)
         except Exception:
             logger.warning("restore_point.failed: %s", ctl.run_id, exc_info=True)
             return
@@ -854,14 +862,11 @@ class RunSupervisor:
         return info
 
     async def _preview(self, ctl: RunController, info: CallInfo) -> list[FileDiff]:
-        if self.preview is None:
-            return []
         try:
-            diffs = await self.preview(ctl.spec, info.tool, info.args)
+            return await self.workspace.preview(ctl.spec, info.tool, info.args)
         except Exception:
             logger.debug("preview.failed", exc_info=True)
             return []
-        return [FileDiff.model_validate(d) for d in diffs]
 
     async def _tool_completed(self, ctl: RunController, ev: events.ToolCallCompleted) -> None:
         info = self._announce(ctl, ev.call.id, ev.call.name, ev.call.arguments, ev.tool)
@@ -871,7 +876,7 @@ class RunSupervisor:
         # A result object that reports an error itself (an MCP tool's isError) shows as failed.
         is_error = ev.is_error or getattr(ev.result, "is_error", False) is True
         status: ToolStatus
-        if info.declined or (ev.is_error and self.declined(ev.call.id)):
+        if info.declined or (ev.is_error and self.workspace.declined(ev.call.id)):
             status = "declined"
         elif is_error:
             status = "failed"
@@ -880,10 +885,9 @@ class RunSupervisor:
         content: list[ToolContent] = [TextContent(text=ev.output)]
         diffs = info.diff if status == "completed" and info.diff else []
         for diff in diffs:
-            if self.read_back is not None:
-                new_text = await _quiet(self.read_back(ctl.spec, diff.path))
-                if new_text is not None:
-                    diff = diff.model_copy(update={"new_text": new_text})
+            new_text = await _quiet(self.workspace.read_back(ctl.spec, diff.path))
+            if new_text is not None:
+                diff = diff.model_copy(update={"new_text": new_text})
             content.append(DiffContent.of(diff))
         ctl.log.emit(
             ToolResult(tool_call_id=ev.call.id, status=status, content=content, is_error=is_error)
@@ -921,7 +925,7 @@ class RunSupervisor:
             ctl.status = "awaiting_approval"
             self._progress("report", ctl, f"Waiting for approval: {payload.title}")
             asker: asyncio.Task[None] | None = None
-            if self.ask_editor is not None:
+            if self.editor.asks_approvals:
                 asker = loop.create_task(self._ask_editor(payload, future))
             timeout = self.approval_timeout()
             try:
@@ -958,9 +962,8 @@ class RunSupervisor:
     async def _ask_editor(
         self, payload: ApprovalRequested, future: asyncio.Future[ApprovalAnswer]
     ) -> None:
-        assert self.ask_editor is not None
         try:
-            decision = await self.ask_editor(payload)
+            decision = await self.editor.ask_approval(payload)
         except Exception:
             logger.warning("approval.ask_failed", exc_info=True)
             return
@@ -1045,18 +1048,37 @@ class RunSupervisor:
         )
         self._progress("report", ctl, "Waiting for your answer")
 
+    def answer(self, ctl: RunController, question_id: str, answer: str) -> p.AnswerResult:
+        if question_id not in ctl.questions:
+            raise p.ProtocolError(
+                p.APPROVAL_NOT_FOUND,
+                f"No pending question {question_id}",
+                {"questionId": question_id},
+            )
+        self.questions.answer(question_id, answer)
+        self.question_answered(ctl, question_id, answer)
+        return p.AnswerResult(question_id=question_id)
+
     def question_answered(self, ctl: RunController, question_id: str, answer: str) -> None:
         ctl.questions.pop(question_id, None)
         self._question_runs.pop(question_id, None)
         ctl.log.emit(QuestionAnswered(question_id=question_id, answer=answer))
 
     def _cancel_questions(self, ctl: RunController) -> None:
-        cancel = self.cancel_question
         for question_id in list(ctl.questions):
             ctl.questions.pop(question_id, None)
             self._question_runs.pop(question_id, None)
-            if cancel is not None:
-                cancel(question_id)
+            self.questions.cancel(question_id, "The run was cancelled.")
+
+    async def serve_questions(self) -> None:
+        """Show each ``ask_human`` question of a live run until the channel closes."""
+        try:
+            async for question in self.questions.questions():
+                self.question_asked(question.run_id, question)
+        except asyncio.CancelledError:
+            pass
+        except Exception:
+            logger.exception("questions.consumer_failed")
 
     # ================================================================== shell output
 
@@ -1068,11 +1090,9 @@ class RunSupervisor:
 
     # ================================================================== progress
 
-    def _progress(self, what: str, ctl: RunController, message: str) -> None:
-        if self.progress is None:
-            return
+    def _progress(self, stage: ProgressStage, ctl: RunController, message: str) -> None:
         try:
-            getattr(self.progress, what)(ctl, message)
+            self.editor.progress(stage, ctl.run_id, message)
         except Exception:
             logger.debug("progress.failed", exc_info=True)
 
@@ -1289,11 +1309,4 @@ async def _quiet(awaitable: Awaitable[T]) -> T | None:
         return None
 
 
-__all__ = [
-    "RestoreHooks",
-    "RunController",
-    "RunSpec",
-    "RunSupervisor",
-    "path_uri",
-    "project_entries",
-]
+__all__ = ["RunController", "RunSpec", "RunSupervisor", "path_uri", "project_entries"]

@@ -38,7 +38,7 @@ RunStatus = TypeAliasType(
     ],
 )
 EditMode = TypeAliasType("EditMode", Literal["server", "workspaceEdit"])
-EDIT_MODES: list[str] = list(get_args(EditMode.__value__))
+EDIT_MODES: list[Literal["server", "workspaceEdit"]] = list(get_args(EditMode.__value__))
 RUN_STATUSES: list[str] = list(get_args(RunStatus.__value__))
 
 
@@ -430,6 +430,16 @@ class StatusResult(WireModel):
     settings_problems: list[str]
 
 
+class ServerCapabilities(WireModel):
+    """``InitializeResult.capabilities.experimental.lovia``: what this server speaks."""
+
+    protocol_version: int
+    methods: list[str]
+    event_kinds: list[str]
+    edit_modes: list[EditMode]
+    version: str
+
+
 # ----------------------------------------------------------------------------- the methods
 
 
@@ -601,6 +611,7 @@ __all__ = [
     "RunInfo",
     "RunParams",
     "RunStatus",
+    "ServerCapabilities",
     "SessionParams",
     "SessionResult",
     "SessionRule",

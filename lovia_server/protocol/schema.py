@@ -14,14 +14,14 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from pydantic import ConfigDict, RootModel
+from pydantic import BaseModel, ConfigDict, RootModel
 from pydantic.json_schema import JsonSchemaMode, models_json_schema
 
 from lovia_server.protocol import docs
 from lovia_server.protocol.errors import ErrorCode
 from lovia_server.protocol.events import LoviaEvent as LoviaEventUnion
-from lovia_server.protocol.methods import METHOD_TABLE
-from lovia_server.protocol.wire import WireModel, WireParams
+from lovia_server.protocol.methods import METHOD_TABLE, ServerCapabilities
+from lovia_server.settings import InitOptions, LoviaSettings
 
 SCHEMA_PATH = Path(__file__).with_name("schema.json")
 DOCS_PATH = Path(__file__).parents[2] / "docs" / "server.md"
@@ -43,8 +43,14 @@ JsonObject = dict[str, Any]  # a JSON Schema node
 
 def build_schema() -> JsonObject:
     """The whole protocol as one JSON Schema: methods (params, result), the event, error codes."""
-    models: list[tuple[type[WireModel] | type[WireParams] | type[RootModel[Any]], JsonSchemaMode]]
-    models = [(LoviaEvent, "serialization"), (ErrorCodeModel, "serialization")]
+    models: list[tuple[type[BaseModel], JsonSchemaMode]]
+    models = [
+        (LoviaEvent, "serialization"),
+        (ErrorCodeModel, "serialization"),
+        (ServerCapabilities, "serialization"),
+        (InitOptions, "validation"),
+        (LoviaSettings, "validation"),
+    ]
     for method in METHOD_TABLE:
         models += [(method.params, "validation"), (method.result, "serialization")]
     refs, top = models_json_schema(models, ref_template="#/$defs/{model}")
@@ -75,7 +81,7 @@ def build_schema() -> JsonObject:
         "title": "LoviaProtocol",
         "description": "The lovia editor protocol (generated from lovia_server.protocol; do not "
         "edit by hand): every lovia/* request's params and result, the lovia/event "
-        "notification and the error codes.",
+        "notification, the error codes, the initialization options and the settings.",
         "type": "object",
         "properties": {
             "protocolVersion": {"const": 1},
@@ -87,8 +93,28 @@ def build_schema() -> JsonObject:
             },
             "event": {"$ref": "#/$defs/LoviaEvent"},
             "errorCode": {"$ref": "#/$defs/ErrorCode"},
+            "serverCapabilities": {
+                "description": "`initialize` result: `capabilities.experimental.lovia`",
+                "$ref": "#/$defs/ServerCapabilities",
+            },
+            "initializationOptions": {
+                "description": "`initialize.initializationOptions.lovia`",
+                "$ref": "#/$defs/InitOptions",
+            },
+            "settings": {
+                "description": "the `lovia` configuration section",
+                "$ref": "#/$defs/LoviaSettings",
+            },
         },
-        "required": ["protocolVersion", "methods", "event", "errorCode"],
+        "required": [
+            "protocolVersion",
+            "methods",
+            "event",
+            "errorCode",
+            "serverCapabilities",
+            "initializationOptions",
+            "settings",
+        ],
         "additionalProperties": False,
         "$defs": dict(sorted(defs.items())),
     }

@@ -61,7 +61,7 @@ export type ErrorCode =
   | -32016;
 
 /**
- * The lovia editor protocol (generated from lovia_server.protocol; do not edit by hand): every lovia/* request's params and result, the lovia/event notification and the error codes.
+ * The lovia editor protocol (generated from lovia_server.protocol; do not edit by hand): every lovia/* request's params and result, the lovia/event notification, the error codes, the initialization options and the settings.
  */
 export interface LoviaProtocol {
   protocolVersion: 1;
@@ -153,6 +153,9 @@ export interface LoviaProtocol {
   };
   event: LoviaEvent;
   errorCode: ErrorCode;
+  serverCapabilities: ServerCapabilities;
+  initializationOptions: InitOptions;
+  settings: LoviaSettings;
 }
 export interface RunParams {
   prompt: string;
@@ -632,4 +635,92 @@ export interface SessionRule {
   sessionId: string;
   subject: string;
   decision: "allow" | "reject";
+}
+/**
+ * `initialize` result: `capabilities.experimental.lovia`
+ */
+export interface ServerCapabilities {
+  protocolVersion: number;
+  methods: string[];
+  eventKinds: string[];
+  editModes: EditMode[];
+  version: string;
+}
+/**
+ * `initialize.initializationOptions.lovia`
+ */
+export interface InitOptions {
+  protocolVersion?: number;
+  client?: string;
+  approvals?: "events" | "showMessageRequest";
+  editMode?: "auto" | "server" | "workspaceEdit";
+  progress?: boolean;
+  stateDir?: string;
+  trusted?: boolean;
+}
+/**
+ * the `lovia` configuration section
+ */
+export interface LoviaSettings {
+  model?: string;
+  permissions?: PermissionSettings;
+  agent?: string;
+  mcpServers?: {
+    [k: string]: StdioMCPServerSetting | HttpMCPServerSetting | undefined;
+  };
+  maxTurns?: number;
+  approvalTimeoutSeconds?: number;
+  editMode?: "auto" | "server" | "workspaceEdit";
+}
+export interface PermissionSettings {
+  preset?: "readonly" | "coding" | "trusted";
+  write?: "allow" | "ask" | "deny";
+  pathRules?: PathRuleSetting[];
+  commandRules?: CommandRuleSetting[];
+  deniedPaths?: string[];
+}
+export interface PathRuleSetting {
+  pattern: string;
+  read?: "allow" | "ask" | "deny";
+  write?: "allow" | "ask" | "deny";
+}
+export interface CommandRuleSetting {
+  pattern: string;
+  decision: "allow" | "ask" | "deny";
+}
+/**
+ * A local server: `{command, args?, env?, cwd?}`.
+ */
+export interface StdioMCPServerSetting {
+  includeTools?: string[];
+  excludeTools?: string[];
+  defer?: boolean;
+  needsApproval?: boolean;
+  timeout?: number;
+  connectTimeout?: number;
+  disabled?: boolean;
+  type?: "stdio";
+  command: string;
+  args?: string[];
+  env?: {
+    [k: string]: string | undefined;
+  };
+  cwd?: string;
+}
+/**
+ * A remote server on streamable HTTP: `{url, headers?}`.
+ */
+export interface HttpMCPServerSetting {
+  includeTools?: string[];
+  excludeTools?: string[];
+  defer?: boolean;
+  needsApproval?: boolean;
+  timeout?: number;
+  connectTimeout?: number;
+  disabled?: boolean;
+  type?: "http";
+  url: string;
+  headers?: {
+    [k: string]: string | undefined;
+  };
 }

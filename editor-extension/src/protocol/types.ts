@@ -110,57 +110,20 @@ export const ErrorCodes = {
 export type ErrorCodeName = keyof typeof ErrorCodes;
 
 // ---------------------------------------------------------------------------
-// Handshake
+// Handshake and settings (generated from the server's InitOptions and LoviaSettings models)
 
 export type ApprovalTransport = G.StatusResult["approvals"];
-
-export interface LoviaInitializationOptions {
-  protocolVersion?: number;
-  client?: string;
-  approvals?: ApprovalTransport;
-  editMode?: G.EditMode;
-  progress?: boolean;
-  stateDir?: string;
-}
-
-export interface LoviaServerCapabilities {
-  protocolVersion: number;
-  methods: string[];
-  eventKinds: string[];
-  editModes: G.EditMode[];
-  version: string;
-}
-
-// ---------------------------------------------------------------------------
-// Settings (`lovia` configuration section)
-
-export type Decision = "allow" | "ask" | "deny";
-export type PermissionPreset = "readonly" | "coding" | "trusted";
-
-export interface PathRule {
-  pattern: string;
-  read?: Decision;
-  write?: Decision;
-}
-
-export interface CommandRule {
-  pattern: string;
-  decision: Decision;
-}
-
-export interface LoviaSettings {
-  model?: string;
-  permissions?: {
-    preset?: PermissionPreset;
-    pathRules?: PathRule[];
-    commandRules?: CommandRule[];
-    deniedPaths?: string[];
-  };
-  agent?: string;
-  mcpServers?: Record<string, unknown>;
-  maxTurns?: number;
-  approvalTimeoutSeconds?: number | null;
-}
+export type LoviaInitializationOptions = G.InitOptions;
+export type LoviaServerCapabilities = G.ServerCapabilities;
+export type LoviaSettings = G.LoviaSettings;
+export type PermissionSettings = G.PermissionSettings;
+export type PathRule = G.PathRuleSetting;
+export type CommandRule = G.CommandRuleSetting;
+/** An ACL decision (`lovia.permissions.*`). */
+export type Decision = NonNullable<G.PermissionSettings["write"]>;
+export type PermissionPreset = NonNullable<G.PermissionSettings["preset"]>;
+/** The `editMode` setting: `auto` lets the server pick (`workspaceEdit` when it can). */
+export type EditModeSetting = NonNullable<G.LoviaSettings["editMode"]>;
 
 // ---------------------------------------------------------------------------
 // Requests

@@ -1,0 +1,61 @@
+"""The editor port over LSP: ``lovia/event`` notifications, ``window/showMessageRequest``
+approvals for clients that cannot render approval events, and work-done progress."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
+
+from lsprotocol import types as lsp
+
+from lovia_server import protocol as p
+from lovia_server.ports import ProgressStage
+from lovia_server.progress import RunProgress
+
+if TYPE_CHECKING:
+    from lovia_server.server import LoviaServer
+
+logger = logging.getLogger("lovia_server.editor")
+
+
+class LspEditor:
+    """Implements ``EditorPort`` for the language server's client."""
+
+    def __init__(self, server: LoviaServer) -> None:
+        self.server = server
+        self.asks_approvals = server.init_options.approval_mode == "showMessageRequest"
+        wants_progress = bool(server.init_options.progress)
+        supported = server.client_supports("window.work_done_progress")
+        self._progress = RunProgress(server) if wants_progress and supported else None
+
+    def notify(self, event: Mapping[str, Any]) -> None:
+        self.server.protocol.notify(p.EVENT, event)
+
+    def backlog(self) -> int:
+        writer = getattr(self.server.protocol, "writer", None)
+        backlog = getattr(writer, "backlog", None)
+        return int(backlog()) if callable(backlog) else 0
+
+    async def ask_approval(self, payload: p.ApprovalRequested) -> p.Decision | None:
+        actions = [lsp.MessageActionItem(title=o.label) for o in payload.options]
+        message = f"lovia: {payload.title}\n{payload.detail}".strip()
+        response = await self.server.window_show_message_request_async(
+            lsp.ShowMessageRequestParams(
+                type=lsp.MessageType.Warning, message=message, actions=actions
+            )
+        )
+        if response is None:
+            return None
+        title = response.title if hasattr(response, "title") else str(response)
+        for option in payload.options:
+            if option.label == title:
+                return option.decision
+        return None
+
+    def progress(self, stage: ProgressStage, run_id: str, message: str) -> None:
+        if self._progress is not None:
+            getattr(self._progress, stage)(run_id, message)
+
+
+__all__ = ["LspEditor"]

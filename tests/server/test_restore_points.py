@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import os
 import shutil
 import stat
@@ -491,6 +492,82 @@ async def test_a_workspace_that_is_a_git_repository_keeps_its_own_git_state(
     assert git("stash", "list") == stash
     assert (root / ".git" / "index").read_bytes() == index
     assert git("status", "--porcelain") == status
+
+
+REWRITE_ALL = (
+    AGENT_HEADER
+    + """
+import sys
+
+REWRITE = "import pathlib; [p.write_text(p.read_text() * 3) for p in pathlib.Path('bulk').rglob('*.txt')]"
+agent = Agent(
+    name="rewriter",
+    model=ScriptedProvider([
+        call("shell", {"command": sys.executable + ' -c "' + REWRITE + '"'}, call_id="r1"),
+        text("rewrote"),
+    ]),
+)
+"""
+)
+
+
+async def test_sigkill_during_a_restore_is_finished_by_the_next_server(tmp_path: Path) -> None:
+    """The server dies half-way through writing files back; the next one to open the
+    workspace finishes the restore from its journal: the tree is the checkpoint's, not a mix."""
+    root = (tmp_path / "ws").resolve()
+    root.mkdir()
+    state = tmp_path / "state"
+    for i in range(1500):
+        folder = root / "bulk" / f"d{i % 12}"
+        folder.mkdir(parents=True, exist_ok=True)
+        (folder / f"f{i}.txt").write_text(f"original {i}\n" * 40)
+    first = Harness(root, state)
+    spec = first.write_agent(REWRITE_ALL)
+    target = tree_state(root)
+    try:
+        await first.start(settings={"agent": spec, **TRUSTED})
+        run = await run_to_end(first, "rewrite")
+        assert (root / "bulk/d0/f0.txt").read_text() == "original 0\n" * 120
+        (point,) = (await first.request("lovia/checkpoints", {"sessionId": run["sessionId"]}))[
+            "checkpoints"
+        ]
+        assert first.client is not None
+        request = asyncio.ensure_future(
+            first.request("lovia/restore", {"checkpointId": point["checkpointId"]})
+        )
+        journal = next((state / "restore-points").iterdir()) / "restore-journal.json"
+        early = root / "bulk/d0/f0.txt"  # among the first files written back
+        for _ in range(20_000):
+            if request.done() or (journal.exists() and early.read_text().count("\n") == 40):
+                break
+            await asyncio.sleep(0.0005)
+        proc = first.client._server
+        proc.kill()
+        await proc.wait()
+        now = tree_state(root)
+        back = sum(now[k] == v for k, v in target.items() if k.startswith("bulk/"))
+        assert 0 < back < 1500, f"not killed half-way ({back} of 1500 files written back)"
+        request.cancel()
+        await asyncio.gather(request, return_exceptions=True)
+        try:
+            await asyncio.wait_for(first.client.stop(), 5)
+        except Exception:
+            pass
+        first.client = None
+    finally:
+        if first.client is not None:
+            await first.stop()
+
+    second = Harness(root, state)
+    try:
+        await second.start(settings={"agent": spec, **TRUSTED})
+        listed = await second.request("lovia/checkpoints", {"sessionId": run["sessionId"]})
+        assert [c["kind"] for c in listed["checkpoints"]] == ["turn", "restore"]
+        assert tree_state(root) == target
+        assert not journal.exists()
+        assert not list(root.rglob(".lovia-restore-*"))
+    finally:
+        await second.stop()
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -20,6 +20,8 @@ declare function acquireVsCodeApi(): VsCodeApi;
 interface Persisted {
   draft?: string;
   showSessions?: boolean;
+  /** The last `state.draft` put into the composer (a reload must not put it there again). */
+  draftShown?: number;
 }
 
 const vscode = acquireVsCodeApi();
@@ -224,6 +226,15 @@ function renderComposer(s: ChatViewState): void {
   stopButton.hidden = !live;
   const run = live ? s.runs.find((r) => r.runId === s.liveRunId) : undefined;
   composerHint.textContent = run?.activity ? `● ${run.activity}` : "";
+  // Restoring needs the workspace to hold still: no restore actions while a run is live.
+  app.classList.toggle("run-live", live);
+  if (s.draft && s.draft.id !== persisted.draftShown) {
+    persisted.draftShown = s.draft.id;
+    textarea.value = s.draft.text;
+    persisted.draft = s.draft.text;
+    persist();
+    textarea.focus();
+  }
 }
 
 function render(s: ChatViewState): void {
@@ -344,6 +355,10 @@ app.addEventListener("click", (e) => {
     case "useDemo":
       post({ type: "useDemo" });
       textarea.focus();
+      return;
+    case "restoreCheckpoint":
+    case "compareCheckpoint":
+      post({ type: d.action, runId: d.runId!, checkpointId: d.checkpointId! });
       return;
   }
 });

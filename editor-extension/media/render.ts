@@ -62,12 +62,36 @@ function details(key: string, memory: UiMemory, summary: Node[], body: Node[], c
 // ---------------------------------------------------------------------------
 // Transcript items
 
-function renderUser(item: UserItem): HTMLElement {
+function renderUser(run: RunView, item: UserItem): HTMLElement {
   return h(
     "article",
     { class: `msg msg-user${item.source === "steer" ? " msg-steer" : ""}`, "aria-label": item.source === "steer" ? "Steer message" : "Your message" },
     item.source === "steer" ? h("div", { class: "msg-label" }, icon(ICONS.steer), "steer") : null,
     h("div", { class: "msg-text" }, item.text),
+    item.source === "prompt" ? renderCheckpointActions(run) : null,
+  );
+}
+
+/** "Restore to here" / "Compare" on a prompt whose turn has a restore point (hidden while a run is live). */
+function renderCheckpointActions(run: RunView): HTMLElement | null {
+  const point = run.checkpoint;
+  if (!point) return null;
+  const data = { "data-run-id": run.runId, "data-checkpoint-id": point.checkpointId };
+  return h(
+    "div",
+    { class: "msg-actions checkpoint-actions" },
+    h(
+      "button",
+      { type: "button", class: "link restore-here", "data-action": "restoreCheckpoint", ...data, title: "Put the files (and optionally the conversation) back as they were before this message" },
+      icon(ICONS.history),
+      "Restore to here",
+    ),
+    h(
+      "button",
+      { type: "button", class: "link compare-checkpoint", "data-action": "compareCheckpoint", ...data, title: "Show what changed in the files since this message" },
+      icon(ICONS.diff),
+      "Compare",
+    ),
   );
 }
 
@@ -298,7 +322,7 @@ function renderNotice(run: RunView, item: NoticeItem): HTMLElement {
 export function renderItem(run: RunView, item: TranscriptItem, memory: UiMemory): HTMLElement {
   switch (item.type) {
     case "user":
-      return renderUser(item);
+      return renderUser(run, item);
     case "assistant":
       return renderAssistant(item);
     case "reasoning":

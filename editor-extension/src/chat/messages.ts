@@ -50,6 +50,8 @@ export interface ChatViewState {
   /** Where to scroll the shown session to when it is first drawn (after a reload). */
   scrollTop?: number;
   atBottom?: boolean;
+  /** Text to put in the composer once (a cut turn's prompt after "Restore to here"). */
+  draft?: { id: number; text: string };
 }
 
 export type WebviewIntent =
@@ -70,7 +72,9 @@ export type WebviewIntent =
   | { type: "setApiKey" }
   | { type: "chooseModel" }
   | { type: "useDemo" }
-  | { type: "scrolled"; top: number; atBottom: boolean };
+  | { type: "scrolled"; top: number; atBottom: boolean }
+  | { type: "restoreCheckpoint"; runId: string; checkpointId: string }
+  | { type: "compareCheckpoint"; runId: string; checkpointId: string };
 
 export type ExtensionMessage = { type: "state"; state: ChatViewState };
 
@@ -93,6 +97,8 @@ const INTENT_TYPES = new Set<WebviewIntent["type"]>([
   "chooseModel",
   "useDemo",
   "scrolled",
+  "restoreCheckpoint",
+  "compareCheckpoint",
 ]);
 
 /** Shallow validation of a message coming from the webview (an untrusted boundary). */
@@ -120,6 +126,9 @@ export function isWebviewIntent(value: unknown): value is WebviewIntent {
       return str("sessionId");
     case "scrolled":
       return typeof v.top === "number" && Number.isFinite(v.top) && typeof v.atBottom === "boolean";
+    case "restoreCheckpoint":
+    case "compareCheckpoint":
+      return str("runId") && str("checkpointId");
     default:
       return true;
   }

@@ -39,7 +39,17 @@ export interface RunView {
   usage?: UsageView;
   /** Short description of what the run is doing now (for status bar / progress). */
   activity?: string;
+  /** The restore point of the files taken before this turn's first change (`checkpoint.created`). */
+  checkpoint?: CheckpointRef;
   rev: number;
+}
+
+/** Where "Restore to here" goes back to. */
+export interface CheckpointRef {
+  checkpointId: string;
+  turnIndex: number;
+  label: string;
+  createdAt: number;
 }
 
 export interface UsageView {
@@ -379,6 +389,13 @@ export function applyEvent(run: RunView, event: LoviaEvent): void {
       };
       bump(run);
       break;
+    case "checkpoint.created": {
+      run.checkpoint = { checkpointId: event.checkpointId, turnIndex: event.turnIndex, label: event.label, createdAt: event.createdAt };
+      // The run's prompt shows "Restore to here" from now on.
+      const prompt = run.items.find((i): i is UserItem => i.type === "user" && i.source === "prompt");
+      bump(run, prompt);
+      break;
+    }
     case "run.finished":
       onRunFinished(run, event);
       break;

@@ -20,6 +20,11 @@ export type {
   ApproveResult,
   AssistantEntry,
   CancelResult,
+  ChangedFile,
+  CheckpointInfo,
+  CheckpointKind,
+  CheckpointParams,
+  CheckpointsResult,
   ContextItem as ContextRef,
   DeleteSessionResult,
   DiffContent,
@@ -36,6 +41,10 @@ export type {
   Range,
   ReplayParams,
   ReplayResult,
+  RestoreFile,
+  RestoreParams,
+  RestorePreviewResult,
+  RestoreResult as RestoreFilesResult,
   RunError,
   RunIdParams as CancelParams,
   RunIdParams as ResumeParams,
@@ -49,6 +58,7 @@ export type {
   SessionSummary,
   SessionsParams,
   SessionsResult,
+  SkippedFile,
   StatusParams,
   StatusResult,
   SteerParams,
@@ -80,6 +90,9 @@ export const Methods = {
   sessions: "lovia/sessions",
   session: "lovia/session",
   deleteSession: "lovia/deleteSession",
+  checkpoints: "lovia/checkpoints",
+  restorePreview: "lovia/restorePreview",
+  restore: "lovia/restore",
   status: "lovia/status",
 } as const satisfies Record<string, keyof G.LoviaProtocol["methods"]>;
 
@@ -102,6 +115,9 @@ export const ErrorCodes = {
   NotResumable: -32014,
   PathOutsideWorkspace: -32015,
   ModelNotConfigured: -32016,
+  /** `lovia/restore` while a run is live in that folder. */
+  RestoreWhileRunning: -32017,
+  CheckpointNotFound: -32018,
   /** Standard LSP: request before `initialize`. */
   ServerNotInitialized: -32002,
   InvalidParams: -32602,
@@ -173,6 +189,7 @@ export const EVENT_KINDS = [
   "handoff",
   "compaction",
   "usage.updated",
+  "checkpoint.created",
   "run.finished",
 ] as const satisfies readonly EventKind[];
 

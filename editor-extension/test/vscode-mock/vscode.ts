@@ -156,6 +156,16 @@ interface Message {
 }
 
 const group: TabGroup = { tabs: [], activeTab: undefined, isActive: true };
+const tabsChanged = new EventEmitter<{ opened: Tab[]; closed: Tab[]; changed: Tab[] }>();
+
+/** An open text document of the mock (`__mock.openDocument`). */
+export interface MockDocument {
+  uri: Uri;
+  text: string;
+  isDirty: boolean;
+  getText(): string;
+  save(): Promise<boolean>;
+}
 
 function freshState() {
   return {
@@ -177,6 +187,9 @@ function freshState() {
     secrets: new Map<string, string>(),
     extensions: new Map<string, any>(),
     trusted: true,
+    textDocuments: [] as MockDocument[],
+    /** File contents `workspace.fs.readFile` answers with, by URI string. */
+    files: new Map<string, string>(),
     workspaceFolders: [{ uri: Uri.file("/work/project"), name: "project", index: 0 }] as
       | { uri: Uri; name: string; index: number }[]
       | undefined,
@@ -201,7 +214,22 @@ export const __mock = {
     const tab: Tab = { label, input, group };
     group.tabs.push(tab);
     group.activeTab = tab;
+    tabsChanged.fire({ opened: [tab], closed: [], changed: [] });
     return tab;
+  },
+  openDocument(path: string, text: string, isDirty = false): MockDocument {
+    const doc: MockDocument = {
+      uri: Uri.file(path),
+      text,
+      isDirty,
+      getText: () => doc.text,
+      save: () => {
+        doc.isDirty = false;
+        return Promise.resolve(true);
+      },
+    };
+    this.state.textDocuments.push(doc);
+    return doc;
   },
   diffTabs(): TabInputTextDiff[] {
     return group.tabs.map((t) => t.input).filter((i): i is TabInputTextDiff => i instanceof TabInputTextDiff);
@@ -269,6 +297,19 @@ export const workspace = {
   registerTextDocumentContentProvider(scheme: string, provider: { provideTextDocumentContent(uri: Uri): string }): Disposable {
     __mock.state.contentProviders.set(scheme, provider);
     return new Disposable(() => __mock.state.contentProviders.delete(scheme));
+  },
+  get textDocuments(): MockDocument[] {
+    return __mock.state.textDocuments;
+  },
+  fs: {
+    readFile(uri: Uri): Promise<Uint8Array> {
+      const text = __mock.state.files.get(uri.toString());
+      if (text === undefined) return Promise.reject(new Error(`no file ${uri.toString()}`));
+      return Promise.resolve(new TextEncoder().encode(text));
+    },
+  },
+  asRelativePath(path: string | Uri): string {
+    return typeof path === "string" ? path : path.fsPath;
   },
   openTextDocument(arg: { language?: string; content?: string }): Promise<unknown> {
     __mock.state.openedDocuments.push(arg);
@@ -372,8 +413,10 @@ export const window = {
       const list = Array.isArray(tabs) ? tabs : [tabs];
       group.tabs = group.tabs.filter((t) => !list.includes(t));
       if (group.activeTab && list.includes(group.activeTab)) group.activeTab = group.tabs[group.tabs.length - 1];
+      tabsChanged.fire({ opened: [], closed: list, changed: [] });
       return Promise.resolve(true);
     },
+    onDidChangeTabs: tabsChanged.event,
   },
 };
 

@@ -54,6 +54,8 @@ PointKind = Literal["turn", "restore", "manual"]
 _POINT_REF = "refs/lovia/points/"
 # A deleted point's record of hand changes (see ``_delete_points``), kept while older points live.
 _HAND_REF = "refs/lovia/hand/"
+# A point's ``base_tree`` (the tree object itself: refs may name trees), kept reachable with it.
+_BASE_REF = "refs/lovia/bases/"
 _PAIR_HEADER = re.compile(rb"([0-9a-f]{40,64}) ([0-9a-f]{40,64})\n")
 _LATEST_REF = "refs/lovia/latest"  # the newest point's commit (what "changed" is relative to)
 _ID_RE = re.compile(r"^rp-[0-9]{16}-[0-9a-f]{6}$")
@@ -194,7 +196,6 @@ class _Head:
 
     commit: str
     tree: str
-    parentless: bool
 
 
 @dataclass
@@ -355,12 +356,9 @@ class RestorePoints:
 
     async def _load_head(self) -> None:
         git = self._runner()
-        code, out, _ = await git.run_full("log", "-1", "--format=%H%x00%T%x00%P", "HEAD")
+        code, out, _ = await git.run_full("log", "-1", "--format=%H%x00%T", "HEAD")
         parts = out.decode().strip().split("\0") if code == 0 else []
-        if len(parts) == 3 and parts[0]:
-            self._head = _Head(parts[0], parts[1], not parts[2].strip())
-        else:
-            self._head = None
+        self._head = _Head(parts[0], parts[1]) if len(parts) == 2 and parts[0] else None
 
     async def _write_excludes(self) -> None:
         git = self._runner()
@@ -661,13 +659,9 @@ class RestorePoints:
             for e in entries[:cap]
         ]
         # Where the tree differs from the state last recorded for the agent, the difference
-        # was made by hand; the point keeps that state reachable as its (only) parent.
+        # was made by hand; a ref keeps that state's tree reachable as long as the point.
         head = self._head
         base_tree = head.tree if head is not None and head.tree != tree else ""
-        parent: list[str] = []
-        if head is not None and base_tree:
-            base_commit = head.commit if head.parentless else await self._baseline_commit(head.tree)
-            parent = ["-p", base_commit]
         point = RestorePoint(
             id=self._new_id(),
             created_at=time.time(),
@@ -687,36 +681,26 @@ class RestorePoints:
             exclude={"commit", "tree", "changes_after", "changes_after_count"}
         )
         commit = (
-            (await git.run("commit-tree", tree, *parent, "-F", "-", input=body.encode()))
-            .decode()
-            .strip()
+            (await git.run("commit-tree", tree, "-F", "-", input=body.encode())).decode().strip()
         )
-        await git.run(
-            "update-ref",
-            "--no-deref",
-            "--stdin",
-            input=(
-                f"update {_POINT_REF}{point.id} {commit}\n"
-                f"update {_LATEST_REF} {commit}\nupdate HEAD {commit}\n"
-            ).encode(),
-        )
-        self._head = _Head(commit, tree, parentless=not parent)
+        refs = f"update {_POINT_REF}{point.id} {commit}\n"
+        if base_tree:
+            refs += f"update {_BASE_REF}{point.id} {base_tree}\n"
+        refs += f"update {_LATEST_REF} {commit}\nupdate HEAD {commit}\n"
+        await git.run("update-ref", "--no-deref", "--stdin", input=refs.encode())
+        self._head = _Head(commit, tree)
         return point.model_copy(update={"commit": commit, "tree": tree})
 
     async def _baseline_tree(self) -> str | None:
         """Tree of the state last produced by a snapshot, a settled run or a restore."""
         return self._head.tree if self._head is not None else None
 
-    async def _baseline_commit(self, tree: str) -> str:
-        git = self._runner()
-        out = await git.run("commit-tree", tree, "-F", "-", input=b'{"baseline": true}\n')
-        return out.decode().strip()
-
     async def _set_baseline(self, tree: str) -> None:
         git = self._runner()
-        commit = await self._baseline_commit(tree)
+        out = await git.run("commit-tree", tree, "-F", "-", input=b'{"baseline": true}\n')
+        commit = out.decode().strip()
         await git.run("update-ref", "--no-deref", "HEAD", commit)
-        self._head = _Head(commit, tree, parentless=True)
+        self._head = _Head(commit, tree)
 
     async def _hand_paths_after(self, point: RestorePoint) -> set[str]:
         """Paths changed by hand at some time after ``point`` (up to the newest record)."""
@@ -1198,13 +1182,16 @@ class RestorePoints:
         remaining = [p for p in before if p.id not in gone]
         oldest = remaining[0].id if remaining else None
         lines = [f"delete {_POINT_REF}{p.id}" for p in points]
-        if oldest is not None:
-            lines += [
-                f"update {_HAND_REF}{p.id} {p.commit}"
-                for p in points
-                if p.id > oldest and p.base_tree and p.base_tree != p.tree and p.commit
-            ]
-        lines += [f"delete {_HAND_REF}{h.id}" for h in hands if oldest is None or h.id < oldest]
+        for p in points:
+            if not p.base_tree or p.base_tree == p.tree:
+                continue
+            if oldest is not None and p.id > oldest and p.commit:
+                lines.append(f"update {_HAND_REF}{p.id} {p.commit}")  # its base ref stays
+            else:
+                lines.append(f"delete {_BASE_REF}{p.id}")
+        for h in hands:
+            if oldest is None or h.id < oldest:
+                lines += [f"delete {_HAND_REF}{h.id}", f"delete {_BASE_REF}{h.id}"]
         await git.run("update-ref", "--stdin", input=("\n".join(lines) + "\n").encode())
         if remaining:
             await git.run("update-ref", _LATEST_REF, remaining[-1].commit)

@@ -171,9 +171,7 @@ class RestorePointService:
         if points is not None:
             await points.warm()
 
-    async def before_write(
-        self, turn: RunTurn, tools: Iterable[Any]
-    ) -> p.CheckpointCreated | None:
+    async def before_write(self, turn: RunTurn, tools: Iterable[Any]) -> p.CheckpointCreated | None:
         """Called before tool calls run: a point for the turn when one of ``tools`` may
         change files (by its declared kind) and the turn has none yet."""
         points = await self.store_for(turn.root)
@@ -264,10 +262,10 @@ class RestorePointService:
         files: list[p.RestoreFile] = []
         for f in preview.files:
             size = len(f.old_text or "") + len(f.new_text or "") + len(f.diff)
-            over = not f.binary and size > budget
-            if not f.binary and not over:
+            over = size > budget
+            if not over:
                 budget -= size
-            omit = f.binary or over
+            omit = f.binary or f.too_large or over
             path = points.root / f.path
             files.append(
                 p.RestoreFile(

@@ -151,6 +151,8 @@ class FileRestore(_PathModel):
     old_text: str | None = None
     new_text: str | None = None
     binary: bool = False
+    too_large: bool = False
+    """Over ``preview_max_bytes``: no text is shown (the restore itself is not affected)."""
     hand_changed: bool = False
     diff: str = ""
     _raw: str = PrivateAttr(default="")  # the path as on disk (may not be valid UTF-8)
@@ -1107,9 +1109,12 @@ class RestorePoints:
         for f in files:
             old = blobs.get(f.old_blob) if f.old_blob else None
             new = blobs.get(f.new_blob) if f.new_blob else None
+            f.too_large = any(d is not None and len(d) > limit for d in (old, new))
             old_text, old_bin = _as_text(old, limit)
             new_text, new_bin = _as_text(new, limit)
-            f.binary = old_bin or new_bin
+            f.binary = (old_bin or new_bin) and not f.too_large
+            if f.too_large:
+                old_text = new_text = None
             f.old_text = old_text
             f.new_text = new_text
             f.diff = _file_diff(f)
@@ -1318,6 +1323,8 @@ def _file_diff(f: FileRestore) -> str:
         header += f"old mode {f.old_mode}\nnew mode {f.new_mode}\n"
     if f.binary:
         return header + f"Binary files {a} and {b} differ\n"
+    if f.too_large:
+        return header + f"Files {a} and {b} differ (too large to show)\n"
     old = (f.old_text or "").splitlines(keepends=True)
     new = (f.new_text or "").splitlines(keepends=True)
     lines = []

@@ -544,6 +544,26 @@ async def test_drop_turns_deletes_the_cut_turns_points_and_a_new_turn_gets_one(
         await rp.close()
 
 
+async def test_a_preview_shows_no_text_for_binary_or_big_files(root: Path, store: Path) -> None:
+    (root / "big.txt").write_text("line\n" * 400)
+    (root / "img.bin").write_bytes(b"\x89PNG\0\0" * 10)
+    (root / "small.txt").write_text("a\n")
+    rp = await open_points(root, store, settings=RestorePointSettings(preview_max_bytes=1000))
+    try:
+        point = await rp.snapshot()
+        for name in ("big.txt", "img.bin", "small.txt"):
+            (root / name).write_bytes((root / name).read_bytes() + b"more\n")
+        await rp.after_run()
+        files = {f.path: f for f in (await rp.preview(point.id)).files}
+        assert files["big.txt"].too_large and not files["big.txt"].binary
+        assert files["big.txt"].old_text is None and "too large" in files["big.txt"].diff
+        assert files["img.bin"].binary and not files["img.bin"].too_large
+        assert "Binary files" in files["img.bin"].diff
+        assert files["small.txt"].new_text == "a\n" and not files["small.txt"].too_large
+    finally:
+        await rp.close()
+
+
 # --------------------------------------------------------------------------- hook
 
 

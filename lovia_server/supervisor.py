@@ -817,10 +817,10 @@ class RunSupervisor:
         """Calls of one message may run concurrently, each starting before its ``tool.call``
         reaches us: take the point now when a parallel (or not yet seen) tool may write."""
         names = [e.name for e in ev.entries if isinstance(e, ToolCallEntry)]
-        if len(names) < 2:
+        if len(names) < 2 or ctl.checkpointed or self.restore is None:
             return  # a lone call runs by itself, after its announcement
-        seen = self.tools_seen.get(ctl.spec.agent_label, {})
-        tools = [seen.get(name) for name in names]
+        known = {**_declared_tools(ctl.spec.agent), **self.tools_seen.get(ctl.spec.agent_label, {})}
+        tools = [known.get(name) for name in names]
         concurrent = [t for t in tools if t is None or t.parallel]
         if concurrent:
             await self._checkpoint(ctl, concurrent)
@@ -1294,6 +1294,19 @@ def project_entries(
             )
     flush()
     return out
+
+
+def _declared_tools(agent: Any) -> dict[str, Tool]:
+    """The tools an agent declares up front (its own and its workspace's; plugins add theirs
+    only when a run sets them up)."""
+    tools: dict[str, Tool] = {t.name: t for t in getattr(agent, "tools", ())}
+    workspace_tools = getattr(getattr(agent, "workspace", None), "tools", None)
+    if callable(workspace_tools):
+        try:
+            tools.update({t.name: t for t in workspace_tools()})
+        except Exception:
+            logger.debug("workspace.tools_failed", exc_info=True)
+    return tools
 
 
 def _stream(name: str) -> ToolStream:

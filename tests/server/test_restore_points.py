@@ -240,6 +240,53 @@ async def test_commands_list_preview_and_restore_through_execute_command(
     assert not (harness.root / "notes.txt").exists()
 
 
+PARALLEL = (
+    AGENT_HEADER
+    + """
+@tool
+async def scribble(name: str) -> str:
+    "Write a note (declares no kind: it may change files; runs in parallel by default)."
+    await asyncio.sleep(0.05)
+    (ROOT / name).write_text("scribbled\\n")
+    return "ok"
+
+
+agent = Agent(
+    name="parallel",
+    tools=[scribble],
+    model=ScriptedProvider([
+        batch(("read_file", {"path": "src/app.py"}, "p0"), ("list_files", {"path": "."}, "p1")),
+        batch(("scribble", {"name": "one.txt"}, "p2"), ("scribble", {"name": "two.txt"}, "p3")),
+        text("scribbled"),
+    ]),
+)
+"""
+)
+
+
+async def test_concurrent_calls_that_may_write_get_the_point_before_any_of_them_runs(
+    harness: Harness,
+) -> None:
+    make_project(harness.root)
+    before = tree_state(harness.root)
+    spec = harness.write_agent(PARALLEL)
+    before["agent.py"] = tree_state(harness.root)["agent.py"]
+    await harness.start(settings={"agent": spec, **TRUSTED})
+    run = await run_to_end(harness, "scribble")
+    events = harness.of_run(run["runId"])
+    order = [(e["kind"], e.get("toolCallId")) for e in events]
+    at = order.index(("checkpoint.created", None))
+    # the read-only batch did not take it; the writing batch took it before its first call
+    assert at > order.index(("tool.result", "p1"))
+    assert at < order.index(("tool.call", "p2")) and at < order.index(("tool.call", "p3"))
+    assert (harness.root / "one.txt").exists() and (harness.root / "two.txt").exists()
+    (point,) = (await harness.request("lovia/checkpoints", {"sessionId": run["sessionId"]}))[
+        "checkpoints"
+    ]
+    await harness.request("lovia/restore", {"checkpointId": point["checkpointId"]})
+    assert tree_state(harness.root) == before
+
+
 # --------------------------------------------------------------------------- hand changes
 
 

@@ -25,6 +25,7 @@ from lovia.workspace.restore_points import (
     RestorePoints,
     RestorePointSettings,
     SkippedPath,
+    git_missing,
 )
 from lovia_server import protocol as p
 from lovia_server.uris import path_uri
@@ -238,19 +239,18 @@ class RestorePointService:
                 reason="Restore points are off (lovia.restorePoints.enabled).",
                 checkpoints=[],
             )
+        missing = git_missing()
+        if missing is not None:
+            return p.CheckpointsResult(
+                session_id=session_id, available=False, reason=missing, checkpoints=[]
+            )
         out: list[p.CheckpointInfo] = []
         stores = await self._existing()
-        unavailable = [s for s in self._stores.values() if not s[1].available]
         for points in stores:
             await self._settled(points.root)
             listed = await points.list_points(session_id, with_changes=True)
             out += [checkpoint_info(points.root, point) for point in listed]
         out.sort(key=lambda c: c.checkpoint_id)
-        if not stores and unavailable:
-            reason = unavailable[0][1].unavailable_reason
-            return p.CheckpointsResult(
-                session_id=session_id, available=False, reason=reason, checkpoints=[]
-            )
         return p.CheckpointsResult(session_id=session_id, available=True, checkpoints=out)
 
     async def preview(self, checkpoint_id: str) -> p.RestorePreviewResult:
@@ -346,7 +346,7 @@ class RestorePointService:
         )
         if not self._enabled():
             hint = "Restore points are off (lovia.restorePoints.enabled)."
-        elif not stores and any(not s[1].available for s in self._stores.values()):
+        elif git_missing() is not None:
             hint = "Restore points are off: git was not found (install git to enable them)."
         raise p.ProtocolError(
             p.CHECKPOINT_NOT_FOUND,

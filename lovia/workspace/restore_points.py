@@ -64,6 +64,15 @@ _CAT_CHUNK = 256
 _PACK_LOOSE_OBJECTS = 5000  # prune() packs the store beyond this many loose objects
 
 _warned: set[str] = set()
+_NO_GIT = (
+    "git was not found on PATH; restore points are off for this workspace "
+    "(install git to enable them)."
+)
+
+
+def git_missing(git_path: str | None = None) -> str | None:
+    """Why restore points cannot work here (no ``git`` on ``git_path``/``$PATH``), or None."""
+    return _NO_GIT if find_git(git_path) is None else None
 
 
 def _warn_once(message: str) -> None:
@@ -267,10 +276,7 @@ class RestorePoints:
         )
         git = find_git(git_path)
         if git is None:
-            self.unavailable_reason = (
-                "git was not found on PATH; restore points are off for this workspace "
-                "(install git to enable them)."
-            )
+            self.unavailable_reason = _NO_GIT
             _warn_once(self.unavailable_reason)
             return self
         try:
@@ -304,6 +310,11 @@ class RestorePoints:
         return self.git is not None
 
     async def close(self) -> None:
+        """Release the store (after an operation in progress has finished)."""
+        async with self._lock:
+            self._close()
+
+    def _close(self) -> None:
         if self._lock_fd is not None:
             with contextlib.suppress(OSError):
                 os.close(self._lock_fd)
@@ -1398,4 +1409,5 @@ __all__ = [
     "RestorePreview",
     "RestoreResult",
     "SkippedPath",
+    "git_missing",
 ]

@@ -27,6 +27,11 @@ interface Pending {
   resolve(choice: RestoreChoice | undefined): void;
 }
 
+/** The diff view's tab: VS Code labels it with the title plus a file count ("… (4 files)"). */
+function isTabOf(label: string, view: ChangesView): boolean {
+  return label === view.title || label.startsWith(`${view.title} (`);
+}
+
 export class VsCodeRestoreUi implements RestoreUi, vscode.TextDocumentContentProvider, vscode.Disposable {
   private readonly texts = new Map<string, string>();
   private readonly changed = new vscode.EventEmitter<vscode.Uri>();
@@ -40,7 +45,7 @@ export class VsCodeRestoreUi implements RestoreUi, vscode.TextDocumentContentPro
       // Closing the diff view cancels the restore it previews.
       vscode.window.tabGroups.onDidChangeTabs((e) => {
         const pending = this.pending;
-        if (pending && e.closed.some((tab) => tab.label === pending.view.title)) this.answer(undefined);
+        if (pending && e.closed.some((tab) => isTabOf(tab.label, pending.view))) this.answer(undefined);
       }),
     );
   }
@@ -98,7 +103,7 @@ export class VsCodeRestoreUi implements RestoreUi, vscode.TextDocumentContentPro
   }
 
   async closeChanges(view: ChangesView): Promise<void> {
-    const tabs = vscode.window.tabGroups.all.flatMap((g) => g.tabs).filter((t) => t.label === view.title);
+    const tabs = vscode.window.tabGroups.all.flatMap((g) => g.tabs).filter((t) => isTabOf(t.label, view));
     if (tabs.length > 0) await vscode.window.tabGroups.close(tabs, true);
   }
 

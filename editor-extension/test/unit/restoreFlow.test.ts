@@ -242,7 +242,7 @@ describe("VsCodeRestoreUi", () => {
     const ui = new VsCodeRestoreUi();
     const p = preview([file("a.py", "modify")]);
     const view = restoreView(p);
-    const tab = __mock.openTab(view.title, {});
+    const tab = __mock.openTab(`${view.title} (1 file)`, {});
     const pending = ui.confirm(restoreQuestion(p, true), view);
     await window.tabGroups.close(tab);
     expect(await pending).toBeUndefined();

@@ -33,8 +33,12 @@ export interface ChangesView {
 export type RestoreChoice = "filesAndConversation" | "filesOnly" | "overwriteAll";
 
 export interface RestoreQuestion {
-  message: string;
-  choices: { choice: RestoreChoice; label: string }[];
+  /** One line: what would be restored. */
+  title: string;
+  /** What is kept, if anything (files changed by hand). */
+  note?: string;
+  /** The first one is what "Confirm" means. */
+  choices: { choice: RestoreChoice; label: string; detail: string }[];
 }
 
 /** What the flow needs from the editor. */
@@ -117,22 +121,34 @@ export function restoreQuestion(preview: RestorePreviewResult, allowConversation
   const n = preview.files.length;
   const kept = preview.files.filter((f) => f.handChanged);
   const label = quoted(preview.checkpoint);
-  const parts: string[] = [];
-  parts.push(
-    n === 0
-      ? `The files are as they were before ${label}.`
-      : `Restore ${n} file${n === 1 ? "" : "s"} to how they were before ${label}?`,
-  );
+  const files = `${n} file${n === 1 ? "" : "s"}`;
+  const question: RestoreQuestion = {
+    title: n === 0 ? `The files are as they were before ${label}` : `Restore ${files} to how they were before ${label}?`,
+    choices: [],
+  };
+  let names = "";
   if (kept.length > 0) {
-    const names = kept.slice(0, 3).map((f) => baseName(f.path)).join(", ") + (kept.length > 3 ? ", …" : "");
-    parts.push(`${kept.length} changed by you since then ${kept.length === 1 ? "is" : "are"} kept (${names}).`);
+    names = kept.slice(0, 3).map((f) => baseName(f.path)).join(", ") + (kept.length > 3 ? ", …" : "");
+    question.note = `${kept.length} changed by you since then ${kept.length === 1 ? "is" : "are"} kept: ${names}`;
   }
-  if (allowConversation) parts.push("Restoring the conversation too removes this message and what followed; its text comes back into the composer.");
-  const choices: RestoreQuestion["choices"] = [];
-  if (allowConversation) choices.push({ choice: "filesAndConversation", label: n === 0 ? "Restore Conversation" : CHOICE_LABELS.filesAndConversation });
-  if (n > 0) choices.push({ choice: "filesOnly", label: CHOICE_LABELS.filesOnly });
-  if (kept.length > 0) choices.push({ choice: "overwriteAll", label: CHOICE_LABELS.overwriteAll });
-  return { message: parts.join(" "), choices };
+  const keeping = kept.length > 0 ? `; keeps ${names}` : "";
+  const conversation = "removes this message and what followed; its text comes back into the composer";
+  if (allowConversation) {
+    question.choices.push({
+      choice: "filesAndConversation",
+      label: n === 0 ? "Restore Conversation" : CHOICE_LABELS.filesAndConversation,
+      detail: n === 0 ? `Only ${conversation}` : `Restores ${files}${keeping}, and ${conversation}`,
+    });
+  }
+  if (n > 0) question.choices.push({ choice: "filesOnly", label: CHOICE_LABELS.filesOnly, detail: `Restores ${files}${keeping}; the conversation stays` });
+  if (kept.length > 0) {
+    question.choices.push({
+      choice: "overwriteAll",
+      label: CHOICE_LABELS.overwriteAll,
+      detail: `Also overwrites ${names} (unsaved editor changes of them are discarded)${allowConversation ? `, and ${conversation}` : ""}`,
+    });
+  }
+  return question;
 }
 
 export class RestoreFlow {

@@ -1,7 +1,8 @@
 /**
  * The VS Code side of restoring: checkpoint texts as read-only documents, the multi-file
- * diff view (`vscode.changes`), the confirmation (a notification and the diff view's title
- * actions), and open editors brought in line with the restored files.
+ * diff view (`vscode.changes`), the confirmation (the diff view's title actions, and a quick
+ * pick that stays open while the diff is reviewed), and open editors brought in line with the
+ * restored files.
  */
 import * as vscode from "vscode";
 import {
@@ -25,7 +26,10 @@ interface Pending {
   view: ChangesView;
   question: RestoreQuestion;
   resolve(choice: RestoreChoice | undefined): void;
+  pick: vscode.QuickPick<ChoiceItem>;
 }
+
+type ChoiceItem = vscode.QuickPickItem & { choice?: RestoreChoice };
 
 /** The diff view's tab: VS Code labels it with the title plus a file count ("… (4 files)"). */
 function isTabOf(label: string, view: ChangesView): boolean {
@@ -77,22 +81,34 @@ export class VsCodeRestoreUi implements RestoreUi, vscode.TextDocumentContentPro
   confirm(question: RestoreQuestion, view: ChangesView): Promise<RestoreChoice | undefined> {
     this.answer(undefined); // one restore at a time: a newer one replaces an unanswered one
     return new Promise((resolve) => {
-      this.pending = { view, question, resolve };
-      void vscode.commands.executeCommand("setContext", RESTORE_PENDING_KEY, true);
-      const labels = question.choices.map((c) => c.label);
-      void vscode.window.showInformationMessage(`lovia: ${question.message}`, ...labels).then((label) => {
-        if (this.pending?.question !== question) return; // answered from the title, or replaced
-        this.answer(question.choices.find((c) => c.label === label)?.choice);
+      // A quick pick rather than a notification: it stays while the diff is reviewed (focus
+      // may move to the diff) and goes away whichever way the restore is answered.
+      const pick = vscode.window.createQuickPick<ChoiceItem>();
+      pick.title = `lovia: ${question.title}`;
+      pick.placeholder = question.note ?? "Review the changes, then choose (or ✓ Confirm Restore in the diff view's title)";
+      pick.ignoreFocusOut = true;
+      pick.items = [
+        ...question.choices.map((c) => ({ label: c.label, detail: c.detail, choice: c.choice })),
+        { label: "Cancel", detail: "Restore nothing" },
+      ];
+      pick.onDidAccept(() => this.answer(pick.selectedItems[0]?.choice));
+      pick.onDidHide(() => {
+        if (this.pending?.pick === pick) this.answer(undefined); // Escape
       });
+      this.pending = { view, question, resolve, pick };
+      void vscode.commands.executeCommand("setContext", RESTORE_PENDING_KEY, true);
+      pick.show();
     });
   }
 
-  /** A title action of the diff view (or a command) answers the pending confirmation. */
+  /** A title action of the diff view, the quick pick (or a command) answers the confirmation. */
   answer(choice: RestoreChoice | undefined): void {
     const pending = this.pending;
     if (!pending) return;
     this.pending = undefined;
     void vscode.commands.executeCommand("setContext", RESTORE_PENDING_KEY, false);
+    pending.pick.hide();
+    pending.pick.dispose();
     const offered = choice === undefined || pending.question.choices.some((c) => c.choice === choice);
     pending.resolve(offered ? choice : undefined);
   }

@@ -89,12 +89,14 @@ describe("the restore as a diff view", () => {
 
   it("asks with the hand-changed files named, and offers only what applies", () => {
     const q = restoreQuestion(preview([file("a.py", "modify"), file("mine.py", "modify", { handChanged: true })]), true);
-    expect(q.message).toMatch(/^Restore 2 files to how they were before “refactor the parser”\?/);
-    expect(q.message).toMatch(/1 changed by you since then is kept \(mine\.py\)/);
+    expect(q.title).toBe("Restore 2 files to how they were before “refactor the parser”?");
+    expect(q.note).toBe("1 changed by you since then is kept: mine.py");
     expect(q.choices.map((c) => c.choice)).toEqual(["filesAndConversation", "filesOnly", "overwriteAll"]);
+    expect(q.choices[0]!.detail).toMatch(/keeps mine\.py, and removes this message/);
+    expect(q.choices[2]!.detail).toMatch(/overwrites mine\.py/);
     const nothing = restoreQuestion(preview([]), true);
-    expect(nothing.message).toMatch(/already|are as they were/);
-    expect(nothing.choices).toEqual([{ choice: "filesAndConversation", label: "Restore Conversation" }]);
+    expect(nothing.title).toMatch(/are as they were/);
+    expect(nothing.choices.map((c) => [c.choice, c.label])).toEqual([["filesAndConversation", "Restore Conversation"]]);
     expect(restoreQuestion(preview([file("a.py", "modify")]), false).choices.map((c) => c.choice)).toEqual(["filesOnly"]);
   });
 });
@@ -228,17 +230,21 @@ describe("VsCodeRestoreUi", () => {
     expect(ui.provideTextDocumentContent(rows[0]![2]! as never)).toBe("then a.py\n");
     expect(rows[1]![1]).toBeUndefined();
 
-    __mock.state.messageAnswers.push(undefined); // the notification stays unanswered
     const asked = ui.confirm(restoreQuestion(p, true), view);
     expect(__mock.state.context.get(RESTORE_PENDING_KEY)).toBe(true);
+    const pick = __mock.state.quickPicks[0];
+    expect(pick.visible && pick.ignoreFocusOut).toBe(true);
+    expect(pick.title).toBe("lovia: Restore 2 files to how they were before “refactor the parser”?");
+    expect(pick.items.map((i: { label: string }) => i.label)).toEqual(["Restore Files & Conversation", "Restore Files Only", "Cancel"]);
     expect(ui.defaultChoice()).toBe("filesAndConversation");
-    ui.answer(ui.defaultChoice());
+    ui.answer(ui.defaultChoice()); // the title's Confirm
     expect(await asked).toBe("filesAndConversation");
+    expect(pick.visible).toBe(false);
     expect(__mock.state.context.get(RESTORE_PENDING_KEY)).toBe(false);
     ui.dispose();
   });
 
-  it("closing the diff view cancels; the notification's button answers too", async () => {
+  it("closing the diff view or Escape cancels; picking a choice answers", async () => {
     const ui = new VsCodeRestoreUi();
     const p = preview([file("a.py", "modify")]);
     const view = restoreView(p);
@@ -246,9 +252,18 @@ describe("VsCodeRestoreUi", () => {
     const pending = ui.confirm(restoreQuestion(p, true), view);
     await window.tabGroups.close(tab);
     expect(await pending).toBeUndefined();
+    expect(__mock.state.quickPicks[0].visible).toBe(false);
 
-    __mock.state.messageAnswers.push("Restore Files Only");
-    expect(await ui.confirm(restoreQuestion(p, true), view)).toBe("filesOnly");
+    const escaped = ui.confirm(restoreQuestion(p, true), view);
+    __mock.state.quickPicks[1].hide();
+    expect(await escaped).toBeUndefined();
+
+    const picked = ui.confirm(restoreQuestion(p, true), view);
+    __mock.state.quickPicks[2].accept("Restore Files Only");
+    expect(await picked).toBe("filesOnly");
+    const cancelled = ui.confirm(restoreQuestion(p, true), view);
+    __mock.state.quickPicks[3].accept("Cancel");
+    expect(await cancelled).toBeUndefined();
     ui.dispose();
   });
 

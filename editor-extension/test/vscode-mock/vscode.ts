@@ -177,6 +177,8 @@ function freshState() {
     /** Answers for the next show*Message calls (label or undefined), FIFO. */
     messageAnswers: [] as (string | undefined)[],
     quickPickAnswers: [] as ((items: any[]) => any)[],
+    /** Quick picks created with createQuickPick and shown. */
+    quickPicks: [] as any[],
     inputBoxAnswers: [] as (string | undefined)[],
     shownDocuments: [] as { uri: string; options: unknown }[],
     contentProviders: new Map<string, { provideTextDocumentContent(uri: Uri): string }>(),
@@ -357,6 +359,39 @@ export const window = {
   showInformationMessage: showMessage("info"),
   showWarningMessage: showMessage("warning"),
   showErrorMessage: showMessage("error"),
+  createQuickPick<T>() {
+    const accepted = new EventEmitter<void>();
+    const hidden = new EventEmitter<void>();
+    const pick = {
+      title: undefined as string | undefined,
+      placeholder: undefined as string | undefined,
+      ignoreFocusOut: false,
+      items: [] as T[],
+      selectedItems: [] as T[],
+      visible: false,
+      onDidAccept: accepted.event,
+      onDidHide: hidden.event,
+      show() {
+        pick.visible = true;
+        __mock.state.quickPicks.push(pick);
+      },
+      hide() {
+        if (!pick.visible) return;
+        pick.visible = false;
+        hidden.fire();
+      },
+      /** Test helper: the user picks the item with this label. */
+      accept(label: string) {
+        pick.selectedItems = pick.items.filter((i) => (i as { label: string }).label === label);
+        accepted.fire();
+      },
+      dispose() {
+        accepted.dispose();
+        hidden.dispose();
+      },
+    };
+    return pick;
+  },
   showQuickPick(items: any[], _options?: unknown): Promise<any> {
     const answer = __mock.state.quickPickAnswers.shift();
     return Promise.resolve(answer ? answer(items) : undefined);

@@ -86,7 +86,12 @@ test("Restore to here puts the files back on disk and in the open editors, and t
   await restoreTab.waitFor({ timeout: 30_000 });
   await until("the restore preview's files", async () => (await w.page.locator(".editor-group-container.active").innerText()).includes("app.py"), 30_000);
   const previewMs = Date.now() - clickedAt;
-  await w.notificationButton("Restore Files & Conversation").waitFor({ timeout: 15_000 });
+  // The choices wait in a quick pick that stays open while the diff is reviewed.
+  const choices = w.page.locator(".quick-input-widget");
+  await choices.getByText("Restore Files & Conversation").waitFor({ timeout: 15_000 });
+  expect(await choices.innerText()).toContain("Restore 4 files to how they were before “Refactor the app.”?");
+  await w.page.locator(".editor-group-container.active .monaco-editor").first().click(); // review the diff
+  expect(await choices.isVisible()).toBe(true);
   await w.shot("restore-preview-multi-diff");
 
   const confirm = w.page.locator('.editor-group-container.active .editor-actions [aria-label^="Confirm Restore"]').first();
@@ -97,6 +102,7 @@ test("Restore to here puts the files back on disk and in the open editors, and t
   expect(w.file("notes/old.md")).toBe(OLD_NOTE);
   expect(w.exists("gen/new.txt")).toBe(false);
   await until("preview closed", async () => (await restoreTab.count()) === 0, 15_000);
+  expect(await choices.isVisible()).toBe(false);
 
   // The open editors show the restored text.
   await w.page.locator('.tabs-container .tab[aria-label^="app.py"]').first().click();

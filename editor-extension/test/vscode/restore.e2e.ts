@@ -90,7 +90,8 @@ test("Restore to here puts the files back on disk and in the open editors, and t
   const choices = w.page.locator(".quick-input-widget");
   await choices.getByText("Restore Files & Conversation").waitFor({ timeout: 15_000 });
   expect(await choices.innerText()).toContain("Restore 4 files to how they were before “Refactor the app.”?");
-  await w.page.locator(".editor-group-container.active .monaco-editor").first().click(); // review the diff
+  // Looking through the diff (focus in it) leaves the choices open.
+  await w.page.locator(".editor-group-container.active .view-lines", { hasText: "RATE = 1" }).first().click();
   expect(await choices.isVisible()).toBe(true);
   await w.shot("restore-preview-multi-diff");
 

@@ -17,16 +17,11 @@ from lovia.agent import Agent
 from lovia.run_context import current_tool_call
 from lovia.tools.base import Tool
 from lovia.tools.presentation import can_preview, preview_call
-from lovia.workspace import (
-    CommandRule,
-    LocalWorkspace,
-    PathRule,
-    Workspace,
-    WorkspaceError,
-)
+from lovia.workspace import LocalWorkspace, WorkspaceError
 from lovia.workspace.paths import resolve_path
 from lovia.workspace.workspace import WorkspaceSessionBinding
 from lovia_server import protocol as p
+from lovia_server.acl import folder_config
 from lovia_server.text_edits import LineEdit, Position, minimal_edits
 from lovia_server.uris import path_uri, uri_to_path
 
@@ -171,35 +166,7 @@ class EditorWorkspace:
         settings = self.server.settings
         perms = settings.permissions
         preset = perms.preset if self.server.init_options.trusted else "readonly"
-        rules: list[PathRule] = []
-        for rule in perms.pathRules:
-            if rule.read is not None:
-                rules.append(PathRule(rule.pattern, rule.read, ops=frozenset({"read"})))
-            if rule.write is not None:
-                rules.append(PathRule(rule.pattern, rule.write, ops=frozenset({"write"})))
-        base = Workspace.local(str(root), mode=preset)
-        inside_write = base.policy.write
-        if preset != "readonly":
-            if perms.write is not None:
-                inside_write = perms.write
-            elif preset == "coding":
-                inside_write = "ask"  # review-first: every edit is shown before it lands
-        for folder in self.folders():
-            if folder != root:
-                rules.append(PathRule(str(folder), "allow", ops=frozenset({"read"})))
-                rules.append(PathRule(str(folder), inside_write, ops=frozenset({"write"})))
-        command_rules = tuple(CommandRule(r.pattern, r.decision) for r in perms.commandRules)
-        config = Workspace.local(
-            str(root),
-            mode=preset,
-            denied_paths=tuple(perms.deniedPaths),
-            path_rules=tuple(rules),
-            command_rules=command_rules if preset != "readonly" else (),
-        )
-        if inside_write != config.policy.write:
-            config = dataclasses.replace(
-                config, policy=dataclasses.replace(config.policy, write=inside_write)
-            )
+        config = folder_config(root, self.folders(), perms, preset)
         return dataclasses.replace(
             config,
             close_after_run=False,

@@ -82,6 +82,7 @@ ROUTES = (
     Route(p.RESTORE_PREVIEW, lambda rt: rt.restore_preview),
     Route(p.RESTORE, lambda rt: rt.restore),
     Route(p.STATUS, lambda rt: rt.status),
+    Route(p.MCP_RESTART, lambda rt: rt.mcp_restart),
 )
 
 
@@ -333,7 +334,7 @@ async def refresh_settings(server: LoviaServer, *, pushed: Any = None) -> None:
         if problem.startswith("lovia.mcpServers."):
             message = (
                 f"lovia: invalid MCP server setting {problem} "
-                "(runs of the built-in agent fail until it is fixed)"
+                "(runs of the built-in agent go on without it until it is fixed)"
             )
         else:
             message = f"lovia: ignoring invalid setting {problem}"

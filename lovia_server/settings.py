@@ -190,6 +190,22 @@ class RestorePointSettings(_Model):
         return {} if value is None else value
 
 
+class SubagentSettings(_Model):
+    """``lovia.subagents``: background children of the built-in agent, as child runs."""
+
+    enabled: bool | None = None
+    """``None`` (the default) means on in a trusted workspace, off in an untrusted one."""
+    maxConcurrent: int = Field(default=3, ge=1, le=16)
+    maxTurns: int = Field(default=30, ge=1, le=1000)
+    maxTotalTokens: int | None = Field(default=400_000, ge=1)
+    """Per child: input plus output tokens (``null`` for no cap)."""
+    maxSeconds: float | None = Field(default=900, gt=0)
+    """Per child: wall-clock seconds (``null`` for no cap)."""
+
+    def active(self, trusted: bool) -> bool:
+        return trusted if self.enabled is None else self.enabled
+
+
 class LoviaSettings(_Model):
     """The ``lovia`` configuration section (protocol.md, "Settings")."""
 
@@ -200,6 +216,9 @@ class LoviaSettings(_Model):
         default_factory=dict
     )
     """MCP servers for the built-in agent, by name (the tools' ``<name>__`` prefix)."""
+    mcpIdleTimeoutSeconds: float = Field(default=600, gt=0)
+    """A pooled MCP server no run has used for this long is stopped (started again on use)."""
+    subagents: SubagentSettings = Field(default_factory=SubagentSettings)
     maxTurns: int = Field(default=50, ge=1, le=10_000)
     approvalTimeoutSeconds: float | None = Field(default=None, gt=0)
     editMode: EditModeSetting = "auto"
@@ -329,6 +348,7 @@ __all__ = [
     "PermissionSettings",
     "RestorePointSettings",
     "StdioMCPServerSetting",
+    "SubagentSettings",
     "default_state_dir",
     "parse_init_options",
     "parse_mcp_server",

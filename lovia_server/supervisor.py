@@ -42,6 +42,7 @@ from lovia.transcript import (
     drop_dangling_tool_calls,
 )
 from lovia_server import protocol as p
+from lovia_server.child_link import ChildLink, RunOutcome
 from lovia_server.event_log import EventLog, Publisher
 from lovia_server.events import (
     APPROVAL_OPTIONS,
@@ -54,6 +55,7 @@ from lovia_server.events import (
     todo_items,
     tool_kind,
     tool_locations,
+    tool_source,
     tool_title,
     usage_payload,
 )
@@ -83,6 +85,7 @@ from lovia_server.protocol import (
     RunFinished,
     RunStarted,
     RunStatus,
+    SubagentFinished,
     TextContent,
     TodoUpdated,
     ToolCallStarted,
@@ -95,7 +98,8 @@ from lovia_server.protocol import (
     as_run_status,
     as_tool_kind,
 )
-from lovia_server.store import RunRecord, ServerStore, checkpoint_id
+from lovia_server.store import RunRecord, ServerStore, checkpoint_id, run_of_checkpoint
+from lovia_server.subagent_host import SubagentHost
 
 logger = logging.getLogger("lovia_server.supervisor")
 
@@ -183,6 +187,18 @@ class RunController:
     from_prompt: bool = False
     turn_index: int = 0  # the run's place among its session's runs (the user's turns)
     checkpointed: bool = False  # this attempt took its turn's restore point
+    link: ChildLink | None = None
+    outcome: asyncio.Future[RunOutcome] = field(
+        default_factory=lambda: asyncio.get_running_loop().create_future()
+    )
+
+    @property
+    def parent_run_id(self) -> str | None:
+        return self.link.parent_run_id if self.link is not None else None
+
+    @property
+    def subagent(self) -> p.SubagentRef | None:
+        return self.link.ref(self.run_id) if self.link is not None else None
 
     @property
     def checkpoint_id(self) -> str:
@@ -233,6 +249,7 @@ class RunSupervisor:
         self.questions = questions
         self.approval_timeout = approval_timeout
         self.restore = restore
+        self.subagents = SubagentHost(self)
         self.live: dict[str, RunController] = {}
         self.by_run: dict[str, RunController] = {}
         self.session_rules: dict[str, dict[str, Literal["allow", "reject"]]] = {}
@@ -383,10 +400,17 @@ class RunSupervisor:
         model_input: Any,
         spec: RunSpec,
         max_turns: int,
+        link: ChildLink | None = None,
+        mailbox: Mailbox | None = None,
     ) -> p.LaunchResult:
         self._check_session_free(session_id)
         run_id = _short_id("r")
-        log = EventLog(run_id, session_id, self.publisher)
+        log = EventLog(
+            run_id,
+            session_id,
+            self.publisher,
+            parent_run_id=link.parent_run_id if link is not None else None,
+        )
         ctl = RunController(
             run_id=run_id,
             session_id=session_id,
@@ -395,14 +419,22 @@ class RunSupervisor:
             log=log,
             resumed=False,
             max_turns=max_turns,
+            link=link,
+            mailbox=mailbox if mailbox is not None else Mailbox(),
         )
 
         async def persist() -> None:
             await self._supersede_interrupted(session_id)
             ctl.turn_index = len(await self.store.runs_for_session(session_id))
             title = prompt.strip().splitlines()[0] if prompt.strip() else "Untitled"
+            if link is not None:
+                title = f"[{link.task_id}] {title}"
             await self.store.upsert_session(
-                session_id, title=title, agent=spec.agent_label, cwd=str(spec.cwd)
+                session_id,
+                title=title,
+                agent=spec.agent_label,
+                cwd=str(spec.cwd),
+                parent_id=link.parent_session_id if link is not None else None,
             )
             await self.store.insert_run(self._record(ctl))
 
@@ -414,8 +446,16 @@ class RunSupervisor:
         spec_for: Callable[[RunRecord], Awaitable[RunSpec]],
         *,
         max_turns: int,
+        link: ChildLink | None = None,
+        mailbox: Mailbox | None = None,
     ) -> p.LaunchResult:
         record = await self.ensure_known_run(run_id)
+        if record.parent_run_id is not None and link is None:
+            raise p.ProtocolError(
+                p.NOT_RESUMABLE,
+                f"Run {run_id} is a subagent: resume its parent run {record.parent_run_id}",
+                {"runId": run_id, "status": record.status, "parentRunId": record.parent_run_id},
+            )
         self._check_session_free(record.session_id)
         snapshot = await self.checkpointer.load(record.checkpoint_id)
         # A process that died before the run's first checkpoint leaves only the run record:
@@ -429,7 +469,11 @@ class RunSupervisor:
             )
         spec = await spec_for(record)
         log = EventLog(
-            run_id, record.session_id, self.publisher, last_seq=await self.store.last_seq(run_id)
+            run_id,
+            record.session_id,
+            self.publisher,
+            last_seq=await self.store.last_seq(run_id),
+            parent_run_id=record.parent_run_id,
         )
         ctl = RunController(
             run_id=run_id,
@@ -441,6 +485,8 @@ class RunSupervisor:
             max_turns=(snapshot.turns if snapshot else 0) + max_turns,
             leg=record.leg,
             from_prompt=from_prompt,
+            link=link,
+            mailbox=mailbox if mailbox is not None else Mailbox(),
         )
         if snapshot is not None:
             ctl.usage = snapshot.usage.clone()
@@ -465,6 +511,7 @@ class RunSupervisor:
     ) -> p.LaunchResult:
         """Register before any await (a concurrent start then sees the session as busy),
         persist the records, then start the run task."""
+        ctl.spec.agent = self.subagents.bind(ctl.spec.agent)
         self._register(ctl)
         try:
             await persist()
@@ -513,7 +560,19 @@ class RunSupervisor:
             self._cancel_questions(ctl)
             if ctl.task is not None:
                 asyncio.get_running_loop().create_task(self._hard_cancel_after(ctl, 3.0))
+            for child in self.children_of(ctl.run_id):
+                self.cancel(child, reason="the parent run was cancelled")
         return p.CancelResult(run_id=ctl.run_id, status="cancelling")
+
+    def emit_to_session(self, session_id: str, payload: p.EventPayload) -> None:
+        """An event for the live run of a session (a pooled MCP server's state change)."""
+        ctl = self.live.get(session_id)
+        if ctl is not None:
+            ctl.log.emit(payload)
+
+    def children_of(self, run_id: str) -> list[RunController]:
+        """The live subagent runs a run spawned."""
+        return [c for c in self.by_run.values() if c.parent_run_id == run_id]
 
     async def _hard_cancel_after(self, ctl: RunController, grace: float) -> None:
         """Cooperative cancel first; a tool still running after ``grace`` is interrupted."""
@@ -565,6 +624,9 @@ class RunSupervisor:
             finished_at=None,
             usage=None,
             resumable=False,
+            parent_run_id=ctl.parent_run_id,
+            task_id=ctl.link.task_id if ctl.link is not None else None,
+            spawn_key=ctl.link.spawn_key if ctl.link is not None else None,
         )
 
     async def _drive(self, ctl: RunController, model_input: Any) -> None:
@@ -578,6 +640,7 @@ class RunSupervisor:
                     model=ctl.spec.model_label,
                     agent=ctl.spec.agent_label,
                     resumed=ctl.resumed,
+                    subagent=ctl.subagent,
                 )
             )
             if not ctl.resumed:
@@ -606,6 +669,7 @@ class RunSupervisor:
                     mailbox=ctl.mailbox,
                     cancel_token=ctl.cancel_token,
                     max_turns=ctl.max_turns,
+                    budget=ctl.spec.budget,
                 )
                 async for event in handle:
                     await self._on_event(ctl, event)
@@ -630,7 +694,10 @@ class RunSupervisor:
         finally:
             await asyncio.shield(self._finish(ctl, result, error))
 
-    async def _finish(self, ctl: RunController, result: Any, error: BaseException | None) -> None:
+    async def _final_status(
+        self, ctl: RunController, error: BaseException | None
+    ) -> tuple[FinalStatus, bool]:
+        """The run's final status and whether it can be resumed from its checkpoint."""
         status: FinalStatus
         resumable = False
         if error is None:
@@ -657,6 +724,10 @@ class RunSupervisor:
             resumable = snapshot is not None and snapshot.status != "completed"
             if not resumable and error is not None:
                 status = "failed"
+        return status, resumable
+
+    async def _finish(self, ctl: RunController, result: Any, error: BaseException | None) -> None:
+        status, resumable = await self._final_status(ctl, error)
         if status in ("cancelled", "failed"):
             await self._keep_completed_turns(ctl.session_id, ctl.checkpoint_id)
         self._resolve_all_approvals(ctl)
@@ -705,6 +776,38 @@ class RunSupervisor:
                 resumable=resumable,
             )
             await self.store.touch_session(ctl.session_id)
+        if ctl.link is not None:
+            await self._child_finished(ctl, status, usage, result, run_error)
+        if not ctl.outcome.done():
+            ctl.outcome.set_result(RunOutcome(status, result, error, run_error))
+
+    async def _child_finished(
+        self,
+        ctl: RunController,
+        status: FinalStatus,
+        usage: p.Usage,
+        result: Any,
+        run_error: p.RunError | None,
+    ) -> None:
+        """Keep a finished child's report until its parent has it; tell the parent's stream."""
+        assert ctl.link is not None
+        summary: str | None = None
+        if status == "completed" and result is not None:
+            summary = child_report_text(result.output)
+            await _quiet(self.store.set_report(ctl.run_id, summary))
+        parent = self.by_run.get(ctl.link.parent_run_id)
+        if parent is None:
+            return
+        parent.log.emit(
+            SubagentFinished(
+                child_run_id=ctl.run_id,
+                task_id=ctl.link.task_id,
+                status=status,
+                usage=usage,
+                summary=_first_line(summary) if summary else None,
+                error=run_error,
+            )
+        )
 
     async def _keep_completed_turns(self, session_id: str, checkpoint: str) -> None:
         """Move a stopped leg's completed turns from its checkpoint into the session."""
@@ -729,6 +832,9 @@ class RunSupervisor:
                     usage=record.usage,
                     resumable=False,
                 )
+                for child in await self.store.children_of([record.id]):
+                    if child.resumable:
+                        await self._supersede_interrupted(child.session_id)
 
     # ================================================================== event mapping
 
@@ -799,8 +905,9 @@ class RunSupervisor:
         ctl.new_message()
 
     async def _checkpoint(self, ctl: RunController, tools: list[Tool | None]) -> None:
-        """The turn's restore point, before the first of its calls that may change files."""
-        if self.restore is None or ctl.checkpointed:
+        """The turn's restore point, before the first of its calls that may change files.
+        A subagent's run takes none: its parent's turn took one before spawning it."""
+        if self.restore is None or ctl.checkpointed or ctl.link is not None:
             return
         try:
             created = await self.restore.before_write(ctl.turn, tools)
@@ -817,7 +924,7 @@ class RunSupervisor:
         """Calls of one message may run concurrently, each starting before its ``tool.call``
         reaches us: take the point now when a parallel (or not yet seen) tool may write."""
         names = [e.name for e in ev.entries if isinstance(e, ToolCallEntry)]
-        if len(names) < 2 or ctl.checkpointed or self.restore is None:
+        if len(names) < 2 or ctl.checkpointed or self.restore is None or ctl.link is not None:
             return  # a lone call runs by itself, after its announcement
         known = {**_declared_tools(ctl.spec.agent), **self.tools_seen.get(ctl.spec.agent_label, {})}
         tools = [known.get(name) for name in names]
@@ -857,6 +964,7 @@ class RunSupervisor:
                         p.Location.model_validate(loc)
                         for loc in tool_locations(info.tool, info.args, ctl.spec.root)
                     ],
+                    server=tool_source(info.tool),
                 )
             )
         return info
@@ -1022,6 +1130,7 @@ class RunSupervisor:
             command=command,
             diff=diff,
             options=options,
+            subagent=ctl.subagent,
         )
 
     def _resolve_all_approvals(self, ctl: RunController) -> None:
@@ -1033,7 +1142,8 @@ class RunSupervisor:
     # ================================================================== questions
 
     def question_asked(self, run_id: str | None, question: Any) -> None:
-        ctl = self.by_run.get(run_id or "")
+        # the asking tool sees the leg's checkpoint key (``r_x~1`` after a steered answer)
+        ctl = self.by_run.get(run_of_checkpoint(run_id or ""))
         if ctl is None:
             return
         ctl.questions[question.id] = question.question
@@ -1044,6 +1154,7 @@ class RunSupervisor:
                 text=question.question,
                 choices=[o.label for o in question.options] if question.options else None,
                 multi_select=bool(question.multi_select) if question.options else None,
+                subagent=ctl.subagent,
             )
         )
         self._progress("report", ctl, "Waiting for your answer")
@@ -1086,7 +1197,18 @@ class RunSupervisor:
         ctl = self.live.get(session_id)
         if ctl is None or not call_id:
             return
-        ctl.log.delta("tool.update", call_id, text, _stream(stream))
+        # Subagents share their parent's workspace session: the call says whose output it is.
+        owner = ctl if call_id in ctl.calls else self._call_owner(ctl, call_id)
+        owner.log.delta("tool.update", call_id, text, _stream(stream))
+
+    def _call_owner(self, ctl: RunController, call_id: str) -> RunController:
+        pending = self.children_of(ctl.run_id)
+        while pending:
+            child = pending.pop()
+            if call_id in child.calls:
+                return child
+            pending.extend(self.children_of(child.run_id))
+        return ctl
 
     # ================================================================== progress
 
@@ -1117,6 +1239,7 @@ class RunSupervisor:
         for row in rows:
             live = self.live.get(row["id"])
             last_status = row["last_run_status"]
+            runs = [r.id for r in await self.store.runs_for_session(row["id"])]
             out.append(
                 p.SessionSummary(
                     session_id=row["id"],
@@ -1127,9 +1250,32 @@ class RunSupervisor:
                     if live
                     else (as_run_status(last_status) if last_status is not None else None),
                     resumable=bool(row["last_resumable"]) and live is None,
+                    children=await self._children_view(runs),
                 )
             )
         return p.SessionsResult(sessions=out)
+
+    async def _children_view(self, run_ids: list[str]) -> list[p.ChildRun]:
+        """The subagents of these runs, and theirs, with live statuses."""
+        out: list[p.ChildRun] = []
+        frontier = run_ids
+        while frontier:
+            records = await self.store.children_of(frontier)
+            for record in records:
+                live = self.by_run.get(record.id)
+                out.append(
+                    p.ChildRun(
+                        run_id=record.id,
+                        session_id=record.session_id,
+                        parent_run_id=record.parent_run_id or "",
+                        task_id=record.task_id or "",
+                        name=record.agent or "",
+                        status=live.status if live else as_run_status(record.status),
+                        resumable=record.resumable and live is None,
+                    )
+                )
+            frontier = [r.id for r in records]
+        return out
 
     async def session_view(self, session_id: str) -> p.SessionResult:
         row = await self.store.get_session(session_id)
@@ -1152,16 +1298,23 @@ class RunSupervisor:
             entries=project_entries(entries, self.tools_seen.get(row["agent"] or "", {})),
             todos=todo_items(todos_from_entries(entries)),
             runs=[r.to_wire() for r in runs],
+            children=await self._children_view([r.id for r in runs]),
+            parent_session_id=row.get("parent_id"),
         )
 
     async def delete_session(self, session_id: str) -> p.DeleteSessionResult:
         self._check_session_free(session_id)
         if await self.store.get_session(session_id) is None:
             return p.DeleteSessionResult(deleted=False)
-        for run_id, leg in await self.store.delete_session(session_id):
-            await _quiet(self.checkpointer.delete(checkpoint_id(run_id, leg)))
-        await self.sessions.clear(session_id)
-        self.session_rules.pop(session_id, None)
+        runs = [r.id for r in await self.store.runs_for_session(session_id)]
+        children = await self._children_view(runs)
+        for child in children:
+            self._check_session_free(child.session_id)
+        for sid in [session_id, *dict.fromkeys(c.session_id for c in children)]:
+            for run_id, leg in await self.store.delete_session(sid):
+                await _quiet(self.checkpointer.delete(checkpoint_id(run_id, leg)))
+            await self.sessions.clear(sid)
+            self.session_rules.pop(sid, None)
         return p.DeleteSessionResult(deleted=True)
 
     async def cut_conversation(
@@ -1205,6 +1358,8 @@ class RunSupervisor:
                 agent=c.spec.agent_label,
                 model=c.spec.model_label,
                 started_at=int(c.started_at * 1000),
+                parent_run_id=c.parent_run_id,
+                task_id=c.link.task_id if c.link is not None else None,
             )
             for c in self.by_run.values()
         ]
@@ -1307,6 +1462,18 @@ def _declared_tools(agent: Any) -> dict[str, Tool]:
         except Exception:
             logger.debug("workspace.tools_failed", exc_info=True)
     return tools
+
+
+def child_report_text(output: Any) -> str:
+    """A child's output as the text its report carries (and the store keeps)."""
+    if output is None:
+        return ""
+    return output if isinstance(output, str) else repr(output)
+
+
+def _first_line(text: str, limit: int = 160) -> str:
+    line = text.strip().splitlines()[0] if text.strip() else ""
+    return line if len(line) <= limit else line[: limit - 1] + "…"
 
 
 def _stream(name: str) -> ToolStream:

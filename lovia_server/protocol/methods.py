@@ -130,6 +130,10 @@ class SessionParams(WireParams):
     session_id: Id
 
 
+class MCPRestartParams(WireParams):
+    name: Id
+
+
 class StatusParams(WireParams):
     pass
 
@@ -207,6 +211,18 @@ class ReplayResult(WireModel):
     status: RunStatus
 
 
+class ChildRun(WireModel):
+    """A subagent: a child run in a session of its own, spawned by a run of this session."""
+
+    run_id: str
+    session_id: str
+    parent_run_id: str
+    task_id: str
+    name: str
+    status: RunStatus
+    resumable: bool
+
+
 class SessionSummary(WireModel):
     session_id: str
     title: str
@@ -214,6 +230,8 @@ class SessionSummary(WireModel):
     last_run_id: str | None
     last_run_status: RunStatus | None
     resumable: bool
+    children: list[ChildRun] = Field(default_factory=list)
+    """The subagent runs of the session's runs (child sessions are not listed on their own)."""
 
 
 class SessionsResult(WireModel):
@@ -266,16 +284,21 @@ class RunInfo(WireModel):
     finished_at: int | None
     usage: Usage | None
     resumable: bool
+    parent_run_id: str | None = omitted()
+    task_id: str | None = omitted()
 
 
 class SessionResult(WireModel):
-    """A conversation for rendering: messages, the todo list and its runs."""
+    """A conversation for rendering: messages, the todo list, its runs and their subagents
+    (``parentSessionId`` when the session is itself a subagent's)."""
 
     session_id: str
     title: str
     entries: list[TranscriptMessage]
     todos: list[TodoItem]
     runs: list[RunInfo]
+    children: list[ChildRun] = Field(default_factory=list)
+    parent_session_id: str | None = omitted()
 
 
 class DeleteSessionResult(WireModel):
@@ -316,6 +339,26 @@ class LiveRun(WireModel):
     agent: str
     model: str | None
     started_at: int
+    parent_run_id: str | None = omitted()
+    task_id: str | None = omitted()
+
+
+MCPServerState = TypeAliasType(
+    "MCPServerState", Literal["idle", "starting", "running", "restarting", "failed", "stopped"]
+)
+
+
+class MCPServerInfo(WireModel):
+    """One ``lovia.mcpServers`` entry in the workspace's MCP pool."""
+
+    name: str
+    transport: Literal["stdio", "http"]
+    state: MCPServerState
+    tools: list[str]
+    error: str | None
+    starts: int
+    log: str | None
+    """A file with the server's stderr (stdio servers)."""
 
 
 class SessionRule(WireModel):
@@ -428,6 +471,11 @@ class StatusResult(WireModel):
     live_runs: list[LiveRun]
     session_rules: list[SessionRule]
     settings_problems: list[str]
+    mcp_servers: list[MCPServerInfo] = Field(default_factory=list)
+
+
+class MCPRestartResult(WireModel):
+    server: MCPServerInfo
 
 
 class ServerCapabilities(WireModel):
@@ -536,6 +584,12 @@ STATUS = Method(
     StatusResult,
     "`folders` is the effective ACL per folder; `sessionRules` the remembered decisions",
 )
+MCP_RESTART = Method(
+    "lovia/mcpRestart",
+    MCPRestartParams,
+    MCPRestartResult,
+    "stops one pooled MCP server and starts it again now (-32602 for an unknown name)",
+)
 
 METHOD_TABLE: tuple[Method[Any, Any], ...] = (
     RUN,
@@ -553,6 +607,7 @@ METHOD_TABLE: tuple[Method[Any, Any], ...] = (
     RESTORE_PREVIEW,
     RESTORE,
     STATUS,
+    MCP_RESTART,
 )
 METHODS: list[str] = [m.name for m in METHOD_TABLE]
 EVENT_METHOD = "lovia/event"
@@ -565,6 +620,7 @@ __all__ = [
     "DELETE_SESSION",
     "EDIT_MODES",
     "EVENT_METHOD",
+    "MCP_RESTART",
     "METHODS",
     "METHOD_TABLE",
     "REPLAY",
@@ -588,6 +644,7 @@ __all__ = [
     "CheckpointInfo",
     "CheckpointParams",
     "CheckpointsResult",
+    "ChildRun",
     "CommandRuleView",
     "ContextItem",
     "DeleteSessionResult",
@@ -596,6 +653,10 @@ __all__ = [
     "FolderAcl",
     "LaunchResult",
     "LiveRun",
+    "MCPRestartParams",
+    "MCPRestartResult",
+    "MCPServerInfo",
+    "MCPServerState",
     "Method",
     "PathRuleView",
     "Position",

@@ -264,7 +264,9 @@ async def test_a_kill_at_the_end_of_a_run_neither_loses_it_nor_leaves_it_stuck(t
             assert end["status"] == "interrupted" and end["resumable"] is True
             await second.request("lovia/resume", {"runId": rid})
             done = await second.wait_for(
-                lambda e: e["runId"] == rid and e["kind"] == "run.finished" and e["seq"] > end["seq"]
+                lambda e: (
+                    e["runId"] == rid and e["kind"] == "run.finished" and e["seq"] > end["seq"]
+                )
             )
             assert done["status"] == "completed" and done["output"] == "all done"
         view = await second.request("lovia/session", {"sessionId": sid})

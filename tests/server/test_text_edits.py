@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import itertools
+
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -33,7 +35,7 @@ def test_applying_the_edits_gives_the_new_text(old: str, new: str) -> None:
 @given(documents(), documents())
 def test_edits_are_in_order_and_do_not_overlap(old: str, new: str) -> None:
     edits = minimal_edits(old, new)
-    for before, after in zip(edits, edits[1:], strict=False):
+    for before, after in itertools.pairwise(edits):
         assert (before.end.line, before.end.character) <= (after.start.line, after.start.character)
 
 

@@ -30,6 +30,9 @@ export type LoviaEvent =
   | CompactionEvent
   | UsageUpdatedEvent
   | CheckpointCreatedEvent
+  | SubagentStartedEvent
+  | SubagentFinishedEvent
+  | MCPStatusEvent
   | RunFinishedEvent;
 export type MessageSource = "prompt" | "steer";
 export type ToolKind = "read" | "edit" | "delete" | "move" | "search" | "execute" | "fetch" | "think" | "other";
@@ -46,6 +49,7 @@ export type FileChangeStatus = "added" | "modified" | "deleted";
 export type RestoreAction = "create" | "modify" | "delete";
 export type SkipReason = "too_large" | "unreadable" | "denied" | "unsaved_file_in_the_way" | "failed";
 export type EditMode = "server" | "workspaceEdit";
+export type MCPServerState = "idle" | "starting" | "running" | "restarting" | "failed" | "stopped";
 /**
  * JSON-RPC error codes: -32700 ParseError, -32600 InvalidRequest, -32601 MethodNotFound, -32602 InvalidParams, -32603 InternalError, -32002 ServerNotInitialized, -32800 RequestCancelled, -32010 RunNotFound, -32011 RunNotActive, -32012 RunAlreadyActive, -32013 ApprovalNotFound, -32014 NotResumable, -32015 PathOutsideWorkspace, -32016 ModelNotConfigured, -32017 RestoreWhileRunning, -32018 CheckpointNotFound
  */
@@ -178,6 +182,13 @@ export interface LoviaProtocol {
       params: StatusParams;
       result: StatusResult;
     };
+    /**
+     * stops one pooled MCP server and starts it again now (-32602 for an unknown name)
+     */
+    "lovia/mcpRestart": {
+      params: MCPRestartParams;
+      result: MCPRestartResult;
+    };
   };
   event: LoviaEvent;
   errorCode: ErrorCode;
@@ -280,7 +291,16 @@ export interface RunStartedEvent {
   model: string | null;
   agent: string;
   resumed: boolean;
+  subagent?: SubagentRef;
   kind: "run.started";
+}
+/**
+ * Whose event this is when a subagent (a child run) raised it: shown on approval cards.
+ */
+export interface SubagentRef {
+  runId: string;
+  taskId: string;
+  name: string;
 }
 export interface UserMessageEvent {
   sessionId: string;
@@ -346,6 +366,7 @@ export interface ToolCallEvent {
     [k: string]: unknown | undefined;
   };
   locations: Location[];
+  server?: string;
   kind: "tool.call";
 }
 /**
@@ -408,6 +429,7 @@ export interface ApprovalRequestedEvent {
   detail: string;
   diff?: FileDiff[];
   options: ApprovalOption[];
+  subagent?: SubagentRef;
   kind: "approval.requested";
 }
 /**
@@ -445,6 +467,7 @@ export interface QuestionRequestedEvent {
   text: string;
   choices?: string[];
   multiSelect?: boolean;
+  subagent?: SubagentRef;
   kind: "question.requested";
 }
 export interface QuestionAnsweredEvent {
@@ -522,18 +545,34 @@ export interface CheckpointCreatedEvent {
   rootUri: string;
   kind: "checkpoint.created";
 }
-export interface RunFinishedEvent {
+export interface SubagentStartedEvent {
   sessionId: string;
   runId: string;
   seq: number;
   ts: number;
   parentRunId?: string;
+  childRunId: string;
+  childSessionId: string;
+  taskId: string;
+  name: string;
+  prompt: string;
+  toolCallId: string | null;
+  resumed: boolean;
+  kind: "subagent.started";
+}
+export interface SubagentFinishedEvent {
+  sessionId: string;
+  runId: string;
+  seq: number;
+  ts: number;
+  parentRunId?: string;
+  childRunId: string;
+  taskId: string;
   status: FinalStatus;
   usage: Usage;
-  resumable: boolean;
-  output?: unknown;
+  summary?: string;
   error?: RunError;
-  kind: "run.finished";
+  kind: "subagent.finished";
 }
 /**
  * Token counts of a run so far; `contextTokens` is the last turn's prompt size.
@@ -550,6 +589,31 @@ export interface RunError {
   message: string;
   hint?: string;
 }
+export interface MCPStatusEvent {
+  sessionId: string;
+  runId: string;
+  seq: number;
+  ts: number;
+  parentRunId?: string;
+  server: string;
+  state: string;
+  tools: string[];
+  error?: string;
+  kind: "mcp.status";
+}
+export interface RunFinishedEvent {
+  sessionId: string;
+  runId: string;
+  seq: number;
+  ts: number;
+  parentRunId?: string;
+  status: FinalStatus;
+  usage: Usage;
+  resumable: boolean;
+  output?: unknown;
+  error?: RunError;
+  kind: "run.finished";
+}
 export interface SessionsParams {
   limit?: number;
   offset?: number;
@@ -565,12 +629,26 @@ export interface SessionSummary {
   lastRunId: string | null;
   lastRunStatus: RunStatus | null;
   resumable: boolean;
+  children: ChildRun[];
+}
+/**
+ * A subagent: a child run in a session of its own, spawned by a run of this session.
+ */
+export interface ChildRun {
+  runId: string;
+  sessionId: string;
+  parentRunId: string;
+  taskId: string;
+  name: string;
+  status: RunStatus;
+  resumable: boolean;
 }
 export interface SessionParams {
   sessionId: string;
 }
 /**
- * A conversation for rendering: messages, the todo list and its runs.
+ * A conversation for rendering: messages, the todo list, its runs and their subagents
+ * (`parentSessionId` when the session is itself a subagent's).
  */
 export interface SessionResult {
   sessionId: string;
@@ -578,6 +656,8 @@ export interface SessionResult {
   entries: (UserEntry | AssistantEntry | ToolEntry)[];
   todos: TodoItem[];
   runs: RunInfo[];
+  children: ChildRun[];
+  parentSessionId?: string;
 }
 export interface UserEntry {
   role: "user";
@@ -619,6 +699,8 @@ export interface RunInfo {
   finishedAt: number | null;
   usage: Usage | null;
   resumable: boolean;
+  parentRunId?: string;
+  taskId?: string;
 }
 export interface DeleteSessionResult {
   deleted: boolean;
@@ -710,6 +792,7 @@ export interface StatusResult {
   liveRuns: LiveRun[];
   sessionRules: SessionRule[];
   settingsProblems: string[];
+  mcpServers: MCPServerInfo[];
 }
 /**
  * The effective permissions in one workspace folder.
@@ -743,6 +826,8 @@ export interface LiveRun {
   agent: string;
   model: string | null;
   startedAt: number;
+  parentRunId?: string;
+  taskId?: string;
 }
 /**
  * An `allow_always` / `reject_always` answer remembered for a session.
@@ -751,6 +836,24 @@ export interface SessionRule {
   sessionId: string;
   subject: string;
   decision: "allow" | "reject";
+}
+/**
+ * One `lovia.mcpServers` entry in the workspace's MCP pool.
+ */
+export interface MCPServerInfo {
+  name: string;
+  transport: "stdio" | "http";
+  state: MCPServerState;
+  tools: string[];
+  error: string | null;
+  starts: number;
+  log: string | null;
+}
+export interface MCPRestartParams {
+  name: string;
+}
+export interface MCPRestartResult {
+  server: MCPServerInfo;
 }
 /**
  * `initialize` result: `capabilities.experimental.lovia`
@@ -784,6 +887,8 @@ export interface LoviaSettings {
   mcpServers?: {
     [k: string]: StdioMCPServerSetting | HttpMCPServerSetting | undefined;
   };
+  mcpIdleTimeoutSeconds?: number;
+  subagents?: SubagentSettings;
   maxTurns?: number;
   approvalTimeoutSeconds?: number;
   editMode?: "auto" | "server" | "workspaceEdit";
@@ -840,6 +945,16 @@ export interface HttpMCPServerSetting {
   headers?: {
     [k: string]: string | undefined;
   };
+}
+/**
+ * `lovia.subagents`: background children of the built-in agent, as child runs.
+ */
+export interface SubagentSettings {
+  enabled?: boolean;
+  maxConcurrent?: number;
+  maxTurns?: number;
+  maxTotalTokens?: number | null;
+  maxSeconds?: number | null;
 }
 /**
  * `lovia.restorePoints`: snapshots of the workspace before each turn that may write.

@@ -36,6 +36,10 @@ export type {
   LaunchResult as ResumeResult,
   LiveRun,
   Location,
+  MCPRestartParams,
+  MCPRestartResult,
+  MCPServerInfo,
+  MCPServerState,
   LoviaEvent,
   LoviaProtocol,
   Range,
@@ -51,6 +55,8 @@ export type {
   RunInfo,
   RunParams,
   RunStatus,
+  SubagentRef,
+  ChildRun,
   SessionParams,
   SessionParams as DeleteSessionParams,
   SessionResult,
@@ -94,6 +100,7 @@ export const Methods = {
   restorePreview: "lovia/restorePreview",
   restore: "lovia/restore",
   status: "lovia/status",
+  mcpRestart: "lovia/mcpRestart",
 } as const satisfies Record<string, keyof G.LoviaProtocol["methods"]>;
 
 export type MethodName = keyof G.LoviaProtocol["methods"];
@@ -140,6 +147,9 @@ export type Decision = NonNullable<G.PermissionSettings["write"]>;
 export type PermissionPreset = NonNullable<G.PermissionSettings["preset"]>;
 /** The `editMode` setting: `auto` lets the server pick (`workspaceEdit` when it can). */
 export type EditModeSetting = NonNullable<G.LoviaSettings["editMode"]>;
+
+/** `lovia.subagents`: the built-in agent's background children (server defaults apply). */
+export type SubagentSettings = G.SubagentSettings;
 
 // ---------------------------------------------------------------------------
 // Requests
@@ -190,6 +200,9 @@ export const EVENT_KINDS = [
   "compaction",
   "usage.updated",
   "checkpoint.created",
+  "subagent.started",
+  "subagent.finished",
+  "mcp.status",
   "run.finished",
 ] as const satisfies readonly EventKind[];
 

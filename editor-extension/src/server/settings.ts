@@ -3,7 +3,7 @@
  * (initialization options, the `lovia` configuration section, the process environment).
  * Kept free of `vscode` so it is easy to test.
  */
-import { PROTOCOL_VERSION, type LoviaInitializationOptions, type LoviaSettings } from "../protocol/types";
+import { PROTOCOL_VERSION, type LoviaInitializationOptions, type LoviaSettings, type SubagentSettings } from "../protocol/types";
 
 /** Keys of the `lovia` section that only the extension reads. */
 export const EXTENSION_ONLY_KEYS = ["pythonPath", "openDiffOnApproval", "trace"] as const;
@@ -67,6 +67,9 @@ export function serverSettings(raw: unknown, trusted: boolean): LoviaSettings {
     if (typeof rp.maxFileMB === "number" && rp.maxFileMB > 0) restorePoints.maxFileMB = rp.maxFileMB;
     if (Object.keys(restorePoints).length > 0) out.restorePoints = restorePoints;
   }
+  if (typeof src.mcpIdleTimeoutSeconds === "number" && src.mcpIdleTimeoutSeconds > 0) out.mcpIdleTimeoutSeconds = src.mcpIdleTimeoutSeconds;
+  const subagents = subagentSettings(src.subagents);
+  if (subagents) out.subagents = subagents;
 
   const perms = isPlainObject(src.permissions) ? src.permissions : {};
   const permissions: NonNullable<LoviaSettings["permissions"]> = {};
@@ -99,6 +102,22 @@ export function serverSettings(raw: unknown, trusted: boolean): LoviaSettings {
   }
   if (Object.keys(permissions).length > 0) out.permissions = permissions;
   return out;
+}
+
+/** `lovia.subagents` as the server reads it: only well-typed keys, the rest left to defaults. */
+function subagentSettings(raw: unknown): SubagentSettings | undefined {
+  if (!isPlainObject(raw)) return undefined;
+  const out: SubagentSettings = {};
+  if (typeof raw.enabled === "boolean") out.enabled = raw.enabled;
+  for (const key of ["maxConcurrent", "maxTurns"] as const) {
+    const v = raw[key];
+    if (typeof v === "number" && v >= 1) out[key] = Math.floor(v);
+  }
+  for (const key of ["maxTotalTokens", "maxSeconds"] as const) {
+    const v = raw[key];
+    if (v === null || (typeof v === "number" && v > 0)) out[key] = v;
+  }
+  return Object.keys(out).length > 0 ? out : undefined;
 }
 
 /** The server process environment: the extension host's plus the stored API keys. */

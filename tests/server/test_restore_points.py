@@ -287,6 +287,70 @@ async def test_concurrent_calls_that_may_write_get_the_point_before_any_of_them_
     assert tree_state(harness.root) == before
 
 
+WITH_CHILD = (
+    AGENT_HEADER
+    + """
+from lovia.plugins.subagents import Subagents
+from lovia.transcript import ToolResultEntry
+
+
+@tool
+async def scribble(name: str) -> str:
+    "Write a note."
+    (ROOT / name).write_text("from the child\\n")
+    return "ok"
+
+
+class ByResults(ScriptedProvider):
+    def __init__(self, script):
+        super().__init__([], record=False)
+        self.by = script
+
+    async def stream(self, entries, **kw):
+        done = sum(isinstance(e, ToolResultEntry) for e in entries)
+        self.script.clear()
+        self.script.append(self.by[min(done, len(self.by) - 1)])
+        async for delta in super().stream(entries, **kw):
+            yield delta
+
+
+helper = Agent(
+    name="helper",
+    model=ByResults([call("scribble", {"name": "child.txt"}, call_id="c1"), text("child done")]),
+    tools=[scribble],
+)
+agent = Agent(
+    name="boss",
+    model=ByResults([
+        call("spawn_subagent", {"agent": "helper", "prompt": "write child.txt"}, call_id="s1"),
+        call("wait_subagents", {"timeout_seconds": 60}, call_id="w1"),
+        text("the child wrote it"),
+    ]),
+    plugins=[Subagents([helper])],
+)
+"""
+)
+
+
+async def test_a_subagents_writes_are_undone_by_its_parents_turn_point(harness: Harness) -> None:
+    make_project(harness.root)
+    spec = harness.write_agent(WITH_CHILD)
+    before = tree_state(harness.root)
+    await harness.start(settings={"agent": spec, **TRUSTED})
+    run = await run_to_end(harness, "delegate")
+    assert (harness.root / "child.txt").read_text() == "from the child\n"
+    started = next(e for e in harness.of_run(run["runId"]) if e["kind"] == "subagent.started")
+    kinds = [(e["kind"], e.get("toolCallId")) for e in harness.of_run(run["runId"])]
+    assert kinds.index(("checkpoint.created", None)) < kinds.index(("tool.call", "s1"))
+    child_kinds = harness.kinds(started["childRunId"])
+    assert "checkpoint.created" not in child_kinds and child_kinds[-1] == "run.finished"
+    (point,) = (await harness.request("lovia/checkpoints", {"sessionId": run["sessionId"]}))[
+        "checkpoints"
+    ]
+    await harness.request("lovia/restore", {"checkpointId": point["checkpointId"]})
+    assert tree_state(harness.root) == before
+
+
 # --------------------------------------------------------------------------- hand changes
 
 

@@ -63,6 +63,37 @@ class DocumentOverlay:
         doc = self.document(path)
         return doc.source if doc is not None else None
 
+    def unsaved_under(self, root: Path) -> list[str]:
+        """Files under ``root`` (relative, POSIX) the user changed in the editor without
+        saving: edited since opened or saved, and different from the disk (a buffer that is
+        only stale, e.g. not reloaded after the agent wrote the file, does not count)."""
+        try:
+            docs = list(self.server.workspace.text_documents.values())
+        except Exception:
+            return []
+        edited = self.server.edited_uris
+        out = []
+        for doc in docs:
+            if doc.uri not in edited:
+                continue
+            path = uri_to_path(doc.uri)
+            if path is None:
+                continue
+            try:
+                path = path.resolve()
+                rel = path.relative_to(root)
+            except (OSError, ValueError):
+                continue
+            try:
+                on_disk: str | None = path.read_bytes().decode("utf-8")
+            except FileNotFoundError:
+                continue  # deleted on disk: nothing of the user's to keep there
+            except (OSError, UnicodeDecodeError):
+                on_disk = None
+            if on_disk != doc.source:
+                out.append(rel.as_posix())
+        return sorted(out)
+
 
 @dataclasses.dataclass(frozen=True)
 class ReviewedBinding(WorkspaceSessionBinding):
@@ -120,6 +151,10 @@ class EditorWorkspace:
 
     def root_for(self, cwd: Path) -> Path:
         return self._inside(cwd) or self.folders()[0]
+
+    def unsaved_paths(self, root: Path) -> list[str]:
+        """Files of ``root`` with unsaved editor changes (relative to it)."""
+        return self.overlay.unsaved_under(root)
 
     # ------------------------------------------------------------------ policy
 

@@ -1,5 +1,5 @@
-"""The two narrow ports a run supervisor is built on: the editor that shows runs, and the
-workspace that runs act on.
+"""The narrow ports a run supervisor is built on: the editor that shows runs, the workspace
+that runs act on, and (optionally) the restore points kept around runs.
 
 The supervisor owns run state and nothing else. Everything it needs from the outside reaches
 it through these protocols, given once at construction, so another host (the terminal client,
@@ -17,7 +17,7 @@ from lovia.agent import Agent
 from lovia.reliability import RunBudget
 from lovia.tools.base import Tool
 from lovia_server.prices import Price
-from lovia_server.protocol import ApprovalRequested, Decision, FileDiff
+from lovia_server.protocol import ApprovalRequested, CheckpointCreated, Decision, FileDiff
 from lovia_server.reviewed_edits import ReviewedFile
 
 ProgressStage = Literal["begin", "report", "end"]
@@ -94,4 +94,43 @@ class WorkspacePort(Protocol):
         ...
 
 
-__all__ = ["EditorPort", "ProgressStage", "RunSpec", "WorkspacePort"]
+@dataclass(frozen=True)
+class RunTurn:
+    """A run as one turn of its conversation: which one, its prompt, where it works."""
+
+    session_id: str
+    run_id: str
+    turn_index: int
+    """The run's place among its session's runs (0 for the first)."""
+    prompt: str
+    root: Path
+
+
+class RestorePort(Protocol):
+    """Restore points of the files around runs (optional): a run's turn gets one before the
+    first of its calls that may change files."""
+
+    def run_started(self, turn: RunTurn) -> None:
+        """A run started (a chance to prepare while the model thinks; never blocks)."""
+        ...
+
+    async def before_write(
+        self, turn: RunTurn, tools: list[Tool | None]
+    ) -> CheckpointCreated | None:
+        """Tool calls are about to run: take the turn's point when one of ``tools`` may
+        change files and the turn has none yet; the created point, else ``None``."""
+        ...
+
+    def run_ended(self, turn: RunTurn) -> None:
+        """A run ended: its writes are the agent's (never blocks)."""
+        ...
+
+
+__all__ = [
+    "EditorPort",
+    "ProgressStage",
+    "RestorePort",
+    "RunSpec",
+    "RunTurn",
+    "WorkspacePort",
+]

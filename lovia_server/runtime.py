@@ -31,6 +31,7 @@ from lovia_server.lsp_editor import LspEditor
 from lovia_server.mcp_pool import MCPPool, PooledMCP
 from lovia_server.ports import RunSpec
 from lovia_server.prices import price_for, prices_from_settings
+from lovia_server.restore_points import LiveRun, RestorePointService
 from lovia_server.settings import default_state_dir
 from lovia_server.store import RunRecord, ServerStore
 from lovia_server.supervisor import RunSupervisor
@@ -56,6 +57,15 @@ class ServerRuntime:
             server, on_output=lambda *args: self.supervisor.tool_output(*args)
         )
         self.publisher = Publisher(store, self.editor.notify, backlog=self.editor.backlog)
+        self.restore_points = RestorePointService(
+            server,
+            self.workspace,
+            state_dir / "restore-points",
+            live_runs=lambda: [
+                LiveRun(c.run_id, c.session_id, c.spec.root)
+                for c in self.supervisor.by_run.values()
+            ],
+        )
         self.supervisor = RunSupervisor(
             store=store,
             session_store=self.session_store,
@@ -65,6 +75,7 @@ class ServerRuntime:
             workspace=self.workspace,
             questions=self.channel,
             approval_timeout=lambda: server.settings.approvalTimeoutSeconds,
+            restore=self.restore_points,
         )
         self.mcp = MCPPool(
             log_dir=state_dir / "mcp-logs",
@@ -74,6 +85,7 @@ class ServerRuntime:
         self._questions_task: asyncio.Task[None] | None = None
         self._closed = False
         self._warm_up: asyncio.Task[None] | None = None
+        self._recovery: asyncio.Task[None] | None = None
 
     @classmethod
     async def start(cls, server: LoviaServer) -> ServerRuntime:
@@ -83,11 +95,23 @@ class ServerRuntime:
         await store.open()
         runtime = cls(server, store, state_dir)
         await runtime.supervisor.recover()
+        # Finish a restore a crash interrupted (in the background: start-up stays quick).
+        runtime._recovery = asyncio.get_running_loop().create_task(runtime._recover_restores())
         runtime._questions_task = asyncio.get_running_loop().create_task(
             runtime.supervisor.serve_questions()
         )
         runtime._warm_up = asyncio.get_running_loop().create_task(runtime._warm_provider())
         return runtime
+
+    async def _recover_restores(self) -> None:
+        try:
+            await self.restore_points.recover()
+        except Exception:
+            logger.warning("restore_points.recover_failed", exc_info=True)
+
+    async def _restore_points_ready(self) -> None:
+        if self._recovery is not None and not self._recovery.done():
+            await asyncio.shield(self._recovery)
 
     async def _warm_provider(self) -> None:
         """Import the configured vendor SDK in the background (it takes seconds), so the first
@@ -115,6 +139,7 @@ class ServerRuntime:
         if self._questions_task is not None:
             self._questions_task.cancel()
         await self.workspace.aclose()
+        await self.restore_points.aclose()
         for closer in (self.session_store, self.checkpointer):
             aclose = getattr(closer, "aclose", None)
             if aclose is not None:
@@ -318,7 +343,27 @@ class ServerRuntime:
         result = await self.supervisor.delete_session(params.session_id)
         if result.deleted:
             await self.workspace.close_session(params.session_id)
+            await self._restore_points_ready()
+            await self.restore_points.delete_session(params.session_id)
         return result
+
+    async def checkpoints(self, params: p.SessionParams) -> p.CheckpointsResult:
+        await self._restore_points_ready()
+        if await self.store.get_session(params.session_id) is None:
+            raise p.ProtocolError(
+                p.RUN_NOT_FOUND,
+                f"Unknown session {params.session_id}",
+                {"sessionId": params.session_id},
+            )
+        return await self.restore_points.checkpoints(params.session_id)
+
+    async def restore_preview(self, params: p.CheckpointParams) -> p.RestorePreviewResult:
+        await self._restore_points_ready()
+        return await self.restore_points.preview(params.checkpoint_id)
+
+    async def restore(self, params: p.RestoreParams) -> p.RestoreResult:
+        await self._restore_points_ready()
+        return await self.restore_points.restore(params, self.supervisor.cut_conversation)
 
     async def status(self, params: p.StatusParams) -> p.StatusResult:
         settings = self.server.settings

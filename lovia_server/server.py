@@ -78,6 +78,9 @@ ROUTES = (
     Route(p.SESSIONS, lambda rt: rt.sessions),
     Route(p.SESSION, lambda rt: rt.session),
     Route(p.DELETE_SESSION, lambda rt: rt.delete_session),
+    Route(p.CHECKPOINTS, lambda rt: rt.checkpoints),
+    Route(p.RESTORE_PREVIEW, lambda rt: rt.restore_preview),
+    Route(p.RESTORE, lambda rt: rt.restore),
     Route(p.STATUS, lambda rt: rt.status),
     Route(p.MCP_RESTART, lambda rt: rt.mcp_restart),
 )
@@ -130,6 +133,9 @@ class LoviaServer(GuardedLanguageServer):
         self.ready = asyncio.Event()
         self.runtime: ServerRuntime | None = None
         self.startup_error: BaseException | None = None
+        # Open documents the user changed since they were opened or saved: where their text
+        # differs from the disk it is unsaved work (a stale, untouched buffer is not).
+        self.edited_uris: set[str] = set()
 
     # ------------------------------------------------------------------ helpers
 
@@ -257,6 +263,22 @@ def create_server() -> LoviaServer:
         server.folders = folders
         if server.runtime is not None:
             server.runtime.settings_changed()
+
+    @server.feature(lsp.TEXT_DOCUMENT_DID_OPEN)
+    def on_open(params: lsp.DidOpenTextDocumentParams) -> None:
+        server.edited_uris.discard(params.text_document.uri)
+
+    @server.feature(lsp.TEXT_DOCUMENT_DID_CHANGE)
+    def on_change(params: lsp.DidChangeTextDocumentParams) -> None:
+        server.edited_uris.add(params.text_document.uri)
+
+    @server.feature(lsp.TEXT_DOCUMENT_DID_SAVE)
+    def on_save(params: lsp.DidSaveTextDocumentParams) -> None:
+        server.edited_uris.discard(params.text_document.uri)
+
+    @server.feature(lsp.TEXT_DOCUMENT_DID_CLOSE)
+    def on_close(params: lsp.DidCloseTextDocumentParams) -> None:
+        server.edited_uris.discard(params.text_document.uri)
 
     @server.feature(lsp.WINDOW_WORK_DONE_PROGRESS_CANCEL)
     def on_progress_cancel(params: lsp.WorkDoneProgressCancelParams) -> None:

@@ -175,6 +175,21 @@ class InvalidMCPServerSetting(BaseModel):
     problem: str
 
 
+class RestorePointSettings(_Model):
+    """``lovia.restorePoints``: snapshots of the workspace before each turn that may write."""
+
+    enabled: bool = True
+    maxStoreMB: float = Field(default=1024, gt=0)
+    """Per workspace folder; beyond it the oldest restore points are pruned."""
+    maxFileMB: float = Field(default=5, gt=0)
+    """Bigger files are not stored (and a restore never touches them)."""
+
+    @model_validator(mode="before")
+    @classmethod
+    def _null_is_default(cls, value: Any) -> Any:
+        return {} if value is None else value
+
+
 class SubagentSettings(_Model):
     """``lovia.subagents``: background children of the built-in agent, as child runs."""
 
@@ -216,6 +231,7 @@ class LoviaSettings(_Model):
     maxTurns: int = Field(default=50, ge=1, le=10_000)
     approvalTimeoutSeconds: float | None = Field(default=None, gt=0)
     editMode: EditModeSetting = "auto"
+    restorePoints: RestorePointSettings = Field(default_factory=RestorePointSettings)
     """How approved edits land; read for every run. ``auto``: through the editor
     (``workspace/applyEdit``) when the client can apply edits, else the server writes."""
     modelPrices: dict[str, ModelPriceSetting] = Field(default_factory=dict)
@@ -341,6 +357,7 @@ __all__ = [
     "LoviaSettings",
     "MCPServerSetting",
     "PermissionSettings",
+    "RestorePointSettings",
     "StdioMCPServerSetting",
     "SubagentSettings",
     "default_state_dir",

@@ -297,6 +297,17 @@ class ServerStore:
             await self.db.commit()
         return runs
 
+    async def delete_runs(self, run_ids: list[str]) -> None:
+        """Delete run records and their event logs (a conversation cut back)."""
+        async with self._lock:
+            await self.db.executemany(
+                "DELETE FROM server_run_events WHERE run_id = ?", [(r,) for r in run_ids]
+            )
+            await self.db.executemany(
+                "DELETE FROM server_runs WHERE id = ?", [(r,) for r in run_ids]
+            )
+            await self.db.commit()
+
     # ------------------------------------------------------------------ runs
 
     async def insert_run(self, record: RunRecord) -> None:

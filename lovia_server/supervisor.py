@@ -59,7 +59,14 @@ from lovia_server.events import (
     tool_title,
     usage_payload,
 )
-from lovia_server.ports import EditorPort, ProgressStage, RunSpec, WorkspacePort
+from lovia_server.ports import (
+    EditorPort,
+    ProgressStage,
+    RestorePort,
+    RunSpec,
+    RunTurn,
+    WorkspacePort,
+)
 from lovia_server.protocol import (
     ApprovalAction,
     ApprovalBy,
@@ -181,6 +188,8 @@ class RunController:
     leg: int = 0
     # resumed, but from the prompt: the previous process died before the first checkpoint
     from_prompt: bool = False
+    turn_index: int = 0  # the run's place among its session's runs (the user's turns)
+    checkpointed: bool = False  # this attempt took its turn's restore point
     link: ChildLink | None = None
     outcome: asyncio.Future[RunOutcome] = field(
         default_factory=lambda: asyncio.get_running_loop().create_future()
@@ -200,6 +209,16 @@ class RunController:
     @property
     def checkpoint_id(self) -> str:
         return checkpoint_id(self.run_id, self.leg)
+
+    @property
+    def turn(self) -> RunTurn:
+        return RunTurn(
+            session_id=self.session_id,
+            run_id=self.run_id,
+            turn_index=self.turn_index,
+            prompt=self.prompt,
+            root=self.spec.root,
+        )
 
     def new_message(self) -> str:
         self.message_id = f"msg_{uuid.uuid4().hex[:12]}"
@@ -225,6 +244,7 @@ class RunSupervisor:
         workspace: WorkspacePort,
         questions: HumanChannel,
         approval_timeout: Callable[[], float | None] = lambda: None,
+        restore: RestorePort | None = None,
     ) -> None:
         self.store = store
         self.sessions = session_store
@@ -234,6 +254,7 @@ class RunSupervisor:
         self.workspace = workspace
         self.questions = questions
         self.approval_timeout = approval_timeout
+        self.restore = restore
         self.subagents = SubagentHost(self)
         self.live: dict[str, RunController] = {}
         self.by_run: dict[str, RunController] = {}
@@ -412,6 +433,7 @@ class RunSupervisor:
 
         async def persist() -> None:
             await self._supersede_interrupted(session_id)
+            ctl.turn_index = len(await self.store.runs_for_session(session_id))
             title = prompt.strip().splitlines()[0] if prompt.strip() else "Untitled"
             if link is not None:
                 title = f"[{link.task_id}] {title}"
@@ -478,6 +500,8 @@ class RunSupervisor:
             ctl.usage = snapshot.usage.clone()
 
         async def persist() -> None:
+            runs = [r.id for r in await self.store.runs_for_session(record.session_id)]
+            ctl.turn_index = runs.index(run_id) if run_id in runs else len(runs)
             await self.store.insert_run(self._record(ctl))
             await self.store.touch_session(record.session_id)
 
@@ -670,6 +694,8 @@ class RunSupervisor:
                     )
                 )
             self._progress("begin", ctl, ctl.prompt)
+            if self.restore is not None:
+                self.restore.run_started(ctl.turn)
             ctl.new_message()
             resume = ctl.resumed and not ctl.from_prompt
             while True:
@@ -762,6 +788,8 @@ class RunSupervisor:
             context_window=ctl.spec.context_window,
             price=ctl.spec.price,
         )
+        if self.restore is not None:
+            self.restore.run_ended(ctl.turn)
         run_error: p.RunError | None = None
         if error is not None and status != "cancelled":
             run_error = (
@@ -870,9 +898,12 @@ class RunSupervisor:
             log.emit(OutputDiscarded(message_id=ctl.message_id))
         elif isinstance(ev, events.MessageCompleted):
             self._message_completed(ctl, ev)
+            await self._checkpoint_before_batch(ctl, ev)
         elif isinstance(ev, events.UserMessageInjected):
             self._steer_delivered(ctl, ev)
         elif isinstance(ev, events.ToolCallStarted):
+            known = ctl.calls.get(ev.call.id)
+            await self._checkpoint(ctl, [ev.tool or (known.tool if known else None)])
             info = self._announce(ctl, ev.call.id, ev.call.name, ev.call.arguments, ev.tool)
             self._progress("report", ctl, tool_title(info.tool, info.name, info.args))
             if info.diff is None and can_preview(info.tool):
@@ -920,6 +951,34 @@ class RunSupervisor:
                 )
             )
         ctl.new_message()
+
+    async def _checkpoint(self, ctl: RunController, tools: list[Tool | None]) -> None:
+        """The turn's restore point, before the first of its calls that may change files.
+        A subagent's run takes none: its parent's turn took one before spawning it."""
+        if self.restore is None or ctl.checkpointed or ctl.link is not None:
+            return
+        try:
+            created = await self.restore.before_write(ctl.turn, tools)
+        except Exception:
+            logger.warning("restore_point.failed: %s", ctl.run_id, exc_info=True)
+            return
+        if created is not None:
+            ctl.checkpointed = True
+            ctl.log.emit(created)
+
+    async def _checkpoint_before_batch(
+        self, ctl: RunController, ev: events.MessageCompleted
+    ) -> None:
+        """Calls of one message may run concurrently, each starting before its ``tool.call``
+        reaches us: take the point now when a parallel (or not yet seen) tool may write."""
+        names = [e.name for e in ev.entries if isinstance(e, ToolCallEntry)]
+        if len(names) < 2 or ctl.checkpointed or self.restore is None or ctl.link is not None:
+            return  # a lone call runs by itself, after its announcement
+        known = {**_declared_tools(ctl.spec.agent), **self.tools_seen.get(ctl.spec.agent_label, {})}
+        tools = [known.get(name) for name in names]
+        concurrent = [t for t in tools if t is None or t.parallel]
+        if concurrent:
+            await self._checkpoint(ctl, concurrent)
 
     def _steer_delivered(self, ctl: RunController, ev: events.UserMessageInjected) -> None:
         text = ev.content if isinstance(ev.content, str) else str(ev.content)
@@ -1042,6 +1101,8 @@ class RunSupervisor:
             if answer.decision.always and not answer.cancelled:
                 rules = self.session_rules.setdefault(ctl.session_id, {})
                 rules[subject] = "allow" if answer.decision.allows else "reject"
+        if outcome == "allowed":
+            await self._checkpoint(ctl, [info.tool])
         self._take_review(ctl, info, call.id, answer if outcome == "allowed" else None)
         answer.apply(ev)
         if outcome != "allowed":
@@ -1320,6 +1381,37 @@ class RunSupervisor:
             self.session_rules.pop(sid, None)
         return p.DeleteSessionResult(deleted=True)
 
+    async def cut_conversation(
+        self, session_id: str, turn_index: int
+    ) -> tuple[list[str], str | None]:
+        """Cut the session back to before its ``turn_index``-th run (like an edit-and-resend):
+        those runs, their events and checkpoints go, and the transcript is rewound. Returns
+        the removed run ids and the first removed run's prompt."""
+        self._check_session_free(session_id)
+        runs = await self.store.runs_for_session(session_id)
+        cut = runs[turn_index:]
+        if not cut:
+            return [], None
+        keys = {checkpoint_id(r.id, leg) for r in cut for leg in range(r.leg + 1)}
+        keep = 0
+        for segment in await self.sessions.segments(session_id):
+            if segment.run_id in keys:
+                break
+            keep += len(segment.entries)
+        rewind = getattr(self.sessions, "rewind", None)
+        if rewind is None:
+            raise p.ProtocolError(
+                p.INVALID_PARAMS,
+                "This session store cannot cut a conversation",
+                {"field": "conversation"},
+            )
+        await rewind(session_id, keep_entries=keep)
+        for key in keys:
+            await _quiet(self.checkpointer.delete(key))
+        await self.store.delete_runs([r.id for r in cut])
+        await self.store.touch_session(session_id)
+        return [r.id for r in cut], cut[0].prompt
+
     def live_runs(self) -> list[p.LiveRun]:
         return [
             p.LiveRun(
@@ -1421,6 +1513,19 @@ def project_entries(
             )
     flush()
     return out
+
+
+def _declared_tools(agent: Any) -> dict[str, Tool]:
+    """The tools an agent declares up front (its own and its workspace's; plugins add theirs
+    only when a run sets them up)."""
+    tools: dict[str, Tool] = {t.name: t for t in getattr(agent, "tools", ())}
+    workspace_tools = getattr(getattr(agent, "workspace", None), "tools", None)
+    if callable(workspace_tools):
+        try:
+            tools.update({t.name: t for t in workspace_tools()})
+        except Exception:
+            logger.debug("workspace.tools_failed", exc_info=True)
+    return tools
 
 
 def child_report_text(output: Any) -> str:

@@ -25,6 +25,8 @@ declare function acquireVsCodeApi(): VsCodeApi;
 interface Persisted {
   draft?: string;
   showSessions?: boolean;
+  /** The last `state.draft` put into the composer (a reload must not put it there again). */
+  draftShown?: number;
 }
 
 /** Rows drawn when a session is first shown, and how many more each "show earlier" adds. */
@@ -160,6 +162,18 @@ function renderComposer(s: ChromeState): void {
   stopButton.hidden = !live;
   const activity = live && s.active?.runId === s.liveRunId ? s.active?.activity : undefined;
   composerHint.textContent = activity ? `● ${activity}` : "";
+  // Restoring needs the workspace to hold still: no restore actions while a run is live.
+  app.classList.toggle("run-live", live);
+}
+
+/** A cut turn's prompt after "Restore to here": into the composer once (not again on a reload). */
+function renderDraft(s: ChromeState): void {
+  if (!s.draft || s.draft.id === persisted.draftShown) return;
+  persisted.draftShown = s.draft.id;
+  textarea.value = s.draft.text;
+  persisted.draft = s.draft.text;
+  persist();
+  textarea.focus();
 }
 
 const fill = (el: HTMLElement, node: HTMLElement | null) => el.replaceChildren(...(node ? [node] : []));
@@ -173,6 +187,7 @@ const SECTIONS: [ChromeField[], (s: ChromeState) => void][] = [
   [["active", "sessionCostUsd"], (s) => fill(usageArea, renderUsage(s.active, s.sessionCostUsd))],
   [["pendingSteers"], (s) => fill(steersArea, renderSteers(s.pendingSteers))],
   [["liveRunId", "server", "active"], renderComposer],
+  [["draft"], renderDraft],
 ];
 
 function renderChrome(s: ChromeState, changed: Set<ChromeField> | "all"): void {
@@ -641,6 +656,10 @@ app.addEventListener("click", (e) => {
     case "useDemo":
       post({ type: "useDemo" });
       textarea.focus();
+      return;
+    case "restoreCheckpoint":
+    case "compareCheckpoint":
+      post({ type: d.action, runId: d.runId!, checkpointId: d.checkpointId! });
       return;
   }
 });

@@ -1,5 +1,5 @@
 import type { ActiveRunView, ChromeState, PendingSteer } from "../src/chat/messages";
-import type { ChangesRow, FooterRow, Row, ShownContent, ShownDiff, ShownText, ToolRow } from "../src/chat/rows";
+import type { ChangesRow, FooterRow, Row, ShownContent, ShownDiff, ShownText, ToolRow, UserRow } from "../src/chat/rows";
 import type { ApprovalItem, AssistantItem, NoticeItem, QuestionItem, ReasoningItem, ToolItem, UserItem } from "../src/protocol/runView";
 import type { FileDiff, SessionSummary } from "../src/protocol/types";
 import { applyHunks, hunksOf, reviewLines } from "../src/diff/hunks";
@@ -52,7 +52,7 @@ function details(key: string, memory: UiMemory, summary: Node[], body: Node[], c
 // ---------------------------------------------------------------------------
 // Transcript items
 
-function renderUser(item: UserItem): HTMLElement {
+function renderUser(item: UserRow): HTMLElement {
   return h(
     "article",
     { class: `msg msg-user${item.source === "steer" ? " msg-steer" : ""}`, "aria-label": item.source === "steer" ? "Steer message" : "Your message" },
@@ -81,6 +81,29 @@ function renderUser(item: UserItem): HTMLElement {
           ),
         )
       : null,
+    item.source === "prompt" ? renderCheckpointActions(item) : null,
+  );
+}
+
+/** "Restore to here" / "Compare" on a prompt whose turn has a restore point (hidden while a run is live). */
+function renderCheckpointActions(row: UserRow): HTMLElement | null {
+  if (row.checkpointId === undefined) return null;
+  const data = { "data-run-id": row.runId, "data-checkpoint-id": row.checkpointId };
+  return h(
+    "div",
+    { class: "msg-actions checkpoint-actions" },
+    h(
+      "button",
+      { type: "button", class: "link restore-here", "data-action": "restoreCheckpoint", ...data, title: "Put the files (and optionally the conversation) back as they were before this message" },
+      icon(ICONS.history),
+      "Restore to here",
+    ),
+    h(
+      "button",
+      { type: "button", class: "link compare-checkpoint", "data-action": "compareCheckpoint", ...data, title: "Show what changed in the files since this message" },
+      icon(ICONS.diff),
+      "Compare",
+    ),
   );
 }
 

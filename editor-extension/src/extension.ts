@@ -10,7 +10,9 @@ import { pickModel } from "./chat/modelPicker";
 import { MCP_VIEW_ID, McpTreeProvider } from "./mcp/mcpView";
 import type { McpRow } from "./mcp/mcpModel";
 import { EventStore } from "./protocol/eventStore";
-import type { ContextRef, SessionSummary } from "./protocol/types";
+import type { CheckpointInfo, ContextRef, SessionSummary } from "./protocol/types";
+import { CHECKPOINT_SCHEME, RestoreFlow } from "./restore/restoreFlow";
+import { VsCodeRestoreUi } from "./restore/vscodeRestoreUi";
 import { ServerHost } from "./server/serverHost";
 import { API_KEY_PROVIDERS } from "./server/settings";
 import { RunStatusBar } from "./statusBar";
@@ -84,6 +86,8 @@ export async function activate(context: vscode.ExtensionContext): Promise<LoviaE
 
   const proposals = new ProposalContentProvider();
   const changes = new RunChangesView();
+  const restoreUi = new VsCodeRestoreUi();
+  const restoreFlow = new RestoreFlow(host.lovia, restoreUi);
   const chatHost: ChatHost = {
     openLocation,
     openDiff: (_runId, approvalId) => approvals.openDiff(approvalId),
@@ -104,6 +108,8 @@ export async function activate(context: vscode.ExtensionContext): Promise<LoviaE
     savePlace: (place) => void context.workspaceState.update(PLACE_KEY, place),
     loadModel: () => context.workspaceState.get<ModelChoice>(MODEL_KEY) ?? { kind: "default" },
     saveModel: (choice) => void context.workspaceState.update(MODEL_KEY, choice),
+    restoreCheckpoint: (checkpointId) => restoreFlow.restoreTo(checkpointId),
+    compareCheckpoint: (checkpointId) => restoreFlow.compare(checkpointId),
   };
   // chatHost's closures reach `approvals` only once activation is done.
   const controller = new ChatController(host.lovia, store, chatHost);
@@ -190,6 +196,40 @@ export async function activate(context: vscode.ExtensionContext): Promise<LoviaE
     return pick?.session;
   };
 
+  /** A restore point of the shown session, newest first, from a quick pick. */
+  const pickCheckpoint = async (title: string): Promise<CheckpointInfo | undefined> => {
+    const sessionId = controller.activeSessionId;
+    if (sessionId === undefined) {
+      void vscode.window.showInformationMessage("lovia: open a session in the lovia panel first.");
+      return undefined;
+    }
+    let listed;
+    try {
+      listed = await host.lovia.checkpoints({ sessionId });
+    } catch (err) {
+      void vscode.window.showErrorMessage(`lovia: cannot list restore points: ${err instanceof Error ? err.message : String(err)}`);
+      return undefined;
+    }
+    if (!listed.available || listed.checkpoints.length === 0) {
+      const why = listed.available ? "this session has no restore points yet (a turn gets one before it changes files)" : (listed.reason ?? "restore points are off");
+      void vscode.window.showInformationMessage(`lovia: ${why}.`);
+      return undefined;
+    }
+    const items = [...listed.checkpoints].reverse().map((c) => ({
+      label: `${c.kind === "turn" ? "$(history)" : "$(discard)"} ${c.label}`,
+      description: new Date(c.createdAt).toLocaleString(),
+      detail:
+        c.changedCount > 0
+          ? `${c.changedCount} file${c.changedCount === 1 ? "" : "s"} changed after it: ${c.changedFiles
+              .slice(0, 5)
+              .map((f) => vscode.workspace.asRelativePath(f.path))
+              .join(", ")}${c.changedCount > 5 ? ", …" : ""}`
+          : "no changes after it",
+      checkpoint: c,
+    }));
+    return (await vscode.window.showQuickPick(items, { title, matchOnDetail: true }))?.checkpoint;
+  };
+
   const commands: [string, (...args: unknown[]) => unknown][] = [
     [
       "lovia.runSelection",
@@ -266,6 +306,28 @@ export async function activate(context: vscode.ExtensionContext): Promise<LoviaE
     ["lovia.approval.reject", (arg?: unknown) => approvals.decideFromCommand(arg, "reject_once")],
     ["lovia.approval.keepHunk", (id: unknown, file: unknown, hunk: unknown) => approvals.keepHunk(String(id), Number(file), Number(hunk))],
     ["lovia.approval.rejectHunk", (id: unknown, file: unknown, hunk: unknown) => approvals.rejectHunk(String(id), Number(file), Number(hunk))],
+    [
+      "lovia.restoreCheckpoint",
+      async (id?: unknown) => {
+        const checkpointId = typeof id === "string" ? id : (await pickCheckpoint("lovia: restore the files to…"))?.checkpointId;
+        if (checkpointId) await controller.restoreCheckpoint(checkpointId);
+      },
+    ],
+    [
+      "lovia.compareWithCheckpoint",
+      async (id?: unknown) => {
+        const checkpointId = typeof id === "string" ? id : (await pickCheckpoint("lovia: compare with…"))?.checkpointId;
+        if (!checkpointId) return;
+        try {
+          await restoreFlow.compare(checkpointId);
+        } catch (err) {
+          void vscode.window.showErrorMessage(`lovia: ${err instanceof Error ? err.message : String(err)}`);
+        }
+      },
+    ],
+    ["lovia.restore.confirm", () => restoreUi.answer(restoreUi.defaultChoice())],
+    ["lovia.restore.confirmFilesOnly", () => restoreUi.answer("filesOnly")],
+    ["lovia.restore.cancel", () => restoreUi.answer(undefined)],
   ];
 
   context.subscriptions.push(
@@ -284,6 +346,8 @@ export async function activate(context: vscode.ExtensionContext): Promise<LoviaE
     vscode.workspace.registerTextDocumentContentProvider(ORIGINAL_SCHEME, proposals.forScheme(ORIGINAL_SCHEME)),
     vscode.workspace.registerFileSystemProvider(PROPOSED_SCHEME, proposals.fileSystem(), { isCaseSensitive: true }),
     vscode.workspace.registerTextDocumentContentProvider(BEFORE_SCHEME, changes),
+    restoreUi,
+    vscode.workspace.registerTextDocumentContentProvider(CHECKPOINT_SCHEME, restoreUi),
     vscode.languages.registerCodeLensProvider({ scheme: PROPOSED_SCHEME }, approvals),
     ...commands.map(([id, fn]) => vscode.commands.registerCommand(id, fn)),
   );

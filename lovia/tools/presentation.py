@@ -23,6 +23,8 @@ ToolKind: TypeAlias = Literal[
     "read", "edit", "delete", "move", "search", "execute", "think", "fetch", "other"
 ]
 TOOL_KINDS: tuple[ToolKind, ...] = get_args(ToolKind)
+READ_ONLY_KINDS: frozenset[ToolKind] = frozenset({"read", "search", "think", "fetch"})
+"""Kinds whose calls never change files; every other kind (``other`` included) may."""
 
 
 @dataclass(frozen=True)
@@ -97,6 +99,15 @@ def default_title(name: str, args: Mapping[str, Any]) -> str:
 def tool_kind(tool: PresentableTool | None) -> ToolKind:
     kind = getattr(tool, "kind", None)
     return kind if kind in TOOL_KINDS else "other"
+
+
+def may_write(tool: PresentableTool | None) -> bool:
+    """Whether a call to ``tool`` may change files, judged by its declared kind.
+
+    Undeclared tools (kind ``other``) and tools a host cannot see may: only the read-only
+    kinds (:data:`READ_ONLY_KINDS`) are known not to.
+    """
+    return tool_kind(tool) not in READ_ONLY_KINDS
 
 
 def call_title(tool: PresentableTool | None, name: str, args: Mapping[str, Any]) -> str:
@@ -185,6 +196,7 @@ def path_locations(key: str = "path", line_key: str | None = None) -> LocationsF
 
 
 __all__ = [
+    "READ_ONLY_KINDS",
     "TOOL_KINDS",
     "CallPresentation",
     "FileDiff",
@@ -198,6 +210,7 @@ __all__ = [
     "call_title",
     "can_preview",
     "default_title",
+    "may_write",
     "path_locations",
     "path_title",
     "present_call",

@@ -33,6 +33,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, Field, PrivateAttr, field_validator
 
 from lovia.exceptions import LoviaError, UserError
+from lovia.tools.presentation import may_write
 from lovia.workspace import _packwrite
 from lovia.workspace import _restore_apply as apply
 from lovia.workspace._git import GitError, GitRunner, find_git
@@ -48,11 +49,14 @@ except ImportError:  # pragma: no cover
 logger = logging.getLogger("lovia.workspace.restore_points")
 
 EMPTY_TREE = "4b825dc642cb6eb9a060e54bf8d69288fbee4904"
-WRITE_TOOLS = frozenset({"write_file", "edit_file", "shell"})
-"""Built-in tools that may change files; a turn calling none of them gets no restore point."""
 
 PointKind = Literal["turn", "restore", "manual"]
 _POINT_REF = "refs/lovia/points/"
+# A deleted point's record of hand changes (see ``_delete_points``), kept while older points live.
+_HAND_REF = "refs/lovia/hand/"
+# A point's ``base_tree`` (the tree object itself: refs may name trees), kept reachable with it.
+_BASE_REF = "refs/lovia/bases/"
+_PAIR_HEADER = re.compile(rb"([0-9a-f]{40,64}) ([0-9a-f]{40,64})\n")
 _LATEST_REF = "refs/lovia/latest"  # the newest point's commit (what "changed" is relative to)
 _ID_RE = re.compile(r"^rp-[0-9]{16}-[0-9a-f]{6}$")
 _BULK_THRESHOLD = 200  # this many new files at once go straight into one pack
@@ -60,6 +64,15 @@ _CAT_CHUNK = 256
 _PACK_LOOSE_OBJECTS = 5000  # prune() packs the store beyond this many loose objects
 
 _warned: set[str] = set()
+_NO_GIT = (
+    "git was not found on PATH; restore points are off for this workspace "
+    "(install git to enable them)."
+)
+
+
+def git_missing(git_path: str | None = None) -> str | None:
+    """Why restore points cannot work here (no ``git`` on ``git_path``/``$PATH``), or None."""
+    return _NO_GIT if find_git(git_path) is None else None
 
 
 def _warn_once(message: str) -> None:
@@ -123,8 +136,17 @@ class RestorePoint(BaseModel):
     skipped: list[SkippedPath] = Field(default_factory=list)
     skipped_count: int = 0
     metadata: dict[str, Any] = Field(default_factory=dict)
+    base_tree: str = ""
+    """The tree last recorded for the agent when this point was taken (a settled run, a
+    restore or the previous point); where it differs from ``tree`` the difference was made
+    by hand. Empty when they were equal."""
     commit: str = ""
     tree: str = ""
+    changes_after: list[ChangedPath] | None = None
+    """With ``list_points(with_changes=True)``: what changed from this point to the state
+    recorded after it (the next point's ``base_tree``, or the newest recorded state), i.e.
+    what the turn did. Hand changes made outside runs are not included."""
+    changes_after_count: int | None = None
 
 
 class FileRestore(_PathModel):
@@ -138,6 +160,8 @@ class FileRestore(_PathModel):
     old_text: str | None = None
     new_text: str | None = None
     binary: bool = False
+    too_large: bool = False
+    """Over ``preview_max_bytes``: no text is shown (the restore itself is not affected)."""
     hand_changed: bool = False
     diff: str = ""
     _raw: str = PrivateAttr(default="")  # the path as on disk (may not be valid UTF-8)
@@ -166,6 +190,8 @@ class RestoreResult(BaseModel):
     undo_point: RestorePoint | None = None
     """The snapshot taken just before restoring: restore it to undo this restore."""
     restored: list[str] = Field(default_factory=list)
+    changes: list[ChangedPath] = Field(default_factory=list)
+    """The restored paths with what the restore did to each (``added`` = recreated)."""
     kept: list[str] = Field(default_factory=list)
     """Hand-changed paths left alone (pass them in ``force_paths`` to overwrite)."""
     skipped: list[SkippedPath] = Field(default_factory=list)
@@ -173,6 +199,14 @@ class RestoreResult(BaseModel):
 
 class RestorePointError(LoviaError):
     """A restore-point operation cannot be done (unknown point, git missing, damaged store)."""
+
+
+@dataclass(frozen=True)
+class _Head:
+    """The shadow repository's HEAD: the state last recorded for the agent."""
+
+    commit: str
+    tree: str
 
 
 @dataclass
@@ -204,6 +238,8 @@ class RestorePoints:
     _turns: dict[str, int] = field(default_factory=dict, init=False, repr=False)
     _turn_lock: asyncio.Lock = field(default_factory=asyncio.Lock, init=False, repr=False)
     _last_id: int = field(default=0, init=False, repr=False)
+    # Only this process uses the store (its flock), so HEAD is cached after open.
+    _head: _Head | None = field(default=None, init=False, repr=False)
 
     # ------------------------------------------------------------------ opening
 
@@ -225,9 +261,7 @@ class RestorePoints:
         here.
         """
         root_path, base = await asyncio.to_thread(_resolve_dirs, root, store_dir)
-        key = hashlib.sha256(str(root_path).encode("utf-8", "surrogateescape")).hexdigest()[:16]
-        safe = re.sub(r"[^A-Za-z0-9._-]", "_", root_path.name)[:40] or "root"
-        store = base / f"{safe}-{key}"
+        store = _store_path(root_path, base)
         if ".git" in store.parts:
             raise UserError(
                 f"The restore-point store cannot live inside the workspace's .git: {store}",
@@ -242,10 +276,7 @@ class RestorePoints:
         )
         git = find_git(git_path)
         if git is None:
-            self.unavailable_reason = (
-                "git was not found on PATH; restore points are off for this workspace "
-                "(install git to enable them)."
-            )
+            self.unavailable_reason = _NO_GIT
             _warn_once(self.unavailable_reason)
             return self
         try:
@@ -268,11 +299,22 @@ class RestorePoints:
             _warn_once(self.unavailable_reason)
         return self
 
+    @staticmethod
+    def store_exists(root: str | Path, store_dir: str | Path) -> bool:
+        """Whether ``root`` has a store under ``store_dir`` already (nothing is created)."""
+        base = resolve_abs(Path(store_dir).expanduser())
+        return _store_path(resolve_abs(Path(root).expanduser()), base).is_dir()
+
     @property
     def available(self) -> bool:
         return self.git is not None
 
     async def close(self) -> None:
+        """Release the store (after an operation in progress has finished)."""
+        async with self._lock:
+            self._close()
+
+    def _close(self) -> None:
         if self._lock_fd is not None:
             with contextlib.suppress(OSError):
                 os.close(self._lock_fd)
@@ -323,6 +365,13 @@ class RestorePoints:
                     with contextlib.suppress(FileNotFoundError):
                         os.unlink(os.path.join(dirpath, name))
         await self._write_excludes()
+        await self._load_head()
+
+    async def _load_head(self) -> None:
+        git = self._runner()
+        code, out, _ = await git.run_full("log", "-1", "--format=%H%x00%T", "HEAD")
+        parts = out.decode().strip().split("\0") if code == 0 else []
+        self._head = _Head(parts[0], parts[1]) if len(parts) == 2 and parts[0] else None
 
     async def _write_excludes(self) -> None:
         git = self._runner()
@@ -529,23 +578,32 @@ class RestorePoints:
         return f"rp-{now:016d}-{secrets.token_hex(3)}"
 
     async def _list(self) -> list[RestorePoint]:
+        return (await self._list_all())[0]
+
+    async def _list_all(self) -> tuple[list[RestorePoint], list[RestorePoint]]:
+        """``(points, hand records of deleted points)``, each oldest first."""
         git = self._runner()
         out = await git.run(
-            "for-each-ref", "--format=%(objectname)%00%(tree)%00%(contents)%00", _POINT_REF
+            "for-each-ref",
+            "--format=%(refname)%00%(objectname)%00%(tree)%00%(contents)%00",
+            _POINT_REF,
+            _HAND_REF,
         )
         fields = out.decode("utf-8", "replace").split("\0")
         points: list[RestorePoint] = []
-        for i in range(0, len(fields) - 2, 3):
-            commit, tree, body = fields[i].strip(), fields[i + 1], fields[i + 2]
+        hands: list[RestorePoint] = []
+        for i in range(0, len(fields) - 3, 4):
+            ref, commit, tree, body = fields[i].strip(), fields[i + 1], fields[i + 2], fields[i + 3]
             try:
                 data = json.loads(body)
                 point = RestorePoint.model_validate({**data, "commit": commit, "tree": tree})
             except ValueError:
                 logger.warning("skipping an unreadable restore point %s", commit)
                 continue
-            points.append(point)
+            (hands if ref.startswith(_HAND_REF) else points).append(point)
         points.sort(key=lambda p: p.id)
-        return points
+        hands.sort(key=lambda p: p.id)
+        return points, hands
 
     async def _get(self, point_id: str) -> RestorePoint:
         if not isinstance(point_id, str) or not _ID_RE.match(point_id):
@@ -564,6 +622,31 @@ class RestorePoints:
         git = self._runner()
         out = await git.run("diff-tree", "-r", "-z", "--no-renames", "--raw", a, b)
         return list(_parse_raw_diff(out))
+
+    async def _diff_pairs(self, pairs: list[tuple[str, str]]) -> list[list[_Entry]]:
+        """Several tree diffs in one git process (``diff-tree --stdin``), in order."""
+        if not pairs:
+            return []
+        git = self._runner()
+        data = "".join(f"{a} {b}\n" for a, b in pairs).encode()
+        out = await git.run("diff-tree", "--stdin", "-r", "-z", "--no-renames", "--raw", input=data)
+        results: list[list[_Entry]] = []
+        pos = 0
+        while pos < len(out):
+            header = _PAIR_HEADER.match(out, pos)
+            if header is not None:
+                results.append([])
+                pos = header.end()
+                continue
+            end = out.find(b"\0", pos)
+            end = out.find(b"\0", end + 1) if end >= 0 else -1
+            if end < 0 or not results:
+                break
+            results[-1].extend(_parse_raw_diff(out[pos : end + 1]))
+            pos = end + 1
+        if len(results) != len(pairs):
+            raise GitError(f"git diff-tree --stdin answered {len(results)} of {len(pairs)} diffs")
+        return results
 
     async def _commit_point(
         self,
@@ -588,6 +671,10 @@ class RestorePoints:
             ChangedPath(path=e.path, status=status.get(e.status, "modified"))  # type: ignore[arg-type]
             for e in entries[:cap]
         ]
+        # Where the tree differs from the state last recorded for the agent, the difference
+        # was made by hand; a ref keeps that state's tree reachable as long as the point.
+        head = self._head
+        base_tree = head.tree if head is not None and head.tree != tree else ""
         point = RestorePoint(
             id=self._new_id(),
             created_at=time.time(),
@@ -601,36 +688,43 @@ class RestorePoints:
             skipped=skipped[:cap],
             skipped_count=len(skipped),
             metadata=metadata or {},
+            base_tree=base_tree,
         )
-        body = point.model_dump_json(exclude={"commit", "tree"})
+        body = point.model_dump_json(
+            exclude={"commit", "tree", "changes_after", "changes_after_count"}
+        )
         commit = (
             (await git.run("commit-tree", tree, "-F", "-", input=body.encode())).decode().strip()
         )
-        await git.run(
-            "update-ref",
-            "--no-deref",
-            "--stdin",
-            input=(
-                f"update {_POINT_REF}{point.id} {commit}\n"
-                f"update {_LATEST_REF} {commit}\nupdate HEAD {commit}\n"
-            ).encode(),
-        )
+        refs = f"update {_POINT_REF}{point.id} {commit}\n"
+        if base_tree:
+            refs += f"update {_BASE_REF}{point.id} {base_tree}\n"
+        refs += f"update {_LATEST_REF} {commit}\nupdate HEAD {commit}\n"
+        await git.run("update-ref", "--no-deref", "--stdin", input=refs.encode())
+        self._head = _Head(commit, tree)
         return point.model_copy(update={"commit": commit, "tree": tree})
 
     async def _baseline_tree(self) -> str | None:
         """Tree of the state last produced by a snapshot, a settled run or a restore."""
-        git = self._runner()
-        code, out, _ = await git.run_full("rev-parse", "--verify", "--quiet", "HEAD^{tree}")
-        return out.decode().strip() if code == 0 else None
+        return self._head.tree if self._head is not None else None
 
     async def _set_baseline(self, tree: str) -> None:
         git = self._runner()
-        commit = (
-            (await git.run("commit-tree", tree, "-F", "-", input=b'{"baseline": true}\n'))
-            .decode()
-            .strip()
-        )
+        out = await git.run("commit-tree", tree, "-F", "-", input=b'{"baseline": true}\n')
+        commit = out.decode().strip()
         await git.run("update-ref", "--no-deref", "HEAD", commit)
+        self._head = _Head(commit, tree)
+
+    async def _hand_paths_after(self, point: RestorePoint) -> set[str]:
+        """Paths changed by hand at some time after ``point`` (up to the newest record)."""
+        points, hands = await self._list_all()
+        later = [
+            q
+            for q in (*points, *hands)
+            if q.id > point.id and q.base_tree and q.base_tree != q.tree
+        ]
+        diffs = await self._diff_pairs([(q.base_tree, q.tree) for q in later])
+        return {e.path for entries in diffs for e in entries}
 
     # ------------------------------------------------------------------ public API
 
@@ -668,27 +762,34 @@ class RestorePoints:
         turn_index: int,
         user_message: str | None = None,
         *,
-        tool_names: Iterable[str] | None = None,
-        is_write_tool: Callable[[str], bool] | None = None,
+        tools: Iterable[Any] | None = None,
+        is_write_tool: Callable[[Any], bool] | None = None,
+        metadata: dict[str, Any] | None = None,
     ) -> RestorePoint | None:
-        """The run hook: call it before executing a turn's tool calls.
+        """The run hook: call it before a turn's tool calls run.
 
         Snapshots at most once per ``(session_id, turn_index)`` and only when one of
-        ``tool_names`` may write (``WRITE_TOOLS`` or ``is_write_tool``); with
-        ``tool_names=None`` the turn is assumed to write. Never raises: failures are
-        logged, kept in ``last_error`` and return None.
+        ``tools`` (the tools about to be called) may change files — by its declared kind
+        (:func:`lovia.tools.presentation.may_write`: anything but ``read``, ``search``,
+        ``think`` and ``fetch``) or ``is_write_tool``; with ``tools=None`` the turn is
+        assumed to write. Never raises: failures are logged, kept in ``last_error`` and
+        return None.
         """
         if self.git is None:
             return None
-        if tool_names is not None:
-            pred = is_write_tool or WRITE_TOOLS.__contains__
-            if not any(pred(n) for n in tool_names):
+        if tools is not None:
+            pred = is_write_tool or may_write
+            if not any(pred(t) for t in tools):
                 return None
         async with self._turn_lock:
-            return await self._before_turn(session_id, turn_index, user_message)
+            return await self._before_turn(session_id, turn_index, user_message, metadata)
 
     async def _before_turn(
-        self, session_id: str, turn_index: int, user_message: str | None
+        self,
+        session_id: str,
+        turn_index: int,
+        user_message: str | None,
+        metadata: dict[str, Any] | None,
     ) -> RestorePoint | None:
         if self._turns.get(session_id) == turn_index:
             return None
@@ -708,6 +809,7 @@ class RestorePoints:
                 turn_index=turn_index,
                 user_message=user_message,
                 label=_label(user_message, turn_index),
+                metadata=metadata,
             )
         except Exception as exc:
             self.last_error = str(exc)
@@ -733,13 +835,76 @@ class RestorePoints:
             self.last_error = str(exc)
             logger.warning("restore points after run failed: %s", exc)
 
-    async def list_points(self, session_id: str | None = None) -> list[RestorePoint]:
-        """Points, oldest first (all sessions, or one)."""
+    async def warm(self) -> None:
+        """Bring the shadow index up to date without taking a point (never raises).
+
+        The first snapshot of a big tree hashes every file; a host can call this when a run
+        starts, while the model thinks, so the snapshot before the first write is quick.
+        """
+        if self.git is None:
+            return
+        try:
+            async with self._locked():
+                await self._capture()
+        except Exception as exc:
+            self.last_error = str(exc)
+            logger.warning("restore points warm-up failed: %s", exc)
+
+    async def list_points(
+        self, session_id: str | None = None, *, with_changes: bool = False
+    ) -> list[RestorePoint]:
+        """Points, oldest first (all sessions, or one).
+
+        ``with_changes`` fills each point's ``changes_after``: what changed from the point to
+        the state recorded after it — for a turn's point, the files that turn changed.
+        """
         if self.git is None:
             return []
         async with self._locked():
             points = await self._list()
-        return [p for p in points if session_id is None or p.session_id == session_id]
+            chosen = [p for p in points if session_id is None or p.session_id == session_id]
+            if not with_changes or not chosen:
+                return chosen
+            head = await self._baseline_tree()
+            ends: dict[str, str] = {}
+            for p, nxt in zip(points, [*points[1:], None], strict=True):
+                ends[p.id] = (nxt.base_tree or nxt.tree) if nxt is not None else (head or p.tree)
+            try:
+                diffs = await self._diff_pairs([(p.tree, ends[p.id]) for p in chosen])
+            except GitError as exc:
+                raise RestorePointError(f"Could not list the changes: {exc.message}") from exc
+        status = {"A": "added", "D": "deleted"}
+        cap = self.settings.max_listed_paths
+        return [
+            p.model_copy(
+                update={
+                    "changes_after": [
+                        ChangedPath(path=e.path, status=status.get(e.status, "modified"))  # type: ignore[arg-type]
+                        for e in entries[:cap]
+                    ],
+                    "changes_after_count": len(entries),
+                }
+            )
+            for p, entries in zip(chosen, diffs, strict=True)
+        ]
+
+    async def drop_turns(self, session_id: str, from_turn: int) -> int:
+        """Delete a session's turn points from ``from_turn`` on (its conversation was cut
+        there); undo points of restores are kept. Returns how many were deleted."""
+        if self.git is None:
+            return 0
+        async with self._turn_lock, self._locked():
+            points = [
+                p
+                for p in await self._list()
+                if p.session_id == session_id
+                and p.kind == "turn"
+                and p.turn_index is not None
+                and p.turn_index >= from_turn
+            ]
+            await self._delete_points(points)
+            self._turns.pop(session_id, None)
+        return len(points)
 
     async def get(self, point_id: str) -> RestorePoint:
         self._runner()
@@ -747,20 +912,27 @@ class RestorePoints:
             return await self._get(point_id)
 
     async def preview(
-        self, point_id: str, *, agent_paths: Iterable[str] = (), with_text: bool = True
+        self,
+        point_id: str,
+        *,
+        agent_paths: Iterable[str] = (),
+        hand_paths: Iterable[str] = (),
+        with_text: bool = True,
     ) -> RestorePreview:
         """What restoring ``point_id`` would change; hand changes are flagged.
 
-        A path is *hand-changed* when it differs from the state last recorded for the
-        agent (the newest snapshot, ``after_run`` or restore) — unless it is in
-        ``agent_paths`` (paths the host knows the agent wrote since then).
+        A path is *hand-changed* when it was changed outside the agent's runs at any time
+        after the point: it differs from the state last recorded for the agent (the newest
+        snapshot, ``after_run`` or restore), or a later point recorded a change of it made
+        between runs — unless it is in ``agent_paths`` (paths the host knows the agent
+        wrote). ``hand_paths`` are flagged too (e.g. files with unsaved editor changes).
         """
         self._runner()
         async with self._locked():
             point = await self._get(point_id)
             try:
                 cur, _ = await self._capture()
-                files, skipped = await self._plan(point, cur, set(agent_paths))
+                files, skipped = await self._plan(point, cur, set(agent_paths), hand_paths)
                 if with_text:
                     await self._fill_text(files)
             except GitError as exc:
@@ -774,6 +946,7 @@ class RestorePoints:
         force_paths: Iterable[str] = (),
         overwrite_hand_changes: bool = False,
         agent_paths: Iterable[str] = (),
+        hand_paths: Iterable[str] = (),
         session_id: str | None = None,
     ) -> RestoreResult:
         """Restore the files to ``point_id``; undoable (a point is taken first).
@@ -790,7 +963,7 @@ class RestorePoints:
             point = await self._get(point_id)
             try:
                 cur, _ = await self._capture()
-                files, skipped = await self._plan(point, cur, set(agent_paths))
+                files, skipped = await self._plan(point, cur, set(agent_paths), hand_paths)
                 kept = [
                     f.path
                     for f in files
@@ -822,10 +995,16 @@ class RestorePoints:
             except GitError as exc:
                 raise RestorePointError(f"Could not restore: {exc.message}") from exc
         failed_paths = {f.path for f in failed}
+        done = [f for f in todo if f.path not in failed_paths]
+        status = {"create": "added", "delete": "deleted", "modify": "modified"}
         return RestoreResult(
             point=point,
             undo_point=undo,
-            restored=[f.path for f in todo if f.path not in failed_paths],
+            restored=[f.path for f in done],
+            changes=[
+                ChangedPath(path=f.path, status=status[f.action])  # type: ignore[arg-type]
+                for f in done
+            ],
             kept=kept,
             skipped=skipped + failed,
         )
@@ -883,13 +1062,19 @@ class RestorePoints:
         return self.store / "restore-journal.json"
 
     async def _plan(
-        self, point: RestorePoint, cur: str, agent_paths: set[str]
+        self,
+        point: RestorePoint,
+        cur: str,
+        agent_paths: set[str],
+        hand_paths: Iterable[str] = (),
     ) -> tuple[list[FileRestore], list[SkippedPath]]:
         entries = await self._diff(cur, point.tree)
         baseline = await self._baseline_tree()
-        dirty: set[str] = set()
+        dirty: set[str] = set(hand_paths)
         if baseline is not None and baseline != cur:
-            dirty = {e.path for e in await self._diff(baseline, cur)} - agent_paths
+            dirty |= {e.path for e in await self._diff(baseline, cur)} - agent_paths
+        if entries:
+            dirty |= await self._hand_paths_after(point) - agent_paths
         files: list[FileRestore] = []
         skipped: list[SkippedPath] = []
         for e in entries:
@@ -935,9 +1120,12 @@ class RestorePoints:
         for f in files:
             old = blobs.get(f.old_blob) if f.old_blob else None
             new = blobs.get(f.new_blob) if f.new_blob else None
+            f.too_large = any(d is not None and len(d) > limit for d in (old, new))
             old_text, old_bin = _as_text(old, limit)
             new_text, new_bin = _as_text(new, limit)
-            f.binary = old_bin or new_bin
+            f.binary = (old_bin or new_bin) and not f.too_large
+            if f.too_large:
+                old_text = new_text = None
             f.old_text = old_text
             f.new_text = new_text
             f.diff = _file_diff(f)
@@ -1000,12 +1188,27 @@ class RestorePoints:
         await self._finish_restore()
 
     async def _delete_points(self, points: list[RestorePoint]) -> None:
+        """Delete points; a deleted point's record of hand changes stays while an older point
+        lives (restoring that one must still flag them); records older than every point go."""
         if not points:
             return
         git = self._runner()
-        data = "".join(f"delete {_POINT_REF}{p.id}\n" for p in points).encode()
-        await git.run("update-ref", "--stdin", input=data)
-        remaining = await self._list()
+        gone = {p.id for p in points}
+        before, hands = await self._list_all()
+        remaining = [p for p in before if p.id not in gone]
+        oldest = remaining[0].id if remaining else None
+        lines = [f"delete {_POINT_REF}{p.id}" for p in points]
+        for p in points:
+            if not p.base_tree or p.base_tree == p.tree:
+                continue
+            if oldest is not None and p.id > oldest and p.commit:
+                lines.append(f"update {_HAND_REF}{p.id} {p.commit}")  # its base ref stays
+            else:
+                lines.append(f"delete {_BASE_REF}{p.id}")
+        for h in hands:
+            if oldest is None or h.id < oldest:
+                lines += [f"delete {_HAND_REF}{h.id}", f"delete {_BASE_REF}{h.id}"]
+        await git.run("update-ref", "--stdin", input=("\n".join(lines) + "\n").encode())
         if remaining:
             await git.run("update-ref", _LATEST_REF, remaining[-1].commit)
         else:
@@ -1047,6 +1250,12 @@ def _resolve_dirs(root: str | Path, store_dir: str | Path) -> tuple[Path, Path]:
             hint="Restore points need an existing workspace directory.",
         )
     return root_path, resolve_abs(Path(store_dir).expanduser())
+
+
+def _store_path(root: Path, base: Path) -> Path:
+    key = hashlib.sha256(str(root).encode("utf-8", "surrogateescape")).hexdigest()[:16]
+    safe = re.sub(r"[^A-Za-z0-9._-]", "_", root.name)[:40] or "root"
+    return base / f"{safe}-{key}"
 
 
 def _label(user_message: str | None, turn_index: int) -> str:
@@ -1125,6 +1334,8 @@ def _file_diff(f: FileRestore) -> str:
         header += f"old mode {f.old_mode}\nnew mode {f.new_mode}\n"
     if f.binary:
         return header + f"Binary files {a} and {b} differ\n"
+    if f.too_large:
+        return header + f"Files {a} and {b} differ (too large to show)\n"
     old = (f.old_text or "").splitlines(keepends=True)
     new = (f.new_text or "").splitlines(keepends=True)
     lines = []
@@ -1189,7 +1400,6 @@ def _write_json(path: Path, data: dict[str, Any]) -> None:
 
 
 __all__ = [
-    "WRITE_TOOLS",
     "ChangedPath",
     "FileRestore",
     "RestorePoint",
@@ -1199,4 +1409,5 @@ __all__ = [
     "RestorePreview",
     "RestoreResult",
     "SkippedPath",
+    "git_missing",
 ]

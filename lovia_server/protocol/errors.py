@@ -7,7 +7,7 @@ from typing import Any
 
 
 class ErrorCode(IntEnum):
-    """JSON-RPC error codes: the standard ones lovia uses, then lovia's own (-32010..-32016)."""
+    """JSON-RPC error codes: the standard ones lovia uses, then lovia's own (-32010..-32018)."""
 
     PARSE_ERROR = -32700
     INVALID_REQUEST = -32600
@@ -23,6 +23,8 @@ class ErrorCode(IntEnum):
     NOT_RESUMABLE = -32014
     PATH_OUTSIDE_WORKSPACE = -32015
     MODEL_NOT_CONFIGURED = -32016
+    RESTORE_WHILE_RUNNING = -32017
+    CHECKPOINT_NOT_FOUND = -32018
 
     @property
     def title(self) -> str:
@@ -52,6 +54,10 @@ ERROR_DESCRIPTIONS: dict[ErrorCode, str] = {
     ErrorCode.PATH_OUTSIDE_WORKSPACE: "`cwd`, a `context` item or the agent file outside every "
     "folder",
     ErrorCode.MODEL_NOT_CONFIGURED: "no model or no API key; `data.hint` says what to set",
+    ErrorCode.RESTORE_WHILE_RUNNING: "`restore` while a run is live in the checkpoint's "
+    "workspace folder (`data.activeRunId`, `data.sessionId`): cancel it or wait for it to end",
+    ErrorCode.CHECKPOINT_NOT_FOUND: "unknown `checkpointId` (deleted with its session, pruned "
+    "by the size cap, or restore points are off: `data.hint`)",
 }
 
 # Module-level names kept for callers that predate the enum.
@@ -65,6 +71,8 @@ APPROVAL_NOT_FOUND = ErrorCode.APPROVAL_NOT_FOUND
 NOT_RESUMABLE = ErrorCode.NOT_RESUMABLE
 PATH_OUTSIDE_WORKSPACE = ErrorCode.PATH_OUTSIDE_WORKSPACE
 MODEL_NOT_CONFIGURED = ErrorCode.MODEL_NOT_CONFIGURED
+RESTORE_WHILE_RUNNING = ErrorCode.RESTORE_WHILE_RUNNING
+CHECKPOINT_NOT_FOUND = ErrorCode.CHECKPOINT_NOT_FOUND
 
 
 class ProtocolError(Exception):
@@ -83,12 +91,14 @@ def invalid_params(message: str, field: str, **extra: Any) -> ProtocolError:
 
 __all__ = [
     "APPROVAL_NOT_FOUND",
+    "CHECKPOINT_NOT_FOUND",
     "ERROR_DESCRIPTIONS",
     "INTERNAL_ERROR",
     "INVALID_PARAMS",
     "MODEL_NOT_CONFIGURED",
     "NOT_RESUMABLE",
     "PATH_OUTSIDE_WORKSPACE",
+    "RESTORE_WHILE_RUNNING",
     "RUN_ALREADY_ACTIVE",
     "RUN_NOT_ACTIVE",
     "RUN_NOT_FOUND",

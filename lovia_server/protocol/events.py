@@ -35,6 +35,7 @@ FinalStatus = TypeAliasType(
     "FinalStatus", Literal["completed", "failed", "cancelled", "interrupted"]
 )
 MessageSource = TypeAliasType("MessageSource", Literal["prompt", "steer"])
+CheckpointKind = TypeAliasType("CheckpointKind", Literal["turn", "restore", "manual"])
 TOOL_KINDS: list[str] = list(get_args(ToolKind.__value__))
 
 
@@ -354,6 +355,19 @@ class UsageUpdated(EventPayload, Usage):
         return cls.model_validate(usage.model_dump())
 
 
+class CheckpointCreated(EventPayload):
+    """A restore point of the files, taken before this turn's first change (`lovia/restore`
+    rolls the workspace folder back to it)."""
+
+    KIND: ClassVar[str] = "checkpoint.created"
+    checkpoint_id: str
+    turn_index: int
+    label: str
+    created_at: int
+    root: str
+    root_uri: str
+
+
 class SubagentStarted(EventPayload):
     """In the parent's stream: a child run began (``resumed`` when a resumed parent took it
     back); its own events carry ``parentRunId``. ``toolCallId`` is the spawning call."""
@@ -422,6 +436,7 @@ PAYLOADS: dict[str, type[EventPayload]] = {
         Handoff,
         Compaction,
         UsageUpdated,
+        CheckpointCreated,
         SubagentStarted,
         SubagentFinished,
         MCPStatus,
@@ -512,6 +527,10 @@ class UsageUpdatedEvent(UsageUpdated, EventEnvelope):
     kind: Literal["usage.updated"]
 
 
+class CheckpointCreatedEvent(CheckpointCreated, EventEnvelope):
+    kind: Literal["checkpoint.created"]
+
+
 class SubagentStartedEvent(SubagentStarted, EventEnvelope):
     kind: Literal["subagent.started"]
 
@@ -546,6 +565,7 @@ LoviaEvent: TypeAlias = Annotated[
     | HandoffEvent
     | CompactionEvent
     | UsageUpdatedEvent
+    | CheckpointCreatedEvent
     | SubagentStartedEvent
     | SubagentFinishedEvent
     | MCPStatusEvent
@@ -567,6 +587,9 @@ __all__ = [
     "ApprovalRequestedEvent",
     "ApprovalResolved",
     "ApprovalResolvedEvent",
+    "CheckpointCreated",
+    "CheckpointCreatedEvent",
+    "CheckpointKind",
     "Compaction",
     "CompactionEvent",
     "ContextSummary",

@@ -14,6 +14,7 @@ from typing_extensions import TypeAliasType
 
 from lovia_server.protocol.errors import invalid_params
 from lovia_server.protocol.events import (
+    CheckpointKind,
     Decision,
     TodoItem,
     ToolKind,
@@ -168,6 +169,19 @@ class MCPRestartParams(WireParams):
 
 class StatusParams(WireParams):
     pass
+
+
+class CheckpointParams(WireParams):
+    checkpoint_id: Id
+
+
+class RestoreParams(WireParams):
+    checkpoint_id: Id
+    conversation: bool = False
+    """Also cut the conversation back to the checkpoint's turn (like an edit-and-resend)."""
+    force_paths: list[str] = Field(default_factory=list)
+    """Hand-changed files to overwrite anyway (paths as the preview lists them)."""
+    force_all: bool = False
 
 
 def parse_params(model: type[P], params: object) -> P:
@@ -388,6 +402,96 @@ class SessionRule(WireModel):
     decision: Literal["allow", "reject"]
 
 
+FileChangeStatus = TypeAliasType("FileChangeStatus", Literal["added", "modified", "deleted"])
+RestoreAction = TypeAliasType("RestoreAction", Literal["create", "modify", "delete"])
+SkipReason = TypeAliasType(
+    "SkipReason",
+    Literal["too_large", "unreadable", "denied", "unsaved_file_in_the_way", "failed"],
+)
+
+
+class ChangedFile(WireModel):
+    path: str
+    uri: str
+    status: FileChangeStatus
+
+
+class CheckpointInfo(WireModel):
+    """A restore point: the files of a workspace folder as they were before a turn changed
+    them (``turn``), or just before a restore (``restore``: restoring it undoes that)."""
+
+    checkpoint_id: str
+    kind: CheckpointKind
+    session_id: str | None
+    run_id: str | None
+    turn_index: int | None
+    created_at: int
+    label: str
+    user_message: str | None
+    changed_files: list[ChangedFile]
+    """What changed from this point to the state recorded after it: for a turn, the files
+    the turn changed (hand changes excluded); at most 200 are listed."""
+    changed_count: int
+    restores: str | None
+    """For a ``restore`` point: the checkpoint that restore went back to."""
+    root: str
+    root_uri: str
+
+
+class CheckpointsResult(WireModel):
+    session_id: str
+    available: bool
+    """False when restore points are off (``reason`` says why: no git, or the setting)."""
+    reason: str | None = omitted()
+    checkpoints: list[CheckpointInfo]
+
+
+class SkippedFile(WireModel):
+    path: str
+    reason: SkipReason
+    detail: str | None = omitted()
+
+
+class RestoreFile(WireModel):
+    """What a restore does to one file; ``oldText`` is the file now, ``newText`` after."""
+
+    path: str
+    uri: str
+    action: RestoreAction
+    hand_changed: bool
+    """Changed by hand after the checkpoint (or unsaved in the editor): kept unless forced."""
+    unsaved: bool
+    """The editor holds unsaved changes of this file."""
+    binary: bool
+    old_text: str | None
+    new_text: str | None
+    diff: str
+    text_omitted: bool
+    """Text and diff left out: the file is binary or too big, or the preview reached its
+    size budget."""
+
+
+class RestorePreviewResult(WireModel):
+    checkpoint: CheckpointInfo
+    files: list[RestoreFile]
+    hand_changed: list[str]
+    skipped: list[SkippedFile]
+
+
+class RestoreResult(WireModel):
+    checkpoint: CheckpointInfo
+    undo_checkpoint: CheckpointInfo | None
+    """Taken just before restoring: restoring it undoes this restore."""
+    restored: list[ChangedFile]
+    kept: list[str]
+    """Hand-changed files left as they were (pass them in ``forcePaths`` to overwrite)."""
+    skipped: list[SkippedFile]
+    removed_runs: list[str]
+    """With ``conversation``: the runs cut from the session."""
+    prompt: str | None
+    """With ``conversation``: the cut turn's prompt, to edit and send again."""
+
+
 class StatusResult(WireModel):
     version: str
     protocol_version: int
@@ -490,6 +594,26 @@ DELETE_SESSION = Method(
     DeleteSessionResult,
     "refused with -32012 while a run is live",
 )
+CHECKPOINTS = Method(
+    "lovia/checkpoints",
+    SessionParams,
+    CheckpointsResult,
+    "oldest first; a turn gets one before its first call that may change files",
+)
+RESTORE_PREVIEW = Method(
+    "lovia/restorePreview",
+    CheckpointParams,
+    RestorePreviewResult,
+    "what `lovia/restore` would change, with each file's text and diff; files changed by hand "
+    "after the checkpoint (or unsaved in the editor) are flagged",
+)
+RESTORE = Method(
+    "lovia/restore",
+    RestoreParams,
+    RestoreResult,
+    "takes an undo checkpoint first; hand-changed files are kept unless forced; refused with "
+    "-32017 while a run is live in that folder",
+)
 STATUS = Method(
     "lovia/status",
     StatusParams,
@@ -515,6 +639,9 @@ METHOD_TABLE: tuple[Method[Any, Any], ...] = (
     SESSIONS,
     SESSION,
     DELETE_SESSION,
+    CHECKPOINTS,
+    RESTORE_PREVIEW,
+    RESTORE,
     STATUS,
     MCP_RESTART,
 )
@@ -525,6 +652,7 @@ __all__ = [
     "ANSWER",
     "APPROVE",
     "CANCEL",
+    "CHECKPOINTS",
     "DELETE_SESSION",
     "EDIT_MODES",
     "EVENT_METHOD",
@@ -532,6 +660,8 @@ __all__ = [
     "METHODS",
     "METHOD_TABLE",
     "REPLAY",
+    "RESTORE",
+    "RESTORE_PREVIEW",
     "RESUME",
     "RUN",
     "RUN_STATUSES",
@@ -546,6 +676,10 @@ __all__ = [
     "ApproveResult",
     "AssistantEntry",
     "CancelResult",
+    "ChangedFile",
+    "CheckpointInfo",
+    "CheckpointParams",
+    "CheckpointsResult",
     "ChildRun",
     "CommandRuleView",
     "ContextItem",
@@ -553,6 +687,7 @@ __all__ = [
     "DeleteSessionResult",
     "EditMode",
     "EditedFile",
+    "FileChangeStatus",
     "FolderAcl",
     "LaunchResult",
     "LiveRun",
@@ -568,6 +703,11 @@ __all__ = [
     "Range",
     "ReplayParams",
     "ReplayResult",
+    "RestoreAction",
+    "RestoreFile",
+    "RestoreParams",
+    "RestorePreviewResult",
+    "RestoreResult",
     "RunIdParams",
     "RunInfo",
     "RunParams",
@@ -579,6 +719,8 @@ __all__ = [
     "SessionSummary",
     "SessionsParams",
     "SessionsResult",
+    "SkipReason",
+    "SkippedFile",
     "StatusParams",
     "StatusResult",
     "SteerParams",

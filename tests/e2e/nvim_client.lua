@@ -96,8 +96,33 @@ local ok, err = pcall(function()
   end
   local buffers = { notes = buffer(notes), other = buffer(other) }
   local notes_on_disk = table.concat(vim.fn.readfile(root .. "/notes.txt"), "\n") .. "\n"
+
+  -- Restore points through workspace/executeCommand, as docs/neovim.md shows.
+  local function command(name, arg)
+    local answer, failure
+    client.request("workspace/executeCommand", { command = name, arguments = { arg } }, function(cerr, result)
+      failure, answer = cerr, result
+    end)
+    assert(vim.wait(30000, function() return answer ~= nil or failure ~= nil end, 20), name .. " timed out")
+    assert(failure == nil, name .. " failed: " .. vim.inspect(failure))
+    return answer
+  end
+  local listed = command("lovia.checkpoints", { sessionId = run_result.sessionId })
+
   -- The user saves the buffer that holds their own unsaved text plus the agent's edit.
   vim.api.nvim_buf_call(notes, function() vim.cmd("silent write") end)
+
+  local function disk(name)
+    return table.concat(vim.fn.readfile(root .. "/" .. name), "\n") .. "\n"
+  end
+  local before_restore = { other = disk("other.txt"), new = disk("new.txt") }
+  local point = listed.checkpoints[1]
+  local preview = command("lovia.restorePreview", { checkpointId = point.checkpointId })
+  local restored = command("lovia.restore", { checkpointId = point.checkpointId })
+  -- Unmodified buffers pick up the restored files.
+  vim.o.autoread = true
+  vim.cmd("checktime")
+  local after = { notes = buffer(notes), other = buffer(other) }
 
   local f = assert(io.open(os.getenv("LOVIA_OUT"), "w"))
   f:write(vim.fn.json_encode({
@@ -105,6 +130,11 @@ local ok, err = pcall(function()
     events = events,
     buffers = buffers,
     notesOnDiskBeforeSave = notes_on_disk,
+    checkpoints = listed,
+    preview = preview,
+    restored = restored,
+    buffersAfterRestore = after,
+    diskBeforeRestore = before_restore,
   }))
   f:close()
   client.stop()

@@ -85,5 +85,26 @@ def test_neovim_with_default_settings_reviews_edits_and_buffers_match_the_files(
     assert data["notesOnDiskBeforeSave"] == "draft on disk\n"
     assert (root / "notes.txt").read_text() == buffers["notes"]["text"]  # after the user's :w
     assert buffers["other"] == {"text": "alpha\ngamma\n", "modified": False}
-    assert (root / "other.txt").read_text() == buffers["other"]["text"]
-    assert (root / "new.txt").read_text() == "fresh\n"  # no buffer: the server wrote it
+    assert data["diskBeforeRestore"]["other"] == buffers["other"]["text"]
+    assert data["diskBeforeRestore"]["new"] == "fresh\n"  # no buffer: the server wrote it
+
+    # Restore points through executeCommand: the turn's point, its preview, the restore.
+    (point,) = data["checkpoints"]["checkpoints"]
+    created = next(e for e in events if e["kind"] == "checkpoint.created")
+    assert point["checkpointId"] == created["checkpointId"] and point["turnIndex"] == 0
+    # the edit of notes.txt stayed in its unsaved buffer during the run: not the turn's change
+    assert {Path(f["path"]).name for f in point["changedFiles"]} == {"other.txt", "new.txt"}
+    preview = {Path(f["path"]).name: f for f in data["preview"]["files"]}
+    # notes.txt was saved by the user after the run: a hand change, flagged and kept
+    assert preview["notes.txt"]["handChanged"] is True
+    assert preview["other.txt"]["handChanged"] is False
+    assert preview["other.txt"]["newText"] == "alpha\nbeta\n"
+    assert preview["new.txt"]["action"] == "delete"
+    restored = data["restored"]
+    assert [Path(p).name for p in restored["kept"]] == ["notes.txt"]
+    assert (root / "other.txt").read_text() == "alpha\nbeta\n"
+    assert not (root / "new.txt").exists()
+    assert (root / "notes.txt").read_text() == "final from the editor buffer\n"
+    after = data["buffersAfterRestore"]
+    assert after["other"] == {"text": "alpha\nbeta\n", "modified": False}
+    assert after["notes"] == {"text": "final from the editor buffer\n", "modified": False}

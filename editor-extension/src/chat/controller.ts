@@ -8,6 +8,7 @@ import {
   type ApprovalDecision,
   type ContextRef,
   type EditedFile,
+  type RestoreFilesResult,
   type SessionSummary,
 } from "../protocol/types";
 import { childRunsOf, unloadedChildren } from "./children";
@@ -46,6 +47,10 @@ export interface ChatHost {
   savePlace(place: PanelPlace): void;
   loadModel(): ModelChoice;
   saveModel(choice: ModelChoice): void;
+  /** Preview a restore point, ask, restore; the server's result, undefined when cancelled. */
+  restoreCheckpoint(checkpointId: string): Promise<RestoreFilesResult | undefined>;
+  /** Show what changed in the files since a restore point. */
+  compareCheckpoint(checkpointId: string): Promise<void>;
 }
 
 export type StateListener = (state: ChatViewState) => void;
@@ -69,6 +74,7 @@ export class ChatController implements Disposable {
   private serverModel: string | null | undefined;
   private place: PanelPlace;
   private restored = false;
+  private draft: { id: number; text: string } | undefined;
   private readonly listeners = new Set<StateListener>();
   private readonly subscriptions: Disposable[] = [];
 
@@ -137,6 +143,7 @@ export class ChatController implements Disposable {
     if (title !== undefined) state.sessionTitle = title;
     if (live) state.liveRunId = live.runId;
     if (this.error) state.error = { ...this.error };
+    if (this.draft) state.draft = { ...this.draft };
     return state;
   }
 
@@ -275,7 +282,46 @@ export class ChatController implements Disposable {
       case "scrolled":
         if (this.sessionId !== undefined) this.remember({ sessionId: this.sessionId, scrollTop: intent.top, atBottom: intent.atBottom });
         return;
+      case "restoreCheckpoint":
+        await this.restoreCheckpoint(intent.checkpointId);
+        return;
+      case "compareCheckpoint":
+        try {
+          await this.host.compareCheckpoint(intent.checkpointId);
+        } catch (err) {
+          this.showError(err);
+        }
+        return;
     }
+  }
+
+  /**
+   * "Restore to here": the host previews and asks; when the conversation was cut too, the
+   * removed runs leave the panel and the cut turn's prompt comes back into the composer.
+   */
+  async restoreCheckpoint(checkpointId: string): Promise<RestoreFilesResult | undefined> {
+    if (this.liveRun()) {
+      this.error = { text: "Stop the running agent before restoring: the restore would change files under it." };
+      this.changed();
+      return undefined;
+    }
+    this.error = undefined;
+    let result: RestoreFilesResult | undefined;
+    try {
+      result = await this.host.restoreCheckpoint(checkpointId);
+    } catch (err) {
+      this.showError(err);
+      return undefined;
+    }
+    if (result && result.removedRuns.length > 0) {
+      const removed = new Set(result.removedRuns);
+      this.store.forget((r) => removed.has(r.runId));
+      this.runOrder = this.runOrder.filter((id) => !removed.has(id));
+      if (result.prompt) this.draft = { id: Date.now(), text: result.prompt };
+      this.changed();
+      void this.refreshSessions();
+    }
+    return result;
   }
 
   /** Send text: a new prompt, or a steer when the shown session has a live run. */

@@ -55,6 +55,8 @@ export interface ChatViewState {
   /** Where to scroll the shown session to when it is first drawn (after a reload). */
   scrollTop?: number;
   atBottom?: boolean;
+  /** Text to put in the composer once (a cut turn's prompt after "Restore to here"). */
+  draft?: { id: number; text: string };
 }
 
 /** A completion for `@` in the composer, and what a send carries for it. */
@@ -91,7 +93,9 @@ export type WebviewIntent =
   | { type: "setApiKey" }
   | { type: "chooseModel" }
   | { type: "useDemo" }
-  | { type: "scrolled"; top: number; atBottom: boolean };
+  | { type: "scrolled"; top: number; atBottom: boolean }
+  | { type: "restoreCheckpoint"; runId: string; checkpointId: string }
+  | { type: "compareCheckpoint"; runId: string; checkpointId: string };
 
 /** What the panel shows of the run it follows (the live one, else the session's last). */
 export interface ActiveRunView {
@@ -178,6 +182,8 @@ const INTENT_TYPES = new Set<WebviewIntent["type"]>([
   "chooseModel",
   "useDemo",
   "scrolled",
+  "restoreCheckpoint",
+  "compareCheckpoint",
 ]);
 
 const MENTION_KINDS = new Set(["file", "folder", "symbol", "selection", "problems"]);
@@ -232,6 +238,9 @@ export function isWebviewIntent(value: unknown): value is WebviewIntent {
       return str("sessionId");
     case "scrolled":
       return typeof v.top === "number" && Number.isFinite(v.top) && typeof v.atBottom === "boolean";
+    case "restoreCheckpoint":
+    case "compareCheckpoint":
+      return str("runId") && str("checkpointId");
     default:
       return true;
   }

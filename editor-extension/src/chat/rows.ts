@@ -11,7 +11,7 @@
  * viewSync.ts) and the webview (which renders them). New row kinds go here: add the type to
  * {@link Row}, produce it in {@link projectRun}, render it in media/render.ts.
  */
-import type { ApprovalItem, ChildRef, RunView, ToolItem, TranscriptItem } from "../protocol/runView";
+import type { ApprovalItem, ChildRef, RunView, ToolItem, TranscriptItem, UserItem } from "../protocol/runView";
 import { lineDiff, withContext, type DiffLine } from "../diff/lineDiff";
 import type { FinalStatus, ToolContent } from "../protocol/types";
 
@@ -62,8 +62,15 @@ export type ToolRow = Omit<ToolItem, "content"> &
     approval?: ApprovalItem;
   };
 
+/** A message of the user; a prompt whose turn took a restore point offers "Restore to here". */
+export type UserRow = UserItem &
+  RowBase & {
+    /** The run's restore point (`checkpoint.created`), on its prompt only. */
+    checkpointId?: string;
+  };
+
 /** An approval whose tool call the run never announced (drawn as its own card). */
-export type ItemRow = (Exclude<TranscriptItem, ToolItem> & RowBase) | ToolRow;
+export type ItemRow = (Exclude<TranscriptItem, ToolItem | UserItem> & RowBase) | UserRow | ToolRow;
 
 /** One file a finished run changed, from its first original to its last text. */
 export interface ChangedFile {
@@ -306,7 +313,12 @@ export function projectRun(run: RunView, previous?: Map<string, Row>, nestedIn?:
       continue;
     }
     if (old && old.rev === item.rev) rows.push(old);
-    else rows.push(nest({ ...item, key, runId: run.runId } as ItemRow, nestedIn));
+    else {
+      const row = nest({ ...item, key, runId: run.runId } as ItemRow, nestedIn);
+      // checkpoint.created bumps the prompt's rev, so the cached row is drawn again with it.
+      if (row.type === "user" && row.source === "prompt" && run.checkpoint) row.checkpointId = run.checkpoint.checkpointId;
+      rows.push(row);
+    }
   }
   if (run.status !== "running") {
     const key = rowKey(run.runId, "changes", "files");

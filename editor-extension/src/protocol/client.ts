@@ -6,10 +6,12 @@ import {
   type AnswerParams,
   type ApproveParams,
   type CancelParams,
+  type CheckpointParams,
   type DeleteSessionParams,
   type ErrorCodeName,
   type LoviaEvent,
   type ReplayParams,
+  type RestoreParams,
   type RequestMap,
   type ResumeParams,
   type RunParams,
@@ -140,6 +142,15 @@ export class LoviaClient implements Disposable {
   }
   deleteSession(params: DeleteSessionParams) {
     return this.request(Methods.deleteSession, params);
+  }
+  checkpoints(params: SessionParams) {
+    return this.request(Methods.checkpoints, params);
+  }
+  restorePreview(params: CheckpointParams) {
+    return this.request(Methods.restorePreview, params);
+  }
+  restore(params: RestoreParams) {
+    return this.request(Methods.restore, params);
   }
   status() {
     return this.request(Methods.status, {});

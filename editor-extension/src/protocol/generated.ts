@@ -30,6 +30,7 @@ export type LoviaEvent =
   | HandoffEvent
   | CompactionEvent
   | UsageUpdatedEvent
+  | CheckpointCreatedEvent
   | SubagentStartedEvent
   | SubagentFinishedEvent
   | MCPStatusEvent
@@ -44,10 +45,14 @@ export type ApprovalBy = "user" | "policy" | "editor";
 export type FinalStatus = "completed" | "failed" | "cancelled" | "interrupted";
 export type RunStatus =
   "running" | "awaiting_approval" | "cancelling" | "completed" | "failed" | "cancelled" | "interrupted";
+export type CheckpointKind = "turn" | "restore" | "manual";
+export type FileChangeStatus = "added" | "modified" | "deleted";
+export type RestoreAction = "create" | "modify" | "delete";
+export type SkipReason = "too_large" | "unreadable" | "denied" | "unsaved_file_in_the_way" | "failed";
 export type EditMode = "server" | "workspaceEdit";
 export type MCPServerState = "idle" | "starting" | "running" | "restarting" | "failed" | "stopped";
 /**
- * JSON-RPC error codes: -32700 ParseError, -32600 InvalidRequest, -32601 MethodNotFound, -32602 InvalidParams, -32603 InternalError, -32002 ServerNotInitialized, -32800 RequestCancelled, -32010 RunNotFound, -32011 RunNotActive, -32012 RunAlreadyActive, -32013 ApprovalNotFound, -32014 NotResumable, -32015 PathOutsideWorkspace, -32016 ModelNotConfigured
+ * JSON-RPC error codes: -32700 ParseError, -32600 InvalidRequest, -32601 MethodNotFound, -32602 InvalidParams, -32603 InternalError, -32002 ServerNotInitialized, -32800 RequestCancelled, -32010 RunNotFound, -32011 RunNotActive, -32012 RunAlreadyActive, -32013 ApprovalNotFound, -32014 NotResumable, -32015 PathOutsideWorkspace, -32016 ModelNotConfigured, -32017 RestoreWhileRunning, -32018 CheckpointNotFound
  */
 export type ErrorCode =
   | -32700
@@ -63,7 +68,9 @@ export type ErrorCode =
   | -32013
   | -32014
   | -32015
-  | -32016;
+  | -32016
+  | -32017
+  | -32018;
 
 /**
  * The lovia editor protocol (generated from lovia_server.protocol; do not edit by hand): every lovia/* request's params and result, the lovia/event notification, the error codes, the initialization options and the settings.
@@ -147,6 +154,27 @@ export interface LoviaProtocol {
     "lovia/deleteSession": {
       params: SessionParams;
       result: DeleteSessionResult;
+    };
+    /**
+     * oldest first; a turn gets one before its first call that may change files
+     */
+    "lovia/checkpoints": {
+      params: SessionParams;
+      result: CheckpointsResult;
+    };
+    /**
+     * what `lovia/restore` would change, with each file's text and diff; files changed by hand after the checkpoint (or unsaved in the editor) are flagged
+     */
+    "lovia/restorePreview": {
+      params: CheckpointParams;
+      result: RestorePreviewResult;
+    };
+    /**
+     * takes an undo checkpoint first; hand-changed files are kept unless forced; refused with -32017 while a run is live in that folder
+     */
+    "lovia/restore": {
+      params: RestoreParams;
+      result: RestoreResult;
     };
     /**
      * `folders` is the effective ACL per folder; `sessionRules` the remembered decisions
@@ -548,6 +576,20 @@ export interface UsageUpdatedEvent {
   costUsd?: number;
   kind: "usage.updated";
 }
+export interface CheckpointCreatedEvent {
+  sessionId: string;
+  runId: string;
+  seq: number;
+  ts: number;
+  parentRunId?: string;
+  checkpointId: string;
+  turnIndex: number;
+  label: string;
+  createdAt: number;
+  root: string;
+  rootUri: string;
+  kind: "checkpoint.created";
+}
 export interface SubagentStartedEvent {
   sessionId: string;
   runId: string;
@@ -710,6 +752,80 @@ export interface RunInfo {
 export interface DeleteSessionResult {
   deleted: boolean;
 }
+export interface CheckpointsResult {
+  sessionId: string;
+  available: boolean;
+  reason?: string;
+  checkpoints: CheckpointInfo[];
+}
+/**
+ * A restore point: the files of a workspace folder as they were before a turn changed
+ * them (`turn`), or just before a restore (`restore`: restoring it undoes that).
+ */
+export interface CheckpointInfo {
+  checkpointId: string;
+  kind: CheckpointKind;
+  sessionId: string | null;
+  runId: string | null;
+  turnIndex: number | null;
+  createdAt: number;
+  label: string;
+  userMessage: string | null;
+  changedFiles: ChangedFile[];
+  changedCount: number;
+  restores: string | null;
+  root: string;
+  rootUri: string;
+}
+export interface ChangedFile {
+  path: string;
+  uri: string;
+  status: FileChangeStatus;
+}
+export interface CheckpointParams {
+  checkpointId: string;
+}
+export interface RestorePreviewResult {
+  checkpoint: CheckpointInfo;
+  files: RestoreFile[];
+  handChanged: string[];
+  skipped: SkippedFile[];
+}
+/**
+ * What a restore does to one file; `oldText` is the file now, `newText` after.
+ */
+export interface RestoreFile {
+  path: string;
+  uri: string;
+  action: RestoreAction;
+  handChanged: boolean;
+  unsaved: boolean;
+  binary: boolean;
+  oldText: string | null;
+  newText: string | null;
+  diff: string;
+  textOmitted: boolean;
+}
+export interface SkippedFile {
+  path: string;
+  reason: SkipReason;
+  detail?: string;
+}
+export interface RestoreParams {
+  checkpointId: string;
+  conversation?: boolean;
+  forcePaths?: string[];
+  forceAll?: boolean;
+}
+export interface RestoreResult {
+  checkpoint: CheckpointInfo;
+  undoCheckpoint: CheckpointInfo | null;
+  restored: ChangedFile[];
+  kept: string[];
+  skipped: SkippedFile[];
+  removedRuns: string[];
+  prompt: string | null;
+}
 export interface StatusParams {}
 export interface StatusResult {
   version: string;
@@ -823,6 +939,7 @@ export interface LoviaSettings {
   maxTurns?: number;
   approvalTimeoutSeconds?: number;
   editMode?: "auto" | "server" | "workspaceEdit";
+  restorePoints?: RestorePointSettings;
   modelPrices?: {
     [k: string]: ModelPriceSetting | undefined;
   };
@@ -888,6 +1005,14 @@ export interface SubagentSettings {
   maxTurns?: number;
   maxTotalTokens?: number | null;
   maxSeconds?: number | null;
+}
+/**
+ * `lovia.restorePoints`: snapshots of the workspace before each turn that may write.
+ */
+export interface RestorePointSettings {
+  enabled?: boolean;
+  maxStoreMB?: number;
+  maxFileMB?: number;
 }
 /**
  * A model's price in USD per million tokens (cached reads and writes default to input).

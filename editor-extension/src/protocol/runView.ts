@@ -42,11 +42,21 @@ export interface RunView {
   usage?: UsageView;
   /** Short description of what the run is doing now (for status bar / progress). */
   activity?: string;
+  /** The restore point of the files taken before this turn's first change (`checkpoint.created`). */
+  checkpoint?: CheckpointRef;
   /** Set on a subagent's run: its task id and name (it also has `parentRunId`). */
   subagent?: SubagentRef;
   /** The subagents this run spawned, in spawn order. */
   children: ChildRef[];
   rev: number;
+}
+
+/** Where "Restore to here" goes back to. */
+export interface CheckpointRef {
+  checkpointId: string;
+  turnIndex: number;
+  label: string;
+  createdAt: number;
 }
 
 /** A subagent as its parent's stream announces it (`subagent.started` / `.finished`). */
@@ -423,6 +433,13 @@ export function applyEvent(run: RunView, event: LoviaEvent): void {
       if (typeof event.costUsd === "number") run.usage.costUsd = event.costUsd;
       bump(run);
       break;
+    case "checkpoint.created": {
+      run.checkpoint = { checkpointId: event.checkpointId, turnIndex: event.turnIndex, label: event.label, createdAt: event.createdAt };
+      // The run's prompt shows "Restore to here" from now on.
+      const prompt = run.items.find((i): i is UserItem => i.type === "user" && i.source === "prompt");
+      bump(run, prompt);
+      break;
+    }
     case "subagent.started":
     case "subagent.finished":
       onSubagent(run, event);

@@ -59,6 +59,14 @@ export function serverSettings(raw: unknown, trusted: boolean): LoviaSettings {
   if (src.editMode === "auto" || src.editMode === "server" || src.editMode === "workspaceEdit") {
     out.editMode = src.editMode;
   }
+  if (isPlainObject(src.restorePoints)) {
+    const rp = src.restorePoints;
+    const restorePoints: NonNullable<LoviaSettings["restorePoints"]> = {};
+    if (typeof rp.enabled === "boolean") restorePoints.enabled = rp.enabled;
+    if (typeof rp.maxStoreMB === "number" && rp.maxStoreMB > 0) restorePoints.maxStoreMB = rp.maxStoreMB;
+    if (typeof rp.maxFileMB === "number" && rp.maxFileMB > 0) restorePoints.maxFileMB = rp.maxFileMB;
+    if (Object.keys(restorePoints).length > 0) out.restorePoints = restorePoints;
+  }
   if (typeof src.mcpIdleTimeoutSeconds === "number" && src.mcpIdleTimeoutSeconds > 0) out.mcpIdleTimeoutSeconds = src.mcpIdleTimeoutSeconds;
   const subagents = subagentSettings(src.subagents);
   if (subagents) out.subagents = subagents;

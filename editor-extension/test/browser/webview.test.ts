@@ -568,6 +568,43 @@ describe("chat webview in Chromium", () => {
     expect(await page.locator("article.question form").count()).toBe(0);
   });
 
+  it("offers Restore to here and Compare on a prompt whose turn has a restore point, not while a run is live", async () => {
+    const ev = (seq: number, kind: string, payload: object) => ({ sessionId: "ses_rp", runId: "run_rp", seq, ts: seq, kind, ...payload }) as unknown as LoviaEvent;
+    const turn = createRunView("run_rp", "ses_rp");
+    applyEvent(turn, ev(1, "run.started", { prompt: "Rename total()", cwd: "/w", model: null, agent: "lovia:coding", resumed: false }));
+    applyEvent(turn, ev(2, "user.message", { messageId: "u_rp", text: "Rename total()", source: "prompt" }));
+    await postState(baseState(turn));
+    const prompt = page.locator("article.msg-user", { hasText: "Rename total()" });
+    await prompt.waitFor();
+    expect(await prompt.locator(".checkpoint-actions").count()).toBe(0); // no point yet: nothing to restore
+    applyEvent(turn, ev(3, "checkpoint.created", { checkpointId: "rp-0000000000000001-abcdef", turnIndex: 0, label: "Rename total()", createdAt: 1, root: "/w", rootUri: "file:///w" }));
+    await postState(baseState(turn));
+    const restore = prompt.locator("button.restore-here");
+    await restore.waitFor({ state: "attached" });
+    expect(await restore.textContent()).toBe("Restore to here");
+    // the run is still live: the actions are hidden (the workspace must hold still)
+    expect(await restore.isVisible()).toBe(false);
+    applyEvent(turn, ev(4, "run.finished", { status: "completed", usage: { inputTokens: 0, outputTokens: 0, cacheReadTokens: 0, contextTokens: null, contextWindow: null }, resumable: false }));
+    await postState(baseState(turn));
+    await expect.poll(() => restore.isVisible()).toBe(true);
+    await prompt.screenshot({ path: `${artifacts}/webview-restore-to-here.png` });
+    await clearPosted();
+    await restore.click();
+    await prompt.getByRole("button", { name: "Compare" }).click();
+    expect(await posted()).toEqual([
+      { type: "restoreCheckpoint", runId: "run_rp", checkpointId: "rp-0000000000000001-abcdef" },
+      { type: "compareCheckpoint", runId: "run_rp", checkpointId: "rp-0000000000000001-abcdef" },
+    ]);
+    // after a conversation restore the cut prompt comes back into the composer, once
+    await postState(baseState(turn, { draft: { id: 42, text: "Rename total() to sum()" } }));
+    await expect.poll(() => page.locator("textarea.composer-input").inputValue()).toBe("Rename total() to sum()");
+    await page.locator("textarea.composer-input").fill("edited");
+    await postState(baseState(turn, { draft: { id: 42, text: "Rename total() to sum()" } }));
+    expect(await page.locator("textarea.composer-input").inputValue()).toBe("edited");
+    await page.locator("textarea.composer-input").fill("");
+    await postState(baseState(run));
+  });
+
   it("shows server errors with the hint and a Set API key action", async () => {
     await postState(baseState(run, { error: { text: "No model is configured", hint: "Set lovia.model and an API key", code: -32016 } }));
     const banner = page.locator(".banner-error");

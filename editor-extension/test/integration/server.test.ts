@@ -310,4 +310,26 @@ describe.skipIf(!available)("lovia_server over stdio (real server)", () => {
     const status = await client.status();
     expect(status).toBeTypeOf("object");
   });
+
+  it("lists the first turn's restore point, previews it and restores hello.txt (then undoes that)", async () => {
+    const created = eventOf(firstRunId, "checkpoint.created");
+    expect(created).toBeDefined();
+    expect(store.get(firstRunId)!.checkpoint?.checkpointId).toBe(created!.checkpointId);
+    const listed = await client.checkpoints({ sessionId });
+    expect(listed.available).toBe(true);
+    const point = listed.checkpoints.find((c) => c.checkpointId === created!.checkpointId)!;
+    expect(point).toMatchObject({ kind: "turn", turnIndex: 0, runId: firstRunId });
+    expect(point.changedFiles.map((f) => f.path.split("/").pop())).toContain("hello.txt");
+
+    const preview = await client.restorePreview({ checkpointId: point.checkpointId });
+    const hello = preview.files.find((f) => f.path.endsWith("hello.txt"))!;
+    expect(hello).toMatchObject({ action: "modify", oldText: "hello from lovia\n", newText: "old text\n", handChanged: false });
+    const restored = await client.restore({ checkpointId: point.checkpointId });
+    expect(readFileSync(join(workspace, "hello.txt"), "utf8")).toBe("old text\n");
+    await client.restore({ checkpointId: restored.undoCheckpoint!.checkpointId });
+    expect(readFileSync(join(workspace, "hello.txt"), "utf8")).toBe("hello from lovia\n");
+
+    const unknown = await client.restore({ checkpointId: "rp-0000000000000000-000000" }).catch((e: unknown) => e);
+    expect(isRequestError(unknown, ErrorCodes.CheckpointNotFound)).toBe(true);
+  });
 });

@@ -168,3 +168,21 @@ describe("applyEvent edge cases", () => {
     expect(waiting.status).toBe("running");
   });
 });
+
+describe("checkpoint.created", () => {
+  it("records the turn's restore point and re-renders its prompt", () => {
+    seq = 0;
+    const run = fold([
+      ev("run.started", { prompt: "fix it", cwd: "/w", model: "m", agent: "a", resumed: false }),
+      ev("user.message", { messageId: "u1", text: "fix it", source: "prompt" }),
+    ]);
+    const prompt = run.items[0]!;
+    const before = prompt.rev;
+    applyEvent(
+      run,
+      ev("checkpoint.created", { checkpointId: "rp-1", turnIndex: 3, label: "fix it", createdAt: 5, root: "/w", rootUri: "file:///w" }),
+    );
+    expect(run.checkpoint).toEqual({ checkpointId: "rp-1", turnIndex: 3, label: "fix it", createdAt: 5 });
+    expect(prompt.rev).toBeGreaterThan(before);
+  });
+});

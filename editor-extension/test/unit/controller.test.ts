@@ -1,7 +1,9 @@
 import { afterEach, describe, expect, it } from "vitest";
 import { ChatController, type ChatHost, type PanelPlace } from "../../src/chat/controller";
 import type { ChatViewState, ModelChoice } from "../../src/chat/messages";
+import type { RestoreFilesResult } from "../../src/protocol/types";
 import { EventStore, LoviaClient } from "../../src/protocol";
+import { LoviaRequestError } from "../../src/protocol/client";
 import { ResponseError } from "vscode-jsonrpc/node";
 import { FakeLoviaServer, waitFor } from "../support/fakeServer";
 
@@ -14,6 +16,10 @@ let keyPrompts = 0;
 /** What the host persisted (workspaceState in VS Code), kept across "reloads" in a test. */
 let saved: { place: PanelPlace; model: ModelChoice };
 let picks: (ModelChoice | undefined)[] = [];
+/** What the host's restore flow answers next (undefined: the user cancelled), and its calls. */
+let restoreAnswer: RestoreFilesResult | Error | undefined;
+const restoreCalls: string[] = [];
+const compareCalls: string[] = [];
 
 function setup(keep = false): { store: EventStore; states: ChatViewState[] } {
   if (!keep) saved = { place: {}, model: { kind: "default" } };
@@ -24,6 +30,9 @@ function setup(keep = false): { store: EventStore; states: ChatViewState[] } {
   opened.length = 0;
   diffs.length = 0;
   changes.length = 0;
+  restoreCalls.length = 0;
+  compareCalls.length = 0;
+  restoreAnswer = undefined;
   keyPrompts = 0;
   const host: ChatHost = {
     openLocation: (uri, line) => {
@@ -56,6 +65,14 @@ function setup(keep = false): { store: EventStore; states: ChatViewState[] } {
     loadModel: () => saved.model,
     saveModel: (choice) => {
       saved.model = choice;
+    },
+    restoreCheckpoint: (checkpointId) => {
+      restoreCalls.push(checkpointId);
+      return restoreAnswer instanceof Error ? Promise.reject(restoreAnswer) : Promise.resolve(restoreAnswer);
+    },
+    compareCheckpoint: (checkpointId) => {
+      compareCalls.push(checkpointId);
+      return Promise.resolve();
     },
   };
   controller = new ChatController(client, store, host);
@@ -333,6 +350,66 @@ describe("ChatController", () => {
     expect(controller.state().sessionId).toBeUndefined();
     expect(controller.state().error).toBeUndefined();
     expect(saved.place).toEqual({});
+  });
+
+  it("Restore to here: the host restores; cut runs leave the panel and the prompt comes back", async () => {
+    setup();
+    const first = await prompt("refactor");
+    server.emit(first, "checkpoint.created", {
+      checkpointId: "rp-1",
+      turnIndex: 0,
+      label: "refactor",
+      createdAt: 1,
+      root: "/work/project",
+      rootUri: "file:///work/project",
+    });
+    server.finish(first);
+    await waitFor(() => controller.liveRun() === undefined);
+    const second = await prompt("more");
+    server.emit(second, "checkpoint.created", {
+      checkpointId: "rp-2",
+      turnIndex: 1,
+      label: "more",
+      createdAt: 2,
+      root: "/work/project",
+      rootUri: "file:///work/project",
+    });
+    await waitFor(() => controller.state().runs[1]?.checkpoint?.checkpointId === "rp-2", 2000, "checkpoint event");
+
+    // while the run is live the restore is refused in the panel (the server would refuse too)
+    await controller.handle({ type: "restoreCheckpoint", runId: second, checkpointId: "rp-2" });
+    expect(restoreCalls).toEqual([]);
+    expect(controller.state().error?.text).toMatch(/Stop the running agent/);
+    server.finish(second);
+    await waitFor(() => controller.liveRun() === undefined);
+
+    // cancelled in the preview: nothing changes
+    await controller.handle({ type: "restoreCheckpoint", runId: second, checkpointId: "rp-2" });
+    expect(restoreCalls).toEqual(["rp-2"]);
+    expect(controller.state().runs.map((r) => r.runId)).toEqual([first, second]);
+    expect(controller.state().error).toBeUndefined();
+
+    restoreAnswer = {
+      checkpoint: {} as RestoreFilesResult["checkpoint"],
+      undoCheckpoint: null,
+      restored: [],
+      kept: [],
+      skipped: [],
+      removedRuns: [second],
+      prompt: "more",
+    };
+    await controller.handle({ type: "restoreCheckpoint", runId: second, checkpointId: "rp-2" });
+    const state = controller.state();
+    expect(state.runs.map((r) => r.runId)).toEqual([first]);
+    expect(state.draft?.text).toBe("more");
+
+    // a refusal from the server is shown with its code
+    restoreAnswer = new LoviaRequestError("lovia/restore", -32017, "A run is live", undefined);
+    await controller.handle({ type: "restoreCheckpoint", runId: first, checkpointId: "rp-1" });
+    expect(controller.state().error).toMatchObject({ code: -32017 });
+
+    await controller.handle({ type: "compareCheckpoint", runId: first, checkpointId: "rp-1" });
+    expect(compareCalls).toEqual(["rp-1"]);
   });
 
   it("a new session forgets the remembered one", async () => {

@@ -73,7 +73,7 @@ describe("activation", () => {
     const registered = [...__mock.state.commands.keys()].sort();
     expect(registered).toEqual(declared);
     expect(__mock.state.webviewProviders.has("lovia.chat")).toBe(true);
-    expect([...__mock.state.contentProviders.keys()].sort()).toEqual(["lovia-before", "lovia-original"]);
+    expect([...__mock.state.contentProviders.keys()].sort()).toEqual(["lovia-before", "lovia-checkpoint", "lovia-original"]);
     expect([...__mock.state.fileSystems.keys()]).toEqual(["lovia-proposed"]);
     expect(__mock.state.codeLensProviders.map((p) => p.selector)).toEqual([{ scheme: "lovia-proposed" }]);
     expect(__mock.state.statusBarItems[0]).toMatchObject({ visible: true });
@@ -269,11 +269,13 @@ describe("inline approval of file edits", () => {
 
     // Editor title menus show the buttons for the proposed side.
     const title = manifest.contributes.menus["editor/title"]!;
-    expect(title.map((m) => [m.command, m.when])).toEqual([
+    expect(title.filter((m) => m.command.startsWith("lovia.approval.")).map((m) => [m.command, m.when])).toEqual([
       ["lovia.approval.accept", "resourceScheme == lovia-proposed"],
       ["lovia.approval.acceptAlways", "resourceScheme == lovia-proposed"],
       ["lovia.approval.reject", "resourceScheme == lovia-proposed"],
     ]);
+    // The restore preview's title actions show only while a restore waits for confirmation.
+    expect(title.filter((m) => m.command.startsWith("lovia.restore.")).every((m) => m.when === "lovia.restorePending")).toBe(true);
 
     // The editor title passes the resource URI.
     await __mock.run("lovia.approval.accept", tab.modified);

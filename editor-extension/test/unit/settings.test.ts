@@ -59,6 +59,13 @@ describe("settings → server", () => {
     expect(serverSettings({ ...raw, modelPrices: {} }, true).modelPrices).toBeUndefined();
   });
 
+  it("passes the restore-point settings; drops invalid values", () => {
+    expect(serverSettings({ restorePoints: { enabled: false, maxStoreMB: 64, maxFileMB: 2 } }, true)).toEqual({
+      restorePoints: { enabled: false, maxStoreMB: 64, maxFileMB: 2 },
+    });
+    expect(serverSettings({ restorePoints: { enabled: "yes", maxStoreMB: -1 } }, true)).toEqual({});
+  });
+
   it("passes the review-first write setting and the edit mode; drops unknown values", () => {
     expect(serverSettings({ permissions: { write: "ask" }, editMode: "auto" }, true)).toEqual({
       editMode: "auto",

@@ -178,6 +178,16 @@ interface Message {
 }
 
 const group: TabGroup = { tabs: [], activeTab: undefined, isActive: true };
+const tabsChanged = new EventEmitter<{ opened: Tab[]; closed: Tab[]; changed: Tab[] }>();
+
+/** An open text document of the mock (`__mock.openDocument`). */
+export interface MockDocument {
+  uri: Uri;
+  text: string;
+  isDirty: boolean;
+  getText(): string;
+  save(): Promise<boolean>;
+}
 
 function freshState() {
   return {
@@ -189,6 +199,8 @@ function freshState() {
     /** Answers for the next show*Message calls (label or undefined), FIFO. */
     messageAnswers: [] as (string | undefined)[],
     quickPickAnswers: [] as ((items: any[]) => any)[],
+    /** Quick picks created with createQuickPick and shown. */
+    quickPicks: [] as any[],
     inputBoxAnswers: [] as (string | undefined)[],
     shownDocuments: [] as { uri: string; options: unknown }[],
     contentProviders: new Map<string, { provideTextDocumentContent(uri: Uri): string }>(),
@@ -200,6 +212,9 @@ function freshState() {
     secrets: new Map<string, string>(),
     extensions: new Map<string, any>(),
     trusted: true,
+    textDocuments: [] as MockDocument[],
+    /** File contents `workspace.fs.readFile` answers with, by URI string. */
+    files: new Map<string, string>(),
     workspaceFolders: [{ uri: Uri.file("/work/project"), name: "project", index: 0 }] as
       | { uri: Uri; name: string; index: number }[]
       | undefined,
@@ -225,7 +240,22 @@ export const __mock = {
     const tab: Tab = { label, input, group };
     group.tabs.push(tab);
     group.activeTab = tab;
+    tabsChanged.fire({ opened: [tab], closed: [], changed: [] });
     return tab;
+  },
+  openDocument(path: string, text: string, isDirty = false): MockDocument {
+    const doc: MockDocument = {
+      uri: Uri.file(path),
+      text,
+      isDirty,
+      getText: () => doc.text,
+      save: () => {
+        doc.isDirty = false;
+        return Promise.resolve(true);
+      },
+    };
+    this.state.textDocuments.push(doc);
+    return doc;
   },
   diffTabs(): TabInputTextDiff[] {
     return group.tabs.map((t) => t.input).filter((i): i is TabInputTextDiff => i instanceof TabInputTextDiff);
@@ -298,8 +328,20 @@ export const workspace = {
     __mock.state.fileSystems.set(scheme, provider);
     return new Disposable(() => __mock.state.fileSystems.delete(scheme));
   },
-  textDocuments: [] as { uri: Uri; getText(): string; isDirty: boolean; save(): Promise<boolean> }[],
   applyEdit: (): Promise<boolean> => Promise.resolve(true),
+  get textDocuments(): MockDocument[] {
+    return __mock.state.textDocuments;
+  },
+  fs: {
+    readFile(uri: Uri): Promise<Uint8Array> {
+      const text = __mock.state.files.get(uri.toString());
+      if (text === undefined) return Promise.reject(new Error(`no file ${uri.toString()}`));
+      return Promise.resolve(new TextEncoder().encode(text));
+    },
+  },
+  asRelativePath(path: string | Uri): string {
+    return typeof path === "string" ? path : path.fsPath;
+  },
   openTextDocument(arg: { language?: string; content?: string }): Promise<unknown> {
     __mock.state.openedDocuments.push(arg);
     return Promise.resolve({ uri: Uri.parse("untitled:Untitled-1"), getText: () => arg.content ?? "" });
@@ -346,6 +388,39 @@ export const window = {
   showInformationMessage: showMessage("info"),
   showWarningMessage: showMessage("warning"),
   showErrorMessage: showMessage("error"),
+  createQuickPick<T>() {
+    const accepted = new EventEmitter<void>();
+    const hidden = new EventEmitter<void>();
+    const pick = {
+      title: undefined as string | undefined,
+      placeholder: undefined as string | undefined,
+      ignoreFocusOut: false,
+      items: [] as T[],
+      selectedItems: [] as T[],
+      visible: false,
+      onDidAccept: accepted.event,
+      onDidHide: hidden.event,
+      show() {
+        pick.visible = true;
+        __mock.state.quickPicks.push(pick);
+      },
+      hide() {
+        if (!pick.visible) return;
+        pick.visible = false;
+        hidden.fire();
+      },
+      /** Test helper: the user picks the item with this label. */
+      accept(label: string) {
+        pick.selectedItems = pick.items.filter((i) => (i as { label: string }).label === label);
+        accepted.fire();
+      },
+      dispose() {
+        accepted.dispose();
+        hidden.dispose();
+      },
+    };
+    return pick;
+  },
   showQuickPick(items: any[], _options?: unknown): Promise<any> {
     const answer = __mock.state.quickPickAnswers.shift();
     return Promise.resolve(answer ? answer(items) : undefined);
@@ -406,8 +481,10 @@ export const window = {
       const list = Array.isArray(tabs) ? tabs : [tabs];
       group.tabs = group.tabs.filter((t) => !list.includes(t));
       if (group.activeTab && list.includes(group.activeTab)) group.activeTab = group.tabs[group.tabs.length - 1];
+      tabsChanged.fire({ opened: [], closed: list, changed: [] });
       return Promise.resolve(true);
     },
+    onDidChangeTabs: tabsChanged.event,
   },
 };
 

@@ -149,6 +149,10 @@ export class VsCodeWindow {
     return readFileSync(join(this.workspace, rel), "utf8");
   }
 
+  exists(rel: string): boolean {
+    return existsSync(join(this.workspace, rel));
+  }
+
   /** `code-server --install-extension lovia.vsix` into this window's extensions dir. */
   installExtension(): void {
     if (!existsSync(VSIX)) throw new Error(`${VSIX} is missing: run \`npm run package\` first`);

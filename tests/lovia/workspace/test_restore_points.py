@@ -17,6 +17,7 @@ from pathlib import Path
 
 import pytest
 
+from lovia import tool
 from lovia.exceptions import UserError
 from lovia.workspace import LocalWorkspaceSession, WorkspacePolicy
 from lovia.workspace import restore_points as rp_mod
@@ -25,6 +26,7 @@ from lovia.workspace.restore_points import (
     RestorePoints,
     RestorePointSettings,
 )
+from lovia.workspace.tools import edit_file, grep_files, read_file, shell
 
 pytestmark = pytest.mark.skipif(shutil.which("git") is None, reason="needs git")
 
@@ -130,7 +132,7 @@ async def test_run_like_sequence_restores_the_first_point_byte_identical_with_mo
     rp = await open_points(root, store)
     session = LocalWorkspaceSession(root, policy=WorkspacePolicy.trusted(denied_paths=DENIED))
     try:
-        first = await rp.before_turn("s1", 0, "refactor please", tool_names=["edit_file"])
+        first = await rp.before_turn("s1", 0, "refactor please", tools=[edit_file])
         assert first is not None and first.kind == "turn" and first.turn_index == 0
         # turn 0: two edits, a shell command that creates and deletes files, a formatter
         await session.edit_text("src/app.py", "return 1", "return 2")
@@ -147,7 +149,7 @@ async def test_run_like_sequence_restores_the_first_point_byte_identical_with_mo
         )
         assert (await session.run(f'{sys.executable} -c "{fmt}"')).ok
         await rp.after_run("s1")
-        second = await rp.before_turn("s1", 1, "more", tool_names=["shell"])
+        second = await rp.before_turn("s1", 1, "more", tools=[shell])
         assert second is not None
         assert {c.path for c in second.changed} >= {
             "src/app.py",
@@ -302,7 +304,7 @@ async def test_ignored_and_denied_files_are_never_stored_or_touched(
         (root / "debug.log").write_text("log v2\n")
         (root / "src" / "app.py").write_text("agent edit\n")
         await rp.after_run()
-        await rp.before_turn("s", 1, tool_names=["shell"])
+        await rp.before_turn("s", 1, tools=[shell])
         blobs = b"".join(all_blobs(rp))
         assert b"top-secret" not in blobs and b"rotated" not in blobs and b"built v2" not in blobs
         preview = await rp.preview(point.id)
@@ -419,7 +421,162 @@ async def test_a_hand_change_after_the_point_is_flagged_and_kept_unless_forced(
         await rp.close()
 
 
+async def test_a_hand_change_between_later_runs_is_still_flagged(root: Path, store: Path) -> None:
+    """A change made by hand between two later runs is part of the later points' trees;
+    restoring to an earlier point still flags it (it was made after that point)."""
+    (root / "agent.txt").write_text("v1\n")
+    (root / "mine.txt").write_text("v1\n")
+    rp = await open_points(root, store)
+    try:
+        first = await rp.before_turn("s", 0, "one")
+        assert first is not None
+        (root / "agent.txt").write_text("agent v2\n")
+        await rp.after_run("s")
+        (root / "mine.txt").write_text("typed by hand\n")  # between the runs
+        second = await rp.before_turn("s", 1, "two")
+        assert second is not None and second.base_tree
+        (root / "agent.txt").write_text("agent v3\n")
+        await rp.after_run("s")
+
+        preview = await rp.preview(first.id)
+        assert {f.path: f.hand_changed for f in preview.files} == {
+            "agent.txt": False,
+            "mine.txt": True,
+        }
+        # restoring the second point: the hand change came before it, nothing is flagged
+        assert not (await rp.preview(second.id)).hand_changed
+        result = await rp.restore(first.id)
+        assert result.kept == ["mine.txt"]
+        assert (root / "mine.txt").read_text() == "typed by hand\n"
+        assert (root / "agent.txt").read_text() == "v1\n"
+    finally:
+        await rp.close()
+
+
+async def test_hand_changes_recorded_by_a_deleted_session_still_flag(
+    root: Path, store: Path
+) -> None:
+    (root / "mine.txt").write_text("v1\n")
+    (root / "agent.txt").write_text("v1\n")
+    rp = await open_points(root, store)
+    try:
+        keep = await rp.before_turn("keep", 0)
+        assert keep is not None
+        (root / "agent.txt").write_text("v2\n")
+        await rp.after_run("keep")
+        (root / "mine.txt").write_text("by hand\n")
+        other = await rp.before_turn("other", 0)  # records the hand change
+        assert other is not None and other.base_tree
+        await rp.after_run("other")
+        assert await rp.delete_session("other") == 1
+        assert (await rp.preview(keep.id)).hand_changed == ["mine.txt"]
+        assert rp.git is not None
+        assert "refs/lovia/hand/" in git_in_store(rp, "for-each-ref")
+        # with no point left, the hand records go too
+        await rp.delete_session("keep")
+        assert "refs/lovia/" not in git_in_store(rp, "for-each-ref").replace(
+            "refs/lovia/latest", ""
+        )
+    finally:
+        await rp.close()
+
+
+async def test_unsaved_paths_from_the_host_are_flagged(root: Path, store: Path) -> None:
+    (root / "a.txt").write_text("v1\n")
+    rp = await open_points(root, store)
+    try:
+        point = await rp.before_turn("s", 0)
+        assert point is not None
+        (root / "a.txt").write_text("v2\n")
+        await rp.after_run("s")
+        assert not (await rp.preview(point.id)).hand_changed
+        preview = await rp.preview(point.id, hand_paths=["a.txt"])
+        assert preview.hand_changed == ["a.txt"]
+        kept = await rp.restore(point.id, hand_paths=["a.txt"])
+        assert kept.kept == ["a.txt"] and (root / "a.txt").read_text() == "v2\n"
+    finally:
+        await rp.close()
+
+
+async def test_points_list_the_files_their_turn_changed(root: Path, store: Path) -> None:
+    (root / "a.txt").write_text("a\n")
+    (root / "gone.txt").write_text("gone\n")
+    rp = await open_points(root, store)
+    try:
+        first = await rp.before_turn("s", 0, "first")
+        (root / "a.txt").write_text("a2\n")
+        (root / "new.txt").write_text("new\n")
+        await rp.after_run("s")
+        (root / "hand.txt").write_text("by hand\n")  # not the turn's doing
+        second = await rp.before_turn("s", 1, "second")
+        (root / "gone.txt").unlink()
+        await rp.after_run("s")
+        assert first is not None and second is not None
+        listed = await rp.list_points("s", with_changes=True)
+        changes = {p.id: {(c.path, c.status) for c in p.changes_after or []} for p in listed}
+        assert changes[first.id] == {("a.txt", "modified"), ("new.txt", "added")}
+        assert changes[second.id] == {("gone.txt", "deleted")}
+        assert [p.changes_after_count for p in listed] == [2, 1]
+        assert all(p.changes_after is None for p in await rp.list_points("s"))
+    finally:
+        await rp.close()
+
+
+async def test_drop_turns_deletes_the_cut_turns_points_and_a_new_turn_gets_one(
+    root: Path, store: Path
+) -> None:
+    (root / "a.txt").write_text("a\n")
+    rp = await open_points(root, store)
+    try:
+        for turn in range(3):
+            assert await rp.before_turn("s", turn) is not None
+            (root / "a.txt").write_text(f"turn {turn}\n")
+            await rp.after_run("s")
+        points = await rp.list_points("s")
+        undo = (await rp.restore(points[1].id, session_id="s")).undo_point
+        assert undo is not None
+        assert await rp.drop_turns("s", 1) == 2
+        remaining = await rp.list_points("s")
+        assert [(p.kind, p.turn_index) for p in remaining] == [("turn", 0), ("restore", None)]
+        again = await rp.before_turn("s", 1, "asked again")
+        assert again is not None and again.turn_index == 1
+    finally:
+        await rp.close()
+
+
+async def test_a_preview_shows_no_text_for_binary_or_big_files(root: Path, store: Path) -> None:
+    (root / "big.txt").write_text("line\n" * 400)
+    (root / "img.bin").write_bytes(b"\x89PNG\0\0" * 10)
+    (root / "small.txt").write_text("a\n")
+    rp = await open_points(root, store, settings=RestorePointSettings(preview_max_bytes=1000))
+    try:
+        point = await rp.snapshot()
+        for name in ("big.txt", "img.bin", "small.txt"):
+            (root / name).write_bytes((root / name).read_bytes() + b"more\n")
+        await rp.after_run()
+        files = {f.path: f for f in (await rp.preview(point.id)).files}
+        assert files["big.txt"].too_large and not files["big.txt"].binary
+        assert files["big.txt"].old_text is None and "too large" in files["big.txt"].diff
+        assert files["img.bin"].binary and not files["img.bin"].too_large
+        assert "Binary files" in files["img.bin"].diff
+        assert files["small.txt"].new_text == "a\n" and not files["small.txt"].too_large
+    finally:
+        await rp.close()
+
+
 # --------------------------------------------------------------------------- hook
+
+
+@tool
+def deploy() -> str:
+    """Deploy (declares no kind: it may change files)."""
+    return "deployed"
+
+
+@tool(kind="think")
+def plan() -> str:
+    """Plan (a think tool: it changes no files)."""
+    return "planned"
 
 
 async def test_before_turn_snapshots_once_per_turn_and_only_for_write_capable_calls(
@@ -428,23 +585,26 @@ async def test_before_turn_snapshots_once_per_turn_and_only_for_write_capable_ca
     (root / "a.txt").write_text("a\n")
     rp = await open_points(root, store)
     try:
-        assert await rp.before_turn("s", 0, "look", tool_names=["read_file", "grep_files"]) is None
-        first = await rp.before_turn("s", 0, "look", tool_names=["read_file", "shell"])
+        assert await rp.before_turn("s", 0, "look", tools=[read_file, grep_files, plan]) is None
+        first = await rp.before_turn("s", 0, "look", tools=[read_file, shell])
         assert first is not None and first.label == "look" and first.user_message == "look"
-        assert await rp.before_turn("s", 0, "look", tool_names=["shell"]) is None
+        assert await rp.before_turn("s", 0, "look", tools=[shell]) is None
+        # a tool that declares no kind may write: it gets a point
+        undeclared = await rp.before_turn("s", 1, tools=[deploy])
+        assert undeclared is not None and undeclared.label == "Turn 1"
         custom = await rp.before_turn(
-            "s", 1, tool_names=["deploy"], is_write_tool=lambda n: n == "deploy"
+            "s", 2, tools=[plan], is_write_tool=lambda t: t.name == "plan"
         )
-        assert custom is not None and custom.label == "Turn 1"
-        assert [p.turn_index for p in await rp.list_points("s")] == [0, 1]
+        assert custom is not None
+        assert [p.turn_index for p in await rp.list_points("s")] == [0, 1, 2]
         assert await rp.list_points("other") == []
     finally:
         await rp.close()
     # a fresh store object (a restarted host) does not duplicate a recorded turn
     rp = await open_points(root, store)
     try:
-        assert await rp.before_turn("s", 1) is None
-        assert len(await rp.list_points("s")) == 2
+        assert await rp.before_turn("s", 2) is None
+        assert len(await rp.list_points("s")) == 3
     finally:
         await rp.close()
 
@@ -473,7 +633,9 @@ async def test_a_damaged_shadow_index_is_rebuilt(root: Path, store: Path) -> Non
         (root / "a.txt").write_text("b\n")
         second = await rp.snapshot()
         assert [(c.path, c.status) for c in second.changed] == [("a.txt", "modified")]
-        await rp.restore(first.id)
+        # changed outside a run before the second point: a hand change, restored when forced
+        assert (await rp.preview(first.id)).hand_changed == ["a.txt"]
+        await rp.restore(first.id, force_paths=["a.txt"])
         assert (root / "a.txt").read_text() == "a\n"
     finally:
         await rp.close()

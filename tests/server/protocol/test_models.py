@@ -111,7 +111,7 @@ def test_payload_models_reject_unknown_fields_and_bad_literals():
 
 def test_every_event_kind_has_a_payload_and_a_union_member():
     assert list(p.PAYLOADS) == p.EVENT_KINDS
-    assert len(set(p.EVENT_KINDS)) == 21
+    assert len(set(p.EVENT_KINDS)) == 22
     for kind in p.EVENT_KINDS:
         event = EVENTS.validate_python(_sample_event(kind))
         assert event.kind == kind
@@ -195,6 +195,14 @@ def _sample_event(kind):
             "summary": "done",
         },
         "mcp.status": {"server": "git", "state": "failed", "tools": [], "error": "exited"},
+        "checkpoint.created": {
+            "checkpointId": "rp-0000000000000001-abcdef",
+            "turnIndex": 0,
+            "label": "fix it",
+            "createdAt": 1,
+            "root": "/w",
+            "rootUri": "file:///w",
+        },
         "run.finished": {
             "status": "cancelled",
             "usage": {

@@ -14,6 +14,9 @@ import signal
 import sys
 import threading
 
+SWITCH_INTERVAL = 0.0005
+"""Seconds a thread may hold the GIL while another waits for it (Python's default: 0.005)."""
+
 
 def _parse(argv: list[str] | None, prog: str) -> argparse.Namespace:
     parser = argparse.ArgumentParser(prog=prog, description="The lovia language server.")
@@ -115,6 +118,9 @@ def sub_main(argv: list[str] | None = None, *, prog: str = "lovia-server") -> in
         print(f"lovia-server {server_version()}")
         return 0
     _setup_logging(args.log_level, args.log_file)
+    # The database and stdout threads hand each result back through the GIL; while the loop
+    # is busy (a burst of deltas) every hand-back would wait up to the default 5 ms.
+    sys.setswitchinterval(SWITCH_INTERVAL)
     if args.tcp:
         from lovia_server.server import create_server
 

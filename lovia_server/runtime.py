@@ -54,7 +54,13 @@ class ServerRuntime:
         self.workspace = EditorWorkspace(
             server, on_output=lambda *args: self.supervisor.tool_output(*args)
         )
-        self.publisher = Publisher(store, self.editor.notify, backlog=self.editor.backlog)
+        self.publisher = Publisher(
+            store,
+            self.editor.notify,
+            send_json=self.editor.notify_json,
+            backlog=self.editor.backlog,
+            drained=self.editor.drained,
+        )
         self.supervisor = RunSupervisor(
             store=store,
             session_store=self.session_store,

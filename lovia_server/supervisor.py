@@ -234,7 +234,7 @@ class RunSupervisor:
                 record.session_id,
                 self.publisher,
                 last_seq=await self.store.last_seq(record.id),
-                interval=0,
+                coalesce=False,
             )
             open_calls, open_approvals = await self._open_items(record.id)
             for approval_id in open_approvals:
@@ -684,8 +684,12 @@ class RunSupervisor:
         if isinstance(ev, events.TextDelta):
             ctl.message_has_text = True
             log.delta("message.delta", ctl.message_id, ev.delta)
+            if log.needs_turn():
+                await asyncio.sleep(0)
         elif isinstance(ev, events.ReasoningDelta):
             log.delta("reasoning.delta", ctl.message_id, ev.delta)
+            if log.needs_turn():
+                await asyncio.sleep(0)
         elif isinstance(ev, events.TurnStarted):
             ctl.turns = ev.turn
         elif isinstance(ev, events.OutputDiscarded):

@@ -9,7 +9,9 @@ SSE parser) runs the built-in coding agent on ``openai:bench`` through the real 
 client reads the server's stdout and stamps every frame with the moment its bytes were read.
 Each repeat starts a fresh server and measures:
 
-- cold start: a ``lovia/run`` sent right after ``initialized`` (it waits for the runtime);
+- cold start: a ``lovia/run`` sent right after ``initialized`` (it waits for the runtime), and
+  on a second fresh server the first run ``--idle`` seconds after start (the editor's usual
+  case: the server warmed up meanwhile);
 - TTFT overhead: the first delta's arrival at the client minus its arrival at the provider
   (and minus its sending by the model server), and ``lovia/run`` -> the model server receiving
   the chat request (agent build, session load, view render, request encoding; a first run
@@ -227,8 +229,22 @@ async def repeat_once(root: Path, base_url: str, index: int, args: argparse.Name
         burst = await bench.run(f"burst {args.deltas}")
     finally:
         await bench.close()
+    # The editor's usual first run: the user types a prompt a moment after the server started.
+    later = Bench(root, base_url)
+    later_trace = root / f"trace-idle-{index}.json"
+    try:
+        await later.start(root / f".state-idle-{index}", later_trace)
+        await asyncio.sleep(args.idle)
+        idle = await later.run("hello")
+    finally:
+        await later.close()
     provider: dict[str, int] = json.loads(trace.read_text())
     out: dict[str, Any] = {}
+    idle_provider: dict[str, int] = json.loads(later_trace.read_text())
+    out["idle_ttft_ms"], out["idle_ttft_from_send_ms"] = ttft(idle, idle_provider)
+    out["idle_run_to_request_ms"] = idle.info["run_to_request_ms"]
+    out["idle_probe_in_run"] = idle.info["probe"]
+    out["idle_connections"] = idle.info["connections"]
     out["cold_ttft_ms"], out["cold_ttft_from_send_ms"] = ttft(cold, provider)
     out["cold_run_to_request_ms"] = cold.info["run_to_request_ms"]
     out["cold_probe_in_run"] = cold.info["probe"]
@@ -265,6 +281,9 @@ async def main() -> None:
     parser.add_argument("--deltas", type=int, default=10_000)
     parser.add_argument("--paced-rate", type=float, default=2000.0)
     parser.add_argument("--ttft-runs", type=int, default=5)
+    parser.add_argument(
+        "--idle", type=float, default=3.0, help="seconds a second server idles before its first run"
+    )
     parser.add_argument("--json", help="also write the figures to this file")
     args = parser.parse_args()
     model = subprocess.Popen(
@@ -315,8 +334,15 @@ async def main() -> None:
     probes = [row["cold_probe_in_run"] for row in rows]
     print(
         f"lovia/run -> chat request at the model server: warm {r('run_to_request_ms', '.1f')} ms,"
-        f" first run after start {r('cold_run_to_request_ms', '.1f')} ms "
-        f"(window probe inside the first run: {probes})"
+        f" first run sent right after initialized {r('cold_run_to_request_ms', '.1f')} ms "
+        f"(window probe inside that run: {probes})"
+    )
+    idle_probes = [row["idle_probe_in_run"] for row in rows]
+    print(
+        f"first run {args.idle:g} s after start: lovia/run -> chat request "
+        f"{r('idle_run_to_request_ms', '.1f')} ms, TTFT overhead {r('idle_ttft_ms')} ms; "
+        f"window probe inside it: {idle_probes}; new TCP connections in it: "
+        f"{[row['idle_connections'] for row in rows]}"
     )
     print(f"TCP connections opened per run: {[row['connections'] for row in rows]}")
     if args.json:

@@ -16,6 +16,7 @@ from lsprotocol import types as lsp
 
 import lovia
 from lovia.stores import SQLiteCheckpointer, SQLiteSession
+from lovia.plugins.todo import Todo
 from lovia.tools.human import HumanChannel, ask_human
 from lovia_server import protocol as p
 from lovia_server.agents import (
@@ -74,6 +75,7 @@ class ServerRuntime:
         self._questions_task: asyncio.Task[None] | None = None
         self._closed = False
         self._warm_up: asyncio.Task[None] | None = None
+        self._warm_runs: asyncio.Task[None] | None = None
 
     @classmethod
     async def start(cls, server: LoviaServer) -> ServerRuntime:
@@ -86,7 +88,9 @@ class ServerRuntime:
         runtime._questions_task = asyncio.get_running_loop().create_task(
             runtime.supervisor.serve_questions()
         )
-        runtime._warm_up = asyncio.get_running_loop().create_task(runtime._warm_provider())
+        loop = asyncio.get_running_loop()
+        runtime._warm_up = loop.create_task(runtime._warm_provider())
+        runtime._warm_runs = loop.create_task(runtime._warm_first_run())
         return runtime
 
     async def _warm_provider(self) -> None:
@@ -105,10 +109,42 @@ class ServerRuntime:
             except Exception:
                 logger.debug("warm_up.failed: %s", module, exc_info=True)
 
+    async def _warm_first_run(self) -> None:
+        """Make the first run as fast as the next ones, while the editor is still idle.
+
+        Runs do not wait for this (only for the SDK import before it): the stores open their
+        connections, the built-in agent is built once (tool schemas are cached by function,
+        so every run after reuses them), and the provider builds its SDK client and opens its
+        connection, probing the context window, before the first request needs them.
+        """
+        await self._imports_settled()
+        settings = self.server.settings
+        try:
+            await self.session_store.segments("")
+            await self.checkpointer.load("")
+            model = settings.effective_model()
+            if model is None or (settings.agent or BUILTIN_CODING) != BUILTIN_CODING:
+                return
+            check_model(model)
+            coding_agent(model, extra_tools=[ask_human(self.channel)])
+            await (await Todo().setup()).aclose()
+            folders = self.workspace.folders()
+            if folders:
+                self.workspace.config_for(folders[0]).tools()
+            from lovia.providers import provider_from_string
+
+            warm_up = getattr(provider_from_string(model), "warm_up", None)
+            if warm_up is not None:
+                await warm_up()
+        except Exception:
+            logger.debug("warm_up.first_run_failed", exc_info=True)
+
     async def shutdown(self) -> None:
         if self._closed:
             return
         self._closed = True
+        if self._warm_runs is not None:
+            self._warm_runs.cancel()
         await self.supervisor.shutdown()
         self.channel.close("server shutdown")
         if self._questions_task is not None:

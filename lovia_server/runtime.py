@@ -15,8 +15,8 @@ from typing import TYPE_CHECKING, Any
 from lsprotocol import types as lsp
 
 import lovia
-from lovia.stores import SQLiteCheckpointer, SQLiteSession
 from lovia.plugins.todo import Todo
+from lovia.stores import SQLiteCheckpointer, SQLiteSession
 from lovia.tools.human import HumanChannel, ask_human
 from lovia_server import protocol as p
 from lovia_server.agents import (
@@ -197,6 +197,7 @@ class ServerRuntime:
             model_input=model_input,
             spec=spec,
             max_turns=self.server.settings.maxTurns,
+            new_session=params.session_id is None,
         )
 
     async def _spec(

@@ -334,7 +334,10 @@ class RunSupervisor:
         model_input: Any,
         spec: RunSpec,
         max_turns: int,
+        new_session: bool = False,
     ) -> p.LaunchResult:
+        """Start a run; ``new_session`` when ``claim_session`` just minted the id (it has no
+        earlier runs to look at)."""
         self._check_session_free(session_id)
         run_id = _short_id("r")
         log = EventLog(run_id, session_id, self.publisher)
@@ -349,7 +352,8 @@ class RunSupervisor:
         )
 
         async def persist() -> None:
-            await self._supersede_interrupted(session_id)
+            if not new_session:  # a session claim_session just minted has no runs to close
+                await self._supersede_interrupted(session_id)
             title = prompt.strip().splitlines()[0] if prompt.strip() else "Untitled"
             await self.store.upsert_session(
                 session_id, title=title, agent=spec.agent_label, cwd=str(spec.cwd)

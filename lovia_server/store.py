@@ -19,6 +19,7 @@ from typing import Any
 import aiosqlite
 
 from lovia.exceptions import UserError
+from lovia.stores._sqlite import daemonize
 from lovia_server import protocol as p
 
 SCHEMA_VERSION = 1
@@ -152,7 +153,11 @@ class ServerStore:
     async def open(self) -> None:
         self.path.parent.mkdir(parents=True, exist_ok=True)
         try:
-            db = await aiosqlite.connect(self.path)
+            connecting = aiosqlite.connect(self.path)
+            # A client that sends ``exit`` before ``shutdown`` finished leaves this store open:
+            # its worker thread must not keep the process alive.
+            daemonize(connecting)
+            db = await connecting
             db.row_factory = sqlite3.Row
             await db.execute("PRAGMA journal_mode=WAL")
             await db.execute("PRAGMA synchronous=NORMAL")

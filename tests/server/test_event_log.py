@@ -376,3 +376,18 @@ async def test_a_batch_larger_than_one_statement_is_stored_whole(store):
     stored = await store.events_after("r6", 0)
     assert [e["seq"] for e in stored] == list(range(1, 1001))
     assert await store.last_seq("r6") == 1000
+
+
+def test_a_store_left_open_does_not_keep_the_process_alive(tmp_path):
+    import subprocess
+    import sys
+
+    code = (
+        "import asyncio, sys\n"
+        "from lovia_server.store import ServerStore\n"
+        f"store = ServerStore(__import__('pathlib').Path({str(tmp_path / 's.db')!r}))\n"
+        "asyncio.run(store.open())\n"
+        "print('opened')\n"
+    )  # never closed, still referenced: a client sent exit before shutdown finished
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert out.returncode == 0 and out.stdout.strip() == "opened", out.stderr

@@ -7,6 +7,7 @@ names (folders, agents, runs) and delegates to the supervisor.
 from __future__ import annotations
 
 import asyncio
+import gc
 import importlib
 import logging
 from pathlib import Path
@@ -37,6 +38,7 @@ from lovia_server.supervisor import RunSupervisor
 
 if TYPE_CHECKING:
     from lovia_server.server import LoviaServer
+    from lovia_server.settings import LoviaSettings
 
 logger = logging.getLogger("lovia_server.runtime")
 
@@ -120,6 +122,14 @@ class ServerRuntime:
         await self._imports_settled()
         settings = self.server.settings
         try:
+            await self._warm_run_path(settings)
+        finally:
+            # Everything loaded so far lives as long as the server: moved out of the collector's
+            # reach, a full collection no longer pauses a streaming run for tens of ms.
+            gc.freeze()
+
+    async def _warm_run_path(self, settings: LoviaSettings) -> None:
+        try:
             await self.session_store.segments("")
             await self.checkpointer.load("")
             model = settings.effective_model()
@@ -133,7 +143,9 @@ class ServerRuntime:
                 self.workspace.config_for(folders[0]).tools()
             from lovia.providers import provider_from_string
 
-            warm_up = getattr(provider_from_string(model), "warm_up", None)
+            provider = provider_from_string(model)
+            gc.freeze()  # before the network wait: what loaded so far is the server's for good
+            warm_up = getattr(provider, "warm_up", None)
             if warm_up is not None:
                 await warm_up()
         except Exception:

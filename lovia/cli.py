@@ -14,6 +14,7 @@ from lovia.exceptions import UserError
 _COMMANDS: dict[str, tuple[str, str]] = {
     "chat": ("lovia_server.chat", "chat with the built-in coding agent in this terminal"),
     "serve": ("lovia_server.__main__", "run the editor language server (stdio or --tcp)"),
+    "acp": ("lovia_server.acp.__main__", "run as an Agent Client Protocol agent (Zed, JetBrains)"),
 }
 
 USAGE = "usage: lovia <command> [options]"

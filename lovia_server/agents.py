@@ -158,9 +158,15 @@ def _expand(value: str, root: Path) -> str:
     return _VARIABLE.sub(one, value)
 
 
-def _mcp_server(
-    name: str, entry: MCPServerSetting | InvalidMCPServerSetting, root: Path
+def mcp_server_config(
+    name: str,
+    entry: MCPServerSetting | InvalidMCPServerSetting,
+    root: Path,
+    *,
+    log_dir: Path | None = None,
 ) -> MCPServerLike:
+    """One ``mcpServers`` entry as a lovia MCP config (``BrokenMCPServer`` when unusable);
+    with ``log_dir``, a stdio server's stderr also goes to ``<log_dir>/<name>.log``."""
     from lovia.plugins.mcp import MCPServerStdio, MCPServerStreamableHTTP
 
     if isinstance(entry, InvalidMCPServerSetting):
@@ -183,6 +189,7 @@ def _mcp_server(
                 args=[_expand(a, root) for a in entry.args],
                 env={k: _expand(v, root) for k, v in entry.env.items()},
                 cwd=cwd if cwd.is_absolute() else root / cwd,
+                stderr_log=log_dir / f"{_tool_prefix(name)}.log" if log_dir is not None else None,
                 **common,
             )
         assert isinstance(entry, HttpMCPServerSetting)
@@ -206,7 +213,7 @@ def mcp_plugin(
     from lovia.plugins.mcp import MCP
 
     entries = [
-        _mcp_server(name, entry, root)
+        mcp_server_config(name, entry, root)
         for name, entry in servers.items()
         if isinstance(entry, InvalidMCPServerSetting) or not entry.disabled
     ]
@@ -250,4 +257,5 @@ __all__ = [
     "coding_agent",
     "load_user_agent",
     "mcp_plugin",
+    "mcp_server_config",
 ]

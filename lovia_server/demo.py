@@ -1,21 +1,29 @@
 """The offline demo model (``lovia:demo``): the whole loop without a model or an API key.
 
 It is clearly a script — it does the same thing in every workspace: plan with a todo list, list
-the files, read the README, propose an edit to it (an approval with a diff) and answer.
+the files, read the README, propose an edit to it (an approval with a diff) and answer. A prompt
+that mentions a subagent plays the subagent script instead: the demo spawns a helper that
+proposes a new file (the helper's approval, labelled with its name), waits for its report and
+answers with it.
 """
 
 from __future__ import annotations
 
+from collections import deque
 from pathlib import Path
 from typing import Any
 
 from lovia.agent import Agent
+from lovia.plugins.subagents import Subagents
 from lovia.plugins.todo import Todo
 from lovia.testing import ScriptedProvider, call, text
-from lovia.transcript import ToolResultEntry
-from lovia.workspace.tools import edit_file, list_files, read_file
+from lovia.transcript import InputEntry, ToolResultEntry
+from lovia.workspace.tools import edit_file, list_files, read_file, write_file
 
 DEMO_FILE = "README.md"
+HELPER = "demo-helper"
+HELPER_FILE = "NOTES.md"
+HELPER_TASK = f"Create {HELPER_FILE} with a short note that the lovia demo helper was here."
 
 
 def _todos(*statuses: str) -> dict[str, Any]:
@@ -38,7 +46,30 @@ class DemoModel(ScriptedProvider):
     name = "lovia-demo"
     model = "demo"
 
+    def __init__(self, script: Any, subagent_script: Any = (), **kw: Any) -> None:
+        super().__init__(script, **kw)
+        self._subagent_script = list(subagent_script)
+        self._chosen = False
+
+    def _choose(self, entries: Any) -> None:
+        """The first call picks the script: the subagent one when the prompt asks for it."""
+        self._chosen = True
+        prompt = next(
+            (
+                e.content
+                for e in reversed(list(entries))
+                if isinstance(e, InputEntry) and e.role == "user"
+            ),
+            "",
+        )
+        if self._subagent_script and "subagent" in str(prompt).lower():
+            self.script = deque(self._subagent_script)
+
     async def stream(self, entries: Any, **kw: Any) -> Any:
+        if not self._chosen:
+            self._choose(entries)
+        if self.script and not self.script[0].tool_calls and _result(entries, "demo_wait"):
+            self.script[0] = text(_helper_answer(entries))
         upcoming = self.script[0].tool_calls if self.script else []
         if upcoming and upcoming[0].id == "demo_edit":  # base the edit on what was read
             readme = next(
@@ -69,6 +100,37 @@ def _result(entries: Any, call_id: str) -> ToolResultEntry | None:
     return next(
         (e for e in entries if isinstance(e, ToolResultEntry) and e.call_id == call_id), None
     )
+
+
+def _helper_answer(entries: Any) -> str:
+    texts = [
+        e.output if isinstance(e, ToolResultEntry) else str(e.content)
+        for e in entries
+        if isinstance(e, ToolResultEntry | InputEntry)
+    ]
+    report = next((t for t in texts if "[subagent t1:" in t), "")
+    said = str(report).partition("\n")[2].strip() or "it finished without a report"
+    return (
+        f"My helper subagent `{HELPER}` worked in the background and reported: {said}\n\n"
+        "This was the **offline demo model**: it follows a script. Configure a real model "
+        "with `lovia.model` or `LOVIA_MODEL` to work on your own requests."
+    )
+
+
+def _helper() -> Agent[Any]:
+    """The demo's subagent: proposes a new file (an approval), then reports."""
+    note = "# Notes\n\nThe lovia demo helper was here.\n"
+    return Agent(
+        name=HELPER,
+        instructions="You are the lovia demo helper.",
+        model=ScriptedProvider(
+            [
+                call(write_file.name, {"path": HELPER_FILE, "content": note}, call_id="help_w"),
+                text(f"I created {HELPER_FILE}."),
+            ],
+            record=False,
+        ),
+    )  # write_file comes with the editor workspace the host binds to it
 
 
 def _rejected_answer(reason: str) -> str:
@@ -106,12 +168,17 @@ def demo_agent(root: Path) -> Agent[Any]:
             "with `lovia.model` or `LOVIA_MODEL` to work on your own requests."
         ),
     ]
+    subagent_script = [
+        call("spawn_subagent", {"agent": HELPER, "prompt": HELPER_TASK}, call_id="demo_spawn"),
+        call("wait_subagents", {"timeout_seconds": 600}, call_id="demo_wait"),
+        text("(replaced by the helper's report)"),
+    ]
     return Agent(
         name="lovia-demo",
         instructions="You are the lovia demo agent.",
-        model=DemoModel(script, record=False),
-        plugins=[todo],
+        model=DemoModel(script, subagent_script, record=False),
+        plugins=[todo, Subagents([_helper()], max_concurrent=1)],
     )
 
 
-__all__ = ["DEMO_FILE", "demo_agent"]
+__all__ = ["DEMO_FILE", "HELPER", "HELPER_FILE", "demo_agent"]

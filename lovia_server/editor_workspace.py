@@ -17,16 +17,12 @@ from lovia.agent import Agent
 from lovia.run_context import current_tool_call
 from lovia.tools.base import Tool
 from lovia.tools.presentation import can_preview, preview_call
-from lovia.workspace import (
-    CommandRule,
-    LocalWorkspace,
-    PathRule,
-    Workspace,
-    WorkspaceError,
-)
+from lovia.workspace import LocalWorkspace, WorkspaceError
 from lovia.workspace.paths import resolve_path
 from lovia.workspace.workspace import WorkspaceSessionBinding
 from lovia_server import protocol as p
+from lovia_server.acl import folder_config
+from lovia_server.text_edits import LineEdit, Position, minimal_edits
 from lovia_server.uris import path_uri, uri_to_path
 
 if TYPE_CHECKING:
@@ -66,15 +62,6 @@ class DocumentOverlay:
     def text_for(self, path: Path) -> str | None:
         doc = self.document(path)
         return doc.source if doc is not None else None
-
-
-def _utf16_len(text: str) -> int:
-    return len(text.encode("utf-16-le")) // 2
-
-
-def _end_position(text: str) -> lsp.Position:
-    lines = text.split("\n")
-    return lsp.Position(line=len(lines) - 1, character=_utf16_len(lines[-1]))
 
 
 class EditorWorkspace:
@@ -125,46 +112,26 @@ class EditorWorkspace:
     # ------------------------------------------------------------------ policy
 
     def edit_mode(self) -> p.EditMode:
-        wanted = self.server.init_options.editMode
-        if wanted == "workspaceEdit" and self._can_apply_edits():
+        """The setting, else the client's preference, else ``auto``: through the editor when
+        it can apply edits (its undo stack and unsaved buffers stay in charge)."""
+        wanted = self.server.settings.editMode
+        if wanted == "auto":
+            wanted = self.server.init_options.editMode or "auto"
+        if wanted != "server" and self._can_apply_edits():
             return "workspaceEdit"
         return "server"
 
     def _can_apply_edits(self) -> bool:
-        return self.server.client_supports("workspace.apply_edit") and self.server.client_supports(
-            "workspace.workspace_edit.document_changes"
-        )
+        return self.server.client_supports("workspace.apply_edit")
+
+    def _can_apply(self, capability: str) -> bool:
+        return self.server.client_supports(capability)
 
     def config_for(self, root: Path) -> LocalWorkspace:
         settings = self.server.settings
         perms = settings.permissions
         preset = perms.preset if self.server.init_options.trusted else "readonly"
-        rules: list[PathRule] = []
-        for rule in perms.pathRules:
-            if rule.read is not None:
-                rules.append(PathRule(rule.pattern, rule.read, ops=frozenset({"read"})))
-            if rule.write is not None:
-                rules.append(PathRule(rule.pattern, rule.write, ops=frozenset({"write"})))
-        base = Workspace.local(str(root), mode=preset)
-        inside_write = base.policy.write
-        if perms.write is not None and preset != "readonly":
-            inside_write = perms.write
-        for folder in self.folders():
-            if folder != root:
-                rules.append(PathRule(str(folder), "allow", ops=frozenset({"read"})))
-                rules.append(PathRule(str(folder), inside_write, ops=frozenset({"write"})))
-        command_rules = tuple(CommandRule(r.pattern, r.decision) for r in perms.commandRules)
-        config = Workspace.local(
-            str(root),
-            mode=preset,
-            denied_paths=tuple(perms.deniedPaths),
-            path_rules=tuple(rules),
-            command_rules=command_rules if preset != "readonly" else (),
-        )
-        if inside_write != config.policy.write:
-            config = dataclasses.replace(
-                config, policy=dataclasses.replace(config.policy, write=inside_write)
-            )
+        config = folder_config(root, self.folders(), perms, preset)
         return dataclasses.replace(
             config,
             close_after_run=False,
@@ -304,38 +271,22 @@ class EditorWorkspace:
             return False
         doc = self.overlay.document(path)
         call = current_tool_call.get()
-        call_id = call.id if call is not None else "lovia"
         title = f"{call.name if call else 'edit'} {path.name}"
-        uri = path_uri(path)
-        annotation = call_id
-        changes: list[Any] = []
-        if old_text is None and not await asyncio.to_thread(path.exists):
-            changes.append(lsp.CreateFile(uri=uri, annotation_id=annotation))
-            start = lsp.Position(line=0, character=0)
-            version = None
-            edit_range = lsp.Range(start=start, end=start)
+        creating = old_text is None and not await asyncio.to_thread(path.exists)
+        if creating:
+            edits = [LineEdit(Position(0, 0), Position(0, 0), new_text)]
         else:
-            current = doc.source if doc is not None else (old_text or "")
-            version = doc.version if doc is not None else None
-            edit_range = lsp.Range(
-                start=lsp.Position(line=0, character=0), end=_end_position(current)
-            )
-        changes.append(
-            lsp.TextDocumentEdit(
-                text_document=lsp.OptionalVersionedTextDocumentIdentifier(uri=uri, version=version),
-                edits=[
-                    lsp.AnnotatedTextEdit(
-                        range=edit_range, new_text=new_text, annotation_id=annotation
-                    )
-                ],
-            )
-        )
-        edit = lsp.WorkspaceEdit(
-            document_changes=changes,
-            change_annotations={
-                annotation: lsp.ChangeAnnotation(label=f"lovia: {title}", needs_confirmation=False)
-            },
-        )
+            edits = minimal_edits(doc.source if doc is not None else old_text or "", new_text)
+        if self._can_apply("workspace.workspace_edit.document_changes"):
+            annotation = call.id if call is not None else "lovia"
+            edit = _document_changes(path, doc, creating, edits, annotation, title)
+        elif doc is not None:
+            # A client without documentChanges (Neovim 0.7) gets plain changes, and only for
+            # documents it has open: a file it has not open has no buffer to keep in step, and
+            # such a client would leave the edit in a hidden unsaved buffer the server never sees.
+            edit = lsp.WorkspaceEdit(changes={path_uri(path): [_text_edit(e) for e in edits]})
+        else:
+            return False
         result = await self.server.workspace_apply_edit_async(
             lsp.ApplyWorkspaceEditParams(edit=edit, label=f"lovia: {title}")
         )
@@ -392,6 +343,44 @@ class EditorWorkspace:
                 text = text[:_MAX_CONTEXT_CHARS] + "\n[... truncated ...]"
             blocks.append(f'<context path="{label}">\n{text}\n</context>')
         return "\n\n".join(blocks)
+
+
+def _range(edit: LineEdit) -> lsp.Range:
+    return lsp.Range(
+        start=lsp.Position(line=edit.start.line, character=edit.start.character),
+        end=lsp.Position(line=edit.end.line, character=edit.end.character),
+    )
+
+
+def _text_edit(edit: LineEdit) -> lsp.TextEdit:
+    return lsp.TextEdit(range=_range(edit), new_text=edit.new_text)
+
+
+def _document_changes(
+    path: Path, doc: Any, creating: bool, edits: list[LineEdit], annotation: str, title: str
+) -> lsp.WorkspaceEdit:
+    """A ``TextDocumentEdit`` against the open document's version (``CreateFile`` first for a
+    new file), every edit annotated with the tool call."""
+    uri = path_uri(path)
+    changes: list[Any] = [lsp.CreateFile(uri=uri, annotation_id=annotation)] if creating else []
+    version = doc.version if doc is not None and not creating else None
+    changes.append(
+        lsp.TextDocumentEdit(
+            text_document=lsp.OptionalVersionedTextDocumentIdentifier(uri=uri, version=version),
+            edits=[
+                lsp.AnnotatedTextEdit(
+                    range=_range(e), new_text=e.new_text, annotation_id=annotation
+                )
+                for e in edits
+            ],
+        )
+    )
+    return lsp.WorkspaceEdit(
+        document_changes=changes,
+        change_annotations={
+            annotation: lsp.ChangeAnnotation(label=f"lovia: {title}", needs_confirmation=False)
+        },
+    )
 
 
 async def _close_quietly(session: Any) -> None:

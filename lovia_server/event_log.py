@@ -215,9 +215,11 @@ class EventLog:
         *,
         last_seq: int = 0,
         coalesce: bool = True,
+        parent_run_id: str | None = None,
     ) -> None:
         self.run_id = run_id
         self.session_id = session_id
+        self.parent_run_id = parent_run_id
         self.publisher = publisher
         self.seq = last_seq
         self.coalesce = coalesce and getattr(publisher, "max_window", 1) > 0
@@ -242,14 +244,16 @@ class EventLog:
     def _append(self, kind: str, payload: Mapping[str, Any]) -> Event:
         """The envelope, then the payload's fields: the event exactly as stored and sent."""
         self.seq += 1
-        event = {
+        event: Event = {
             "sessionId": self.session_id,
             "runId": self.run_id,
             "seq": self.seq,
             "ts": int(time.time() * 1000),
-            "kind": kind,
-            **payload,
         }
+        if self.parent_run_id is not None:
+            event["parentRunId"] = self.parent_run_id
+        event["kind"] = kind
+        event.update(payload)
         self.publisher.publish(event)
         return event
 

@@ -25,6 +25,11 @@ def tool_kind(tool: Tool | None) -> str:
     return presentation.tool_kind(tool)
 
 
+def tool_source(tool: Tool | None) -> str | None:
+    """Who serves the tool when it is not the agent's own (an MCP server's name)."""
+    return tool.source if tool is not None else None
+
+
 def parse_arguments(arguments: str) -> dict[str, Any]:
     """The call's arguments as an object; anything else is wrapped as ``{"_raw": text}``."""
     try:
@@ -154,6 +159,7 @@ __all__ = [
     "todo_items",
     "tool_kind",
     "tool_locations",
+    "tool_source",
     "tool_title",
     "uri_to_path",
     "usage_payload",

@@ -55,7 +55,9 @@ class LspEditor:
 
     async def ask_approval(self, payload: p.ApprovalRequested) -> p.Decision | None:
         actions = [lsp.MessageActionItem(title=o.label) for o in payload.options]
-        message = f"lovia: {payload.title}\n{payload.detail}".strip()
+        child = payload.subagent
+        who = f"lovia [{child.task_id} {child.name}]" if child is not None else "lovia"
+        message = f"{who}: {payload.title}\n{payload.detail}".strip()
         response = await self.server.window_show_message_request_async(
             lsp.ShowMessageRequestParams(
                 type=lsp.MessageType.Warning, message=message, actions=actions

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any, Literal, Protocol
 
 from lovia.agent import Agent
+from lovia.reliability import RunBudget
 from lovia.tools.base import Tool
 from lovia_server.protocol import ApprovalRequested, Decision, FileDiff
 
@@ -30,6 +31,7 @@ class RunSpec:
     root: Path
     cwd: Path
     context_window: int | None = None
+    budget: RunBudget | None = None
 
 
 class EditorPort(Protocol):
@@ -73,6 +75,11 @@ class WorkspacePort(Protocol):
 
     def declined(self, call_id: str) -> bool:
         """Whether the editor refused to apply that call's edit."""
+        ...
+
+    async def attach(self, agent: Agent[Any], root: Path, session_id: str) -> Agent[Any]:
+        """The agent bound to the conversation's workspace (as is when it has its own); a
+        subagent is bound to its parent's conversation."""
         ...
 
 

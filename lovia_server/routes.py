@@ -51,6 +51,7 @@ ROUTES = (
     Route(p.SESSION, lambda rt: rt.session),
     Route(p.DELETE_SESSION, lambda rt: rt.delete_session),
     Route(p.STATUS, lambda rt: rt.status),
+    Route(p.MCP_RESTART, lambda rt: rt.mcp_restart),
 )
 
 BY_NAME: dict[str, Route[Any, Any]] = {route.method.name: route for route in ROUTES}

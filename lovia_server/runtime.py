@@ -26,11 +26,11 @@ from lovia_server.agents import (
     check_model,
     coding_agent,
     load_user_agent,
-    mcp_plugin,
 )
 from lovia_server.editor_workspace import EditorWorkspace
 from lovia_server.event_log import Publisher
 from lovia_server.lsp_editor import LspEditor
+from lovia_server.mcp_pool import MCPPool, PooledMCP
 from lovia_server.ports import RunSpec
 from lovia_server.settings import default_state_dir
 from lovia_server.store import RunRecord, ServerStore
@@ -73,6 +73,11 @@ class ServerRuntime:
             workspace=self.workspace,
             questions=self.channel,
             approval_timeout=lambda: server.settings.approvalTimeoutSeconds,
+        )
+        self.mcp = MCPPool(
+            log_dir=state_dir / "mcp-logs",
+            notify=self.supervisor.emit_to_session,
+            idle_timeout=lambda: server.settings.mcpIdleTimeoutSeconds,
         )
         self._questions_task: asyncio.Task[None] | None = None
         self._closed = False
@@ -158,6 +163,7 @@ class ServerRuntime:
         if self._warm_runs is not None:
             self._warm_runs.cancel()
         await self.supervisor.shutdown()
+        await self.mcp.aclose()
         self.channel.close("server shutdown")
         if self._questions_task is not None:
             self._questions_task.cancel()
@@ -173,6 +179,10 @@ class ServerRuntime:
 
     def settings_changed(self) -> None:
         self.workspace.settings_changed()
+        if self.server.init_options.trusted:
+            affected = self.mcp.configure(self.server.settings.mcpServers)
+            if affected:
+                logger.info("mcp.reconfigured: %s", ", ".join(affected))
 
     def cancel_from_progress(self, run_id: str) -> None:
         ctl = self.supervisor.by_run.get(run_id)
@@ -230,7 +240,7 @@ class ServerRuntime:
             built = coding_agent(
                 model_name,
                 extra_tools=[ask_human(self.channel)],
-                plugins=self._mcp_plugins(root),
+                plugins=[*self._mcp_plugins(root), *self._subagent_plugins()],
             )
         elif choice == BUILTIN_DEMO:
             from lovia_server.demo import demo_agent
@@ -273,8 +283,28 @@ class ServerRuntime:
                     lsp.MessageType.Warning,
                 )
             return []
-        plugin = mcp_plugin(servers, root)
-        return [plugin] if plugin is not None else []
+        if self.mcp.settings is not servers:
+            self.mcp.configure(servers)
+        if not any(self.mcp._enabled()):
+            return []
+        return [PooledMCP(self.mcp, root)]
+
+    def _subagent_plugins(self) -> list[Any]:
+        """The built-in agent's Subagents plugin (bare: children clone the agent), by setting."""
+        limits = self.server.settings.subagents
+        if not limits.active(self.server.init_options.trusted):
+            return []
+        from lovia.plugins.subagents import Subagents
+        from lovia.reliability import RunBudget
+
+        budget = RunBudget(max_total_tokens=limits.maxTotalTokens, max_seconds=limits.maxSeconds)
+        return [
+            Subagents(
+                max_concurrent=limits.maxConcurrent,
+                max_turns=limits.maxTurns,
+                budget=budget,
+            )
+        ]
 
     def _context_window(self, agent: Any) -> int | None:
         from lovia.providers.base import context_window
@@ -354,7 +384,33 @@ class ServerRuntime:
             live_runs=self.supervisor.live_runs(),
             session_rules=self.supervisor.rules_view(),
             settings_problems=list(self.server.settings_problems),
+            mcp_servers=self._mcp_view(),
         )
+
+    def _mcp_view(self) -> list[p.MCPServerInfo]:
+        folders = self.workspace.folders()
+        if self.mcp.settings is not self.server.settings.mcpServers:
+            self.mcp.configure(self.server.settings.mcpServers)  # never starts a server
+        if not self.server.init_options.trusted:
+            return [
+                info.model_copy(update={"state": "stopped", "error": _UNTRUSTED_MCP})
+                for info in self.mcp.infos(None)
+            ]
+        return self.mcp.infos(self.workspace.root_for(folders[0]) if folders else None)
+
+    async def mcp_restart(self, params: p.MCPRestartParams) -> p.MCPRestartResult:
+        if not self.server.init_options.trusted:
+            raise p.invalid_params(_UNTRUSTED_MCP, "name")
+        folders = self.workspace.folders()
+        if not folders:
+            raise p.invalid_params("The editor has no workspace folder open", "name")
+        if self.mcp.settings is not self.server.settings.mcpServers:
+            self.mcp.configure(self.server.settings.mcpServers)
+        info = await self.mcp.restart(params.name, self.workspace.root_for(folders[0]))
+        return p.MCPRestartResult(server=info)
+
+
+_UNTRUSTED_MCP = "MCP servers are not started in an untrusted workspace"
 
 
 def _state_dir(server: LoviaServer) -> Path:

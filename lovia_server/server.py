@@ -66,15 +66,8 @@ class LoviaProtocol(GuardedProtocol):
         self, params: lsp.InitializeParams
     ) -> Generator[Any, Any, lsp.InitializeResult]:
         result: lsp.InitializeResult = yield from super().lsp_initialize(params)
-        result.capabilities.experimental = {
-            "lovia": {
-                "protocolVersion": p.PROTOCOL_VERSION,
-                "methods": list(names.METHOD_NAMES),
-                "eventKinds": list(names.EVENT_KINDS),
-                "editModes": list(names.EDIT_MODES),
-                "version": server_version(),
-            }
-        }
+        # The ServerCapabilities model's wire shape, from the generated names: no pydantic yet.
+        result.capabilities.experimental = {"lovia": names.server_capabilities(server_version())}
         return result
 
 
@@ -297,7 +290,7 @@ async def refresh_settings(server: LoviaServer, *, pushed: Any = None) -> None:
         if problem.startswith("lovia.mcpServers."):
             message = (
                 f"lovia: invalid MCP server setting {problem} "
-                "(runs of the built-in agent fail until it is fixed)"
+                "(runs of the built-in agent go on without it until it is fixed)"
             )
         else:
             message = f"lovia: ignoring invalid setting {problem}"

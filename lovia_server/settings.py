@@ -18,9 +18,11 @@ from pydantic import (
     field_validator,
     model_validator,
 )
+from pydantic.json_schema import SkipJsonSchema
 
 Decision = Literal["allow", "ask", "deny"]
 Preset = Literal["readonly", "coding", "trusted"]
+EditModeSetting = Literal["auto", "server", "workspaceEdit"]
 
 DEFAULT_DENIED_PATHS: list[str] = [
     ".env",
@@ -56,7 +58,8 @@ class CommandRuleSetting(_Model):
 class PermissionSettings(_Model):
     preset: Preset = "coding"
     write: Decision | None = None
-    """Overrides the preset's decision for writes inside the workspace (``ask`` = review edits)."""
+    """Writes inside the workspace. Unset: review-first under ``coding`` (every write and edit
+    asks, with a diff), the preset's own decision under ``readonly`` and ``trusted``."""
     pathRules: list[PathRuleSetting] = Field(default_factory=list)
     commandRules: list[CommandRuleSetting] = Field(default_factory=list)
     deniedPaths: list[str] = Field(default_factory=lambda: list(DEFAULT_DENIED_PATHS))
@@ -172,16 +175,40 @@ class InvalidMCPServerSetting(BaseModel):
     problem: str
 
 
+class SubagentSettings(_Model):
+    """``lovia.subagents``: background children of the built-in agent, as child runs."""
+
+    enabled: bool | None = None
+    """``None`` (the default) means on in a trusted workspace, off in an untrusted one."""
+    maxConcurrent: int = Field(default=3, ge=1, le=16)
+    maxTurns: int = Field(default=30, ge=1, le=1000)
+    maxTotalTokens: int | None = Field(default=400_000, ge=1)
+    """Per child: input plus output tokens (``null`` for no cap)."""
+    maxSeconds: float | None = Field(default=900, gt=0)
+    """Per child: wall-clock seconds (``null`` for no cap)."""
+
+    def active(self, trusted: bool) -> bool:
+        return trusted if self.enabled is None else self.enabled
+
+
 class LoviaSettings(_Model):
     """The ``lovia`` configuration section (protocol.md, "Settings")."""
 
     model: str | None = None
     permissions: PermissionSettings = Field(default_factory=PermissionSettings)
     agent: str | None = None
-    mcpServers: dict[str, MCPServerSetting | InvalidMCPServerSetting] = Field(default_factory=dict)
+    mcpServers: dict[str, MCPServerSetting | SkipJsonSchema[InvalidMCPServerSetting]] = Field(
+        default_factory=dict
+    )
     """MCP servers for the built-in agent, by name (the tools' ``<name>__`` prefix)."""
+    mcpIdleTimeoutSeconds: float = Field(default=600, gt=0)
+    """A pooled MCP server no run has used for this long is stopped (started again on use)."""
+    subagents: SubagentSettings = Field(default_factory=SubagentSettings)
     maxTurns: int = Field(default=50, ge=1, le=10_000)
     approvalTimeoutSeconds: float | None = Field(default=None, gt=0)
+    editMode: EditModeSetting = "auto"
+    """How approved edits land; read for every run. ``auto``: through the editor
+    (``workspace/applyEdit``) when the client can apply edits, else the server writes."""
 
     @field_validator("model", "agent", mode="before")
     @classmethod
@@ -227,17 +254,18 @@ class LoviaSettings(_Model):
 
 
 class InitOptions(_Model):
-    """``initializationOptions.lovia``; ``present`` records whether the client sent it at all."""
+    """``initializationOptions.lovia`` (all optional)."""
 
     protocolVersion: int = 1
     client: str | None = None
     approvals: Literal["events", "showMessageRequest"] | None = None
-    editMode: Literal["server", "workspaceEdit"] = "server"
+    editMode: EditModeSetting | None = None
+    """The client's preferred edit mode; the ``editMode`` setting, when not ``auto``, wins."""
     progress: bool = True
     stateDir: str | None = None
     trusted: bool = True
     """Workspace trust as the editor sees it; user agent files load only when trusted."""
-    present: bool = False
+    present: SkipJsonSchema[bool] = False  # whether the client sent the object at all
 
     @property
     def approval_mode(self) -> Literal["events", "showMessageRequest"]:
@@ -303,6 +331,7 @@ __all__ = [
     "MCPServerSetting",
     "PermissionSettings",
     "StdioMCPServerSetting",
+    "SubagentSettings",
     "default_state_dir",
     "parse_init_options",
     "parse_mcp_server",

@@ -32,7 +32,8 @@ CREATE TABLE IF NOT EXISTS server_sessions (
     created_at REAL NOT NULL,
     updated_at REAL NOT NULL,
     agent TEXT,
-    cwd TEXT
+    cwd TEXT,
+    parent_id TEXT
 );
 CREATE TABLE IF NOT EXISTS server_runs (
     id TEXT PRIMARY KEY,
@@ -47,7 +48,11 @@ CREATE TABLE IF NOT EXISTS server_runs (
     finished_at REAL,
     usage_json TEXT,
     resumable INTEGER NOT NULL DEFAULT 0,
-    leg INTEGER NOT NULL DEFAULT 0
+    leg INTEGER NOT NULL DEFAULT 0,
+    parent_run_id TEXT,
+    task_id TEXT,
+    spawn_key TEXT,
+    report TEXT
 );
 CREATE INDEX IF NOT EXISTS server_runs_session ON server_runs (session_id, started_at);
 CREATE TABLE IF NOT EXISTS server_run_events (
@@ -68,6 +73,17 @@ def _insert_events_sql(rows: int) -> str:
     return f"INSERT OR IGNORE INTO server_run_events (run_id, seq, body) VALUES {values}"
 
 
+# Columns added after the first release: (table, column, declaration), added when missing.
+_ADDED_COLUMNS = (
+    ("server_sessions", "parent_id", "TEXT"),
+    ("server_runs", "parent_run_id", "TEXT"),
+    ("server_runs", "task_id", "TEXT"),
+    ("server_runs", "spawn_key", "TEXT"),
+    ("server_runs", "report", "TEXT"),
+)
+_LATE_INDEXES = ("CREATE INDEX IF NOT EXISTS server_runs_parent ON server_runs (parent_run_id)",)
+
+
 def checkpoint_id(run_id: str, leg: int) -> str:
     """The checkpoint (and session segment) key of one leg of a run.
 
@@ -75,6 +91,11 @@ def checkpoint_id(run_id: str, leg: int) -> str:
     is one lovia run with its own checkpoint, all under one protocol ``runId``.
     """
     return run_id if leg == 0 else f"{run_id}~{leg}"
+
+
+def run_of_checkpoint(key: str) -> str:
+    """The protocol ``runId`` a checkpoint key belongs to (``checkpoint_id``'s inverse)."""
+    return key.partition("~")[0]
 
 
 @dataclass
@@ -92,6 +113,12 @@ class RunRecord:
     usage: p.Usage | None
     resumable: bool
     leg: int = 0
+    parent_run_id: str | None = None
+    task_id: str | None = None
+    spawn_key: str | None = None
+    """``{parent checkpoint}:{spawning call or task id}``: one child per spawn, across resumes."""
+    report: str | None = None
+    """A finished child's output, kept until its parent has the report."""
 
     @property
     def checkpoint_id(self) -> str:
@@ -110,6 +137,8 @@ class RunRecord:
             finished_at=int(self.finished_at * 1000) if self.finished_at else None,
             usage=self.usage,
             resumable=self.resumable,
+            parent_run_id=self.parent_run_id,
+            task_id=self.task_id,
         )
 
 
@@ -128,6 +157,10 @@ def _run_from_row(row: sqlite3.Row) -> RunRecord:
         usage=_usage(row["usage_json"]),
         resumable=bool(row["resumable"]),
         leg=int(row["leg"]),
+        parent_run_id=row["parent_run_id"],
+        task_id=row["task_id"],
+        spawn_key=row["spawn_key"],
+        report=row["report"],
     )
 
 
@@ -140,6 +173,17 @@ def _usage(stored: str | None) -> p.Usage | None:
 
 def _usage_json(usage: p.Usage | None) -> str | None:
     return usage.model_dump_json(by_alias=True) if usage is not None else None
+
+
+async def _add_missing_columns(db: aiosqlite.Connection) -> None:
+    """A state.db from an older server gains the new columns (values stay NULL)."""
+    for table, column, decl in _ADDED_COLUMNS:
+        async with db.execute(f"PRAGMA table_info({table})") as cur:
+            names = {row[1] for row in await cur.fetchall()}
+        if column not in names:
+            await db.execute(f"ALTER TABLE {table} ADD COLUMN {column} {decl}")
+    for sql in _LATE_INDEXES:
+        await db.execute(sql)
 
 
 class ServerStore:
@@ -163,6 +207,7 @@ class ServerStore:
             await db.execute("PRAGMA synchronous=NORMAL")
             await db.execute("PRAGMA busy_timeout=5000")
             await db.executescript(_SCHEMA)
+            await _add_missing_columns(db)
             async with db.execute("SELECT version FROM lovia_server_schema") as cur:
                 row = await cur.fetchone()
             if row is None:
@@ -206,14 +251,20 @@ class ServerStore:
     # ------------------------------------------------------------------ sessions
 
     async def upsert_session(
-        self, session_id: str, *, title: str, agent: str | None, cwd: str | None
+        self,
+        session_id: str,
+        *,
+        title: str,
+        agent: str | None,
+        cwd: str | None,
+        parent_id: str | None = None,
     ) -> None:
         now = time.time()
         await self._write(
-            "INSERT INTO server_sessions (id, title, created_at, updated_at, agent, cwd) "
-            "VALUES (?, ?, ?, ?, ?, ?) "
+            "INSERT INTO server_sessions (id, title, created_at, updated_at, agent, cwd, "
+            "parent_id) VALUES (?, ?, ?, ?, ?, ?, ?) "
             "ON CONFLICT(id) DO UPDATE SET updated_at = excluded.updated_at",
-            (session_id, title.strip()[:120] or "Untitled", now, now, agent, cwd),
+            (session_id, title.strip()[:120] or "Untitled", now, now, agent, cwd, parent_id),
         )
 
     async def touch_session(self, session_id: str) -> None:
@@ -236,8 +287,9 @@ class ServerStore:
             " ORDER BY started_at DESC LIMIT 1) "
         )
         args: list[Any] = []
+        sql += "WHERE s.parent_id IS NULL "
         if query:
-            sql += "WHERE s.title LIKE ? ESCAPE '\\' "
+            sql += "AND s.title LIKE ? ESCAPE '\\' "
             escaped = query.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
             args.append(f"%{escaped}%")
         sql += "ORDER BY s.updated_at DESC LIMIT ? OFFSET ?"
@@ -265,8 +317,8 @@ class ServerStore:
     async def insert_run(self, record: RunRecord) -> None:
         await self._write(
             "INSERT INTO server_runs (id, session_id, status, error, prompt, model, agent, cwd, "
-            "started_at, finished_at, usage_json, resumable) "
-            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) "
+            "started_at, finished_at, usage_json, resumable, parent_run_id, task_id, spawn_key) "
+            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) "
             "ON CONFLICT(id) DO UPDATE SET status = excluded.status, error = NULL, "
             "finished_at = NULL, resumable = 0",
             (
@@ -282,6 +334,9 @@ class ServerStore:
                 record.finished_at,
                 _usage_json(record.usage),
                 int(record.resumable),
+                record.parent_run_id,
+                record.task_id,
+                record.spawn_key,
             ),
         )
 
@@ -306,6 +361,28 @@ class ServerStore:
                 run_id,
             ),
         )
+
+    async def set_report(self, run_id: str, report: str | None) -> None:
+        await self._write("UPDATE server_runs SET report = ? WHERE id = ?", (report, run_id))
+
+    async def children_of(self, parent_run_ids: Iterable[str]) -> list[RunRecord]:
+        """The child runs (subagents) of the given runs, oldest first."""
+        ids = list(parent_run_ids)
+        if not ids:
+            return []
+        marks = ", ".join("?" for _ in ids)
+        rows = await self._fetchall(
+            f"SELECT * FROM server_runs WHERE parent_run_id IN ({marks}) ORDER BY started_at",
+            ids,
+        )
+        return [_run_from_row(r) for r in rows]
+
+    async def child_by_spawn(self, spawn_key: str) -> RunRecord | None:
+        rows = await self._fetchall(
+            "SELECT * FROM server_runs WHERE spawn_key = ? ORDER BY started_at DESC LIMIT 1",
+            (spawn_key,),
+        )
+        return _run_from_row(rows[0]) if rows else None
 
     async def set_leg(self, run_id: str, leg: int) -> None:
         await self._write("UPDATE server_runs SET leg = ? WHERE id = ?", (leg, run_id))
@@ -355,4 +432,4 @@ class ServerStore:
         return int(rows[0]["m"] or 0) if rows else 0
 
 
-__all__ = ["RunRecord", "ServerStore", "checkpoint_id"]
+__all__ = ["RunRecord", "ServerStore", "checkpoint_id", "run_of_checkpoint"]

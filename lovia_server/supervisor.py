@@ -42,6 +42,7 @@ from lovia.transcript import (
     drop_dangling_tool_calls,
 )
 from lovia_server import protocol as p
+from lovia_server.child_link import ChildLink, RunOutcome
 from lovia_server.event_log import EventLog, Publisher
 from lovia_server.events import (
     APPROVAL_OPTIONS,
@@ -54,6 +55,7 @@ from lovia_server.events import (
     todo_items,
     tool_kind,
     tool_locations,
+    tool_source,
     tool_title,
     usage_payload,
 )
@@ -76,6 +78,7 @@ from lovia_server.protocol import (
     RunFinished,
     RunStarted,
     RunStatus,
+    SubagentFinished,
     TextContent,
     TodoUpdated,
     ToolCallStarted,
@@ -88,7 +91,8 @@ from lovia_server.protocol import (
     as_run_status,
     as_tool_kind,
 )
-from lovia_server.store import RunRecord, ServerStore, checkpoint_id
+from lovia_server.store import RunRecord, ServerStore, checkpoint_id, run_of_checkpoint
+from lovia_server.subagent_host import SubagentHost
 
 logger = logging.getLogger("lovia_server.supervisor")
 
@@ -174,6 +178,18 @@ class RunController:
     leg: int = 0
     # resumed, but from the prompt: the previous process died before the first checkpoint
     from_prompt: bool = False
+    link: ChildLink | None = None
+    outcome: asyncio.Future[RunOutcome] = field(
+        default_factory=lambda: asyncio.get_running_loop().create_future()
+    )
+
+    @property
+    def parent_run_id(self) -> str | None:
+        return self.link.parent_run_id if self.link is not None else None
+
+    @property
+    def subagent(self) -> p.SubagentRef | None:
+        return self.link.ref(self.run_id) if self.link is not None else None
 
     @property
     def checkpoint_id(self) -> str:
@@ -212,6 +228,7 @@ class RunSupervisor:
         self.workspace = workspace
         self.questions = questions
         self.approval_timeout = approval_timeout
+        self.subagents = SubagentHost(self)
         self.live: dict[str, RunController] = {}
         self.by_run: dict[str, RunController] = {}
         self.session_rules: dict[str, dict[str, Literal["allow", "reject"]]] = {}
@@ -226,9 +243,13 @@ class RunSupervisor:
         recovered = []
         for record in await self.store.runs_with_status("running"):
             snapshot = await self.checkpointer.load(record.checkpoint_id)
-            resumable = (snapshot is not None and snapshot.status != "completed") or (
-                snapshot is None and await self._restartable(record)
-            )
+            if await self._leg_in_session(record):
+                # The process died after the run's last leg reached the session: it finished.
+                await self._recover_finished(record, snapshot)
+                continue
+            # A checkpoint marked completed whose entries never reached the session is
+            # resumable too: resuming it appends them (the session ignores a repeated segment).
+            resumable = snapshot is not None or await self._restartable(record)
             log = EventLog(
                 record.id,
                 record.session_id,
@@ -264,6 +285,30 @@ class RunSupervisor:
             )
             recovered.append(record.id)
         return recovered
+
+    async def _leg_in_session(self, record: RunRecord) -> bool:
+        segments = await self.sessions.segments(record.session_id)
+        return any(seg.run_id == record.checkpoint_id for seg in segments)
+
+    async def _recover_finished(self, record: RunRecord, snapshot: Any) -> None:
+        """Close the log of a run that ended just before its process died, as completed."""
+        log = EventLog(
+            record.id,
+            record.session_id,
+            self.publisher,
+            last_seq=await self.store.last_seq(record.id),
+            coalesce=False,
+        )
+        usage = record.usage or usage_payload(
+            snapshot.usage if snapshot else Usage(), context_tokens=None, context_window=None
+        )
+        output = output_payload(snapshot.output) if snapshot is not None else None
+        log.emit(RunFinished(status="completed", usage=usage, resumable=False, output=output))
+        await log.close()
+        await _quiet(self.checkpointer.delete(record.checkpoint_id))
+        await self.store.finish_run(
+            record.id, status="completed", error=None, usage=usage, resumable=False
+        )
 
     async def _open_items(self, run_id: str) -> tuple[list[str], list[str]]:
         """Tool calls without a result and approvals without a resolution in the last attempt."""
@@ -334,13 +379,20 @@ class RunSupervisor:
         model_input: Any,
         spec: RunSpec,
         max_turns: int,
+        link: ChildLink | None = None,
+        mailbox: Mailbox | None = None,
         new_session: bool = False,
     ) -> p.LaunchResult:
         """Start a run; ``new_session`` when ``claim_session`` just minted the id (it has no
         earlier runs to look at)."""
         self._check_session_free(session_id)
         run_id = _short_id("r")
-        log = EventLog(run_id, session_id, self.publisher)
+        log = EventLog(
+            run_id,
+            session_id,
+            self.publisher,
+            parent_run_id=link.parent_run_id if link is not None else None,
+        )
         ctl = RunController(
             run_id=run_id,
             session_id=session_id,
@@ -349,14 +401,22 @@ class RunSupervisor:
             log=log,
             resumed=False,
             max_turns=max_turns,
+            link=link,
+            mailbox=mailbox if mailbox is not None else Mailbox(),
         )
 
         async def persist() -> None:
             if not new_session:  # a session claim_session just minted has no runs to close
                 await self._supersede_interrupted(session_id)
             title = prompt.strip().splitlines()[0] if prompt.strip() else "Untitled"
+            if link is not None:
+                title = f"[{link.task_id}] {title}"
             await self.store.upsert_session(
-                session_id, title=title, agent=spec.agent_label, cwd=str(spec.cwd)
+                session_id,
+                title=title,
+                agent=spec.agent_label,
+                cwd=str(spec.cwd),
+                parent_id=link.parent_session_id if link is not None else None,
             )
             await self.store.insert_run(self._record(ctl))
 
@@ -368,16 +428,22 @@ class RunSupervisor:
         spec_for: Callable[[RunRecord], Awaitable[RunSpec]],
         *,
         max_turns: int,
+        link: ChildLink | None = None,
+        mailbox: Mailbox | None = None,
     ) -> p.LaunchResult:
         record = await self.ensure_known_run(run_id)
+        if record.parent_run_id is not None and link is None:
+            raise p.ProtocolError(
+                p.NOT_RESUMABLE,
+                f"Run {run_id} is a subagent: resume its parent run {record.parent_run_id}",
+                {"runId": run_id, "status": record.status, "parentRunId": record.parent_run_id},
+            )
         self._check_session_free(record.session_id)
         snapshot = await self.checkpointer.load(record.checkpoint_id)
         # A process that died before the run's first checkpoint leaves only the run record:
         # the run starts again from its prompt (nothing of it reached the session).
         from_prompt = snapshot is None and record.resumable and await self._restartable(record)
-        if not from_prompt and (
-            not record.resumable or snapshot is None or snapshot.status == "completed"
-        ):
+        if not from_prompt and (not record.resumable or snapshot is None):
             raise p.ProtocolError(
                 p.NOT_RESUMABLE,
                 f"Run {run_id} cannot be resumed (status {record.status})",
@@ -385,7 +451,11 @@ class RunSupervisor:
             )
         spec = await spec_for(record)
         log = EventLog(
-            run_id, record.session_id, self.publisher, last_seq=await self.store.last_seq(run_id)
+            run_id,
+            record.session_id,
+            self.publisher,
+            last_seq=await self.store.last_seq(run_id),
+            parent_run_id=record.parent_run_id,
         )
         ctl = RunController(
             run_id=run_id,
@@ -397,6 +467,8 @@ class RunSupervisor:
             max_turns=(snapshot.turns if snapshot else 0) + max_turns,
             leg=record.leg,
             from_prompt=from_prompt,
+            link=link,
+            mailbox=mailbox if mailbox is not None else Mailbox(),
         )
         if snapshot is not None:
             ctl.usage = snapshot.usage.clone()
@@ -412,14 +484,14 @@ class RunSupervisor:
         not in the session: nothing of it was kept, so it can start again from the prompt."""
         if record.leg != 0 or not record.prompt:
             return False
-        segments = await self.sessions.segments(record.session_id)
-        return all(seg.run_id != record.checkpoint_id for seg in segments)
+        return not await self._leg_in_session(record)
 
     async def _launch(
         self, ctl: RunController, model_input: Any, persist: Callable[[], Awaitable[None]]
     ) -> p.LaunchResult:
         """Register before any await (a concurrent start then sees the session as busy),
         persist the records, then start the run task."""
+        ctl.spec.agent = self.subagents.bind(ctl.spec.agent)
         self._register(ctl)
         try:
             await persist()
@@ -468,7 +540,19 @@ class RunSupervisor:
             self._cancel_questions(ctl)
             if ctl.task is not None:
                 asyncio.get_running_loop().create_task(self._hard_cancel_after(ctl, 3.0))
+            for child in self.children_of(ctl.run_id):
+                self.cancel(child, reason="the parent run was cancelled")
         return p.CancelResult(run_id=ctl.run_id, status="cancelling")
+
+    def emit_to_session(self, session_id: str, payload: p.EventPayload) -> None:
+        """An event for the live run of a session (a pooled MCP server's state change)."""
+        ctl = self.live.get(session_id)
+        if ctl is not None:
+            ctl.log.emit(payload)
+
+    def children_of(self, run_id: str) -> list[RunController]:
+        """The live subagent runs a run spawned."""
+        return [c for c in self.by_run.values() if c.parent_run_id == run_id]
 
     async def _hard_cancel_after(self, ctl: RunController, grace: float) -> None:
         """Cooperative cancel first; a tool still running after ``grace`` is interrupted."""
@@ -520,6 +604,9 @@ class RunSupervisor:
             finished_at=None,
             usage=None,
             resumable=False,
+            parent_run_id=ctl.parent_run_id,
+            task_id=ctl.link.task_id if ctl.link is not None else None,
+            spawn_key=ctl.link.spawn_key if ctl.link is not None else None,
         )
 
     async def _drive(self, ctl: RunController, model_input: Any) -> None:
@@ -533,6 +620,7 @@ class RunSupervisor:
                     model=ctl.spec.model_label,
                     agent=ctl.spec.agent_label,
                     resumed=ctl.resumed,
+                    subagent=ctl.subagent,
                 )
             )
             if not ctl.resumed:
@@ -559,6 +647,7 @@ class RunSupervisor:
                     mailbox=ctl.mailbox,
                     cancel_token=ctl.cancel_token,
                     max_turns=ctl.max_turns,
+                    budget=ctl.spec.budget,
                 )
                 async for event in handle:
                     await self._on_event(ctl, event)
@@ -583,7 +672,10 @@ class RunSupervisor:
         finally:
             await asyncio.shield(self._finish(ctl, result, error))
 
-    async def _finish(self, ctl: RunController, result: Any, error: BaseException | None) -> None:
+    async def _final_status(
+        self, ctl: RunController, error: BaseException | None
+    ) -> tuple[FinalStatus, bool]:
+        """The run's final status and whether it can be resumed from its checkpoint."""
         status: FinalStatus
         resumable = False
         if error is None:
@@ -610,6 +702,10 @@ class RunSupervisor:
             resumable = snapshot is not None and snapshot.status != "completed"
             if not resumable and error is not None:
                 status = "failed"
+        return status, resumable
+
+    async def _finish(self, ctl: RunController, result: Any, error: BaseException | None) -> None:
+        status, resumable = await self._final_status(ctl, error)
         if status in ("cancelled", "failed"):
             await self._keep_completed_turns(ctl.session_id, ctl.checkpoint_id)
         self._resolve_all_approvals(ctl)
@@ -656,6 +752,38 @@ class RunSupervisor:
                 resumable=resumable,
             )
             await self.store.touch_session(ctl.session_id)
+        if ctl.link is not None:
+            await self._child_finished(ctl, status, usage, result, run_error)
+        if not ctl.outcome.done():
+            ctl.outcome.set_result(RunOutcome(status, result, error, run_error))
+
+    async def _child_finished(
+        self,
+        ctl: RunController,
+        status: FinalStatus,
+        usage: p.Usage,
+        result: Any,
+        run_error: p.RunError | None,
+    ) -> None:
+        """Keep a finished child's report until its parent has it; tell the parent's stream."""
+        assert ctl.link is not None
+        summary: str | None = None
+        if status == "completed" and result is not None:
+            summary = child_report_text(result.output)
+            await _quiet(self.store.set_report(ctl.run_id, summary))
+        parent = self.by_run.get(ctl.link.parent_run_id)
+        if parent is None:
+            return
+        parent.log.emit(
+            SubagentFinished(
+                child_run_id=ctl.run_id,
+                task_id=ctl.link.task_id,
+                status=status,
+                usage=usage,
+                summary=_first_line(summary) if summary else None,
+                error=run_error,
+            )
+        )
 
     async def _keep_completed_turns(self, session_id: str, checkpoint: str) -> None:
         """Move a stopped leg's completed turns from its checkpoint into the session."""
@@ -680,6 +808,9 @@ class RunSupervisor:
                     usage=record.usage,
                     resumable=False,
                 )
+                for child in await self.store.children_of([record.id]):
+                    if child.resumable:
+                        await self._supersede_interrupted(child.session_id)
 
     # ================================================================== event mapping
 
@@ -782,6 +913,7 @@ class RunSupervisor:
                         p.Location.model_validate(loc)
                         for loc in tool_locations(info.tool, info.args, ctl.spec.root)
                     ],
+                    server=tool_source(info.tool),
                 )
             )
         return info
@@ -945,6 +1077,7 @@ class RunSupervisor:
             command=command,
             diff=diff,
             options=options,
+            subagent=ctl.subagent,
         )
 
     def _resolve_all_approvals(self, ctl: RunController) -> None:
@@ -956,7 +1089,8 @@ class RunSupervisor:
     # ================================================================== questions
 
     def question_asked(self, run_id: str | None, question: Any) -> None:
-        ctl = self.by_run.get(run_id or "")
+        # the asking tool sees the leg's checkpoint key (``r_x~1`` after a steered answer)
+        ctl = self.by_run.get(run_of_checkpoint(run_id or ""))
         if ctl is None:
             return
         ctl.questions[question.id] = question.question
@@ -967,6 +1101,7 @@ class RunSupervisor:
                 text=question.question,
                 choices=[o.label for o in question.options] if question.options else None,
                 multi_select=bool(question.multi_select) if question.options else None,
+                subagent=ctl.subagent,
             )
         )
         self._progress("report", ctl, "Waiting for your answer")
@@ -1009,7 +1144,18 @@ class RunSupervisor:
         ctl = self.live.get(session_id)
         if ctl is None or not call_id:
             return
-        ctl.log.delta("tool.update", call_id, text, _stream(stream))
+        # Subagents share their parent's workspace session: the call says whose output it is.
+        owner = ctl if call_id in ctl.calls else self._call_owner(ctl, call_id)
+        owner.log.delta("tool.update", call_id, text, _stream(stream))
+
+    def _call_owner(self, ctl: RunController, call_id: str) -> RunController:
+        pending = self.children_of(ctl.run_id)
+        while pending:
+            child = pending.pop()
+            if call_id in child.calls:
+                return child
+            pending.extend(self.children_of(child.run_id))
+        return ctl
 
     # ================================================================== progress
 
@@ -1040,6 +1186,7 @@ class RunSupervisor:
         for row in rows:
             live = self.live.get(row["id"])
             last_status = row["last_run_status"]
+            runs = [r.id for r in await self.store.runs_for_session(row["id"])]
             out.append(
                 p.SessionSummary(
                     session_id=row["id"],
@@ -1050,9 +1197,32 @@ class RunSupervisor:
                     if live
                     else (as_run_status(last_status) if last_status is not None else None),
                     resumable=bool(row["last_resumable"]) and live is None,
+                    children=await self._children_view(runs),
                 )
             )
         return p.SessionsResult(sessions=out)
+
+    async def _children_view(self, run_ids: list[str]) -> list[p.ChildRun]:
+        """The subagents of these runs, and theirs, with live statuses."""
+        out: list[p.ChildRun] = []
+        frontier = run_ids
+        while frontier:
+            records = await self.store.children_of(frontier)
+            for record in records:
+                live = self.by_run.get(record.id)
+                out.append(
+                    p.ChildRun(
+                        run_id=record.id,
+                        session_id=record.session_id,
+                        parent_run_id=record.parent_run_id or "",
+                        task_id=record.task_id or "",
+                        name=record.agent or "",
+                        status=live.status if live else as_run_status(record.status),
+                        resumable=record.resumable and live is None,
+                    )
+                )
+            frontier = [r.id for r in records]
+        return out
 
     async def session_view(self, session_id: str) -> p.SessionResult:
         row = await self.store.get_session(session_id)
@@ -1075,16 +1245,23 @@ class RunSupervisor:
             entries=project_entries(entries, self.tools_seen.get(row["agent"] or "", {})),
             todos=todo_items(todos_from_entries(entries)),
             runs=[r.to_wire() for r in runs],
+            children=await self._children_view([r.id for r in runs]),
+            parent_session_id=row.get("parent_id"),
         )
 
     async def delete_session(self, session_id: str) -> p.DeleteSessionResult:
         self._check_session_free(session_id)
         if await self.store.get_session(session_id) is None:
             return p.DeleteSessionResult(deleted=False)
-        for run_id, leg in await self.store.delete_session(session_id):
-            await _quiet(self.checkpointer.delete(checkpoint_id(run_id, leg)))
-        await self.sessions.clear(session_id)
-        self.session_rules.pop(session_id, None)
+        runs = [r.id for r in await self.store.runs_for_session(session_id)]
+        children = await self._children_view(runs)
+        for child in children:
+            self._check_session_free(child.session_id)
+        for sid in [session_id, *dict.fromkeys(c.session_id for c in children)]:
+            for run_id, leg in await self.store.delete_session(sid):
+                await _quiet(self.checkpointer.delete(checkpoint_id(run_id, leg)))
+            await self.sessions.clear(sid)
+            self.session_rules.pop(sid, None)
         return p.DeleteSessionResult(deleted=True)
 
     def live_runs(self) -> list[p.LiveRun]:
@@ -1097,6 +1274,8 @@ class RunSupervisor:
                 agent=c.spec.agent_label,
                 model=c.spec.model_label,
                 started_at=int(c.started_at * 1000),
+                parent_run_id=c.parent_run_id,
+                task_id=c.link.task_id if c.link is not None else None,
             )
             for c in self.by_run.values()
         ]
@@ -1186,6 +1365,18 @@ def project_entries(
             )
     flush()
     return out
+
+
+def child_report_text(output: Any) -> str:
+    """A child's output as the text its report carries (and the store keeps)."""
+    if output is None:
+        return ""
+    return output if isinstance(output, str) else repr(output)
+
+
+def _first_line(text: str, limit: int = 160) -> str:
+    line = text.strip().splitlines()[0] if text.strip() else ""
+    return line if len(line) <= limit else line[: limit - 1] + "…"
 
 
 def _stream(name: str) -> ToolStream:

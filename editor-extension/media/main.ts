@@ -9,6 +9,7 @@ import type { ApprovalDecision } from "../src/protocol/types";
 import { h, icon } from "./dom";
 import { ICONS } from "./icons";
 import { renderItem, renderRunFooter, renderSessions, renderSteers, renderTodos, renderUsage, type UiMemory } from "./render";
+import { nestedRev, renderChildren } from "./subagents";
 
 interface VsCodeApi {
   postMessage(message: unknown): void;
@@ -140,15 +141,18 @@ function renderTranscript(s: ChatViewState): void {
       const key = `${run.runId}:${item.type}:${item.id}`;
       keys.add(key);
       const have = rendered.get(key);
-      if (have && have.rev === item.rev) {
+      const rev = item.rev + nestedRev(s, run, item, memory);
+      if (have && have.rev === rev) {
         wanted.push(have.el);
         continue;
       }
       const el = renderItem(run, item, memory);
+      const nested = renderChildren(s, run, item, memory);
+      if (nested) el.append(nested);
       el.dataset.key = key;
       // Keep a half-typed rejection reason / answer across re-renders of the same card.
       if (have) carryInputs(have.el, el);
-      rendered.set(key, { rev: item.rev, el });
+      rendered.set(key, { rev, el });
       wanted.push(el);
     }
     const footerKey = `${run.runId}:footer:${run.status}:${run.resumable}`;
@@ -269,6 +273,15 @@ textarea.addEventListener("input", () => {
 
 app.addEventListener("submit", (e) => {
   const form = e.target as HTMLElement;
+  if (form.dataset.action === "steerChild") {
+    e.preventDefault();
+    const input = form.querySelector("input");
+    const text = input?.value.trim() ?? "";
+    if (!text) return;
+    post({ type: "steerRun", runId: form.dataset.runId!, text });
+    if (input) input.value = "";
+    return;
+  }
   if (form.dataset.action !== "answerForm") return;
   e.preventDefault();
   const input = form.querySelector("input");
@@ -304,7 +317,7 @@ app.addEventListener("click", (e) => {
       post({ type: "resume", runId: d.runId! });
       return;
     case "cancel":
-      post({ type: "cancel" });
+      post(d.runId ? { type: "cancel", runId: d.runId } : { type: "cancel" });
       return;
     case "unsteer":
       post({ type: "unsteer", runId: d.runId!, messageId: d.messageId! });

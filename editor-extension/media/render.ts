@@ -168,6 +168,7 @@ function renderTool(run: RunView, item: ToolItem, memory: UiMemory): HTMLElement
       { class: "tool-head" },
       h("span", { class: "tool-icon", title: item.toolKind }, icon(TOOL_ICONS[item.toolKind] ?? TOOL_ICONS.other)),
       h("span", { class: "tool-title" }, item.title || item.name),
+      item.server ? h("span", { class: "badge tool-server", title: `Served by the MCP server ${item.server}` }, item.server) : null,
       h("span", { class: `tool-status status-${status}` }, status === "running" ? h("span", { class: "spinner", "aria-hidden": "true" }) : null, STATUS_LABEL[status] ?? status),
     ),
     renderLocations(item.locations),
@@ -196,7 +197,14 @@ function renderApproval(run: RunView, item: ApprovalItem): HTMLElement {
       "aria-label": `Approval: ${item.title}`,
       "data-approval-id": item.approvalId,
     },
-    h("header", { class: "approval-head" }, icon(ICONS.shield), h("span", {}, pending ? "Approval needed" : "Approval"), h("span", { class: "badge" }, item.action)),
+    h(
+      "header",
+      { class: "approval-head" },
+      icon(ICONS.shield),
+      h("span", {}, pending ? "Approval needed" : "Approval"),
+      h("span", { class: "badge" }, item.action),
+      item.requester ? h("span", { class: "approval-requester", title: "A subagent asks" }, `from ${item.requester.taskId} · ${item.requester.name}`) : null,
+    ),
     h("div", { class: "approval-title" }, item.title),
     item.detail && pending ? h("div", { class: "approval-detail" }, item.detail) : null,
     item.command && pending ? h("pre", { class: "tool-command" }, h("span", { class: "prompt", "aria-hidden": "true" }, "$ "), item.command) : null,
@@ -256,7 +264,13 @@ function renderQuestion(run: RunView, item: QuestionItem): HTMLElement {
   const el = h(
     "article",
     { class: `question${answered ? " answered" : ""}`, role: answered ? undefined : "alertdialog", "aria-label": "Question from the agent" },
-    h("header", { class: "approval-head" }, icon(ICONS.question), h("span", {}, "Question")),
+    h(
+      "header",
+      { class: "approval-head" },
+      icon(ICONS.question),
+      h("span", {}, "Question"),
+      item.requester ? h("span", { class: "approval-requester" }, `from ${item.requester.taskId} · ${item.requester.name}`) : null,
+    ),
     h("div", { class: "question-text" }, item.text),
   );
   if (answered) {

@@ -5,6 +5,8 @@ import { CHAT_VIEW_ID, ChatViewProvider } from "./chat/chatView";
 import { ChatController, type ChatHost, type PanelPlace } from "./chat/controller";
 import type { ModelChoice } from "./chat/messages";
 import { pickModel } from "./chat/modelPicker";
+import { MCP_VIEW_ID, McpTreeProvider } from "./mcp/mcpView";
+import type { McpRow } from "./mcp/mcpModel";
 import { EventStore } from "./protocol/eventStore";
 import type { ContextRef, SessionSummary } from "./protocol/types";
 import { ServerHost } from "./server/serverHost";
@@ -62,6 +64,8 @@ export async function activate(context: vscode.ExtensionContext): Promise<LoviaE
     onError: (runId, err) => log.warn(`replay of run ${runId} failed: ${err instanceof Error ? err.message : String(err)}`),
   });
   host.lovia.onEvent((event) => store.ingest(event));
+  const mcpView = new McpTreeProvider(host.lovia, log);
+  host.lovia.onEvent((event) => mcpView.onEvent(event));
 
   const proposals = new ProposalContentProvider();
   const chatHost: ChatHost = {
@@ -97,6 +101,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<LoviaE
         void controller.refreshSessions();
       }
       void controller.serverReady();
+      void mcpView.refresh();
     }
   });
 
@@ -212,6 +217,9 @@ export async function activate(context: vscode.ExtensionContext): Promise<LoviaE
         if (id) await controller.cancel(id);
       },
     ],
+    ["lovia.mcp.refresh", () => mcpView.refresh()],
+    ["lovia.mcp.restart", (row?: unknown) => mcpView.restart(row as McpRow | undefined)],
+    ["lovia.mcp.openLog", (row?: unknown) => mcpView.openLog(row as McpRow | undefined)],
     ["lovia.setApiKey", setApiKey],
     ["lovia.clearApiKey", clearApiKey],
     ["lovia.openServerLog", () => log.show()],
@@ -244,6 +252,8 @@ export async function activate(context: vscode.ExtensionContext): Promise<LoviaE
     proposals,
     chatView,
     statusBar,
+    mcpView,
+    vscode.window.registerTreeDataProvider(MCP_VIEW_ID, mcpView),
     vscode.window.registerWebviewViewProvider(CHAT_VIEW_ID, chatView, { webviewOptions: { retainContextWhenHidden: false } }),
     vscode.workspace.registerTextDocumentContentProvider(ORIGINAL_SCHEME, proposals.forScheme(ORIGINAL_SCHEME)),
     vscode.workspace.registerTextDocumentContentProvider(PROPOSED_SCHEME, proposals.forScheme(PROPOSED_SCHEME)),

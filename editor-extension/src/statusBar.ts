@@ -1,4 +1,5 @@
 import * as vscode from "vscode";
+import { runningChildren } from "./chat/children";
 import type { ServerState } from "./chat/messages";
 import type { EventStore } from "./protocol/eventStore";
 import type { RunView } from "./protocol/runView";
@@ -14,6 +15,8 @@ function excerpt(text: string | undefined, max = 40): string {
 export function describeStatus(
   server: ServerState,
   live: RunView[],
+  children = 0,
+  childWaiting = false,
 ): { text: string; tooltip: string; warning: boolean } {
   if (server === "stopped") return { text: "$(error) lovia", tooltip: "lovia server is stopped — click to open the log", warning: true };
   if (server === "starting" || server === "restarting") {
@@ -21,13 +24,15 @@ export function describeStatus(
   }
   if (live.length === 0) return { text: "$(comment-discussion) lovia", tooltip: "lovia: idle — click to open the chat", warning: false };
   const run = live[live.length - 1]!;
-  const activity = run.activity ?? "working";
-  const waiting = activity.startsWith("waiting");
+  const activity = childWaiting && !(run.activity ?? "").startsWith("waiting") ? "a subagent is waiting for you" : (run.activity ?? "working");
+  const waiting = activity.startsWith("waiting") || childWaiting;
   const more = live.length > 1 ? ` (+${live.length - 1})` : "";
   const todos = run.todos.length > 0 ? ` · ${run.todos.filter((t) => t.status === "completed").length}/${run.todos.length}` : "";
+  const subagents = children > 0 ? ` · $(organization) ${children}` : "";
+  const subagentsTip = children > 0 ? `\n${children} subagent${children === 1 ? "" : "s"} running` : "";
   return {
-    text: `${waiting ? "$(bell-dot)" : "$(loading~spin)"} lovia: ${excerpt(activity, 32)}${todos}${more}`,
-    tooltip: `lovia run: ${excerpt(run.prompt, 80)}\n${activity}`,
+    text: `${waiting ? "$(bell-dot)" : "$(loading~spin)"} lovia: ${excerpt(activity, 32)}${todos}${subagents}${more}`,
+    tooltip: `lovia run: ${excerpt(run.prompt, 80)}\n${activity}${subagentsTip}`,
     warning: waiting,
   };
 }
@@ -54,8 +59,10 @@ export class RunStatusBar implements vscode.Disposable {
 
   update(): void {
     // Subagent runs (parentRunId) show through their parent.
-    const live = this.store.liveRuns().filter((r) => r.parentRunId === undefined);
-    const d = describeStatus(this.server, live);
+    const all = this.store.liveRuns();
+    const live = all.filter((r) => r.parentRunId === undefined);
+    const childWaiting = all.some((r) => r.parentRunId !== undefined && (r.activity ?? "").startsWith("waiting"));
+    const d = describeStatus(this.server, live, runningChildren(all), childWaiting);
     this.item.text = d.text;
     this.item.tooltip = d.tooltip;
     this.item.backgroundColor = d.warning ? new vscode.ThemeColor("statusBarItem.warningBackground") : undefined;

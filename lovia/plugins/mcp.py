@@ -329,6 +329,12 @@ class MCPConnection:
     include_instructions: bool = False
     connect_timeout: float | None = 30.0
     label: str | None = None
+    on_lost: Callable[[BaseException], None] | None = None
+    """Called when a call finds the transport dead and ``auto_reconnect`` is off (a host that
+    restarts servers itself, e.g. a pool)."""
+    on_tools_changed: Callable[[list[Tool]], None] | None = None
+    """Called with the new tool list after the server sent ``notifications/tools/list_changed``
+    and the list was fetched again."""
     _session: Any = field(default=None, init=False, repr=False)
     _exit_stack: AsyncExitStack | None = field(default=None, init=False, repr=False)
     _tools: list[Tool] | None = field(default=None, init=False, repr=False)
@@ -359,6 +365,42 @@ class MCPConnection:
     def _name(self) -> str:
         return self.label or self.prefix or "MCP server"
 
+    async def connect(self) -> None:
+        """(Re)start the session and list the tools; the connection object and the tools bound
+        to it stay the same across restarts."""
+        async with self._reconnect_lock():  # calls meanwhile wait for the new session
+            await self.close()
+            await self._open_session()
+            await self._load_tools()
+
+    async def ping(self, within: float = 5.0) -> bool:
+        """True when the server answers a ``ping`` within ``within`` seconds."""
+        session = self._session
+        if session is None:
+            return False
+        try:
+            await asyncio.wait_for(session.send_ping(), within)
+        except Exception:
+            return False
+        return True
+
+    async def _on_message(self, message: Any) -> None:
+        method = getattr(getattr(message, "root", message), "method", None)
+        if method == "notifications/tools/list_changed":
+            # Not here: the handler runs inside the session's receive loop.
+            task = asyncio.get_running_loop().create_task(self._tools_changed())
+            _BACKGROUND.add(task)
+            task.add_done_callback(_BACKGROUND.discard)
+
+    async def _tools_changed(self) -> None:
+        try:
+            await self._load_tools()
+        except Exception:
+            logger.info("mcp.tools_refresh_failed: %s", self._name, exc_info=True)
+            return
+        if self.on_tools_changed is not None and self._tools is not None:
+            self.on_tools_changed(list(self._tools))
+
     async def close(self) -> None:
         """Close the session (idempotent). Tools of a closed connection fail when called."""
         stack, self._exit_stack = self._exit_stack, None
@@ -386,6 +428,7 @@ class MCPConnection:
                             streams[0],
                             streams[1],
                             client_info=implementation(name="lovia", version=__version__),
+                            message_handler=self._on_message,
                         )
                     )
                     await session.initialize()
@@ -525,6 +568,7 @@ class MCPConnection:
                     if _attr(annotations, "readOnlyHint", "read_only_hint") is True
                     else None,
                     title=_str_attr(entry, "title") or _str_attr(annotations, "title"),
+                    source=self._name,
                 )
             )
         self._tools = tools
@@ -594,6 +638,14 @@ class MCPConnection:
         except MCPError:
             raise
         except Exception as exc:
+            if self.on_lost is not None and not self.auto_reconnect and _is_transport_error(exc):
+                self.on_lost(exc)
+                raise MCPError(
+                    f"MCP tool {name!r} failed: the server {self._name!r} stopped during the "
+                    f"call ({_describe(exc)})",
+                    hint="The server is being restarted; the next call can be tried again.",
+                    tool_name=name,
+                ) from exc
             if not (self.auto_reconnect and _is_transport_error(exc)):
                 raise MCPError(
                     f"MCP tool {name!r} failed: {exc}",
@@ -618,6 +670,9 @@ class MCPConnection:
                     hint=f"The MCP server {self._name!r} failed again on a fresh connection.",
                     tool_name=name,
                 ) from exc2
+
+
+_BACKGROUND: set[asyncio.Task[None]] = set()
 
 
 def _being_cancelled() -> bool:
@@ -662,10 +717,11 @@ class _StdioTransport:
 
     failure_hint = "Check that the command is installed, on PATH, and starts an MCP stdio server."
 
-    def __init__(self, params: Any, stdio_client: Any, label: str) -> None:
+    def __init__(self, params: Any, stdio_client: Any, label: str, log: Path | None = None) -> None:
         self.params = params
         self._stdio_client = stdio_client
         self._label = label
+        self._log = log
         self._stderr: deque[str] = deque(maxlen=_STDERR_LINES)
         self._reader: threading.Thread | None = None
 
@@ -686,7 +742,7 @@ class _StdioTransport:
         errlog = os.fdopen(write_fd, "w")
         reader = threading.Thread(
             target=_pump_stderr,
-            args=(read_fd, self._stderr, self._label),
+            args=(read_fd, self._stderr, self._label, self._log),
             name=f"lovia-mcp-stderr:{self._label}",
             daemon=True,
         )
@@ -701,12 +757,24 @@ class _StdioTransport:
                 errlog.close()
 
 
-def _pump_stderr(fd: int, sink: deque[str], label: str) -> None:
+def _pump_stderr(fd: int, sink: deque[str], label: str, log: Path | None = None) -> None:
+    copy = None
+    if log is not None:
+        try:
+            log.parent.mkdir(parents=True, exist_ok=True)
+            copy = log.open("a", encoding="utf-8")
+        except OSError:
+            logger.debug("mcp.stderr_log_failed: %s", log, exc_info=True)
     with os.fdopen(fd, "r", encoding="utf-8", errors="replace") as stream:
         for line in stream:
             line = line.rstrip("\n")
             sink.append(line)
             logger.debug("mcp[%s] stderr: %s", label, line)
+            if copy is not None:
+                copy.write(line + "\n")
+                copy.flush()
+    if copy is not None:
+        copy.close()
 
 
 class _HTTPTransport:
@@ -804,6 +872,10 @@ class MCPServer:
             raise
         return conn
 
+    def connection(self) -> MCPConnection:
+        """An unopened connection kept by the caller (``await conn.connect()`` starts it)."""
+        return self._connection(close_after_run=False)
+
     async def open(self) -> MCPConnection:
         """A fresh connection (session started, tools listed) owned by the caller."""
         return await self._open_connection(close_after_run=self.close_after_run)
@@ -830,6 +902,8 @@ class MCPServerStdio(MCPServer):
     args: list[str] | None = None
     env: dict[str, str] | None = None
     cwd: str | Path | None = None
+    stderr_log: str | Path | None = None
+    """Also append the server's stderr to this file (a host's "open log")."""
 
     def _label(self) -> str:
         return self.name or Path(self.command).name or self.command
@@ -845,7 +919,8 @@ class MCPServerStdio(MCPServer):
             env=dict(self.env) if self.env is not None else None,
             cwd=self.cwd,
         )
-        return _StdioTransport(params, stdio_client, self._label())
+        log = Path(self.stderr_log) if self.stderr_log is not None else None
+        return _StdioTransport(params, stdio_client, self._label(), log)
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -20,7 +20,10 @@ Two lifecycles, chosen by ``deliver``:
 
 Children run headless: an approval request nobody answers is denied by the runner's default.
 The ``run_child`` seam (``ChildSpec -> RunResult``) replaces how a child executes, e.g. a host
-routing children through its run supervisor.
+routing children through its run supervisor. A host that checkpoints its children also sets
+``restore``: when a run resumes, it names the children the interrupted attempt had spawned, and
+the roster takes them back (running again through ``run_child``, or settled when their report
+already reached the parent) so ``wait_subagents`` and report delivery carry on where they were.
 """
 
 from __future__ import annotations
@@ -37,7 +40,7 @@ from typing import TYPE_CHECKING, Any, TypeAlias
 from lovia.exceptions import RunCancelled, UserError
 from lovia.plugins.base import PluginInstance
 from lovia.reliability import CancelToken, RunBudget
-from lovia.run_context import RunContext
+from lovia.run_context import RunContext, current_tool_call
 from lovia.steering import Mailbox
 from lovia.tools.base import Tool
 from lovia.tools.presentation import short
@@ -76,6 +79,25 @@ class ChildSpec:
     max_turns: int
     budget: RunBudget | None
     mailbox: Mailbox
+    call_id: str | None = None
+    """The ``spawn_subagent`` tool call that started the child (a host's idempotency key)."""
+    restored: bool = False
+    """Taken back by ``restore`` after an interrupted parent run, not freshly spawned."""
+
+
+@dataclass(frozen=True)
+class RestoredChild:
+    """A child an interrupted attempt of this run had spawned, as a :data:`RestoreFn` names it.
+
+    ``delivered`` means its report (or its cancellation) already reached the parent's
+    transcript: the roster keeps it as finished and never reports it again.
+    """
+
+    id: str
+    agent: str
+    prompt: str
+    call_id: str | None = None
+    delivered: bool = False
 
 
 @dataclass
@@ -95,6 +117,7 @@ class SubagentReport:
 
 DeliverFn: TypeAlias = Callable[[SubagentReport], Awaitable[None]]
 RunChildFn: TypeAlias = Callable[[ChildSpec], Awaitable["RunResult"]]
+RestoreFn: TypeAlias = Callable[[RunContext[Any]], Awaitable[Sequence[RestoredChild]]]
 
 
 # --------------------------------------------------------------------------- run-scoped state
@@ -116,10 +139,11 @@ class _Child:
     text: str | None = None
     report_token: int | None = None
     collected: bool = False
+    settled: bool = False  # restored with its report already delivered: nothing will run
 
     @property
     def done(self) -> bool:
-        return self.task is not None and self.task.done()
+        return self.settled or (self.task is not None and self.task.done())
 
     @property
     def cancelled(self) -> bool:
@@ -141,6 +165,12 @@ class _Roster:
     def new_id(self) -> str:
         self._count += 1
         return f"t{self._count}"
+
+    def reserve(self, child_id: str) -> None:
+        """Keep ``new_id`` past a restored id (``t3`` -> the next spawn is ``t4``)."""
+        digits = child_id[1:] if child_id.startswith("t") else ""
+        if digits.isdigit():
+            self._count = max(self._count, int(digits))
 
     def live(self) -> list[_Child]:
         return [c for c in self.children.values() if not c.done]
@@ -191,8 +221,13 @@ of direction); it reads it at its next turn.
 - `cancel_subagent` stops one; a cancelled subagent reports nothing.
 A subagent sees nothing of this conversation: write every prompt standalone, with all the facts \
 and constraints it needs and what its final answer should contain. Reports arrive by \
-themselves as `[subagent …]` messages. Nobody can approve tool calls inside a subagent — \
-they are denied automatically — so only delegate work its tools can do unattended."""
+themselves as `[subagent …]` messages."""
+
+_HEADLESS_RULE = """Nobody can approve tool calls inside a subagent — they are denied \
+automatically — so only delegate work its tools can do unattended."""
+
+_SUPERVISED_RULE = """The user watches subagents: tool calls that need approval inside one \
+are shown to the user, labelled with its id, and wait for their answer."""
 
 _BOUNDED_RULE = """IMPORTANT: never finish your reply while subagents are still running — \
 call `wait_subagents` to collect their reports, or `cancel_subagent` them first. Work still \
@@ -201,8 +236,8 @@ running when you finish is stopped and lost."""
 _DETACHED_RULE = """You may finish your reply while subagents are still running; their \
 reports will reach the conversation later as messages."""
 
-BOUNDED_INSTRUCTIONS = _BASE_INSTRUCTIONS + "\n" + _BOUNDED_RULE
-DETACHED_INSTRUCTIONS = _BASE_INSTRUCTIONS + "\n" + _DETACHED_RULE
+BOUNDED_INSTRUCTIONS = _BASE_INSTRUCTIONS + " " + _HEADLESS_RULE + "\n" + _BOUNDED_RULE
+DETACHED_INSTRUCTIONS = _BASE_INSTRUCTIONS + " " + _HEADLESS_RULE + "\n" + _DETACHED_RULE
 
 
 # --------------------------------------------------------------------------- argument helpers
@@ -258,12 +293,16 @@ class Subagents:
     agents: Agent[Any] | Sequence[Agent[Any]] = ()
     deliver: DeliverFn | None = None
     run_child: RunChildFn | None = None
+    restore: RestoreFn | None = None
     max_concurrent: int = 4
     max_turns: int = 50
     budget: RunBudget | None = None
     max_result_chars: int | None = 16_000
     instructions: str | None = None
     name: str = "subagents"
+    approvals_reach_user: bool = False
+    """Set by a host whose ``run_child`` shows a child's approvals to the user (the default
+    instructions then say so instead of telling the model they are denied)."""
     _detached: set[asyncio.Task[None]] = field(default_factory=set, init=False, repr=False)
     _catalog: dict[str, Agent[Any]] = field(default_factory=dict, init=False, repr=False)
 
@@ -290,13 +329,18 @@ class Subagents:
         return self.deliver is None
 
     def _instructions(self) -> str | None:
-        if self.instructions is None:
+        if self.instructions is not None:
+            return self.instructions or None
+        if not self.approvals_reach_user:
             return BOUNDED_INSTRUCTIONS if self.bounded else DETACHED_INSTRUCTIONS
-        return self.instructions or None
+        rule = _BOUNDED_RULE if self.bounded else _DETACHED_RULE
+        return _BASE_INSTRUCTIONS + " " + _SUPERVISED_RULE + "\n" + rule
 
     async def setup(self, ctx: RunContext[Any] | None = None) -> PluginInstance:
         roster = _Roster()
         bounded = self.bounded
+        if self.restore is not None and ctx is not None:
+            await self._restore(roster, ctx)
 
         async def aclose() -> None:
             if not bounded:
@@ -321,6 +365,57 @@ class Subagents:
             instructions=self._instructions(),
             aclose=aclose,
         )
+
+    # ------------------------------------------------------------------ restoring children
+
+    async def _restore(self, roster: _Roster, ctx: RunContext[Any]) -> None:
+        assert self.restore is not None
+        for item in await self.restore(ctx):
+            roster.reserve(item.id)
+            picked = self._pick(item.agent, ctx)
+            if isinstance(picked, str):
+                logger.warning("subagent.restore_skipped: %s %s", item.id, picked)
+                continue
+            child = _Child(
+                id=item.id,
+                agent_name=picked.name,
+                prompt=item.prompt,
+                token=CancelToken(),
+                mailbox=Mailbox(),
+                parent_mailbox=ctx.mailbox,
+                session_id=ctx.session_id,
+            )
+            roster.children[child.id] = child
+            if item.delivered:
+                child.settled = child.collected = True
+                continue
+            spec = self._spec(child, picked, item.call_id, restored=True)
+            self._start(child, spec, ctx)
+
+    def _spec(
+        self, child: _Child, agent: Agent[Any], call_id: str | None, *, restored: bool = False
+    ) -> ChildSpec:
+        return ChildSpec(
+            id=child.id,
+            agent=agent,
+            prompt=child.prompt,
+            token=child.token,
+            parent_session_id=child.session_id,
+            max_turns=self.max_turns,
+            budget=dataclasses.replace(self.budget) if self.budget is not None else None,
+            mailbox=child.mailbox,
+            call_id=call_id,
+            restored=restored,
+        )
+
+    def _start(self, child: _Child, spec: ChildSpec, ctx: RunContext[Any]) -> None:
+        task = asyncio.create_task(
+            self._execute(child, spec, ctx), name=f"lovia-subagent-{child.id}"
+        )
+        child.task = task
+        if not self.bounded:
+            self._detached.add(task)
+            task.add_done_callback(self._detached.discard)
 
     # ------------------------------------------------------------------ running a child
 
@@ -432,24 +527,10 @@ class Subagents:
                 parent_mailbox=ctx.mailbox,
                 session_id=ctx.session_id,
             )
-            spec = ChildSpec(
-                id=child.id,
-                agent=picked,
-                prompt=prompt,
-                token=child.token,
-                parent_session_id=ctx.session_id,
-                max_turns=self.max_turns,
-                budget=dataclasses.replace(self.budget) if self.budget is not None else None,
-                mailbox=child.mailbox,
-            )
+            call = current_tool_call.get()
+            spec = self._spec(child, picked, call.id if call is not None else None)
             roster.children[child.id] = child
-            task = asyncio.create_task(
-                self._execute(child, spec, ctx), name=f"lovia-subagent-{child.id}"
-            )
-            child.task = task
-            if not self.bounded:
-                self._detached.add(task)
-                task.add_done_callback(self._detached.discard)
+            self._start(child, spec, ctx)
             return (
                 f"Subagent {child.id} ({child.agent_name}) started in the background; its "
                 "report will arrive as a message when it finishes. Keep working meanwhile."
@@ -655,6 +736,8 @@ __all__ = [
     "MAX_WAIT_SECONDS",
     "ChildSpec",
     "DeliverFn",
+    "RestoreFn",
+    "RestoredChild",
     "RunChildFn",
     "SubagentReport",
     "Subagents",

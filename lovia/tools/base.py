@@ -59,6 +59,8 @@ class Tool:
     title: str | TitleFn | None = field(default=None, repr=False)
     locations: LocationsFn | None = field(default=None, repr=False)
     preview: PreviewFn | None = field(default=None, repr=False)
+    source: str | None = field(default=None, repr=False)
+    """Who serves the tool when it is not the agent's own, e.g. the MCP server's name."""
 
     def __post_init__(self) -> None:
         if self.kind is not None and self.kind not in TOOL_KINDS:

@@ -88,6 +88,15 @@ class DocumentOverlay(Protocol):
     def text_for(self, path: Path) -> str | None: ...
 
 
+class AsyncDocumentOverlay(DocumentOverlay, Protocol):
+    """An overlay whose buffers live in another process (an ACP client's ``fs/read_text_file``).
+
+    Reads and edits await ``read_text_for``; ``grep`` still uses the quick ``text_for``.
+    """
+
+    async def read_text_for(self, path: Path) -> str | None: ...
+
+
 WriteSink = Callable[[Path, "str | None", str], Awaitable["bool | None"]]
 """``async (path, old_text, new_text) -> bool``: True when the host applied the write itself."""
 
@@ -299,6 +308,18 @@ class LocalWorkspaceSession:
             return None
         return text if isinstance(text, str) else None
 
+    async def _overlay_read(self, abs_path: Path) -> str | None:
+        """The overlay's text for a read or an edit, awaiting an out-of-process overlay."""
+        reader = getattr(self.overlay, "read_text_for", None)
+        if reader is None:
+            return self._overlay_text(abs_path)
+        try:
+            text = await reader(abs_path)
+        except Exception:
+            logger.debug("overlay.read_text_for failed for %s", abs_path, exc_info=True)
+            return None
+        return text if isinstance(text, str) else None
+
     # ------------------------------------------------------------------ files
 
     @_io_errors
@@ -309,7 +330,7 @@ class LocalWorkspaceSession:
         rp = self._acl(path, "read")
         display = rp.display()
         async with self._lock_for(rp.abs):
-            text = self._overlay_text(rp.abs)
+            text = await self._overlay_read(rp.abs)
             if text is not None:
                 _check_range(start, end)
                 oversized = False
@@ -374,7 +395,7 @@ class LocalWorkspaceSession:
         return FileBytes(path=display, data=data)
 
     async def _current_text(self, rp: ResolvedPath) -> str | None:
-        text = self._overlay_text(rp.abs)
+        text = await self._overlay_read(rp.abs)
         if text is not None:
             return text
         try:
@@ -466,7 +487,7 @@ class LocalWorkspaceSession:
         rp = self._acl(path, "read", "write")
         display = rp.display()
         async with self._lock_for(rp.abs):
-            text = self._overlay_text(rp.abs)
+            text = await self._overlay_read(rp.abs)
             if text is None:
                 fd = _open_file(rp)
                 try:

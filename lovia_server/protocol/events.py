@@ -132,6 +132,14 @@ class Usage(WireModel):
     context_window: int | None = None
 
 
+class SubagentRef(WireModel):
+    """Whose event this is when a subagent (a child run) raised it: shown on approval cards."""
+
+    run_id: str
+    task_id: str
+    name: str
+
+
 class RunError(WireModel):
     type: str
     message: str
@@ -156,6 +164,8 @@ class RunStarted(EventPayload):
     model: str | None
     agent: str
     resumed: bool
+    subagent: SubagentRef | None = omitted()
+    """Set on a child run: its task id and name (``parentRunId`` is in the envelope)."""
 
 
 class UserMessage(EventPayload):
@@ -210,6 +220,8 @@ class ToolCallStarted(EventPayload):
     title: str
     input: dict[str, Any]
     locations: list[Location]
+    server: str | None = omitted()
+    """The MCP server that serves the tool, for an MCP tool."""
 
 
 class ToolUpdate(EventPayload):
@@ -253,6 +265,8 @@ class ApprovalRequested(EventPayload):
     detail: str
     diff: list[FileDiff] | None = omitted()
     options: list[ApprovalOption]
+    subagent: SubagentRef | None = omitted()
+    """The child run asking, when a subagent needs the approval."""
 
 
 class ApprovalResolved(EventPayload):
@@ -273,6 +287,7 @@ class QuestionRequested(EventPayload):
     text: str
     choices: list[str] | None = omitted()
     multi_select: bool | None = omitted()
+    subagent: SubagentRef | None = omitted()
 
 
 class QuestionAnswered(EventPayload):
@@ -320,6 +335,43 @@ class UsageUpdated(EventPayload, Usage):
         return cls.model_validate(usage.model_dump())
 
 
+class SubagentStarted(EventPayload):
+    """In the parent's stream: a child run began (``resumed`` when a resumed parent took it
+    back); its own events carry ``parentRunId``. ``toolCallId`` is the spawning call."""
+
+    KIND: ClassVar[str] = "subagent.started"
+    child_run_id: str
+    child_session_id: str
+    task_id: str
+    name: str
+    prompt: str
+    tool_call_id: str | None
+    resumed: bool
+
+
+class SubagentFinished(EventPayload):
+    """In the parent's stream: a child run ended (``summary`` is the start of its answer)."""
+
+    KIND: ClassVar[str] = "subagent.finished"
+    child_run_id: str
+    task_id: str
+    status: FinalStatus
+    usage: Usage
+    summary: str | None = omitted()
+    error: RunError | None = omitted()
+
+
+class MCPStatus(EventPayload):
+    """An MCP server this run uses changed state, or is unavailable when the run starts (the
+    run goes on without its tools; the model is told which)."""
+
+    KIND: ClassVar[str] = "mcp.status"
+    server: str
+    state: str
+    tools: list[str]
+    error: str | None = omitted()
+
+
 class RunFinished(EventPayload):
     """The end of a run attempt: exactly one, always the last ``seq``."""
 
@@ -351,6 +403,9 @@ PAYLOADS: dict[str, type[EventPayload]] = {
         Handoff,
         Compaction,
         UsageUpdated,
+        SubagentStarted,
+        SubagentFinished,
+        MCPStatus,
         RunFinished,
     )
 }
@@ -438,6 +493,18 @@ class UsageUpdatedEvent(UsageUpdated, EventEnvelope):
     kind: Literal["usage.updated"]
 
 
+class SubagentStartedEvent(SubagentStarted, EventEnvelope):
+    kind: Literal["subagent.started"]
+
+
+class SubagentFinishedEvent(SubagentFinished, EventEnvelope):
+    kind: Literal["subagent.finished"]
+
+
+class MCPStatusEvent(MCPStatus, EventEnvelope):
+    kind: Literal["mcp.status"]
+
+
 class RunFinishedEvent(RunFinished, EventEnvelope):
     kind: Literal["run.finished"]
 
@@ -460,6 +527,9 @@ LoviaEvent: TypeAlias = Annotated[
     | HandoffEvent
     | CompactionEvent
     | UsageUpdatedEvent
+    | SubagentStartedEvent
+    | SubagentFinishedEvent
+    | MCPStatusEvent
     | RunFinishedEvent,
     Field(discriminator="kind"),
 ]
@@ -490,6 +560,8 @@ __all__ = [
     "HandoffEvent",
     "Location",
     "LoviaEvent",
+    "MCPStatus",
+    "MCPStatusEvent",
     "MessageCompleted",
     "MessageCompletedEvent",
     "MessageDelta",
@@ -508,6 +580,11 @@ __all__ = [
     "RunFinishedEvent",
     "RunStarted",
     "RunStartedEvent",
+    "SubagentFinished",
+    "SubagentFinishedEvent",
+    "SubagentRef",
+    "SubagentStarted",
+    "SubagentStartedEvent",
     "TextContent",
     "TodoItem",
     "TodoUpdated",

@@ -19,7 +19,7 @@ from lovia_server.protocol.events import (
     ToolKind,
     Usage,
 )
-from lovia_server.protocol.wire import WireModel, WireParams
+from lovia_server.protocol.wire import WireModel, WireParams, omitted
 
 P = TypeVar("P", bound=WireParams)
 R = TypeVar("R", bound=WireModel)
@@ -37,7 +37,7 @@ RunStatus = TypeAliasType(
     ],
 )
 EditMode = TypeAliasType("EditMode", Literal["server", "workspaceEdit"])
-EDIT_MODES: list[str] = list(get_args(EditMode.__value__))
+EDIT_MODES: list[Literal["server", "workspaceEdit"]] = list(get_args(EditMode.__value__))
 RUN_STATUSES: list[str] = list(get_args(RunStatus.__value__))
 
 
@@ -129,6 +129,10 @@ class SessionParams(WireParams):
     session_id: Id
 
 
+class MCPRestartParams(WireParams):
+    name: Id
+
+
 class StatusParams(WireParams):
     pass
 
@@ -193,6 +197,18 @@ class ReplayResult(WireModel):
     status: RunStatus
 
 
+class ChildRun(WireModel):
+    """A subagent: a child run in a session of its own, spawned by a run of this session."""
+
+    run_id: str
+    session_id: str
+    parent_run_id: str
+    task_id: str
+    name: str
+    status: RunStatus
+    resumable: bool
+
+
 class SessionSummary(WireModel):
     session_id: str
     title: str
@@ -200,6 +216,8 @@ class SessionSummary(WireModel):
     last_run_id: str | None
     last_run_status: RunStatus | None
     resumable: bool
+    children: list[ChildRun] = Field(default_factory=list)
+    """The subagent runs of the session's runs (child sessions are not listed on their own)."""
 
 
 class SessionsResult(WireModel):
@@ -252,16 +270,21 @@ class RunInfo(WireModel):
     finished_at: int | None
     usage: Usage | None
     resumable: bool
+    parent_run_id: str | None = omitted()
+    task_id: str | None = omitted()
 
 
 class SessionResult(WireModel):
-    """A conversation for rendering: messages, the todo list and its runs."""
+    """A conversation for rendering: messages, the todo list, its runs and their subagents
+    (``parentSessionId`` when the session is itself a subagent's)."""
 
     session_id: str
     title: str
     entries: list[TranscriptMessage]
     todos: list[TodoItem]
     runs: list[RunInfo]
+    children: list[ChildRun] = Field(default_factory=list)
+    parent_session_id: str | None = omitted()
 
 
 class DeleteSessionResult(WireModel):
@@ -302,6 +325,26 @@ class LiveRun(WireModel):
     agent: str
     model: str | None
     started_at: int
+    parent_run_id: str | None = omitted()
+    task_id: str | None = omitted()
+
+
+MCPServerState = TypeAliasType(
+    "MCPServerState", Literal["idle", "starting", "running", "restarting", "failed", "stopped"]
+)
+
+
+class MCPServerInfo(WireModel):
+    """One ``lovia.mcpServers`` entry in the workspace's MCP pool."""
+
+    name: str
+    transport: Literal["stdio", "http"]
+    state: MCPServerState
+    tools: list[str]
+    error: str | None
+    starts: int
+    log: str | None
+    """A file with the server's stderr (stdio servers)."""
 
 
 class SessionRule(WireModel):
@@ -324,6 +367,21 @@ class StatusResult(WireModel):
     live_runs: list[LiveRun]
     session_rules: list[SessionRule]
     settings_problems: list[str]
+    mcp_servers: list[MCPServerInfo] = Field(default_factory=list)
+
+
+class MCPRestartResult(WireModel):
+    server: MCPServerInfo
+
+
+class ServerCapabilities(WireModel):
+    """``InitializeResult.capabilities.experimental.lovia``: what this server speaks."""
+
+    protocol_version: int
+    methods: list[str]
+    event_kinds: list[str]
+    edit_modes: list[EditMode]
+    version: str
 
 
 # ----------------------------------------------------------------------------- the methods
@@ -402,6 +460,12 @@ STATUS = Method(
     StatusResult,
     "`folders` is the effective ACL per folder; `sessionRules` the remembered decisions",
 )
+MCP_RESTART = Method(
+    "lovia/mcpRestart",
+    MCPRestartParams,
+    MCPRestartResult,
+    "stops one pooled MCP server and starts it again now (-32602 for an unknown name)",
+)
 
 METHOD_TABLE: tuple[Method[Any, Any], ...] = (
     RUN,
@@ -416,6 +480,7 @@ METHOD_TABLE: tuple[Method[Any, Any], ...] = (
     SESSION,
     DELETE_SESSION,
     STATUS,
+    MCP_RESTART,
 )
 METHODS: list[str] = [m.name for m in METHOD_TABLE]
 EVENT_METHOD = "lovia/event"
@@ -427,6 +492,7 @@ __all__ = [
     "DELETE_SESSION",
     "EDIT_MODES",
     "EVENT_METHOD",
+    "MCP_RESTART",
     "METHODS",
     "METHOD_TABLE",
     "REPLAY",
@@ -444,6 +510,7 @@ __all__ = [
     "ApproveResult",
     "AssistantEntry",
     "CancelResult",
+    "ChildRun",
     "CommandRuleView",
     "ContextItem",
     "DeleteSessionResult",
@@ -451,6 +518,10 @@ __all__ = [
     "FolderAcl",
     "LaunchResult",
     "LiveRun",
+    "MCPRestartParams",
+    "MCPRestartResult",
+    "MCPServerInfo",
+    "MCPServerState",
     "Method",
     "PathRuleView",
     "Position",
@@ -461,6 +532,7 @@ __all__ = [
     "RunInfo",
     "RunParams",
     "RunStatus",
+    "ServerCapabilities",
     "SessionParams",
     "SessionResult",
     "SessionRule",

@@ -15,6 +15,7 @@ METHOD_NAMES = (
     "lovia/session",
     "lovia/deleteSession",
     "lovia/status",
+    "lovia/mcpRestart",
 )
 COMMAND_NAMES = (
     "lovia.run",
@@ -29,6 +30,7 @@ COMMAND_NAMES = (
     "lovia.session",
     "lovia.deleteSession",
     "lovia.status",
+    "lovia.mcpRestart",
 )
 EVENT_KINDS = (
     "run.started",
@@ -48,6 +50,9 @@ EVENT_KINDS = (
     "handoff",
     "compaction",
     "usage.updated",
+    "subagent.started",
+    "subagent.finished",
+    "mcp.status",
     "run.finished",
 )
 DELTA_KINDS = frozenset(
@@ -61,3 +66,14 @@ EDIT_MODES = (
     "server",
     "workspaceEdit",
 )
+
+
+def server_capabilities(version: str) -> dict[str, object]:
+    """``ServerCapabilities(...).to_wire()`` of this server, built without pydantic."""
+    return {
+        "protocolVersion": 1,
+        "methods": list(METHOD_NAMES),
+        "eventKinds": list(EVENT_KINDS),
+        "editModes": list(EDIT_MODES),
+        "version": version,
+    }

@@ -11,19 +11,19 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
-from pydantic import ConfigDict, RootModel
+from pydantic import BaseModel, ConfigDict, RootModel
 from pydantic.json_schema import JsonSchemaMode, models_json_schema
 
-from lovia_server.protocol import docs
+from lovia_server.protocol import PROTOCOL_VERSION, docs
 from lovia_server.protocol.errors import ErrorCode
 from lovia_server.protocol.events import DELTA_KINDS, EVENT_KINDS
 from lovia_server.protocol.events import LoviaEvent as LoviaEventUnion
-from lovia_server.protocol.methods import EDIT_MODES, METHOD_TABLE
-from lovia_server.protocol.wire import WireModel, WireParams
+from lovia_server.protocol.methods import EDIT_MODES, METHOD_TABLE, ServerCapabilities
+from lovia_server.settings import InitOptions, LoviaSettings
 
 SCHEMA_PATH = Path(__file__).with_name("schema.json")
 NAMES_PATH = Path(__file__).with_name("names.py")
@@ -46,8 +46,14 @@ JsonObject = dict[str, Any]  # a JSON Schema node
 
 def build_schema() -> JsonObject:
     """The whole protocol as one JSON Schema: methods (params, result), the event, error codes."""
-    models: list[tuple[type[WireModel] | type[WireParams] | type[RootModel[Any]], JsonSchemaMode]]
-    models = [(LoviaEvent, "serialization"), (ErrorCodeModel, "serialization")]
+    models: list[tuple[type[BaseModel], JsonSchemaMode]]
+    models = [
+        (LoviaEvent, "serialization"),
+        (ErrorCodeModel, "serialization"),
+        (ServerCapabilities, "serialization"),
+        (InitOptions, "validation"),
+        (LoviaSettings, "validation"),
+    ]
     for method in METHOD_TABLE:
         models += [(method.params, "validation"), (method.result, "serialization")]
     refs, top = models_json_schema(models, ref_template="#/$defs/{model}")
@@ -78,7 +84,7 @@ def build_schema() -> JsonObject:
         "title": "LoviaProtocol",
         "description": "The lovia editor protocol (generated from lovia_server.protocol; do not "
         "edit by hand): every lovia/* request's params and result, the lovia/event "
-        "notification and the error codes.",
+        "notification, the error codes, the initialization options and the settings.",
         "type": "object",
         "properties": {
             "protocolVersion": {"const": 1},
@@ -90,8 +96,28 @@ def build_schema() -> JsonObject:
             },
             "event": {"$ref": "#/$defs/LoviaEvent"},
             "errorCode": {"$ref": "#/$defs/ErrorCode"},
+            "serverCapabilities": {
+                "description": "`initialize` result: `capabilities.experimental.lovia`",
+                "$ref": "#/$defs/ServerCapabilities",
+            },
+            "initializationOptions": {
+                "description": "`initialize.initializationOptions.lovia`",
+                "$ref": "#/$defs/InitOptions",
+            },
+            "settings": {
+                "description": "the `lovia` configuration section",
+                "$ref": "#/$defs/LoviaSettings",
+            },
         },
-        "required": ["protocolVersion", "methods", "event", "errorCode"],
+        "required": [
+            "protocolVersion",
+            "methods",
+            "event",
+            "errorCode",
+            "serverCapabilities",
+            "initializationOptions",
+            "settings",
+        ],
         "additionalProperties": False,
         "$defs": dict(sorted(defs.items())),
     }
@@ -143,7 +169,7 @@ def render_schema() -> str:
 def render_names() -> str:
     """``names.py``: plain tuples of the models' names, importable without pydantic."""
 
-    def rows(values: list[str]) -> str:
+    def rows(values: Sequence[str]) -> str:
         return "".join(f"    {json.dumps(v)},\n" for v in values)
 
     return (
@@ -156,6 +182,33 @@ def render_names() -> str:
         f"DELTA_KINDS = frozenset(\n    (\n{rows(sorted(DELTA_KINDS)).replace('    ', '        ')}"
         "    )\n)\n"
         f"EDIT_MODES = (\n{rows(EDIT_MODES)})\n"
+        f"{_render_capabilities()}"
+    )
+
+
+# Where each ServerCapabilities field's value comes from in names.py (a new field must be
+# given its source here, or generating fails).
+_CAPABILITY_SOURCES = {
+    "protocol_version": str(PROTOCOL_VERSION),
+    "methods": "list(METHOD_NAMES)",
+    "event_kinds": "list(EVENT_KINDS)",
+    "edit_modes": "list(EDIT_MODES)",
+    "version": "version",
+}
+
+
+def _render_capabilities() -> str:
+    missing = set(ServerCapabilities.model_fields) - set(_CAPABILITY_SOURCES)
+    if missing:
+        raise SystemExit(f"names.py: no source for ServerCapabilities fields {sorted(missing)}")
+    lines = "".join(
+        f"        {json.dumps(info.alias or name)}: {_CAPABILITY_SOURCES[name]},\n"
+        for name, info in ServerCapabilities.model_fields.items()
+    )
+    return (
+        "\n\ndef server_capabilities(version: str) -> dict[str, object]:\n"
+        '    """``ServerCapabilities(...).to_wire()`` of this server, built without pydantic."""\n'
+        f"    return {{\n{lines}    }}\n"
     )
 
 

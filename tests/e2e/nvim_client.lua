@@ -1,4 +1,4 @@
--- Headless Neovim 0.7 drives lovia-server with its built-in LSP client.
+-- Headless Neovim 0.7 drives lovia-server with its built-in LSP client and default settings.
 -- Environment: LOVIA_PY (python), LOVIA_ROOT (workspace), LOVIA_STATE, LOVIA_OUT (json file),
 -- LOVIA_PROMPT. Exits 0 after run.finished, non-zero on any failure.
 local ok, err = pcall(function()
@@ -25,6 +25,35 @@ local ok, err = pcall(function()
     end
   end
 
+  -- The workspace/applyEdit handler docs/neovim.md recommends: apply the agent's edit to the
+  -- buffer, then save the buffers that had no unsaved changes before, so disk and buffer agree.
+  local default_apply = vim.lsp.handlers["workspace/applyEdit"]
+  local function apply_edit(aerr, params, ctx, config)
+    local clean = {}
+    local edit = (params and params.edit) or {}
+    local uris = vim.tbl_keys(edit.changes or {})
+    for _, change in ipairs(edit.documentChanges or {}) do
+      if change.textDocument then
+        table.insert(uris, change.textDocument.uri)
+      end
+    end
+    for _, uri in ipairs(uris) do
+      local bufnr = vim.uri_to_bufnr(uri)
+      if vim.api.nvim_buf_is_loaded(bufnr) and not vim.api.nvim_buf_get_option(bufnr, "modified") then
+        clean[bufnr] = true
+      end
+    end
+    local result = default_apply(aerr, params, ctx, config)
+    if result and result.applied then
+      for bufnr in pairs(clean) do
+        vim.api.nvim_buf_call(bufnr, function()
+          vim.cmd("silent update")
+        end)
+      end
+    end
+    return result
+  end
+
   client_id = vim.lsp.start_client({
     name = "lovia",
     cmd = { os.getenv("LOVIA_PY"), "-m", "lovia_server" },
@@ -33,17 +62,22 @@ local ok, err = pcall(function()
     init_options = {
       lovia = { protocolVersion = 1, client = "nvim", approvals = "events", stateDir = os.getenv("LOVIA_STATE") },
     },
-    settings = { lovia = { agent = "agent.py:agent", permissions = { write = "ask" } } },
-    handlers = { ["lovia/event"] = on_event },
+    settings = { lovia = { agent = "agent.py:agent" } },
+    handlers = { ["lovia/event"] = on_event, ["workspace/applyEdit"] = apply_edit },
   })
   assert(client_id, "start_client failed")
   local client = vim.lsp.get_client_by_id(client_id)
   assert(vim.wait(15000, function() return client.initialized end, 50), "no initialize")
 
-  -- Open the target file so the server sees the editor's (unsaved) buffer text.
+  -- notes.txt: open with unsaved text, so the server sees the editor's buffer.
   vim.cmd("edit " .. root .. "/notes.txt")
-  vim.api.nvim_buf_set_lines(0, 0, -1, false, { "draft from the editor buffer" })
-  vim.lsp.buf_attach_client(0, client_id)
+  local notes = vim.api.nvim_get_current_buf()
+  vim.api.nvim_buf_set_lines(notes, 0, -1, false, { "draft from the editor buffer" })
+  vim.lsp.buf_attach_client(notes, client_id)
+  -- other.txt: open and unmodified.
+  vim.cmd("edit " .. root .. "/other.txt")
+  local other = vim.api.nvim_get_current_buf()
+  vim.lsp.buf_attach_client(other, client_id)
 
   local run_result
   client.request("lovia/run", { prompt = os.getenv("LOVIA_PROMPT") }, function(rerr, result)
@@ -54,8 +88,24 @@ local ok, err = pcall(function()
   end)
   assert(vim.wait(30000, function() return finished end, 20), "run did not finish")
 
+  local function buffer(bufnr)
+    return {
+      text = table.concat(vim.api.nvim_buf_get_lines(bufnr, 0, -1, false), "\n") .. "\n",
+      modified = vim.api.nvim_buf_get_option(bufnr, "modified"),
+    }
+  end
+  local buffers = { notes = buffer(notes), other = buffer(other) }
+  local notes_on_disk = table.concat(vim.fn.readfile(root .. "/notes.txt"), "\n") .. "\n"
+  -- The user saves the buffer that holds their own unsaved text plus the agent's edit.
+  vim.api.nvim_buf_call(notes, function() vim.cmd("silent write") end)
+
   local f = assert(io.open(os.getenv("LOVIA_OUT"), "w"))
-  f:write(vim.fn.json_encode({ run = run_result, events = events }))
+  f:write(vim.fn.json_encode({
+    run = run_result,
+    events = events,
+    buffers = buffers,
+    notesOnDiskBeforeSave = notes_on_disk,
+  }))
   f:close()
   client.stop()
   vim.wait(5000, function() return client.is_stopped() end, 50)

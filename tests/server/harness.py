@@ -73,7 +73,13 @@ class Harness:
             return None if title is None else lsp.MessageActionItem(title=title)
 
         folders = folders or [self.root]
-        opts = {"protocolVersion": 1, "client": "pytest", "stateDir": str(self.state_dir)}
+        # This client applies no edits itself: the server writes unless a test asks otherwise.
+        opts = {
+            "protocolVersion": 1,
+            "client": "pytest",
+            "stateDir": str(self.state_dir),
+            "editMode": "server",
+        }
         opts.update(init_options or {})
         params = lsp.InitializeParams(
             capabilities=client_capabilities(capabilities),

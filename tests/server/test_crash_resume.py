@@ -1,6 +1,7 @@
 """SIGKILL the server mid-run; a new process on the same state resumes without loss or doubling."""
 
 import asyncio
+import contextlib
 
 import pytest
 
@@ -181,5 +182,99 @@ async def test_a_new_prompt_supersedes_an_interrupted_run(tmp_path):
         # the interrupted run's completed turn (build + result) comes first, then the new run
         assert roles[:3] == ["user", "assistant", "tool"]
         assert view["entries"][3] == {"role": "user", "content": "never mind, just build"}
+    finally:
+        await second.stop()
+
+
+# The server process dies at an exact point of a run's end: the agent module (imported into the
+# server) wraps the session store's append and SIGKILLs its own process before or after it.
+DIES_AT_THE_END = (
+    AGENT_HEADER
+    + """
+import os
+import signal
+
+from lovia.stores import SQLiteSession
+
+_append = SQLiteSession.append
+
+
+async def _append_then_maybe_die(self, session_id, entries, **kw):
+    when = (ROOT / "die").read_text().strip() if (ROOT / "die").exists() else ""
+    if when == "before-append":
+        os.kill(os.getpid(), signal.SIGKILL)
+    result = await _append(self, session_id, entries, **kw)
+    if when == "after-append":
+        os.kill(os.getpid(), signal.SIGKILL)
+    return result
+
+
+SQLiteSession.append = _append_then_maybe_die
+
+agent = Agent(
+    name="ender",
+    model=ScriptedProvider([call("note", {"text": "x"}, call_id="n1"), text("all done")]),
+    tools=[],
+)
+
+
+@tool
+async def note(text: str) -> str:
+    "Take a note."
+    with open(ROOT / "notes.log", "a") as fh:
+        fh.write(text + "\\n")
+    return "noted"
+
+
+agent = agent.clone(tools=[note])
+"""
+)
+
+
+@pytest.mark.parametrize("when", ["before-append", "after-append"])
+async def test_a_kill_at_the_end_of_a_run_neither_loses_it_nor_leaves_it_stuck(tmp_path, when):
+    root = (tmp_path / "ws").resolve()
+    root.mkdir()
+    state = tmp_path / "state"
+    first = Harness(root, state)
+    spec = first.write_agent(DIES_AT_THE_END)
+    (root / "die").write_text(when)
+    await first.start(settings={"agent": spec})
+    run = await first.run("note it")
+    rid, sid = run["runId"], run["sessionId"]
+    proc = first.client._server
+    await asyncio.wait_for(proc.wait(), 60)  # the agent's session append killed the server
+    with contextlib.suppress(Exception):
+        await asyncio.wait_for(first.client.stop(), 5)
+    first.client = None
+    (root / "die").unlink()
+
+    second = Harness(root, state)
+    try:
+        await second.start(settings={"agent": spec})
+        replay = await second.request("lovia/replay", {"runId": rid})
+        end = replay["events"][-1]
+        assert end["kind"] == "run.finished"
+        if when == "after-append":
+            # the run had finished: recovery closes it as completed, with nothing to resume
+            assert end["status"] == "completed" and end["resumable"] is False
+            assert replay["status"] == "completed"
+        else:
+            # its end never reached the conversation: resuming appends it, nothing runs again
+            assert end["status"] == "interrupted" and end["resumable"] is True
+            await second.request("lovia/resume", {"runId": rid})
+            done = await second.wait_for(
+                lambda e: (
+                    e["runId"] == rid and e["kind"] == "run.finished" and e["seq"] > end["seq"]
+                )
+            )
+            assert done["status"] == "completed" and done["output"] == "all done"
+        view = await second.request("lovia/session", {"sessionId": sid})
+        assert [m["role"] for m in view["entries"]] == ["user", "assistant", "tool", "assistant"]
+        assert view["entries"][-1]["content"] == "all done"
+        assert (root / "notes.log").read_text() == "x\n"
+        listing = await second.request("lovia/sessions", {})
+        assert listing["sessions"][0]["resumable"] is False
+        assert listing["sessions"][0]["lastRunStatus"] == "completed"
     finally:
         await second.stop()

@@ -73,7 +73,7 @@ async def test_workspace_edit_mode_applies_through_the_editor(harness):
     await harness.start(settings={"agent": spec}, init_options={"editMode": "workspaceEdit"})
     _open(harness, harness.root / "app.py", "old_name = 1\n", version=7)
     run = await harness.run("rename")
-    done = await harness.finished(run["runId"])
+    done = await harness.approve_all(run["runId"])
     assert done["status"] == "completed"
     assert len(harness.apply_edits) == 2
     edit = harness.apply_edits[0]
@@ -95,7 +95,7 @@ async def test_workspace_edit_declined_maps_to_declined(harness):
     harness.apply_edit_result = False
     await harness.start(settings={"agent": spec}, init_options={"editMode": "workspaceEdit"})
     run = await harness.run("rename")
-    await harness.finished(run["runId"])
+    await harness.approve_all(run["runId"])
     result = next(
         e
         for e in harness.of_run(run["runId"])
@@ -104,22 +104,28 @@ async def test_workspace_edit_declined_maps_to_declined(harness):
     assert result["status"] == "declined"
 
 
-async def test_neovim_capabilities_fall_back_to_server_edits(harness):
+async def test_neovim_gets_plain_changes_for_open_documents_and_the_server_writes_the_rest(
+    harness,
+):
+    """Neovim 0.7 declares applyEdit but not documentChanges: its open buffers get plain
+    ``changes`` (their undo and unsaved text stay in charge); a file it has not open, which has
+    no buffer to keep in step, is written by the server."""
     (harness.root / "app.py").write_text("old_name = 1\n")
     spec = harness.write_agent(EDITOR_AGENT)
     await harness.start(
-        settings={"agent": spec},
-        init_options={"editMode": "workspaceEdit"},
-        capabilities="neovim@0.7",
+        settings={"agent": spec}, init_options={"editMode": None}, capabilities="neovim@0.7"
     )
-    status = await harness.request("lovia/status", {})
+    assert (await harness.request("lovia/status", {}))["editMode"] == "workspaceEdit"
+    _open(harness, harness.root / "app.py", "old_name = 1\n", version=2)
     run = await harness.run("rename")
-    await harness.finished(run["runId"])
-    if status["editMode"] == "server":
-        assert harness.apply_edits == []
-        assert (harness.root / "app.py").read_text() == "new_name = 1\n"
-    else:
-        assert harness.apply_edits
+    assert (await harness.approve_all(run["runId"]))["status"] == "completed"
+    (edit,) = harness.apply_edits
+    assert edit.edit.document_changes is None
+    ((uri, edits),) = edit.edit.changes.items()
+    assert uri == (harness.root / "app.py").as_uri()
+    assert [e.new_text for e in edits] == ["new_name = 1\n"]
+    assert (harness.root / "app.py").read_text() == "old_name = 1\n"  # the buffer owns it
+    assert (harness.root / "new.txt").read_text() == "created\n"  # not open: the server wrote
 
 
 SHELL_AGENT = (
@@ -201,3 +207,92 @@ async def test_untrusted_workspace_is_readonly_and_ignores_agent_files(harness):
     else:  # pragma: no cover - must not load the file
         raise AssertionError("an untrusted workspace loaded a user agent")
     await asyncio.sleep(0)
+
+
+WRITER_AGENT = (
+    AGENT_HEADER
+    + """
+agent = Agent(
+    name="writer",
+    model=ScriptedProvider([
+        call("write_file", {"path": "a.txt", "content": "one\\n"}, call_id="w1"),
+        text("done"),
+    ], record=False),
+)
+"""
+)
+
+
+async def _asked(harness, run_id):
+    done = await harness.approve_all(run_id)
+    assert done["status"] == "completed", done
+    return [e for e in harness.of_run(run_id) if e["kind"] == "approval.requested"]
+
+
+async def test_writes_are_reviewed_first_by_default_and_the_setting_turns_it_off(harness):
+    spec = harness.write_agent(WRITER_AGENT)
+    await harness.start(settings={"agent": spec})
+    status = await harness.request("lovia/status", {})
+    assert status["folders"][0]["preset"] == "coding" and status["folders"][0]["write"] == "ask"
+    run = await harness.run("write")
+    (asked,) = await _asked(harness, run["runId"])
+    assert asked["action"] == "file.create" and asked["diff"][0]["newText"] == "one\n"
+    # a changed setting applies to the next run, without a restart
+    harness.client.workspace_did_change_configuration(
+        lsp.DidChangeConfigurationParams(
+            settings={"lovia": {"agent": spec, "permissions": {"write": "allow"}}}
+        )
+    )
+    for _ in range(100):
+        if (await harness.request("lovia/status", {}))["folders"][0]["write"] == "allow":
+            break
+        await asyncio.sleep(0.05)
+    run = await harness.run("write again", sessionId=run["sessionId"])
+    assert await _asked(harness, run["runId"]) == []
+
+
+async def test_the_trusted_preset_writes_without_asking(harness):
+    spec = harness.write_agent(WRITER_AGENT)
+    await harness.start(settings={"agent": spec, "permissions": {"preset": "trusted"}})
+    run = await harness.run("write")
+    assert await _asked(harness, run["runId"]) == []
+    assert (harness.root / "a.txt").read_text() == "one\n"
+
+
+async def test_edits_go_through_the_editor_by_default_when_it_can_apply_them(harness):
+    (harness.root / "app.py").write_text("old_name = 1\nkeep = 2\n")
+    spec = harness.write_agent(EDITOR_AGENT)
+    await harness.start(settings={"agent": spec}, init_options={"editMode": None})
+    assert (await harness.request("lovia/status", {}))["editMode"] == "workspaceEdit"
+    _open(harness, harness.root / "app.py", "old_name = 1\nkeep = 2\n", version=3)
+    run = await harness.run("rename")
+    assert (await harness.approve_all(run["runId"]))["status"] == "completed"
+    (change,) = harness.apply_edits[0].edit.document_changes
+    (edit,) = change.edits  # only the changed line, not the whole document
+    assert (edit.range.start.line, edit.range.end.line) == (0, 1)
+    assert edit.new_text == "new_name = 1\n"
+    assert (harness.root / "app.py").read_text() == "old_name = 1\nkeep = 2\n"
+
+
+async def test_the_edit_mode_setting_wins_and_applies_to_the_next_run(harness):
+    (harness.root / "app.py").write_text("old_name = 1\n")
+    spec = harness.write_agent(EDITOR_AGENT)
+    await harness.start(
+        settings={"agent": spec, "editMode": "server"}, init_options={"editMode": "workspaceEdit"}
+    )
+    assert (await harness.request("lovia/status", {}))["editMode"] == "server"
+    run = await harness.run("rename")
+    await harness.approve_all(run["runId"])
+    assert harness.apply_edits == []
+    assert (harness.root / "app.py").read_text() == "new_name = 1\n"
+    harness.client.workspace_did_change_configuration(
+        lsp.DidChangeConfigurationParams(settings={"lovia": {"agent": spec, "editMode": "auto"}})
+    )
+    for _ in range(100):
+        if (await harness.request("lovia/status", {}))["editMode"] == "workspaceEdit":
+            break
+        await asyncio.sleep(0.05)
+    (harness.root / "app.py").write_text("old_name = 1\n")
+    run = await harness.run("rename again", sessionId=run["sessionId"])
+    await harness.approve_all(run["runId"])
+    assert harness.apply_edits  # the editor got this run's edits

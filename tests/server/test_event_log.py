@@ -268,6 +268,13 @@ async def test_seq_continues_from_the_stored_log(store):
     assert event["seq"] == 3
 
 
+def test_a_legs_checkpoint_key_leads_back_to_its_run() -> None:
+    from lovia_server.store import checkpoint_id, run_of_checkpoint
+
+    for leg in (0, 1, 7):
+        assert run_of_checkpoint(checkpoint_id("r_abc123", leg)) == "r_abc123"
+
+
 # ----------------------------------------------------------------------------- property
 
 TARGETS = [

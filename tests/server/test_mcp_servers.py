@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import asyncio
+import os
 import sys
 from pathlib import Path
 
@@ -61,47 +63,291 @@ async def test_builtin_agent_calls_a_stdio_mcp_tool(harness, fake_openai):
     assert [m["content"] for m in tool_msgs][0] == "howdy"
 
 
-async def test_bad_mcp_settings_fail_the_run_not_the_server(harness, fake_openai):
-    fake_openai.script(oai.text("unused"), oai.text("unused"), oai.text("fine"))
+async def test_broken_servers_are_reported_and_the_run_goes_on_without_them(harness, fake_openai):
+    fake_openai.script(oai.tool_calls(oai.call("local__echo", {"text": "hi"}, id="e1")))
+    fake_openai.script(oai.text("done without them"), oai.text("fine"))
+    servers = {
+        "bad": {"url": "ftp://nowhere"},
+        "down": {"command": sys.executable, "args": [STDIO_SCRIPT, "--fail-start"]},
+        "local": {"command": sys.executable, "args": [STDIO_SCRIPT]},
+    }
     await harness.start(
-        settings={"model": "openai:fake-model", "mcpServers": {"bad": {"url": "ftp://nowhere"}}},
-        env=fake_openai.env(),
+        settings={"model": "openai:fake-model", "mcpServers": servers}, env=fake_openai.env()
     )
     status = await harness.request("lovia/status", {})
     assert any(s.startswith("lovia.mcpServers.bad: url: ") for s in status["settingsProblems"])
     run = await harness.run("go")
     done = await harness.finished(run["runId"])
-    assert done["status"] == "failed"
-    error = done["error"]
-    assert error["type"] == "MCPError"
-    assert "'bad'" in error["message"] and "http:// or https://" in error["message"]
-    assert "lovia.mcpServers.bad" in error["hint"]
-
-    # A server that exits at start-up: the run fails with its stderr in the hint.
-    failing = {"down": {"command": sys.executable, "args": [STDIO_SCRIPT, "--fail-start"]}}
-    harness.client.workspace_did_change_configuration(
-        lsp.DidChangeConfigurationParams(
-            settings={"lovia": {"model": "openai:fake-model", "mcpServers": failing}}
-        )
+    assert done["status"] == "completed", done
+    assert done["output"] == "done without them"
+    reported = {e["server"]: e for e in harness.of_run(run["runId"]) if e["kind"] == "mcp.status"}
+    assert (
+        reported["bad"]["state"] == "failed" and "http:// or https://" in reported["bad"]["error"]
     )
-    await _settings_applied(harness, lambda s: not s["settingsProblems"])
-    run = await harness.run("go")
-    done = await harness.finished(run["runId"])
-    assert done["status"] == "failed" and done["error"]["type"] == "MCPError"
-    assert "Could not connect to MCP server 'down'" in done["error"]["message"]
-    assert "missing API token" in done["error"]["hint"]
+    assert reported["down"]["state"] == "failed"
+    assert "Could not connect to MCP server 'down'" in reported["down"]["error"]
+    assert "missing API token" in reported["down"]["error"]  # the end of its stderr
+    assert "local" not in reported or reported["local"]["state"] != "failed"
+    result = next(e for e in harness.of_run(run["runId"]) if e["kind"] == "tool.result")
+    assert result["content"][0]["text"] == "hi"
+    first = next(r for r in fake_openai.requests if r.method == "POST").json
+    system = first["messages"][0]["content"]
+    assert "## Unavailable MCP servers" in system and "`down` is not available" in system
+    assert "`bad` is not available" in system
+    status = await harness.request("lovia/status", {})
+    states = {s["name"]: s for s in status["mcpServers"]}
+    assert states["local"]["state"] == "running" and "local__echo" in states["local"]["tools"]
+    assert states["down"]["state"] == "failed" and states["down"]["log"].endswith("down.log")
+    assert "missing API token" in _read(states["down"]["log"])
 
     # Disabled servers are skipped; the server kept serving throughout.
-    failing["down"]["disabled"] = True
+    servers["down"]["disabled"] = True
     harness.client.workspace_did_change_configuration(
         lsp.DidChangeConfigurationParams(
-            settings={"lovia": {"model": "openai:fake-model", "mcpServers": failing}}
+            settings={"lovia": {"model": "openai:fake-model", "mcpServers": servers}}
         )
     )
-    await _settings_applied(harness, lambda s: True)
+    await _settings_applied(
+        harness, lambda s: {m["name"]: m["state"] for m in s["mcpServers"]}["down"] == "stopped"
+    )
     run = await harness.run("go")
     done = await harness.finished(run["runId"])
     assert done["status"] == "completed", done
+    assert "down" not in {
+        e["server"] for e in harness.of_run(run["runId"]) if e["kind"] == "mcp.status"
+    }
+
+
+def _pid_run(call_id: str) -> list:
+    return [oai.tool_calls(oai.call("local__pid", {}, id=call_id)), oai.text("ok")]
+
+
+def _pids(harness, run_id: str) -> list[str]:
+    return [
+        e["content"][0]["text"]
+        for e in harness.of_run(run_id)
+        if e["kind"] == "tool.result" and e["status"] == "completed"
+    ]
+
+
+async def test_one_stdio_process_serves_three_runs(harness, fake_openai, tmp_path):
+    starts = tmp_path / "starts.txt"
+    for i in range(3):
+        fake_openai.script(*_pid_run(f"p{i}"))
+    servers = {
+        "local": {"command": sys.executable, "args": [STDIO_SCRIPT, "--starts-file", str(starts)]}
+    }
+    await harness.start(
+        settings={"model": "openai:fake-model", "mcpServers": servers}, env=fake_openai.env()
+    )
+    pids = []
+    session = None
+    for _ in range(3):
+        params = {"sessionId": session} if session else {}
+        run = await harness.run("which process?", **params)
+        session = run["sessionId"]
+        done = await harness.finished(run["runId"])
+        assert done["status"] == "completed", done
+        call = next(e for e in harness.of_run(run["runId"]) if e["kind"] == "tool.call")
+        assert call["server"] == "local"  # the transcript shows which server served it
+        pids += _pids(harness, run["runId"])
+    assert len(set(pids)) == 1 and len(pids) == 3
+    assert starts.read_text().split() == pids[:1]  # one process start across three runs
+    status = await harness.request("lovia/status", {})
+    (local,) = status["mcpServers"]
+    assert local["starts"] == 1 and local["state"] == "running"
+    await harness.stop()  # shutdown stops the pooled server
+    harness.client = None
+    for _ in range(100):
+        if not _alive(int(pids[0])):
+            break
+        await asyncio.sleep(0.1)
+    assert not _alive(int(pids[0]))
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    return True
+
+
+async def test_a_server_crashing_mid_call_restarts_and_the_next_call_works(
+    harness, fake_openai, tmp_path
+):
+    starts = tmp_path / "starts.txt"
+    fake_openai.script(
+        oai.tool_calls(oai.call("local__pid", {}, id="a")),
+        oai.tool_calls(oai.call("local__crash", {}, id="b")),
+        oai.tool_calls(oai.call("local__pid", {}, id="c")),
+        oai.text("recovered"),
+    )
+    servers = {
+        "local": {"command": sys.executable, "args": [STDIO_SCRIPT, "--starts-file", str(starts)]}
+    }
+    await harness.start(
+        settings={"model": "openai:fake-model", "mcpServers": servers}, env=fake_openai.env()
+    )
+    run = await harness.run("crash it")
+    done = await harness.finished(run["runId"])
+    assert done["status"] == "completed", done
+    results = {
+        e["toolCallId"]: e for e in harness.of_run(run["runId"]) if e["kind"] == "tool.result"
+    }
+    assert (
+        results["b"]["status"] == "failed"
+        and "stopped during the call" in (results["b"]["content"][0]["text"])
+    )
+    before, after = results["a"]["content"][0]["text"], results["c"]["content"][0]["text"]
+    assert results["c"]["status"] == "completed" and before != after
+    assert starts.read_text().split() == [before, after]
+    states = [e["state"] for e in harness.of_run(run["runId"]) if e["kind"] == "mcp.status"]
+    assert "restarting" in states and states[-1] == "running"
+
+
+async def test_tools_list_changed_refreshes_the_cached_tools(harness, fake_openai):
+    fake_openai.script(
+        oai.tool_calls(oai.call("local__grow", {}, id="g")),
+        oai.text("grown"),
+        oai.tool_calls(oai.call("local__extra_1", {}, id="x")),
+        oai.text("used it"),
+    )
+    servers = {"local": {"command": sys.executable, "args": [STDIO_SCRIPT]}}
+    await harness.start(
+        settings={"model": "openai:fake-model", "mcpServers": servers}, env=fake_openai.env()
+    )
+    first = await harness.run("grow")
+    assert (await harness.finished(first["runId"]))["status"] == "completed"
+    await _settings_applied(harness, lambda s: "local__extra_1" in s["mcpServers"][0]["tools"])
+    second = await harness.run("use the new tool")
+    done = await harness.finished(second["runId"])
+    assert done["status"] == "completed", done
+    result = next(e for e in harness.of_run(second["runId"]) if e["kind"] == "tool.result")
+    assert result["status"] == "completed" and result["content"][0]["text"] == "extra_1 done"
+
+
+async def test_a_settings_change_restarts_only_the_servers_it_affects(
+    harness, fake_openai, tmp_path
+):
+    a_starts, b_starts = tmp_path / "a.txt", tmp_path / "b.txt"
+    fake_openai.script(oai.text("one"), oai.text("two"))
+
+    def servers(b_flag: str) -> dict:
+        return {
+            "a": {
+                "command": sys.executable,
+                "args": [STDIO_SCRIPT, "--starts-file", str(a_starts)],
+            },
+            "b": {
+                "command": sys.executable,
+                "args": [STDIO_SCRIPT, "--starts-file", str(b_starts), "--instructions", b_flag],
+            },
+        }
+
+    await harness.start(
+        settings={"model": "openai:fake-model", "mcpServers": servers("v1")},
+        env=fake_openai.env(),
+    )
+    run = await harness.run("go")
+    assert (await harness.finished(run["runId"]))["status"] == "completed"
+    harness.client.workspace_did_change_configuration(
+        lsp.DidChangeConfigurationParams(
+            settings={"lovia": {"model": "openai:fake-model", "mcpServers": servers("v2")}}
+        )
+    )
+
+    def restarted(status: dict) -> bool:
+        return (
+            b_starts.exists()
+            and len(b_starts.read_text().split()) == 2
+            and all(s["state"] == "running" for s in status["mcpServers"])
+        )
+
+    await _settings_applied(harness, restarted)
+    assert len(a_starts.read_text().split()) == 1  # untouched
+    run = await harness.run("again")
+    assert (await harness.finished(run["runId"]))["status"] == "completed"
+    second = next(r for r in reversed(fake_openai.requests) if r.method == "POST").json
+    assert "v2" in second["messages"][0]["content"]
+    assert len(a_starts.read_text().split()) == 1 and len(b_starts.read_text().split()) == 2
+
+
+async def test_idle_servers_stop_and_start_again_on_the_next_run(harness, fake_openai, tmp_path):
+    starts = tmp_path / "starts.txt"
+    fake_openai.script(oai.text("one"), oai.text("two"))
+    servers = {
+        "local": {"command": sys.executable, "args": [STDIO_SCRIPT, "--starts-file", str(starts)]}
+    }
+    await harness.start(
+        settings={
+            "model": "openai:fake-model",
+            "mcpServers": servers,
+            "mcpIdleTimeoutSeconds": 0.5,
+        },
+        env=fake_openai.env(),
+    )
+    run = await harness.run("go")
+    assert (await harness.finished(run["runId"]))["status"] == "completed"
+    await _settings_applied(harness, lambda s: s["mcpServers"][0]["state"] == "idle")
+    run = await harness.run("again")
+    assert (await harness.finished(run["runId"]))["status"] == "completed"
+    assert len(starts.read_text().split()) == 2
+
+
+def _read(path: str) -> str:
+    with open(path, encoding="utf-8") as fh:
+        return fh.read()
+
+
+@pytest.fixture
+def http_mcp_url():
+    """The SDK's streamable-HTTP server in a process of its own (tests/support/mcp_http.py)."""
+    import subprocess
+
+    script = Path(__file__).resolve().parents[1] / "support" / "mcp_http.py"
+    proc = subprocess.Popen(
+        [sys.executable, str(script)], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True
+    )
+    try:
+        assert proc.stdout is not None
+        yield proc.stdout.readline().strip()
+    finally:
+        if proc.stdin is not None:
+            proc.stdin.close()
+        proc.wait(timeout=15)
+
+
+async def test_streamable_http_server_in_its_own_process_and_restart_request(
+    harness, fake_openai, http_mcp_url
+):
+    fake_openai.script(
+        oai.tool_calls(oai.call("web__greet", {"name": "Ada"}, id="g1")),
+        oai.text("greeted"),
+        oai.tool_calls(oai.call("web__greet", {"name": "Bob"}, id="g2")),
+        oai.text("greeted again"),
+    )
+    await harness.start(
+        settings={"model": "openai:fake-model", "mcpServers": {"web": {"url": http_mcp_url}}},
+        env=fake_openai.env(),
+    )
+    texts = []
+    for prompt in ("greet Ada", "greet Bob"):
+        run = await harness.run(prompt)
+        done = await harness.finished(run["runId"])
+        assert done["status"] == "completed", done
+        texts += _pids(harness, run["runId"])
+    assert texts == ["Hello, Ada!", "Hello, Bob!"]
+    status = await harness.request("lovia/status", {})
+    (web,) = status["mcpServers"]
+    assert (web["transport"], web["state"], web["starts"]) == ("http", "running", 1)
+    restarted = await harness.request("lovia/mcpRestart", {"name": "web"})
+    assert restarted["server"]["starts"] == 2 and restarted["server"]["state"] == "running"
+    try:
+        await harness.request("lovia/mcpRestart", {"name": "nope"})
+        raise AssertionError("an unknown server restarted")
+    except Exception as exc:
+        assert getattr(exc, "code", None) == -32602
 
 
 async def test_untrusted_workspace_starts_no_mcp_server(harness, fake_openai):
@@ -117,11 +363,12 @@ async def test_untrusted_workspace_starts_no_mcp_server(harness, fake_openai):
     assert done["status"] == "completed", done
     first = next(r for r in fake_openai.requests if r.method == "POST").json
     assert not any(t["function"]["name"].startswith("local__") for t in first["tools"])
+    status = await harness.request("lovia/status", {})
+    (local,) = status["mcpServers"]
+    assert local["state"] == "stopped" and "untrusted" in local["error"]
 
 
 async def _settings_applied(harness, check, *, tries: int = 100) -> None:
-    import asyncio
-
     for _ in range(tries):
         await asyncio.sleep(0.1)
         status = await harness.request("lovia/status", {})

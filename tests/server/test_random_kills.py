@@ -181,6 +181,22 @@ def _shape(entries: list[dict[str, Any]]) -> list[tuple[Any, ...]]:
     ]
 
 
+async def _check_finished(
+    h: Harness,
+    current: dict[str, Any],
+    replay: dict[str, Any],
+    reference: list[tuple[Any, ...]],
+    ledger: Ledger,
+) -> None:
+    """A finished run: clean event log, the uninterrupted transcript, no stored call rerun."""
+    assert replay["events"][-1]["kind"] == "run.finished"
+    assert replay["events"][-1]["status"] == "completed"
+    _check_events(replay["events"])
+    view = await h.request("lovia/session", {"sessionId": current["sessionId"]})
+    assert _shape(view["entries"]) == reference
+    ledger.check_no_stored_call_ran_again()
+
+
 async def _kill(h: Harness) -> None:
     assert h.client is not None
     proc = h.client._server
@@ -254,6 +270,12 @@ async def test_random_sigkills_never_lose_or_double_anything(tmp_path: Path) -> 
                 # events of earlier attempts (and the recovery's run.finished) come before
                 replay = await h.request("lovia/replay", {"runId": current["runId"]})
                 base = replay["lastSeq"]
+                if replay["status"] == "completed":
+                    # killed after the run's end reached the session: recovery finished it
+                    await _check_finished(h, current, replay, reference, ledger)
+                    completed_runs += 1
+                    current = None
+                    continue
                 assert replay["status"] == "interrupted", replay["status"]
                 try:
                     resumed = await h.request("lovia/resume", {"runId": current["runId"]})
@@ -278,10 +300,7 @@ async def test_random_sigkills_never_lose_or_double_anything(tmp_path: Path) -> 
                 end = finished.result()
                 assert end["status"] == "completed", end
                 replay = await h.request("lovia/replay", {"runId": run_id})
-                _check_events(replay["events"])
-                view = await h.request("lovia/session", {"sessionId": current["sessionId"]})
-                assert _shape(view["entries"]) == reference
-                ledger.check_no_stored_call_ran_again()
+                await _check_finished(h, current, replay, reference, ledger)
                 completed_runs += 1
                 current = None
                 continue

@@ -6,6 +6,8 @@
 - :class:`HTTPMCPServer` serves it on ``127.0.0.1`` (streamable HTTP at ``/mcp``) with uvicorn
   in a thread; with ``token=`` it answers 401 unless ``Authorization: Bearer <token>`` is
   sent. ``seen_headers`` records the headers of every request.
+- Run as a script (``python tests/support/mcp_http.py``) it serves in a process of its own,
+  prints its URL, and stops when its stdin closes.
 """
 
 from __future__ import annotations
@@ -153,3 +155,19 @@ class HTTPMCPServer:
 
     def __exit__(self, *exc: object) -> None:
         self.stop()
+
+
+def main() -> None:
+    """Serve on a free port in this process until stdin closes; print the URL first."""
+    import sys
+
+    server = HTTPMCPServer().start()
+    print(server.url, flush=True)
+    try:
+        sys.stdin.read()
+    finally:
+        server.stop()
+
+
+if __name__ == "__main__":
+    main()

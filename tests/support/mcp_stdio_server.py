@@ -7,8 +7,10 @@ Tools: ``echo`` (text), ``add`` (structured + text), ``image`` (an image and a c
 ``mixed`` (every content kind), ``fail`` (an ``isError`` result), ``explode`` (a JSON-RPC
 error), ``env`` (the value of an environment variable), ``cwd`` (the working directory),
 ``calls`` (how many ``tools/call`` requests this process served), ``pid``, ``crash`` (the
-process exits mid-call), and ``noop_00`` … ``noop_09`` (to page through). ``tools/list``
-pages by ``--page-size``.
+process exits mid-call), ``grow`` (adds a tool ``extra_N`` and sends
+``notifications/tools/list_changed``), and ``noop_00`` … ``noop_09`` (to page through).
+``tools/list`` pages by ``--page-size``; ``--starts-file`` appends the process id to a file at
+start-up (to count process starts).
 """
 
 from __future__ import annotations
@@ -69,6 +71,7 @@ def _tools(types: Any) -> list[Any]:
         types.Tool(name="calls", description="Calls served so far.", input_schema=_OBJECT),
         types.Tool(name="pid", description="The server's process id.", input_schema=_OBJECT),
         types.Tool(name="crash", description="Exit the server process.", input_schema=_OBJECT),
+        types.Tool(name="grow", description="Add a tool.", input_schema=_OBJECT),
     ]
     tools += [
         types.Tool(name=f"noop_{i:02d}", description=f"Does nothing ({i}).", input_schema=_OBJECT)
@@ -147,7 +150,12 @@ def build(page_size: int, instructions: str | None) -> Any:
             sys.stderr.write("crashing on purpose\n")
             sys.stderr.flush()
             os._exit(1)
-        if name.startswith("noop_"):
+        if name == "grow":
+            extra = f"extra_{sum(t.name.startswith('extra_') for t in tools) + 1}"
+            tools.append(types.Tool(name=extra, description="Grown.", input_schema=_OBJECT))
+            await ctx.session.send_tool_list_changed()
+            return types.CallToolResult(content=[_text(f"added {extra}")])
+        if name.startswith(("noop_", "extra_")):
             return types.CallToolResult(content=[_text(f"{name} done")])
         raise ValueError(f"Unknown tool: {name}")
 
@@ -164,7 +172,11 @@ def main() -> None:
     parser.add_argument("--page-size", type=int, default=100)
     parser.add_argument("--fail-start", action="store_true")
     parser.add_argument("--instructions", default=None)
+    parser.add_argument("--starts-file", default=None)
     opts = parser.parse_args()
+    if opts.starts_file:
+        with open(opts.starts_file, "a") as fh:
+            fh.write(f"{os.getpid()}\n")
     if opts.fail_start:  # before the (slow) SDK import
         sys.stderr.write("fatal: missing API token (set TEST_TOKEN)\n")
         sys.exit(3)

@@ -9,6 +9,7 @@ import {
   type ContextRef,
   type SessionSummary,
 } from "../protocol/types";
+import { childRunsOf, unloadedChildren } from "./children";
 import type { ChatError, ChatViewState, ModelChoice, ModelView, PendingSteer, ServerState, WebviewIntent } from "./messages";
 
 /** Where the panel was: the open session and how far it was scrolled (kept across reloads). */
@@ -70,10 +71,18 @@ export class ChatController implements Disposable {
       store.onDidChange((runId) => {
         const run = store.get(runId);
         if (run && run.sessionId === this.sessionId && !this.runOrder.includes(runId)) this.runOrder.push(runId);
+        if (run && (this.runOrder.includes(runId) || run.parentRunId !== undefined)) this.loadChildren(run);
         this.settleSteers();
         this.changed();
       }),
     );
+  }
+
+  /** Start following subagents the store has not seen (their events come on their own). */
+  private loadChildren(run: RunView): void {
+    for (const child of unloadedChildren([run], (id) => this.store.has(id))) {
+      void this.store.load(child.runId, child.sessionId).catch(() => undefined);
+    }
   }
 
   onDidChange(listener: StateListener): Disposable {
@@ -102,6 +111,7 @@ export class ChatController implements Disposable {
       trusted: this.host.isTrusted(),
       sessions: this.sessions,
       runs,
+      childRuns: childRunsOf(runs, (id) => this.store.get(id)),
       pendingSteers: this.pendingSteers.map((s) => ({ ...s })),
       busy: this.busy > 0,
       model: this.modelView(),
@@ -191,7 +201,10 @@ export class ChatController implements Disposable {
         await this.unsteer(intent.runId, intent.messageId);
         return;
       case "cancel":
-        await this.cancel();
+        await this.cancel(intent.runId);
+        return;
+      case "steerRun":
+        if (intent.text.trim()) await this.steer(intent.runId, intent.text.trim());
         return;
       case "approve":
         await this.approve(intent.runId, intent.approvalId, intent.decision, intent.message);

@@ -43,6 +43,8 @@ export interface ChatViewState {
   runs: RunView[];
   /** The live run of the active session, if any. */
   liveRunId?: string;
+  /** Subagent runs of those runs (and theirs): shown nested under their spawning tool call. */
+  childRuns: RunView[];
   pendingSteers: PendingSteer[];
   error?: ChatError;
   /** A request started by the user is in flight (disables the send button). */
@@ -56,7 +58,8 @@ export type WebviewIntent =
   | { type: "ready" }
   | { type: "send"; text: string; mode: "prompt" | "steer" }
   | { type: "unsteer"; runId: string; messageId: string }
-  | { type: "cancel" }
+  | { type: "cancel"; runId?: string }
+  | { type: "steerRun"; runId: string; text: string }
   | { type: "approve"; runId: string; approvalId: string; decision: ApprovalDecision; message?: string }
   | { type: "openDiff"; runId: string; approvalId: string }
   | { type: "answer"; runId: string; questionId: string; answer: string }
@@ -79,6 +82,7 @@ const INTENT_TYPES = new Set<WebviewIntent["type"]>([
   "send",
   "unsteer",
   "cancel",
+  "steerRun",
   "approve",
   "openDiff",
   "answer",
@@ -106,6 +110,10 @@ export function isWebviewIntent(value: unknown): value is WebviewIntent {
       return str("text") && (v.mode === "prompt" || v.mode === "steer");
     case "unsteer":
       return str("runId") && str("messageId");
+    case "cancel":
+      return v.runId === undefined || str("runId");
+    case "steerRun":
+      return str("runId") && str("text");
     case "approve":
       return str("runId") && str("approvalId") && str("decision") && (v.message === undefined || str("message"));
     case "openDiff":

@@ -29,6 +29,9 @@ export type LoviaEvent =
   | HandoffEvent
   | CompactionEvent
   | UsageUpdatedEvent
+  | SubagentStartedEvent
+  | SubagentFinishedEvent
+  | MCPStatusEvent
   | RunFinishedEvent;
 export type MessageSource = "prompt" | "steer";
 export type ToolKind = "read" | "edit" | "delete" | "move" | "search" | "execute" | "fetch" | "think" | "other";
@@ -41,6 +44,7 @@ export type FinalStatus = "completed" | "failed" | "cancelled" | "interrupted";
 export type RunStatus =
   "running" | "awaiting_approval" | "cancelling" | "completed" | "failed" | "cancelled" | "interrupted";
 export type EditMode = "server" | "workspaceEdit";
+export type MCPServerState = "idle" | "starting" | "running" | "restarting" | "failed" | "stopped";
 /**
  * JSON-RPC error codes: -32700 ParseError, -32600 InvalidRequest, -32601 MethodNotFound, -32602 InvalidParams, -32603 InternalError, -32002 ServerNotInitialized, -32800 RequestCancelled, -32010 RunNotFound, -32011 RunNotActive, -32012 RunAlreadyActive, -32013 ApprovalNotFound, -32014 NotResumable, -32015 PathOutsideWorkspace, -32016 ModelNotConfigured
  */
@@ -61,7 +65,7 @@ export type ErrorCode =
   | -32016;
 
 /**
- * The lovia editor protocol (generated from lovia_server.protocol; do not edit by hand): every lovia/* request's params and result, the lovia/event notification and the error codes.
+ * The lovia editor protocol (generated from lovia_server.protocol; do not edit by hand): every lovia/* request's params and result, the lovia/event notification, the error codes, the initialization options and the settings.
  */
 export interface LoviaProtocol {
   protocolVersion: 1;
@@ -150,9 +154,19 @@ export interface LoviaProtocol {
       params: StatusParams;
       result: StatusResult;
     };
+    /**
+     * stops one pooled MCP server and starts it again now (-32602 for an unknown name)
+     */
+    "lovia/mcpRestart": {
+      params: MCPRestartParams;
+      result: MCPRestartResult;
+    };
   };
   event: LoviaEvent;
   errorCode: ErrorCode;
+  serverCapabilities: ServerCapabilities;
+  initializationOptions: InitOptions;
+  settings: LoviaSettings;
 }
 export interface RunParams {
   prompt: string;
@@ -249,7 +263,16 @@ export interface RunStartedEvent {
   model: string | null;
   agent: string;
   resumed: boolean;
+  subagent?: SubagentRef;
   kind: "run.started";
+}
+/**
+ * Whose event this is when a subagent (a child run) raised it: shown on approval cards.
+ */
+export interface SubagentRef {
+  runId: string;
+  taskId: string;
+  name: string;
 }
 export interface UserMessageEvent {
   sessionId: string;
@@ -315,6 +338,7 @@ export interface ToolCallEvent {
     [k: string]: unknown | undefined;
   };
   locations: Location[];
+  server?: string;
   kind: "tool.call";
 }
 /**
@@ -377,6 +401,7 @@ export interface ApprovalRequestedEvent {
   detail: string;
   diff?: FileDiff[];
   options: ApprovalOption[];
+  subagent?: SubagentRef;
   kind: "approval.requested";
 }
 /**
@@ -414,6 +439,7 @@ export interface QuestionRequestedEvent {
   text: string;
   choices?: string[];
   multiSelect?: boolean;
+  subagent?: SubagentRef;
   kind: "question.requested";
 }
 export interface QuestionAnsweredEvent {
@@ -477,18 +503,34 @@ export interface UsageUpdatedEvent {
   contextWindow: number | null;
   kind: "usage.updated";
 }
-export interface RunFinishedEvent {
+export interface SubagentStartedEvent {
   sessionId: string;
   runId: string;
   seq: number;
   ts: number;
   parentRunId?: string;
+  childRunId: string;
+  childSessionId: string;
+  taskId: string;
+  name: string;
+  prompt: string;
+  toolCallId: string | null;
+  resumed: boolean;
+  kind: "subagent.started";
+}
+export interface SubagentFinishedEvent {
+  sessionId: string;
+  runId: string;
+  seq: number;
+  ts: number;
+  parentRunId?: string;
+  childRunId: string;
+  taskId: string;
   status: FinalStatus;
   usage: Usage;
-  resumable: boolean;
-  output?: unknown;
+  summary?: string;
   error?: RunError;
-  kind: "run.finished";
+  kind: "subagent.finished";
 }
 /**
  * Token counts of a run so far; `contextTokens` is the last turn's prompt size.
@@ -505,6 +547,31 @@ export interface RunError {
   message: string;
   hint?: string;
 }
+export interface MCPStatusEvent {
+  sessionId: string;
+  runId: string;
+  seq: number;
+  ts: number;
+  parentRunId?: string;
+  server: string;
+  state: string;
+  tools: string[];
+  error?: string;
+  kind: "mcp.status";
+}
+export interface RunFinishedEvent {
+  sessionId: string;
+  runId: string;
+  seq: number;
+  ts: number;
+  parentRunId?: string;
+  status: FinalStatus;
+  usage: Usage;
+  resumable: boolean;
+  output?: unknown;
+  error?: RunError;
+  kind: "run.finished";
+}
 export interface SessionsParams {
   limit?: number;
   offset?: number;
@@ -520,12 +587,26 @@ export interface SessionSummary {
   lastRunId: string | null;
   lastRunStatus: RunStatus | null;
   resumable: boolean;
+  children: ChildRun[];
+}
+/**
+ * A subagent: a child run in a session of its own, spawned by a run of this session.
+ */
+export interface ChildRun {
+  runId: string;
+  sessionId: string;
+  parentRunId: string;
+  taskId: string;
+  name: string;
+  status: RunStatus;
+  resumable: boolean;
 }
 export interface SessionParams {
   sessionId: string;
 }
 /**
- * A conversation for rendering: messages, the todo list and its runs.
+ * A conversation for rendering: messages, the todo list, its runs and their subagents
+ * (`parentSessionId` when the session is itself a subagent's).
  */
 export interface SessionResult {
   sessionId: string;
@@ -533,6 +614,8 @@ export interface SessionResult {
   entries: (UserEntry | AssistantEntry | ToolEntry)[];
   todos: TodoItem[];
   runs: RunInfo[];
+  children: ChildRun[];
+  parentSessionId?: string;
 }
 export interface UserEntry {
   role: "user";
@@ -574,6 +657,8 @@ export interface RunInfo {
   finishedAt: number | null;
   usage: Usage | null;
   resumable: boolean;
+  parentRunId?: string;
+  taskId?: string;
 }
 export interface DeleteSessionResult {
   deleted: boolean;
@@ -591,6 +676,7 @@ export interface StatusResult {
   liveRuns: LiveRun[];
   sessionRules: SessionRule[];
   settingsProblems: string[];
+  mcpServers: MCPServerInfo[];
 }
 /**
  * The effective permissions in one workspace folder.
@@ -624,6 +710,8 @@ export interface LiveRun {
   agent: string;
   model: string | null;
   startedAt: number;
+  parentRunId?: string;
+  taskId?: string;
 }
 /**
  * An `allow_always` / `reject_always` answer remembered for a session.
@@ -632,4 +720,122 @@ export interface SessionRule {
   sessionId: string;
   subject: string;
   decision: "allow" | "reject";
+}
+/**
+ * One `lovia.mcpServers` entry in the workspace's MCP pool.
+ */
+export interface MCPServerInfo {
+  name: string;
+  transport: "stdio" | "http";
+  state: MCPServerState;
+  tools: string[];
+  error: string | null;
+  starts: number;
+  log: string | null;
+}
+export interface MCPRestartParams {
+  name: string;
+}
+export interface MCPRestartResult {
+  server: MCPServerInfo;
+}
+/**
+ * `initialize` result: `capabilities.experimental.lovia`
+ */
+export interface ServerCapabilities {
+  protocolVersion: number;
+  methods: string[];
+  eventKinds: string[];
+  editModes: EditMode[];
+  version: string;
+}
+/**
+ * `initialize.initializationOptions.lovia`
+ */
+export interface InitOptions {
+  protocolVersion?: number;
+  client?: string;
+  approvals?: "events" | "showMessageRequest";
+  editMode?: "auto" | "server" | "workspaceEdit";
+  progress?: boolean;
+  stateDir?: string;
+  trusted?: boolean;
+}
+/**
+ * the `lovia` configuration section
+ */
+export interface LoviaSettings {
+  model?: string;
+  permissions?: PermissionSettings;
+  agent?: string;
+  mcpServers?: {
+    [k: string]: StdioMCPServerSetting | HttpMCPServerSetting | undefined;
+  };
+  mcpIdleTimeoutSeconds?: number;
+  subagents?: SubagentSettings;
+  maxTurns?: number;
+  approvalTimeoutSeconds?: number;
+  editMode?: "auto" | "server" | "workspaceEdit";
+}
+export interface PermissionSettings {
+  preset?: "readonly" | "coding" | "trusted";
+  write?: "allow" | "ask" | "deny";
+  pathRules?: PathRuleSetting[];
+  commandRules?: CommandRuleSetting[];
+  deniedPaths?: string[];
+}
+export interface PathRuleSetting {
+  pattern: string;
+  read?: "allow" | "ask" | "deny";
+  write?: "allow" | "ask" | "deny";
+}
+export interface CommandRuleSetting {
+  pattern: string;
+  decision: "allow" | "ask" | "deny";
+}
+/**
+ * A local server: `{command, args?, env?, cwd?}`.
+ */
+export interface StdioMCPServerSetting {
+  includeTools?: string[];
+  excludeTools?: string[];
+  defer?: boolean;
+  needsApproval?: boolean;
+  timeout?: number;
+  connectTimeout?: number;
+  disabled?: boolean;
+  type?: "stdio";
+  command: string;
+  args?: string[];
+  env?: {
+    [k: string]: string | undefined;
+  };
+  cwd?: string;
+}
+/**
+ * A remote server on streamable HTTP: `{url, headers?}`.
+ */
+export interface HttpMCPServerSetting {
+  includeTools?: string[];
+  excludeTools?: string[];
+  defer?: boolean;
+  needsApproval?: boolean;
+  timeout?: number;
+  connectTimeout?: number;
+  disabled?: boolean;
+  type?: "http";
+  url: string;
+  headers?: {
+    [k: string]: string | undefined;
+  };
+}
+/**
+ * `lovia.subagents`: background children of the built-in agent, as child runs.
+ */
+export interface SubagentSettings {
+  enabled?: boolean;
+  maxConcurrent?: number;
+  maxTurns?: number;
+  maxTotalTokens?: number | null;
+  maxSeconds?: number | null;
 }

@@ -5,11 +5,13 @@ import type {
   ApprovalOption,
   ApprovalOutcome,
   EventOf,
+  FinalStatus,
   FileDiff,
   Location,
   LoviaEvent,
   RunError,
   RunStatus,
+  SubagentRef,
   TodoItem,
   ToolContent,
   ToolKind,
@@ -39,7 +41,24 @@ export interface RunView {
   usage?: UsageView;
   /** Short description of what the run is doing now (for status bar / progress). */
   activity?: string;
+  /** Set on a subagent's run: its task id and name (it also has `parentRunId`). */
+  subagent?: SubagentRef;
+  /** The subagents this run spawned, in spawn order. */
+  children: ChildRef[];
   rev: number;
+}
+
+/** A subagent as its parent's stream announces it (`subagent.started` / `.finished`). */
+export interface ChildRef {
+  runId: string;
+  sessionId: string;
+  taskId: string;
+  name: string;
+  prompt: string;
+  /** The `spawn_subagent` call it answers: the panel nests the child under that card. */
+  toolCallId: string | null;
+  status: "running" | FinalStatus;
+  summary?: string;
 }
 
 export interface UsageView {
@@ -90,6 +109,8 @@ export interface ToolItem extends ItemBase {
   status: "running" | ToolStatus;
   content: ToolContent[];
   isError: boolean;
+  /** The MCP server serving the tool, for an MCP tool. */
+  server?: string;
 }
 
 export interface ApprovalItem extends ItemBase {
@@ -106,6 +127,8 @@ export interface ApprovalItem extends ItemBase {
   state: "pending" | ApprovalOutcome;
   decision?: ApprovalDecision;
   by?: ApprovalBy;
+  /** Whose request it is, when a subagent asks. */
+  requester?: SubagentRef;
 }
 
 export interface QuestionItem extends ItemBase {
@@ -114,6 +137,7 @@ export interface QuestionItem extends ItemBase {
   text: string;
   choices?: string[];
   answer?: string;
+  requester?: SubagentRef;
 }
 
 export interface NoticeItem extends ItemBase {
@@ -132,11 +156,13 @@ export type TranscriptItem =
   | QuestionItem
   | NoticeItem;
 
+const FINAL_STATUSES = new Set<RunStatus>(["completed", "failed", "cancelled", "interrupted"]);
+
 /** Cap on streamed tool output kept per tool call (the tail is kept). */
 export const MAX_TOOL_OUTPUT_CHARS = 100_000;
 
 export function createRunView(runId: string, sessionId: string): RunView {
-  return { runId, sessionId, status: "running", resumable: false, lastSeq: 0, items: [], todos: [], rev: 0 };
+  return { runId, sessionId, status: "running", resumable: false, lastSeq: 0, items: [], todos: [], children: [], rev: 0 };
 }
 
 function bump(run: RunView, item?: ItemBase): void {
@@ -272,6 +298,7 @@ export function applyEvent(run: RunView, event: LoviaEvent): void {
         title: event.title,
         input: event.input,
         locations: event.locations ?? [],
+        ...(event.server ? { server: event.server } : {}),
       };
       if (existing) {
         Object.assign(existing, base);
@@ -342,6 +369,7 @@ export function applyEvent(run: RunView, event: LoviaEvent): void {
           text: event.text,
         };
         if (event.choices !== undefined) item.choices = event.choices;
+        if (event.subagent) item.requester = event.subagent;
         push<QuestionItem>(run, item);
       }
       break;
@@ -379,6 +407,13 @@ export function applyEvent(run: RunView, event: LoviaEvent): void {
       };
       bump(run);
       break;
+    case "subagent.started":
+    case "subagent.finished":
+      onSubagent(run, event);
+      break;
+    case "mcp.status":
+      onMcpStatus(run, event);
+      break;
     case "run.finished":
       onRunFinished(run, event);
       break;
@@ -395,12 +430,46 @@ function onRunStarted(run: RunView, event: EventOf<"run.started">): void {
   run.prompt = event.prompt;
   run.model = event.model;
   run.agent = event.agent;
+  if (event.subagent) run.subagent = event.subagent;
   run.resumable = false;
   delete run.error;
   delete run.finishedAt;
   if (run.startedAt === undefined) run.startedAt = event.ts;
   if (event.resumed || wasFinished) notice(run, `resumed:${event.seq}`, "info", "Run resumed");
   bump(run);
+}
+
+function onSubagent(run: RunView, event: EventOf<"subagent.started"> | EventOf<"subagent.finished">): void {
+  let child = run.children.find((c) => c.runId === event.childRunId);
+  if (event.kind === "subagent.started") {
+    const fields = {
+      runId: event.childRunId,
+      sessionId: event.childSessionId,
+      taskId: event.taskId,
+      name: event.name,
+      prompt: event.prompt,
+      toolCallId: event.toolCallId,
+      status: "running" as const,
+    };
+    if (child) Object.assign(child, fields);
+    else run.children.push((child = fields));
+  } else if (child) {
+    child.status = event.status;
+    if (event.summary !== undefined) child.summary = event.summary;
+  }
+  const tool = child?.toolCallId ? find(run, "tool", child.toolCallId) : undefined;
+  if (tool) bump(run, tool); // the spawning card shows its child
+  else bump(run);
+}
+
+/** Only what needs the user's eye: a server that failed, restarts, or is back. */
+function onMcpStatus(run: RunView, event: EventOf<"mcp.status">): void {
+  if (event.state === "failed") {
+    const first = (event.error ?? "").split("\n")[0] ?? "";
+    notice(run, `mcp:${event.seq}`, "error", `MCP server ${event.server} is unavailable: ${first}`, "The run goes on without its tools.");
+  } else if (event.state === "restarting") {
+    notice(run, `mcp:${event.seq}`, "info", `MCP server ${event.server} stopped; restarting it`);
+  }
 }
 
 function onApprovalRequested(run: RunView, event: EventOf<"approval.requested">): void {
@@ -427,6 +496,7 @@ function onApprovalRequested(run: RunView, event: EventOf<"approval.requested">)
   }
   if (event.command !== undefined) item.command = event.command;
   if (event.diff !== undefined) item.diff = event.diff;
+  if (event.subagent) item.requester = event.subagent;
 }
 
 function onRunFinished(run: RunView, event: EventOf<"run.finished">): void {
@@ -459,7 +529,9 @@ function onRunFinished(run: RunView, event: EventOf<"run.finished">): void {
  * status the server reports for it.
  */
 export function applyReplayStatus(run: RunView, status: RunStatus): void {
-  if (run.status === "running" && status !== "running") {
+  // Only an ended run changes the view: a live run waiting for approval (or being
+  // cancelled) is still live, and its events say what it waits for.
+  if (run.status === "running" && FINAL_STATUSES.has(status)) {
     run.status = status;
     run.resumable = status === "interrupted";
     for (const item of run.items) {

@@ -31,6 +31,10 @@ export type {
   LaunchResult as ResumeResult,
   LiveRun,
   Location,
+  MCPRestartParams,
+  MCPRestartResult,
+  MCPServerInfo,
+  MCPServerState,
   LoviaEvent,
   LoviaProtocol,
   Range,
@@ -42,6 +46,8 @@ export type {
   RunInfo,
   RunParams,
   RunStatus,
+  SubagentRef,
+  ChildRun,
   SessionParams,
   SessionParams as DeleteSessionParams,
   SessionResult,
@@ -81,6 +87,7 @@ export const Methods = {
   session: "lovia/session",
   deleteSession: "lovia/deleteSession",
   status: "lovia/status",
+  mcpRestart: "lovia/mcpRestart",
 } as const satisfies Record<string, keyof G.LoviaProtocol["methods"]>;
 
 export type MethodName = keyof G.LoviaProtocol["methods"];
@@ -110,57 +117,23 @@ export const ErrorCodes = {
 export type ErrorCodeName = keyof typeof ErrorCodes;
 
 // ---------------------------------------------------------------------------
-// Handshake
+// Handshake and settings (generated from the server's InitOptions and LoviaSettings models)
 
 export type ApprovalTransport = G.StatusResult["approvals"];
+export type LoviaInitializationOptions = G.InitOptions;
+export type LoviaServerCapabilities = G.ServerCapabilities;
+export type LoviaSettings = G.LoviaSettings;
+export type PermissionSettings = G.PermissionSettings;
+export type PathRule = G.PathRuleSetting;
+export type CommandRule = G.CommandRuleSetting;
+/** An ACL decision (`lovia.permissions.*`). */
+export type Decision = NonNullable<G.PermissionSettings["write"]>;
+export type PermissionPreset = NonNullable<G.PermissionSettings["preset"]>;
+/** The `editMode` setting: `auto` lets the server pick (`workspaceEdit` when it can). */
+export type EditModeSetting = NonNullable<G.LoviaSettings["editMode"]>;
 
-export interface LoviaInitializationOptions {
-  protocolVersion?: number;
-  client?: string;
-  approvals?: ApprovalTransport;
-  editMode?: G.EditMode;
-  progress?: boolean;
-  stateDir?: string;
-}
-
-export interface LoviaServerCapabilities {
-  protocolVersion: number;
-  methods: string[];
-  eventKinds: string[];
-  editModes: G.EditMode[];
-  version: string;
-}
-
-// ---------------------------------------------------------------------------
-// Settings (`lovia` configuration section)
-
-export type Decision = "allow" | "ask" | "deny";
-export type PermissionPreset = "readonly" | "coding" | "trusted";
-
-export interface PathRule {
-  pattern: string;
-  read?: Decision;
-  write?: Decision;
-}
-
-export interface CommandRule {
-  pattern: string;
-  decision: Decision;
-}
-
-export interface LoviaSettings {
-  model?: string;
-  permissions?: {
-    preset?: PermissionPreset;
-    pathRules?: PathRule[];
-    commandRules?: CommandRule[];
-    deniedPaths?: string[];
-  };
-  agent?: string;
-  mcpServers?: Record<string, unknown>;
-  maxTurns?: number;
-  approvalTimeoutSeconds?: number | null;
-}
+/** `lovia.subagents`: the built-in agent's background children (server defaults apply). */
+export type SubagentSettings = G.SubagentSettings;
 
 // ---------------------------------------------------------------------------
 // Requests
@@ -210,6 +183,9 @@ export const EVENT_KINDS = [
   "handoff",
   "compaction",
   "usage.updated",
+  "subagent.started",
+  "subagent.finished",
+  "mcp.status",
   "run.finished",
 ] as const satisfies readonly EventKind[];
 

@@ -77,10 +77,7 @@ export class ServerHost implements vscode.Disposable {
       outputChannel: log,
       stdioOptions: { stdout: pipeLines, stderr: pipeLines },
       initializationOptions: () =>
-        buildInitializationOptions({
-          editMode: vscode.workspace.getConfiguration("lovia").get<string>("editMode"),
-          stateDir: context.storageUri?.fsPath,
-        }),
+        buildInitializationOptions({ stateDir: context.storageUri?.fsPath }),
       synchronize: { configurationSection: "lovia" },
       errorHandler: {
         error: (_error, _message, count) => ({

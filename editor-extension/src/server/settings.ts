@@ -3,10 +3,10 @@
  * (initialization options, the `lovia` configuration section, the process environment).
  * Kept free of `vscode` so it is easy to test.
  */
-import { PROTOCOL_VERSION, type EditMode, type LoviaInitializationOptions, type LoviaSettings } from "../protocol/types";
+import { PROTOCOL_VERSION, type LoviaInitializationOptions, type LoviaSettings, type SubagentSettings } from "../protocol/types";
 
 /** Keys of the `lovia` section that only the extension reads. */
-export const EXTENSION_ONLY_KEYS = ["pythonPath", "editMode", "openDiffOnApproval", "trace"] as const;
+export const EXTENSION_ONLY_KEYS = ["pythonPath", "openDiffOnApproval", "trace"] as const;
 
 export interface ApiKeyProvider {
   id: "openai" | "anthropic";
@@ -20,16 +20,14 @@ export const API_KEY_PROVIDERS: readonly ApiKeyProvider[] = [
   { id: "anthropic", label: "Anthropic", env: "ANTHROPIC_API_KEY", secretKey: "lovia.apiKey.anthropic" },
 ];
 
-export function buildInitializationOptions(opts: {
-  editMode: string | undefined;
-  stateDir: string | undefined;
-}): { lovia: LoviaInitializationOptions } {
-  const editMode: EditMode = opts.editMode === "workspaceEdit" ? "workspaceEdit" : "server";
+/** The edit mode is a setting the server reads for every run, so it is not sent here. */
+export function buildInitializationOptions(opts: { stateDir: string | undefined }): {
+  lovia: LoviaInitializationOptions;
+} {
   const lovia: LoviaInitializationOptions = {
     protocolVersion: PROTOCOL_VERSION,
     client: "vscode",
     approvals: "events",
-    editMode,
     progress: true,
   };
   if (opts.stateDir) lovia.stateDir = opts.stateDir;
@@ -55,12 +53,21 @@ export function serverSettings(raw: unknown, trusted: boolean): LoviaSettings {
   if (typeof src.approvalTimeoutSeconds === "number" && src.approvalTimeoutSeconds > 0) {
     out.approvalTimeoutSeconds = src.approvalTimeoutSeconds;
   }
-  if (isPlainObject(src.mcpServers) && Object.keys(src.mcpServers).length > 0) out.mcpServers = src.mcpServers;
+  if (isPlainObject(src.mcpServers) && Object.keys(src.mcpServers).length > 0) {
+    out.mcpServers = src.mcpServers as NonNullable<LoviaSettings["mcpServers"]>;
+  }
+  if (src.editMode === "auto" || src.editMode === "server" || src.editMode === "workspaceEdit") {
+    out.editMode = src.editMode;
+  }
+  if (typeof src.mcpIdleTimeoutSeconds === "number" && src.mcpIdleTimeoutSeconds > 0) out.mcpIdleTimeoutSeconds = src.mcpIdleTimeoutSeconds;
+  const subagents = subagentSettings(src.subagents);
+  if (subagents) out.subagents = subagents;
 
   const perms = isPlainObject(src.permissions) ? src.permissions : {};
   const permissions: NonNullable<LoviaSettings["permissions"]> = {};
   const preset = perms.preset;
   if (preset === "readonly" || preset === "coding" || preset === "trusted") permissions.preset = preset;
+  if (perms.write === "ask" || perms.write === "allow") permissions.write = perms.write;
   if (Array.isArray(perms.pathRules)) {
     permissions.pathRules = perms.pathRules.filter(
       (r): r is { pattern: string } => isPlainObject(r) && typeof r.pattern === "string",
@@ -87,6 +94,22 @@ export function serverSettings(raw: unknown, trusted: boolean): LoviaSettings {
   }
   if (Object.keys(permissions).length > 0) out.permissions = permissions;
   return out;
+}
+
+/** `lovia.subagents` as the server reads it: only well-typed keys, the rest left to defaults. */
+function subagentSettings(raw: unknown): SubagentSettings | undefined {
+  if (!isPlainObject(raw)) return undefined;
+  const out: SubagentSettings = {};
+  if (typeof raw.enabled === "boolean") out.enabled = raw.enabled;
+  for (const key of ["maxConcurrent", "maxTurns"] as const) {
+    const v = raw[key];
+    if (typeof v === "number" && v >= 1) out[key] = Math.floor(v);
+  }
+  for (const key of ["maxTotalTokens", "maxSeconds"] as const) {
+    const v = raw[key];
+    if (v === null || (typeof v === "number" && v > 0)) out[key] = v;
+  }
+  return Object.keys(out).length > 0 ? out : undefined;
 }
 
 /** The server process environment: the extension host's plus the stored API keys. */

@@ -80,6 +80,8 @@ slow = Agent(
 const SETTINGS: LoviaSettings = {
   agent: "agents.py:main",
   maxTurns: 10,
+  // This client answers workspace/applyEdit without applying anything: the server writes.
+  editMode: "server",
   permissions: {
     preset: "coding",
     pathRules: [{ pattern: "hello.txt", write: "ask" }],
@@ -168,7 +170,7 @@ describe.skipIf(!available)("lovia_server over stdio (real server)", () => {
         workspace: { configuration: true, workspaceFolders: true, applyEdit: true, workspaceEdit: { documentChanges: true }, didChangeConfiguration: { dynamicRegistration: true } },
         window: { workDoneProgress: true },
       },
-      initializationOptions: buildInitializationOptions({ editMode: "server", stateDir }),
+      initializationOptions: buildInitializationOptions({ stateDir }),
     })) as { capabilities: { experimental?: { lovia?: { protocolVersion: number; methods: string[] } } } };
     expect(init.capabilities.experimental?.lovia?.protocolVersion).toBe(1);
     expect(init.capabilities.experimental?.lovia?.methods).toEqual(expect.arrayContaining(["lovia/run", "lovia/approve", "lovia/steer", "lovia/replay"]));

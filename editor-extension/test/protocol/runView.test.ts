@@ -161,5 +161,10 @@ describe("applyEvent edge cases", () => {
     applyEvent(done, ev("run.finished", { status: "completed", usage: USAGE, resumable: false }));
     applyReplayStatus(done, "interrupted");
     expect(done.status).toBe("completed");
+    // A run caught up while it waits for approval (a subagent found late) stays live.
+    const waiting = createRunView("r", "s");
+    applyReplayStatus(waiting, "awaiting_approval");
+    applyReplayStatus(waiting, "cancelling");
+    expect(waiting.status).toBe("running");
   });
 });

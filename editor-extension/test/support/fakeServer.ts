@@ -253,6 +253,7 @@ export class FakeLoviaServer {
             lastRunId: last?.runId ?? null,
             lastRunStatus: last?.status ?? null,
             resumable: last?.resumable ?? false,
+            children: [],
           };
         });
         return { sessions };

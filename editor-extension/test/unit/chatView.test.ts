@@ -6,6 +6,7 @@ import { LanguageClient as FakeClient } from "../support/fakeLanguageClient";
 import { disposeAll, makeContext } from "./helpers";
 import { contentSecurityPolicy } from "../../src/chat/html";
 import { describeStatus } from "../../src/statusBar";
+import { createRunView } from "../../src/protocol/runView";
 import type { ChatViewState } from "../../src/chat/messages";
 import type * as vscodeTypes from "vscode";
 
@@ -134,6 +135,12 @@ describe("status bar text", () => {
   it("describes server and run state", () => {
     expect(describeStatus("stopped", []).warning).toBe(true);
     expect(describeStatus("running", []).text).toBe("$(comment-discussion) lovia");
+    const parent = createRunView("r_p", "s_p");
+    parent.activity = "Wait for subagents";
+    const counted = describeStatus("running", [parent], 2, true);
+    expect(counted.text).toBe("$(bell-dot) lovia: a subagent is waiting for you · $(organization) 2");
+    expect(counted.tooltip).toContain("2 subagents running");
+    expect(counted.warning).toBe(true);
     const run = { activity: "Run npm test", prompt: "fix", todos: [{ content: "a", status: "completed" }, { content: "b", status: "pending" }] };
     expect(describeStatus("running", [run as never]).text).toBe("$(loading~spin) lovia: Run npm test · 1/2");
     const waiting = { ...run, activity: "waiting for approval", todos: [] };

@@ -149,6 +149,22 @@ describe("ChatController", () => {
     expect(controller.state().runs[0]!.status).toBe("cancelled");
   });
 
+  it("shows a run's subagents and stops or steers one of them without touching the parent", async () => {
+    setup();
+    const parent = await prompt("delegate");
+    const child = server.startRun("child task", "ses_child");
+    server.emit(parent, "subagent.started", { childRunId: child.runId, childSessionId: "ses_child", taskId: "t1", name: "helper", prompt: "child task", toolCallId: "s1", resumed: false });
+    server.emit(child.runId, "run.started", { prompt: "child task", cwd: "/w", model: null, agent: "helper", resumed: false, parentRunId: parent } as never);
+    await waitFor(() => controller.state().childRuns.length === 1, 2000, "child shown");
+    expect(controller.state().childRuns[0]).toMatchObject({ runId: child.runId, parentRunId: parent });
+    expect(controller.state().runs.map((r) => r.runId)).toEqual([parent]); // not a run of the session
+    await controller.handle({ type: "steerRun", runId: child.runId, text: "hurry" });
+    await controller.handle({ type: "cancel", runId: child.runId });
+    expect(server.requestsOf("lovia/steer")).toEqual([{ runId: child.runId, message: "hurry" }]);
+    expect(server.requestsOf("lovia/cancel")).toEqual([{ runId: child.runId }]);
+    expect(controller.liveRun()?.runId).toBe(parent);
+  });
+
   it("shows request errors with their hint and code, and clears them on dismiss", async () => {
     setup();
     server.overrides.set("lovia/run", () => {

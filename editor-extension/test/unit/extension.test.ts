@@ -83,14 +83,17 @@ describe("activation", () => {
     expect(client.id).toBe("lovia");
     expect(client.clientOptions.synchronize).toEqual({ configurationSection: "lovia" });
     expect(server.initializationOptions).toEqual({
-      lovia: { protocolVersion: 1, client: "vscode", approvals: "events", editMode: "server", progress: true, stateDir: "/storage/workspace-1" },
+      lovia: { protocolVersion: 1, client: "vscode", approvals: "events", progress: true, stateDir: "/storage/workspace-1" },
     });
   });
 
-  it("sends editMode from the settings", async () => {
-    __mock.state.settings["lovia.editMode"] = "workspaceEdit";
-    await start();
-    expect((server.initializationOptions as { lovia: { editMode: string } }).lovia.editMode).toBe("workspaceEdit");
+  it("sends the edit mode and the write review as settings, read for every run", async () => {
+    Object.assign(__mock.state.settings, { "lovia.editMode": "server", "lovia.permissions.write": "allow" });
+    const { client } = await start();
+    const read = (section: string) => JSON.parse(JSON.stringify(__mockConfig(section)));
+    const [settings] = await client.requestConfiguration([{ section: "lovia" }], read);
+    expect(settings).toEqual({ editMode: "server", permissions: { write: "allow" } });
+    expect((server.initializationOptions as { lovia: Record<string, unknown> }).lovia.editMode).toBeUndefined();
   });
 
   it("answers workspace/configuration with Workspace Trust applied and re-pushes on trust grant", async () => {

@@ -10,14 +10,13 @@ import { fromPythonExtension } from "../../src/server/python";
 import { beforeEach } from "vitest";
 
 describe("settings → server", () => {
-  it("builds initializationOptions.lovia per the protocol", () => {
-    expect(buildInitializationOptions({ editMode: undefined, stateDir: "/s" })).toEqual({
-      lovia: { protocolVersion: 1, client: "vscode", approvals: "events", editMode: "server", progress: true, stateDir: "/s" },
+  it("builds initializationOptions.lovia per the protocol (the edit mode is a setting)", () => {
+    expect(buildInitializationOptions({ stateDir: "/s" })).toEqual({
+      lovia: { protocolVersion: 1, client: "vscode", approvals: "events", progress: true, stateDir: "/s" },
     });
-    expect(buildInitializationOptions({ editMode: "workspaceEdit", stateDir: undefined }).lovia).toEqual({
-      protocolVersion: 1, client: "vscode", approvals: "events", editMode: "workspaceEdit", progress: true,
+    expect(buildInitializationOptions({ stateDir: undefined }).lovia).toEqual({
+      protocolVersion: 1, client: "vscode", approvals: "events", progress: true,
     });
-    expect(buildInitializationOptions({ editMode: "bogus", stateDir: "" }).lovia.editMode).toBe("server");
   });
 
   const raw = {
@@ -32,6 +31,7 @@ describe("settings → server", () => {
     mcpServers: {},
     permissions: {
       preset: "trusted",
+      write: "allow",
       pathRules: [{ pattern: "secrets/**", read: "deny", write: "deny" }, { pattern: "gen/**", write: "allow" }, { nope: 1 }],
       commandRules: [{ pattern: "npm test", decision: "allow" }],
       deniedPaths: null,
@@ -43,12 +43,22 @@ describe("settings → server", () => {
       model: "openai:gpt-4.1-mini",
       agent: "agents/review.py:reviewer",
       maxTurns: 20,
+      editMode: "server",
       permissions: {
         preset: "trusted",
+        write: "allow",
         pathRules: [{ pattern: "secrets/**", read: "deny", write: "deny" }, { pattern: "gen/**", write: "allow" }],
         commandRules: [{ pattern: "npm test", decision: "allow" }],
       },
     });
+  });
+
+  it("passes the review-first write setting and the edit mode; drops unknown values", () => {
+    expect(serverSettings({ permissions: { write: "ask" }, editMode: "auto" }, true)).toEqual({
+      editMode: "auto",
+      permissions: { write: "ask" },
+    });
+    expect(serverSettings({ permissions: { write: "sometimes" }, editMode: "bogus" }, true)).toEqual({});
   });
 
   it("untrusted: readonly preset, no user agent, only stricter rules", () => {

@@ -106,6 +106,28 @@ export class ThemeColor {
   constructor(readonly id: string) {}
 }
 
+export class ThemeIcon {
+  constructor(readonly id: string) {}
+}
+
+export enum TreeItemCollapsibleState {
+  None = 0,
+  Collapsed = 1,
+  Expanded = 2,
+}
+
+export class TreeItem {
+  id?: string;
+  description?: string;
+  tooltip?: string;
+  iconPath?: unknown;
+  contextValue?: string;
+  constructor(
+    readonly label: string,
+    readonly collapsibleState: TreeItemCollapsibleState = TreeItemCollapsibleState.None,
+  ) {}
+}
+
 export class TabInputTextDiff {
   constructor(
     readonly original: Uri,
@@ -182,6 +204,7 @@ function freshState() {
       | undefined,
     activeTextEditor: undefined as any,
     openedDocuments: [] as { language?: string; content?: string }[],
+    treeProviders: new Map<string, any>(),
   };
 }
 
@@ -354,6 +377,10 @@ export const window = {
     };
     __mock.state.statusBarItems.push(item);
     return item;
+  },
+  registerTreeDataProvider(id: string, provider: unknown): Disposable {
+    __mock.state.treeProviders.set(id, provider);
+    return new Disposable(() => __mock.state.treeProviders.delete(id));
   },
   registerWebviewViewProvider(id: string, provider: unknown, _options?: unknown): Disposable {
     __mock.state.webviewProviders.set(id, provider);

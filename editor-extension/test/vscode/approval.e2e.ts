@@ -18,17 +18,13 @@ afterEach(async () => {
   failed = true;
 });
 
-/** A window whose lovia runs from the repository's Python, with writes to README.md asking. */
+/** A window whose lovia runs from the repository's Python with the default settings: edits
+ * are reviewed first and land through workspace/applyEdit (the editor's undo stack). */
 async function demoWindow(scenario: string): Promise<VsCodeWindow> {
   const w = new VsCodeWindow({
     scenario,
     files: { "README.md": README, "main.py": "print('hi')\n" },
     machineSettings: { "lovia.pythonPath": repoPython() },
-    userSettings: {
-      "lovia.permissions.pathRules": [{ pattern: "README.md", write: "ask" }],
-      // Edits through workspace/applyEdit, so they land on the editor's undo stack.
-      "lovia.editMode": "workspaceEdit",
-    },
   });
   w.installExtension();
   await w.start();

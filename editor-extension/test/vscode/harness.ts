@@ -208,7 +208,13 @@ export class VsCodeWindow {
     const item = this.page.locator('.activitybar [aria-label^="lovia"]').first();
     await item.waitFor({ timeout: 60_000 });
     const view = this.webview();
-    if (!(await view.locator("#app").isVisible().catch(() => false))) await item.click();
+    // The item toggles its side bar: click it only while lovia's container is not the open one
+    // (after a reload the workbench restores it by itself, a little after it appears).
+    const isOpen = async () =>
+      item.evaluate((el) => el.closest(".action-item")?.classList.contains("checked") ?? false).catch(() => false);
+    const deadline = Date.now() + 3_000;
+    while (!(await isOpen()) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 200));
+    if (!(await isOpen())) await item.click();
     await view.locator("#app .composer").waitFor({ timeout: 60_000 });
     return view;
   }

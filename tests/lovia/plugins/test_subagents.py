@@ -916,3 +916,54 @@ async def test_wait_arguments_are_coerced_leniently():
     )
     result = await Runner.run(agent, "go")
     assert result_of(result.entries, "c_wait").startswith("Timed out; still running: t1 slow")
+
+
+# --------------------------------------------------------------------------- restore seam
+
+
+async def test_restore_takes_children_back_and_reports_only_the_undelivered_ones():
+    from lovia.plugins.subagents import RestoredChild
+
+    ran: list[ChildSpec] = []
+
+    async def run_child(spec: ChildSpec) -> RunResult:
+        ran.append(spec)
+        return RunResult(
+            output=f"report of {spec.id}",
+            entries=[],
+            final_agent=spec.agent,
+            usage=Usage(),
+            turns=1,
+        )
+
+    async def restore(ctx: RunContext[Any]) -> list[RestoredChild]:
+        assert ctx.session_id == "sr"
+        return [
+            RestoredChild(id="t1", agent="researcher", prompt="old", call_id="c1", delivered=True),
+            RestoredChild(id="t3", agent="researcher", prompt="again", call_id="c3"),
+        ]
+
+    plugin = Subagents(child([]), run_child=run_child, restore=restore)
+    agent, provider = parent(
+        [
+            batch(spawn("fresh", "c4"), ("wait_subagents", {"ids": ["t1", "t3"]}, "c_w")),
+            call("wait_subagents", {"ids": ["t4"]}, call_id="c_w2"),
+            text("done"),
+        ],
+        plugin,
+    )
+    result = await Runner.run(agent, "go", session=InMemorySession(), session_id="sr")
+    assert [(s.id, s.prompt, s.call_id, s.restored) for s in ran] == [
+        ("t3", "again", "c3", True),
+        ("t4", "fresh", "c4", False),  # new ids continue after the restored ones
+    ]
+    waited = result_of(result.entries, "c_w")
+    assert "report of t3" in waited and "report of t1" not in waited
+    everything = "\n".join(user_texts(provider.calls[-1])) + result_of(result.entries, "c_w2")
+    assert everything.count("report of t4") == 1 and "report of t1" not in everything
+
+
+def test_supervised_instructions_say_approvals_reach_the_user():
+    text_ = Subagents(approvals_reach_user=True)._instructions() or ""
+    assert "shown to the user" in text_ and "denied" not in text_
+    assert "denied automatically" in BOUNDED_INSTRUCTIONS

@@ -65,6 +65,41 @@ class TestOverlay:
         s = LocalWorkspaceSession(root, overlay=Broken())
         assert (await s.read_text("f.txt")).content == "disk\n"
 
+    async def test_async_overlay_serves_reads_and_edits_after_the_acl(self, root: Path) -> None:
+        class Remote(Overlay):
+            def text_for(self, path: Path) -> str | None:
+                return None  # grep reads the disk
+
+            async def read_text_for(self, path: Path) -> str | None:
+                self.asked.append(path)
+                return self.docs.get(path)
+
+        (root / "a.py").write_text("on disk\n")
+        (root / ".env").write_text("disk secret")
+        remote = Remote({root / "a.py": "in client\n", root / ".env": "buffer secret"})
+        s = LocalWorkspaceSession(
+            root, policy=WorkspacePolicy(denied_paths=(".env",)), overlay=remote
+        )
+        assert (await s.read_text("a.py")).content == "in client\n"
+        assert await s.current_text("a.py") == "in client\n"
+        r = await s.edit_text("a.py", "in client", "edited")
+        assert r.ok and (root / "a.py").read_text() == "edited\n"
+        with pytest.raises(PermissionDeniedError):
+            await s.read_text(".env")
+        assert root / ".env" not in remote.asked
+
+    async def test_failing_async_overlay_falls_back_to_disk(self, root: Path) -> None:
+        class Gone:
+            def text_for(self, path: Path) -> str | None:
+                return None
+
+            async def read_text_for(self, path: Path) -> str | None:
+                raise ConnectionError("client went away")
+
+        (root / "f.txt").write_text("disk\n")
+        s = LocalWorkspaceSession(root, overlay=Gone())
+        assert (await s.read_text("f.txt")).content == "disk\n"
+
     async def test_factory_passes_overlay(self, root: Path) -> None:
         overlay = Overlay({})
         s = await Workspace.local(str(root), overlay=overlay).open()

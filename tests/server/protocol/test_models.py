@@ -111,7 +111,7 @@ def test_payload_models_reject_unknown_fields_and_bad_literals():
 
 def test_every_event_kind_has_a_payload_and_a_union_member():
     assert list(p.PAYLOADS) == p.EVENT_KINDS
-    assert len(set(p.EVENT_KINDS)) == 18
+    assert len(set(p.EVENT_KINDS)) == 21
     for kind in p.EVENT_KINDS:
         event = EVENTS.validate_python(_sample_event(kind))
         assert event.kind == kind
@@ -172,6 +172,29 @@ def _sample_event(kind):
             "contextTokens": 1,
             "contextWindow": 100,
         },
+        "subagent.started": {
+            "childRunId": "r2",
+            "childSessionId": "s2",
+            "taskId": "t1",
+            "name": "worker",
+            "prompt": "p",
+            "toolCallId": "c",
+            "resumed": False,
+        },
+        "subagent.finished": {
+            "childRunId": "r2",
+            "taskId": "t1",
+            "status": "completed",
+            "usage": {
+                "inputTokens": 1,
+                "outputTokens": 1,
+                "cacheReadTokens": 0,
+                "contextTokens": None,
+                "contextWindow": None,
+            },
+            "summary": "done",
+        },
+        "mcp.status": {"server": "git", "state": "failed", "tools": [], "error": "exited"},
         "run.finished": {
             "status": "cancelled",
             "usage": {

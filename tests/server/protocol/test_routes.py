@@ -45,3 +45,16 @@ def test_answering_initialize_loads_neither_pydantic_nor_lovia():
     )
     run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert run.stdout.strip().splitlines()[-1] == "[]"
+
+
+def test_the_generated_capabilities_are_the_models_wire_shape():
+    from lovia_server.protocol import names
+
+    model = p.ServerCapabilities(
+        protocol_version=p.PROTOCOL_VERSION,
+        methods=p.METHODS,
+        event_kinds=p.EVENT_KINDS,
+        edit_modes=p.EDIT_MODES,
+        version="9.9.9",
+    )
+    assert names.server_capabilities("9.9.9") == model.to_wire()

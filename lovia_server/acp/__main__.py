@@ -1,0 +1,132 @@
+"""``lovia acp`` / ``python -m lovia_server.acp``: lovia as an Agent Client Protocol agent on stdio.
+
+The ACP client (Zed, a JetBrains IDE, Neovim's CodeCompanion...) starts this process and speaks
+newline-delimited JSON-RPC on its stdin and stdout. Logs go to stderr (or ``--log-file``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import json
+import logging
+import os
+import signal
+import sys
+from pathlib import Path
+
+
+def _parse(argv: list[str] | None, prog: str) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(
+        prog=prog, description="lovia as an Agent Client Protocol agent (stdio)."
+    )
+    parser.add_argument(
+        "--state-dir",
+        default=os.environ.get("LOVIA_STATE_DIR"),
+        help="where sessions, checkpoints and event logs live (default: the state directory "
+        "of the working directory, shared with the editor extension)",
+    )
+    parser.add_argument(
+        "--settings",
+        default=os.environ.get("LOVIA_SETTINGS"),
+        help="a JSON file with the lovia settings (the keys of VS Code's lovia.* section: "
+        "model, permissions, mcpServers, maxTurns, ...; plus models: [...] for the picker)",
+    )
+    parser.add_argument("--model", help="the default model, e.g. openai:gpt-4.1-mini")
+    parser.add_argument(
+        "--models",
+        default=os.environ.get("LOVIA_MODELS", ""),
+        help="comma-separated models the client's model picker offers",
+    )
+    parser.add_argument("--log-file", help="write logs to this file (default: stderr)")
+    parser.add_argument(
+        "--log-level",
+        default=os.environ.get("LOVIA_LOG_LEVEL", "WARNING"),
+        help="DEBUG, INFO, WARNING (default) or ERROR",
+    )
+    parser.add_argument("--version", action="store_true", help="print the version and exit")
+    return parser.parse_args(argv)
+
+
+def _setup_logging(level: str, log_file: str | None) -> None:
+    handler: logging.Handler = (
+        logging.FileHandler(log_file) if log_file else logging.StreamHandler(sys.stderr)
+    )
+    handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)-7s %(name)s: %(message)s"))
+    root = logging.getLogger()
+    root.handlers = [handler]
+    root.setLevel(getattr(logging, level.upper(), logging.WARNING))
+
+
+def _options(args: argparse.Namespace) -> object:
+    from lovia_server.acp.host import HostOptions
+    from lovia_server.settings import default_state_dir, parse_settings
+
+    raw: dict[str, object] = {}
+    if args.settings:
+        try:
+            loaded = json.loads(Path(args.settings).expanduser().read_text(encoding="utf-8"))
+        except (OSError, ValueError) as exc:
+            raise SystemExit(f"error: cannot read --settings {args.settings}: {exc}") from None
+        if not isinstance(loaded, dict):
+            raise SystemExit(f"error: --settings {args.settings} must hold a JSON object")
+        raw = loaded.get("lovia", loaded) if isinstance(loaded.get("lovia"), dict) else loaded
+    if args.model:
+        raw = {**raw, "model": args.model}
+    settings, problems = parse_settings(raw)
+    for problem in problems:
+        logging.getLogger("lovia_server.acp").warning("settings: %s", problem)
+    models = [m.strip() for m in args.models.split(",") if m.strip()]
+    listed = raw.get("models")
+    if isinstance(listed, list):
+        models += [str(m) for m in listed if isinstance(m, str) and m.strip()]
+    state_dir = (
+        Path(args.state_dir).expanduser() if args.state_dir else default_state_dir(Path.cwd())
+    )
+    return HostOptions(state_dir=state_dir, settings=settings, models=models)
+
+
+def sub_main(argv: list[str] | None = None, *, prog: str = "lovia acp") -> int:
+    args = _parse(argv, prog)
+    if args.version:
+        from lovia_server.version import server_version
+
+        print(f"lovia acp {server_version()}")
+        return 0
+    _setup_logging(args.log_level, args.log_file)
+    # Only protocol frames may reach the client's stdout: the real one is kept for the writer,
+    # and fd 1 (print(), stray child output) goes to stderr from here on.
+    protocol_out = os.fdopen(os.dup(1), "wb", buffering=0)
+    os.dup2(2, 1)
+    sys.stdout = sys.stderr
+    options = _options(args)
+    asyncio.run(_serve(options, protocol_out))
+    return 0
+
+
+async def _serve(options: object, out: object) -> None:
+    from lovia_server.acp.host import HostOptions, LoviaAcpAgent
+    from lovia_server.acp.server import serve, stdin_reader
+    from lovia_server.writer import QueuedWriter
+
+    assert isinstance(options, HostOptions)
+    writer = QueuedWriter(out)  # type: ignore[arg-type]
+    loop = asyncio.get_running_loop()
+    main = asyncio.current_task()
+    with contextlib.suppress(NotImplementedError):
+        loop.add_signal_handler(signal.SIGTERM, lambda: main and main.cancel())
+    try:
+        await serve(LoviaAcpAgent(options), stdin_reader(0, loop), writer.write)
+    except asyncio.CancelledError:
+        pass
+    finally:
+        writer.close()
+
+
+def main() -> None:
+    raise SystemExit(sub_main(sys.argv[1:]))
+
+
+if __name__ == "__main__":
+    main()

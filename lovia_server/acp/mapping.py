@@ -1,0 +1,492 @@
+"""lovia events -> ACP ``session/update`` payloads, and the other pure translations the ACP host
+needs (approvals to permission requests, prompts to run input, run ends to stop reasons).
+
+Nothing here does I/O. ``SessionMapper`` holds the little state a session's stream needs (which
+tool calls were announced, the output a running call has printed), so the live stream and a
+``session/load`` replay of the stored events come out identical.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Literal, TypeAlias
+
+from acp import schema as a
+
+from lovia_server.protocol import Decision
+
+Event = Mapping[str, Any]  # one lovia event as stored and sent (``lovia/event`` params)
+
+Update: TypeAlias = (
+    a.UserMessageChunk
+    | a.AgentMessageChunk
+    | a.AgentThoughtChunk
+    | a.ToolCallStart
+    | a.ToolCallProgress
+    | a.AgentPlanUpdate
+    | a.AvailableCommandsUpdate
+    | a.CurrentModeUpdate
+    | a.ConfigOptionUpdate
+    | a.SessionInfoUpdate
+    | a.UsageUpdate
+)
+
+ToolContent: TypeAlias = (
+    a.ContentToolCallContent | a.FileEditToolCallContent | a.TerminalToolCallContent
+)
+
+# Output a running call printed is sent whole in each update (ACP replaces a call's content);
+# only its tail is kept so a chatty command cannot grow every update without bound.
+OUTPUT_TAIL_CHARS = 64_000
+
+_TOOL_STATUS: dict[str, Literal["completed", "failed"]] = {
+    "completed": "completed",
+    "failed": "failed",
+    "declined": "failed",
+    "cancelled": "failed",
+}
+
+_STOP_REASON: dict[str, a.StopReason] = {
+    "completed": "end_turn",
+    "cancelled": "cancelled",
+    # a server that stops mid-run leaves it resumable: for the client, the turn was cut short
+    "interrupted": "cancelled",
+}
+
+_FAILED_STOP: dict[str, a.StopReason] = {
+    "MaxTurnsExceeded": "max_turn_requests",
+    "BudgetExceeded": "max_tokens",
+    "OutputTruncated": "max_tokens",
+    "ContentFiltered": "refusal",
+    "Refusal": "refusal",
+}
+
+PERMISSION_KINDS: dict[Decision, a.PermissionOptionKind] = {
+    Decision.ALLOW_ONCE: "allow_once",
+    Decision.ALLOW_ALWAYS: "allow_always",
+    Decision.REJECT_ONCE: "reject_once",
+    Decision.REJECT_ALWAYS: "reject_always",
+}
+
+
+def text_block(text: str) -> a.TextContentBlock:
+    return a.TextContentBlock(type="text", text=text)
+
+
+def _text_content(text: str) -> a.ContentToolCallContent:
+    return a.ContentToolCallContent(type="content", content=text_block(text))
+
+
+def _tool_content(items: Iterable[Mapping[str, Any]]) -> list[ToolContent]:
+    out: list[ToolContent] = []
+    for item in items:
+        if item.get("type") == "diff":
+            out.append(
+                a.FileEditToolCallContent(
+                    type="diff",
+                    path=str(item["path"]),
+                    old_text=item.get("oldText"),
+                    new_text=str(item["newText"]),
+                )
+            )
+        elif item.get("type") == "text" and item.get("text"):
+            out.append(_text_content(str(item["text"])))
+    return out
+
+
+def _locations(items: Iterable[Mapping[str, Any]]) -> list[a.ToolCallLocation]:
+    out = []
+    for loc in items:
+        line = loc.get("line")
+        out.append(
+            a.ToolCallLocation(
+                path=str(loc["path"]),
+                line=line if isinstance(line, int) and line >= 0 else None,
+            )
+        )
+    return out
+
+
+def plan_entries(items: Iterable[Mapping[str, Any]]) -> list[a.PlanEntry]:
+    """The Todo plugin's items as an ACP plan (always the full list)."""
+    entries = []
+    for item in items:
+        status = item.get("status")
+        priority = item.get("priority")
+        entries.append(
+            a.PlanEntry(
+                content=str(item.get("content", "")),
+                status=status if status in ("pending", "in_progress", "completed") else "pending",
+                priority=priority if priority in ("high", "medium", "low") else "medium",
+            )
+        )
+    return entries
+
+
+@dataclass
+class SessionMapper:
+    """Maps one session's lovia events to ACP updates, in order.
+
+    ``replay`` adds what a live client already shows by itself: the prompts it sent.
+    """
+
+    replay: bool = False
+    announced: set[str] = field(default_factory=set)
+    output: dict[str, str] = field(default_factory=dict)
+    approval_calls: dict[str, str] = field(default_factory=dict)
+
+    def updates(self, event: Event) -> list[Update]:
+        kind = event.get("kind")
+        handler = _HANDLERS.get(str(kind))
+        return handler(self, event) if handler is not None else []
+
+    # ------------------------------------------------------------------ messages
+
+    def _user(self, event: Event) -> list[Update]:
+        if event.get("source") != "steer" and not self.replay:
+            return []  # the client shows the prompt it sent
+        return [
+            a.UserMessageChunk(
+                session_update="user_message_chunk",
+                content=text_block(str(event["text"])),
+                message_id=event.get("messageId"),
+            )
+        ]
+
+    def _message(self, event: Event) -> list[Update]:
+        return [
+            a.AgentMessageChunk(
+                session_update="agent_message_chunk",
+                content=text_block(str(event["text"])),
+                message_id=event.get("messageId"),
+            )
+        ]
+
+    def _thought(self, event: Event) -> list[Update]:
+        return [_thought(str(event["text"]), event.get("messageId"))]
+
+    def _handoff(self, event: Event) -> list[Update]:
+        reason = event.get("reason")
+        text = f"Handed over from {event['fromAgent']} to {event['toAgent']}"
+        return [_thought(f"{text}: {reason}\n" if reason else f"{text}.\n")]
+
+    def _compaction(self, event: Event) -> list[Update]:
+        before, after = event.get("tokensBefore"), event.get("tokensAfter")
+        sizes = f" ({before} → {after} tokens)" if before and after else ""
+        return [_thought(f"The conversation was compacted to fit the context{sizes}.\n")]
+
+    def _subagent_started(self, event: Event) -> list[Update]:
+        verb = "Resumed" if event.get("resumed") else "Started"
+        return [_thought(f"{verb} subagent {event['name']} ({event['taskId']}).\n")]
+
+    def _subagent_finished(self, event: Event) -> list[Update]:
+        summary = event.get("summary")
+        said = f": {summary}" if summary else "."
+        return [_thought(f"Subagent {event['taskId']} {event['status']}{said}\n")]
+
+    def _mcp_status(self, event: Event) -> list[Update]:
+        if event.get("state") in ("idle", "starting", "running", "stopped"):
+            return []
+        error = event.get("error")
+        why = f": {error}" if error else ""
+        return [_thought(f"MCP server {event['server']} is {event['state']}{why}.\n")]
+
+    # ------------------------------------------------------------------ tool calls
+
+    def _tool_call(self, event: Event) -> list[Update]:
+        call_id = str(event["toolCallId"])
+        kind = event.get("toolKind")
+        fields: dict[str, Any] = {
+            "tool_call_id": call_id,
+            "title": str(event.get("title") or event.get("name") or "tool"),
+            "kind": kind if kind in _TOOL_KINDS else "other",
+            "status": "pending",
+            "locations": _locations(event.get("locations") or []),
+            "raw_input": event.get("input"),
+        }
+        self.output.pop(call_id, None)
+        if call_id in self.announced:
+            # a resumed run announces the call again: the client updates the card it has
+            return [a.ToolCallProgress(session_update="tool_call_update", content=[], **fields)]
+        self.announced.add(call_id)
+        return [a.ToolCallStart(session_update="tool_call", content=[], **fields)]
+
+    def _approval_resolved(self, event: Event) -> list[Update]:
+        if event.get("outcome") != "allowed":
+            return []  # the tool's result follows and says it was declined
+        call_id = self._call_of_approval(event)
+        if call_id is None:
+            return []
+        return [_progress(call_id, status="in_progress")]
+
+    def _approval_requested(self, event: Event) -> list[Update]:
+        # the request itself goes out as session/request_permission (see permission_request)
+        self.approval_calls[str(event["approvalId"])] = str(event["toolCallId"])
+        return []
+
+    def _call_of_approval(self, event: Event) -> str | None:
+        return self.approval_calls.get(str(event.get("approvalId")))
+
+    def _tool_output(self, event: Event) -> list[Update]:
+        call_id = str(event["toolCallId"])
+        text = (self.output.get(call_id, "") + str(event["output"]["text"]))[-OUTPUT_TAIL_CHARS:]
+        self.output[call_id] = text
+        return [_progress(call_id, status="in_progress", content=[_text_content(text)])]
+
+    def _tool_result(self, event: Event) -> list[Update]:
+        call_id = str(event["toolCallId"])
+        self.output.pop(call_id, None)
+        content = _tool_content(event.get("content") or [])
+        texts = [c["text"] for c in event.get("content") or [] if c.get("type") == "text"]
+        return [
+            _progress(
+                call_id,
+                status=_TOOL_STATUS.get(str(event.get("status")), "failed"),
+                content=content,
+                raw_output={"status": event.get("status"), "output": "\n".join(texts)},
+            )
+        ]
+
+    # ------------------------------------------------------------------ plan and usage
+
+    def _todos(self, event: Event) -> list[Update]:
+        return [
+            a.AgentPlanUpdate(session_update="plan", entries=plan_entries(event.get("items") or []))
+        ]
+
+    def _usage(self, event: Event) -> list[Update]:
+        used, size = event.get("contextTokens"), event.get("contextWindow")
+        if not isinstance(used, int) or not isinstance(size, int) or size <= 0:
+            return []  # the schema's usage update needs both: the context used and its size
+        return [a.UsageUpdate(session_update="usage_update", used=max(0, used), size=size)]
+
+
+_TOOL_KINDS = {
+    "read",
+    "edit",
+    "delete",
+    "move",
+    "search",
+    "execute",
+    "think",
+    "fetch",
+    "switch_mode",
+    "other",
+}
+
+_HANDLERS = {
+    "user.message": SessionMapper._user,
+    "message.delta": SessionMapper._message,
+    "reasoning.delta": SessionMapper._thought,
+    "handoff": SessionMapper._handoff,
+    "compaction": SessionMapper._compaction,
+    "subagent.started": SessionMapper._subagent_started,
+    "subagent.finished": SessionMapper._subagent_finished,
+    "mcp.status": SessionMapper._mcp_status,
+    "tool.call": SessionMapper._tool_call,
+    "tool.update": SessionMapper._tool_output,
+    "tool.result": SessionMapper._tool_result,
+    "approval.requested": SessionMapper._approval_requested,
+    "approval.resolved": SessionMapper._approval_resolved,
+    "todo.updated": SessionMapper._todos,
+    "usage.updated": SessionMapper._usage,
+}
+
+MAPPED_KINDS: frozenset[str] = frozenset(_HANDLERS)
+"""Event kinds that may produce updates; the rest (run.started, message.completed, ...) end a
+prompt turn or are already carried by the updates above."""
+
+
+def _thought(text: str, message_id: Any = None) -> a.AgentThoughtChunk:
+    return a.AgentThoughtChunk(
+        session_update="agent_thought_chunk", content=text_block(text), message_id=message_id
+    )
+
+
+def _progress(call_id: str, **fields: Any) -> a.ToolCallProgress:
+    return a.ToolCallProgress(session_update="tool_call_update", tool_call_id=call_id, **fields)
+
+
+# ---------------------------------------------------------------------------- approvals
+
+
+def permission_request(
+    payload: Mapping[str, Any],
+) -> tuple[a.ToolCallUpdate, list[a.PermissionOption]]:
+    """An ``approval.requested`` payload as ``session/request_permission``'s tool call and
+    options; each option's id is the lovia decision it stands for."""
+    content: list[ToolContent] = _tool_content(
+        {"type": "diff", **d} for d in payload.get("diff") or []
+    )
+    detail = payload.get("detail")
+    if detail and not content:
+        content = [_text_content(str(detail))]
+    tool_call = a.ToolCallUpdate(
+        tool_call_id=str(payload["toolCallId"]),
+        title=str(payload.get("title") or "Tool call"),
+        status="pending",
+        content=content,
+        locations=[a.ToolCallLocation(path=str(path)) for path in payload.get("paths") or []],
+    )
+    options = [
+        a.PermissionOption(
+            option_id=str(option["decision"]),
+            name=str(option["label"]),
+            kind=PERMISSION_KINDS[Decision(option["decision"])],
+        )
+        for option in payload.get("options") or []
+    ]
+    return tool_call, options
+
+
+def permission_decision(response: a.RequestPermissionResponse) -> Decision | None:
+    """The client's answer as a lovia decision; ``None`` for a cancelled request."""
+    outcome = response.outcome
+    if isinstance(outcome, a.DeniedOutcome) or outcome.outcome != "selected":
+        return None
+    try:
+        return Decision(outcome.option_id)
+    except ValueError:
+        return Decision.REJECT_ONCE  # an option we never offered: the safe answer
+
+
+# ---------------------------------------------------------------------------- questions
+
+NO_ANSWER = "(The user did not answer; decide yourself and say what you assumed.)"
+NO_TYPED_ANSWER = (
+    "(This editor cannot take a typed answer. Decide yourself and say what you assumed, or ask "
+    "again with 2-4 options to choose from.)"
+)
+SKIP_OPTION = "skip"
+
+
+def question_request(
+    event: Mapping[str, Any], tool_call_id: str
+) -> tuple[a.ToolCallUpdate, list[a.PermissionOption]]:
+    """An ``ask_human`` question with choices as a permission request: one option per choice
+    (ids ``choice-N``) and one to skip it."""
+    tool_call = a.ToolCallUpdate(
+        tool_call_id=tool_call_id,
+        title=str(event.get("text") or "A question"),
+        status="pending",
+        content=[_text_content(str(event.get("text") or ""))],
+    )
+    options = [
+        a.PermissionOption(option_id=f"choice-{i}", name=str(label), kind="allow_once")
+        for i, label in enumerate(event.get("choices") or [])
+    ]
+    options.append(a.PermissionOption(option_id=SKIP_OPTION, name="Skip", kind="reject_once"))
+    return tool_call, options
+
+
+def question_answer(response: a.RequestPermissionResponse, choices: Sequence[str]) -> str:
+    """The chosen label, or the note that the question went unanswered."""
+    outcome = response.outcome
+    if isinstance(outcome, a.DeniedOutcome) or not outcome.option_id.startswith("choice-"):
+        return NO_ANSWER
+    try:
+        return str(choices[int(outcome.option_id.removeprefix("choice-"))])
+    except (ValueError, IndexError):
+        return NO_ANSWER
+
+
+# ---------------------------------------------------------------------------- run ends
+
+
+def stop_reason(finished: Event) -> a.StopReason | None:
+    """A ``run.finished`` event's ACP stop reason; ``None`` when the run failed with an error
+    the prompt request reports as a JSON-RPC error instead."""
+    status = str(finished.get("status"))
+    if status in _STOP_REASON:
+        return _STOP_REASON[status]
+    error = finished.get("error") or {}
+    return _FAILED_STOP.get(str(error.get("type")))
+
+
+def prompt_usage(finished: Event) -> a.Usage | None:
+    usage = finished.get("usage") or {}
+    input_tokens = int(usage.get("inputTokens") or 0)
+    output_tokens = int(usage.get("outputTokens") or 0)
+    if not input_tokens and not output_tokens:
+        return None
+    cached = int(usage.get("cacheReadTokens") or 0)
+    return a.Usage(
+        total_tokens=input_tokens + output_tokens,
+        input_tokens=input_tokens,
+        output_tokens=output_tokens,
+        cached_read_tokens=cached or None,
+    )
+
+
+# ---------------------------------------------------------------------------- prompts
+
+PromptBlock: TypeAlias = (
+    a.TextContentBlock
+    | a.ImageContentBlock
+    | a.AudioContentBlock
+    | a.ResourceContentBlock
+    | a.EmbeddedResourceContentBlock
+)
+
+
+@dataclass(frozen=True)
+class PromptInput:
+    """A ``session/prompt`` as a run's input: what the transcript shows and what the model gets
+    (the text plus the attached resources and images)."""
+
+    display: str
+    model_input: str | list[Any]
+
+
+def prompt_input(blocks: Sequence[PromptBlock]) -> PromptInput:
+    """Text blocks are the message; resource links and embedded resources follow it as
+    ``<context>`` blocks (as the editor's attachments do); images become image parts."""
+    from lovia.messages import user
+    from lovia.parts import ImagePart, TextPart
+
+    texts: list[str] = []
+    context: list[str] = []
+    images: list[Any] = []
+    for block in blocks:
+        if isinstance(block, a.TextContentBlock):
+            texts.append(block.text)
+        elif isinstance(block, a.ResourceContentBlock):
+            label = block.title or block.name
+            context.append(
+                f'<context uri="{block.uri}" name="{label}">(linked: read it with read_file '
+                "if it matters)</context>"
+            )
+        elif isinstance(block, a.EmbeddedResourceContentBlock):
+            resource = block.resource
+            if isinstance(resource, a.TextResourceContents):
+                context.append(f'<context uri="{resource.uri}">\n{resource.text}\n</context>')
+            else:
+                context.append(f'<context uri="{resource.uri}">(binary, not inlined)</context>')
+        elif isinstance(block, a.ImageContentBlock):
+            images.append(ImagePart(data=block.data, mime_type=block.mime_type))
+    display = "\n".join(texts).strip()
+    text = display if not context else f"{display}\n\n" + "\n\n".join(context)
+    if not images:
+        return PromptInput(display=display, model_input=text)
+    return PromptInput(display=display, model_input=[user([TextPart(text), *images])])
+
+
+__all__ = [
+    "MAPPED_KINDS",
+    "NO_ANSWER",
+    "NO_TYPED_ANSWER",
+    "OUTPUT_TAIL_CHARS",
+    "PERMISSION_KINDS",
+    "PromptInput",
+    "SessionMapper",
+    "Update",
+    "permission_decision",
+    "permission_request",
+    "plan_entries",
+    "prompt_input",
+    "prompt_usage",
+    "question_answer",
+    "question_request",
+    "stop_reason",
+]

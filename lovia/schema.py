@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+import copy
 import inspect
 import typing
-from collections.abc import Callable
+from collections import OrderedDict
+from collections.abc import Callable, Hashable
+from dataclasses import dataclass
+from dataclasses import field as dc_field
 from types import NoneType, UnionType
 from typing import Annotated, Any, Union, get_args, get_origin
 
@@ -112,28 +116,82 @@ def _args_model(fn: Callable[..., Any], fields: dict[str, tuple[Any, Any]]) -> t
     return model
 
 
+@dataclass
+class _Signature:
+    """What a function's parameters become: model-visible fields, their model and schemas."""
+
+    fields: dict[str, tuple[Any, Any]]
+    model: type[BaseModel] | None
+    schemas: dict[bool, JsonSchema] = dc_field(default_factory=dict)  # by ``strict``
+
+
+_SIGNATURES: OrderedDict[Hashable, _Signature] = OrderedDict()
+_SIGNATURE_CACHE_SIZE = 512
+
+
+def _signature_key(fn: Callable[..., Any]) -> Hashable | None:
+    """Functions made by one ``def`` (a tool closure built per run, say) share their code,
+    name, defaults and annotations, so they share their argument model. ``None``: not cached
+    (no code object, a wrapper whose signature is another function's, unhashable defaults)."""
+    code = getattr(fn, "__code__", None)
+    if code is None or hasattr(fn, "__wrapped__") or hasattr(fn, "__signature__"):
+        return None
+    try:
+        key = (
+            code,
+            getattr(fn, "__name__", None),
+            getattr(fn, "__defaults__", None),
+            tuple((getattr(fn, "__kwdefaults__", None) or {}).items()),
+            tuple((getattr(fn, "__annotations__", None) or {}).items()),
+            id(getattr(fn, "__globals__", None)),
+        )
+        hash(key)
+    except TypeError:
+        return None
+    return key
+
+
+def _signature(fn: Callable[..., Any]) -> _Signature:
+    key = _signature_key(fn)
+    if key is not None:
+        cached = _SIGNATURES.get(key)
+        if cached is not None:
+            _SIGNATURES.move_to_end(key)
+            return cached
+    fields = _llm_fields(fn)
+    signature = _Signature(fields, _args_model(fn, fields) if fields else None)
+    if key is not None:
+        _SIGNATURES[key] = signature
+        while len(_SIGNATURES) > _SIGNATURE_CACHE_SIZE:
+            _SIGNATURES.popitem(last=False)
+    return signature
+
+
 def function_args_schema(
     fn: Callable[..., Any], *, strict: bool = False
 ) -> tuple[JsonSchema, list[str]]:
     """The JSON Schema of ``fn``'s model-visible parameters, and their names in order."""
-    fields = _llm_fields(fn)
-    if not fields:
+    signature = _signature(fn)
+    if signature.model is None:
         return dict(_EMPTY_SCHEMA, properties={}), []
-    schema = _strip_titles(_args_model(fn, fields).model_json_schema())
-    schema.setdefault("additionalProperties", False)
-    names = list(fields)
-    if strict:
-        schema["required"] = list(names)
-    return schema, names
+    names = list(signature.fields)
+    schema = signature.schemas.get(strict)
+    if schema is None:
+        schema = _strip_titles(signature.model.model_json_schema())
+        schema.setdefault("additionalProperties", False)
+        if strict:
+            schema["required"] = list(names)
+        signature.schemas[strict] = schema
+    return copy.deepcopy(schema), names
 
 
 def build_args_validator(fn: Callable[..., Any]) -> Callable[[dict[str, Any]], dict[str, Any]]:
     """A reusable validator: raw JSON dict in, coerced keyword arguments out."""
-    fields = _llm_fields(fn)
-    if not fields:
+    signature = _signature(fn)
+    model = signature.model
+    if model is None:
         return lambda data: {}
-    model = _args_model(fn, fields)
-    names = list(fields)
+    names = list(signature.fields)
 
     def validate(data: dict[str, Any]) -> dict[str, Any]:
         inst = model.model_validate(data)

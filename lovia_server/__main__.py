@@ -5,7 +5,6 @@ stdio by default (the editor spawns it); ``--tcp HOST:PORT`` for debugging.
 
 from __future__ import annotations
 
-import argparse
 import asyncio
 import contextlib
 import logging
@@ -13,9 +12,25 @@ import os
 import signal
 import sys
 import threading
+import types
+from typing import Any
+
+SWITCH_INTERVAL = 0.0005
+"""Seconds a thread may hold the GIL while another waits for it (Python's default: 0.005)."""
 
 
-def _parse(argv: list[str] | None, prog: str) -> argparse.Namespace:
+def _parse(argv: list[str] | None, prog: str) -> Any:
+    """The options; without any (how editors start it) argparse is not even imported."""
+    if argv is not None and not argv:
+        return types.SimpleNamespace(
+            tcp=None,
+            log_file=None,
+            log_level=os.environ.get("LOVIA_LOG_LEVEL", "WARNING"),
+            version=False,
+            probe=False,
+        )
+    import argparse
+
     parser = argparse.ArgumentParser(prog=prog, description="The lovia language server.")
     parser.add_argument("--tcp", metavar="HOST:PORT", help="listen on TCP instead of stdio")
     parser.add_argument("--log-file", help="write logs to this file (default: stderr)")
@@ -115,6 +130,9 @@ def sub_main(argv: list[str] | None = None, *, prog: str = "lovia-server") -> in
         print(f"lovia-server {server_version()}")
         return 0
     _setup_logging(args.log_level, args.log_file)
+    # The database and stdout threads hand each result back through the GIL; while the loop
+    # is busy (a burst of deltas) every hand-back would wait up to the default 5 ms.
+    sys.setswitchinterval(SWITCH_INTERVAL)
     if args.tcp:
         from lovia_server.server import create_server
 

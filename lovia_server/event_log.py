@@ -1,8 +1,17 @@
-"""Per-run event logs: sequence numbers, delta coalescing, persist-then-send publishing.
+"""Per-run event logs: sequence numbers, adaptive delta coalescing, persist-then-send publishing.
 
 An event gets its ``seq`` when it enters a run's log. The publisher writes batches to the store
 first and only then notifies the client, so a client never sees a ``seq`` a crash could lose and
 a restarted server continues the numbering without gaps.
+
+Deltas (message text, reasoning, tool output) are sent the moment they arrive while the client
+keeps up: nothing waits for a timer. They are merged only while a write is pending, that is
+while the publisher is still storing and sending the previous batch, or while the client has not
+read what was sent (bytes queued for its pipe). The merged text then leaves as one event as soon
+as that write completes. A client that stays behind is waited for at most a window that doubles
+per batch it is still behind for, up to ``LOVIA_COALESCE_MS`` (default 50), and halves again
+as it catches up. Only adjacent deltas of the same message and stream merge, so the order of
+everything a run emits is kept exactly.
 """
 
 from __future__ import annotations
@@ -12,79 +21,163 @@ import json
 import logging
 import os
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from typing import Any, overload
 
-from lovia_server.protocol import (
-    DELTA_KINDS,
-    EventPayload,
-    MessageDelta,
-    ReasoningDelta,
-    ToolOutput,
-    ToolStream,
-    ToolUpdate,
-)
+from lovia_server.protocol import DELTA_KINDS, EventPayload, ToolStream
 from lovia_server.store import ServerStore
 
 logger = logging.getLogger("lovia_server.events")
 
 Event = dict[str, Any]  # one ``lovia/event`` as sent: the JSON edge
 
+DEFAULT_MAX_WINDOW = 0.05
+MIN_WINDOW = 0.001
+"""The first wait for a client that is behind; the window doubles from here."""
+TURN_INTERVAL = 0.001
+"""How long a run that streams without pause may hold deltas before it lets the loop run."""
 
-def coalesce_interval() -> float:
-    """Seconds between coalesced delta events (``LOVIA_COALESCE_MS``, default 20; 0 = off)."""
+_dumps = json.JSONEncoder(ensure_ascii=False, separators=(",", ":")).encode
+_dumps_ascii = json.JSONEncoder(separators=(",", ":")).encode
+
+
+def max_window() -> float:
+    """The longest merge window in seconds (``LOVIA_COALESCE_MS``; 0 = every delta alone)."""
     raw = os.environ.get("LOVIA_COALESCE_MS", "").strip()
     try:
-        return max(0.0, float(raw)) / 1000 if raw else 0.02
+        return max(0.0, float(raw)) / 1000 if raw else DEFAULT_MAX_WINDOW
     except ValueError:
-        return 0.02
+        return DEFAULT_MAX_WINDOW
+
+
+def encode_event(event: Event) -> tuple[str, bytes]:
+    """The event's JSON once: as text for the store and as UTF-8 for the wire.
+
+    Text that UTF-8 cannot carry (a lone surrogate from a tool's output) is escaped instead.
+    """
+    text = _dumps(event)
+    try:
+        return text, text.encode()
+    except UnicodeEncodeError:
+        text = _dumps_ascii(event)
+        return text, text.encode()
 
 
 class Publisher:
-    """Persists queued events in batches, then hands each to ``send`` (the client notify)."""
+    """Persists queued events in batches, then hands each to the client.
+
+    ``send`` gets the event; ``send_json``, when given, gets its already encoded JSON instead
+    (the server frames those bytes as they are). ``backlog`` is the number of bytes sent but not
+    yet read by the client and ``drained`` (optional) returns a future that completes when that
+    reaches zero, or ``None`` when it already has.
+    """
 
     def __init__(
         self,
         store: ServerStore,
         send: Callable[[Event], None],
         *,
+        send_json: Callable[[bytes], None] | None = None,
         backlog: Callable[[], int] = lambda: 0,
+        drained: Callable[[], Awaitable[None] | None] | None = None,
         backlog_limit: int = 8 * 1024 * 1024,
+        window: float | None = None,
     ) -> None:
         self.store = store
         self.send = send
+        self.send_json = send_json
         self.backlog = backlog
+        self.drained = drained
         self.backlog_limit = backlog_limit
+        self.max_window = max_window() if window is None else window
+        self.window = MIN_WINDOW
         self._pending: list[Event] = []
+        self._held: dict[EventLog, None] = {}  # logs with merged deltas waiting for a write
         self._task: asyncio.Task[None] | None = None
         self._idle = asyncio.Event()
         self._idle.set()
         self.skipped = 0
+        self.batches = 0
+
+    @property
+    def busy(self) -> bool:
+        """A batch is being stored or sent, or held deltas wait for the client."""
+        return self._task is not None and not self._task.done()
+
+    def accepts_delta(self) -> bool:
+        """Whether a delta may leave at once: no write pending, the client has read everything."""
+        return not self.busy and self.backlog() <= 0
 
     def publish(self, event: Event) -> None:
         self._pending.append(event)
+        self._start()
+
+    def hold(self, log: EventLog) -> None:
+        """``log`` merges deltas until the pending write completes; it is flushed then."""
+        self._held[log] = None
+        self._start()
+
+    def release(self, log: EventLog) -> None:
+        self._held.pop(log, None)
+
+    def _start(self) -> None:
         if self._task is None or self._task.done():
             self._idle.clear()
-            self._task = asyncio.get_running_loop().create_task(self._flush())
+            self._task = asyncio.get_running_loop().create_task(self._run())
 
-    async def _flush(self) -> None:
+    async def _run(self) -> None:
         try:
-            while self._pending:
-                batch, self._pending = self._pending, []
-                rows = [
-                    (e["runId"], e["seq"], json.dumps(e, ensure_ascii=False, separators=(",", ":")))
-                    for e in batch
-                ]
-                try:
-                    await self.store.append_events(rows)
-                except Exception:
-                    logger.exception("events.persist_failed: %d events not stored", len(rows))
-                for event in batch:
-                    self._deliver(event)
+            while True:
+                if self._pending:
+                    batch, self._pending = self._pending, []
+                    await self._write(batch)
+                    continue
+                if not self._held:
+                    return
+                if self.backlog() > 0:
+                    await self._wait_for_client()
+                for log in list(self._held):
+                    log.flush_deltas()  # into _pending: the next batch
         finally:
             self._idle.set()
 
-    def _deliver(self, event: Event) -> None:
+    async def _write(self, batch: list[Event]) -> None:
+        encoded = [encode_event(e) for e in batch]
+        rows = [(e["runId"], e["seq"], text) for e, (text, _) in zip(batch, encoded, strict=True)]
+        self.batches += 1
+        try:
+            await self.store.append_events(rows)
+        except Exception:
+            logger.exception("events.persist_failed: %d events not stored", len(rows))
+        for event, (_, data) in zip(batch, encoded, strict=True):
+            self._deliver(event, data)
+
+    async def _wait_for_client(self) -> None:
+        """Wait until the client has read what was sent, at most the current window; the
+        window halves when it caught up in time and doubles when it did not."""
+        if await self._until_drained(self.window):
+            self.window = max(MIN_WINDOW, self.window / 2)
+        else:
+            self.window = min(max(self.max_window, MIN_WINDOW), self.window * 2)
+
+    async def _until_drained(self, within: float) -> bool:
+        if self.drained is not None:
+            waiter = self.drained()
+            if waiter is None:
+                return True
+            try:
+                await asyncio.wait_for(waiter, within)
+            except TimeoutError:
+                return False
+            return True
+        deadline = asyncio.get_running_loop().time() + within
+        while self.backlog() > 0:
+            if asyncio.get_running_loop().time() >= deadline:
+                return False
+            await asyncio.sleep(0.0005)
+        return True
+
+    def _deliver(self, event: Event, data: bytes) -> None:
         # A slow client must not stall runs: when its pipe is backed up, deltas are not sent.
         # They stay in the log; the next delivered event shows a seq gap and the client
         # catches up with lovia/replay.
@@ -92,21 +185,27 @@ class Publisher:
             self.skipped += 1
             return
         try:
-            self.send(event)
+            if self.send_json is not None:
+                self.send_json(data)
+            else:
+                self.send(event)
         except Exception:
             logger.exception("events.send_failed: seq %s of run %s", event["seq"], event["runId"])
 
     async def drain(self) -> None:
-        """Wait until everything published so far is stored and sent."""
-        while not self._idle.is_set() or self._pending:
+        """Wait until everything published or held so far is stored and sent."""
+        while self.busy or self._pending or self._held:
+            if not self.busy:
+                self._start()
             await self._idle.wait()
-            if self._pending and (self._task is None or self._task.done()):
-                self._idle.clear()
-                self._task = asyncio.get_running_loop().create_task(self._flush())
 
 
 class EventLog:
-    """The ordered events of one run (all attempts); deltas are coalesced before sequencing."""
+    """The ordered events of one run (all attempts); deltas are merged while a write is pending.
+
+    ``coalesce=False`` makes every delta its own event (the publisher still batches the
+    storing).
+    """
 
     def __init__(
         self,
@@ -115,7 +214,7 @@ class EventLog:
         publisher: Publisher,
         *,
         last_seq: int = 0,
-        interval: float | None = None,
+        coalesce: bool = True,
         parent_run_id: str | None = None,
     ) -> None:
         self.run_id = run_id
@@ -123,10 +222,10 @@ class EventLog:
         self.parent_run_id = parent_run_id
         self.publisher = publisher
         self.seq = last_seq
-        self.interval = coalesce_interval() if interval is None else interval
-        self._deltas: dict[tuple[str, str, ToolStream], list[str]] = {}
-        self._timer: asyncio.TimerHandle | None = None
-        self._last_flush = 0.0
+        self.coalesce = coalesce and getattr(publisher, "max_window", 1) > 0
+        # Runs of adjacent deltas to the same target: [kind, key, stream, parts].
+        self._held: list[list[Any]] = []
+        self._turn_at = 0.0  # when the held deltas' wait (or its last turn) began
 
     @overload
     def emit(self, payload: EventPayload) -> Event: ...
@@ -136,7 +235,7 @@ class EventLog:
 
     def emit(self, payload: EventPayload | str, raw: Mapping[str, Any] | None = None) -> Event:
         """Sequence one event: a payload model, or a kind and an already-wire-shaped payload."""
-        if self._deltas:
+        if self._held:
             self.flush_deltas()
         if isinstance(payload, EventPayload):
             return self._append(payload.KIND, payload.to_wire())
@@ -159,37 +258,68 @@ class EventLog:
         return event
 
     def delta(self, kind: str, key: str, text: str, stream: ToolStream = "stdout") -> None:
-        """Buffer a delta; at most one flush per ``interval`` per run."""
+        """Send a delta now if nothing is pending, else merge it into the run's held text."""
         if not text:
             return
-        self._deltas.setdefault((kind, key, stream), []).append(text)
-        if self.interval <= 0:
+        held = self._held
+        if held:
+            last = held[-1]
+            if last[0] == kind and last[1] == key and last[2] == stream:
+                last[3].append(text)
+            else:
+                held.append([kind, key, stream, [text]])
+            return  # already waiting for the publisher
+        held.append([kind, key, stream, [text]])
+        if not self.coalesce or self.publisher.accepts_delta():
             self.flush_deltas()
-            return
-        if self._timer is None:
-            wait = max(0.0, self._last_flush + self.interval - time.monotonic())
-            self._timer = asyncio.get_running_loop().call_later(wait, self.flush_deltas)
+        else:
+            self._turn_at = time.monotonic()
+            self.publisher.hold(self)
+
+    def needs_turn(self) -> bool:
+        """True, at most once per ``TURN_INTERVAL``, while deltas are held: the caller should
+        let the event loop run (``await asyncio.sleep(0)``).
+
+        A burst arrives faster than it is read, and reading buffered data never yields to the
+        loop, so the pending write could not complete and everything would wait for the end
+        of the burst.
+        """
+        if not self._held:
+            return False
+        now = time.monotonic()
+        if now - self._turn_at < TURN_INTERVAL:
+            return False
+        self._turn_at = now
+        return True
 
     def flush_deltas(self) -> None:
-        if self._timer is not None:
-            self._timer.cancel()
-            self._timer = None
-        self._last_flush = time.monotonic()
-        pending, self._deltas = self._deltas, {}
-        for (kind, key, stream), parts in pending.items():
-            text = "".join(parts)
-            payload: EventPayload
-            if kind == ToolUpdate.KIND:
-                payload = ToolUpdate(tool_call_id=key, output=ToolOutput(text=text, stream=stream))
-            elif kind == ReasoningDelta.KIND:
-                payload = ReasoningDelta(message_id=key, text=text)
-            else:
-                payload = MessageDelta(message_id=key, text=text)
-            self._append(payload.KIND, payload.to_wire())
+        """Sequence the held deltas now, one event per run of adjacent same-target text."""
+        if not self._held:
+            return
+        held, self._held = self._held, []
+        if self.coalesce:
+            self.publisher.release(self)
+        for kind, key, stream, parts in held:
+            text = parts[0] if len(parts) == 1 else "".join(parts)
+            self._append(kind, delta_payload(kind, key, text, stream))
 
     async def close(self) -> None:
         self.flush_deltas()
         await self.publisher.drain()
 
 
-__all__ = ["DELTA_KINDS", "EventLog", "Publisher", "coalesce_interval"]
+def delta_payload(kind: str, key: str, text: str, stream: ToolStream) -> dict[str, Any]:
+    """A delta's wire payload, built directly (the models' ``to_wire`` shape, no validation)."""
+    if kind == "tool.update":
+        return {"toolCallId": key, "output": {"text": text, "stream": stream}}
+    return {"messageId": key, "text": text}
+
+
+__all__ = [
+    "DELTA_KINDS",
+    "EventLog",
+    "Publisher",
+    "delta_payload",
+    "encode_event",
+    "max_window",
+]

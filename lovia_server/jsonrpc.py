@@ -403,11 +403,28 @@ class GuardedProtocol(LanguageServerProtocol):
                     msg_id, INTERNAL_ERROR, INTERNAL_MESSAGE, {"type": type(exc).__name__}
                 )
             return
-        header = (
-            f"Content-Length: {len(body)}\r\n"
-            f"Content-Type: {self.CONTENT_TYPE}; charset={self.CHARSET}\r\n\r\n"
-        ).encode("ascii")
-        payload = header + body if self._include_headers else body
+        self._write_frame(body)
+
+    def notify_json(self, method: str, params: bytes) -> None:
+        """Send a notification whose params are already encoded JSON (UTF-8): the event path
+        encodes each event once, for the store and the wire alike."""
+        if self.writer is None:
+            logger.error("send.no_transport")
+            return
+        head = b'{"jsonrpc":"2.0","method":' + json.dumps(method).encode() + b',"params":'
+        self._write_frame(head + params + b"}")
+
+    def _write_frame(self, body: bytes) -> None:
+        """Frame one encoded message and hand it to the transport."""
+        if self._include_headers:
+            header = (
+                f"Content-Length: {len(body)}\r\n"
+                f"Content-Type: {self.CONTENT_TYPE}; charset={self.CHARSET}\r\n\r\n"
+            ).encode("ascii")
+            payload = header + body
+        else:
+            payload = body
+        assert self.writer is not None
         try:
             written = self.writer.write(payload)
             if inspect.isawaitable(written):

@@ -3,13 +3,15 @@ approvals for clients that cannot render approval events, and work-done progress
 
 from __future__ import annotations
 
+import json
 import logging
-from collections.abc import Mapping
+from collections.abc import Awaitable, Mapping
 from typing import TYPE_CHECKING, Any
 
 from lsprotocol import types as lsp
 
 from lovia_server import protocol as p
+from lovia_server.jsonrpc import GuardedProtocol
 from lovia_server.ports import ProgressStage
 from lovia_server.progress import RunProgress
 
@@ -32,10 +34,24 @@ class LspEditor:
     def notify(self, event: Mapping[str, Any]) -> None:
         self.server.protocol.notify(p.EVENT, event)
 
+    def notify_json(self, event: bytes) -> None:
+        """Send one event already encoded as JSON (the bytes the store's row was made from)."""
+        protocol = self.server.protocol
+        if isinstance(protocol, GuardedProtocol):
+            protocol.notify_json(p.EVENT, event)
+        else:  # pragma: no cover - a server built with another protocol class
+            protocol.notify(p.EVENT, json.loads(event))
+
     def backlog(self) -> int:
         writer = getattr(self.server.protocol, "writer", None)
         backlog = getattr(writer, "backlog", None)
         return int(backlog()) if callable(backlog) else 0
+
+    def drained(self) -> Awaitable[None] | None:
+        """Completes once the client has taken every queued byte (``None``: nothing queued)."""
+        writer = getattr(self.server.protocol, "writer", None)
+        drained = getattr(writer, "drained", None)
+        return drained() if callable(drained) else None
 
     async def ask_approval(self, payload: p.ApprovalRequested) -> p.Decision | None:
         actions = [lsp.MessageActionItem(title=o.label) for o in payload.options]

@@ -7,6 +7,7 @@ names (folders, agents, runs) and delegates to the supervisor.
 from __future__ import annotations
 
 import asyncio
+import gc
 import importlib
 import logging
 from pathlib import Path
@@ -15,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 from lsprotocol import types as lsp
 
 import lovia
+from lovia.plugins.todo import Todo
 from lovia.stores import SQLiteCheckpointer, SQLiteSession
 from lovia.tools.human import HumanChannel, ask_human
 from lovia_server import protocol as p
@@ -38,6 +40,7 @@ from lovia_server.supervisor import RunSupervisor
 
 if TYPE_CHECKING:
     from lovia_server.server import LoviaServer
+    from lovia_server.settings import LoviaSettings
 
 logger = logging.getLogger("lovia_server.runtime")
 
@@ -56,7 +59,13 @@ class ServerRuntime:
         self.workspace = EditorWorkspace(
             server, on_output=lambda *args: self.supervisor.tool_output(*args)
         )
-        self.publisher = Publisher(store, self.editor.notify, backlog=self.editor.backlog)
+        self.publisher = Publisher(
+            store,
+            self.editor.notify,
+            send_json=self.editor.notify_json,
+            backlog=self.editor.backlog,
+            drained=self.editor.drained,
+        )
         self.restore_points = RestorePointService(
             server,
             self.workspace,
@@ -86,6 +95,7 @@ class ServerRuntime:
         self._closed = False
         self._warm_up: asyncio.Task[None] | None = None
         self._recovery: asyncio.Task[None] | None = None
+        self._warm_runs: asyncio.Task[None] | None = None
 
     @classmethod
     async def start(cls, server: LoviaServer) -> ServerRuntime:
@@ -100,7 +110,9 @@ class ServerRuntime:
         runtime._questions_task = asyncio.get_running_loop().create_task(
             runtime.supervisor.serve_questions()
         )
-        runtime._warm_up = asyncio.get_running_loop().create_task(runtime._warm_provider())
+        loop = asyncio.get_running_loop()
+        runtime._warm_up = loop.create_task(runtime._warm_provider())
+        runtime._warm_runs = loop.create_task(runtime._warm_first_run())
         return runtime
 
     async def _recover_restores(self) -> None:
@@ -129,10 +141,52 @@ class ServerRuntime:
             except Exception:
                 logger.debug("warm_up.failed: %s", module, exc_info=True)
 
+    async def _warm_first_run(self) -> None:
+        """Make the first run as fast as the next ones, while the editor is still idle.
+
+        Runs do not wait for this (only for the SDK import before it): the stores open their
+        connections, the built-in agent is built once (tool schemas are cached by function,
+        so every run after reuses them), and the provider builds its SDK client and opens its
+        connection, probing the context window, before the first request needs them.
+        """
+        await self._imports_settled()
+        settings = self.server.settings
+        try:
+            await self._warm_run_path(settings)
+        finally:
+            # Everything loaded so far lives as long as the server: moved out of the collector's
+            # reach, a full collection no longer pauses a streaming run for tens of ms.
+            gc.freeze()
+
+    async def _warm_run_path(self, settings: LoviaSettings) -> None:
+        try:
+            await self.session_store.segments("")
+            await self.checkpointer.load("")
+            model = settings.effective_model()
+            if model is None or (settings.agent or BUILTIN_CODING) != BUILTIN_CODING:
+                return
+            check_model(model)
+            coding_agent(model, extra_tools=[ask_human(self.channel)])
+            await (await Todo().setup()).aclose()
+            folders = self.workspace.folders()
+            if folders:
+                self.workspace.config_for(folders[0]).tools()
+            from lovia.providers import provider_from_string
+
+            provider = provider_from_string(model)
+            gc.freeze()  # before the network wait: what loaded so far is the server's for good
+            warm_up = getattr(provider, "warm_up", None)
+            if warm_up is not None:
+                await warm_up()
+        except Exception:
+            logger.debug("warm_up.first_run_failed", exc_info=True)
+
     async def shutdown(self) -> None:
         if self._closed:
             return
         self._closed = True
+        if self._warm_runs is not None:
+            self._warm_runs.cancel()
         await self.supervisor.shutdown()
         await self.mcp.aclose()
         self.channel.close("server shutdown")
@@ -192,6 +246,7 @@ class ServerRuntime:
             spec=spec,
             max_turns=self.server.settings.maxTurns,
             context=context.summaries,
+            new_session=params.session_id is None,
         )
 
     async def _spec(

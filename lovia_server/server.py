@@ -1,8 +1,11 @@
 """The language server: capability advertisement, lifecycle, and one thin handler per method.
 
-Every ``lovia/*`` method is one row of ``ROUTES``: its params model is validated, one typed
-runtime method serves it, and its result model is serialised in ``Route.serve``.
-Every error reaches the client as a documented code, never as a traceback.
+Every ``lovia/*`` method is one row of ``lovia_server.routes.ROUTES``: its params model is
+validated, one typed runtime method serves it, and its result model is serialised in
+``Route.serve``. Every error reaches the client as a documented code, never as a traceback.
+
+Nothing here loads pydantic or lovia: ``initialize`` is answered from the generated names
+(``protocol.names``), and the models, the routes and the runtime load after it.
 """
 
 from __future__ import annotations
@@ -11,9 +14,8 @@ import asyncio
 import logging
 import os
 from collections.abc import Awaitable, Callable, Generator
-from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Generic, TypeVar
+from typing import TYPE_CHECKING, Any
 
 import cattrs
 from lsprotocol import types as lsp
@@ -34,6 +36,7 @@ from pygls.protocol import (
 
 from lovia_server import protocol as p
 from lovia_server.jsonrpc import INTERNAL_MESSAGE, GuardedLanguageServer, GuardedProtocol
+from lovia_server.protocol import names
 from lovia_server.version import server_version
 
 if TYPE_CHECKING:
@@ -43,47 +46,8 @@ if TYPE_CHECKING:
 logger = logging.getLogger("lovia_server")
 
 
-P = TypeVar("P", bound=p.WireParams)
-R = TypeVar("R", bound=p.WireModel)
 Json = Any  # a decoded JSON value (the edge where the wire is untyped)
 Handler = Callable[[Json], Awaitable[Json]]
-
-
-@dataclass(frozen=True)
-class Route(Generic[P, R]):
-    """One ``lovia/*`` method: its params and result models, and the runtime method that serves
-    it (``lambda rt: rt.steer``: the runtime is only imported once the server has started)."""
-
-    method: p.Method[P, R]
-    handler: Callable[[ServerRuntime], Callable[[P], Awaitable[R]]]
-
-    async def serve(self, runtime: ServerRuntime, raw: Json) -> Json:
-        """Validate (errors become -32602 with ``data.field``), call, serialise the result."""
-        params = p.parse_params(self.method.params, raw)
-        result = await self.handler(runtime)(params)
-        return result.to_wire()
-
-
-# Not annotated as tuple[Route[Any, Any], ...]: each row keeps its own types, so mypy checks that
-# the handler takes the method's params model and returns its result model.
-ROUTES = (
-    Route(p.RUN, lambda rt: rt.run),
-    Route(p.STEER, lambda rt: rt.steer),
-    Route(p.UNSTEER, lambda rt: rt.unsteer),
-    Route(p.APPROVE, lambda rt: rt.approve),
-    Route(p.ANSWER, lambda rt: rt.answer),
-    Route(p.CANCEL, lambda rt: rt.cancel),
-    Route(p.RESUME, lambda rt: rt.resume),
-    Route(p.REPLAY, lambda rt: rt.replay),
-    Route(p.SESSIONS, lambda rt: rt.sessions),
-    Route(p.SESSION, lambda rt: rt.session),
-    Route(p.DELETE_SESSION, lambda rt: rt.delete_session),
-    Route(p.CHECKPOINTS, lambda rt: rt.checkpoints),
-    Route(p.RESTORE_PREVIEW, lambda rt: rt.restore_preview),
-    Route(p.RESTORE, lambda rt: rt.restore),
-    Route(p.STATUS, lambda rt: rt.status),
-    Route(p.MCP_RESTART, lambda rt: rt.mcp_restart),
-)
 
 
 def converter_factory() -> cattrs.Converter:
@@ -102,14 +66,8 @@ class LoviaProtocol(GuardedProtocol):
         self, params: lsp.InitializeParams
     ) -> Generator[Any, Any, lsp.InitializeResult]:
         result: lsp.InitializeResult = yield from super().lsp_initialize(params)
-        capabilities = p.ServerCapabilities(
-            protocol_version=p.PROTOCOL_VERSION,
-            methods=[route.method.name for route in ROUTES],
-            event_kinds=list(p.EVENT_KINDS),
-            edit_modes=list(p.EDIT_MODES),
-            version=server_version(),
-        )
-        result.capabilities.experimental = {"lovia": capabilities.to_wire()}
+        # The ServerCapabilities model's wire shape, from the generated names: no pydantic yet.
+        result.capabilities.experimental = {"lovia": names.server_capabilities(server_version())}
         return result
 
 
@@ -224,12 +182,15 @@ def create_server() -> LoviaServer:
     @server.feature(lsp.INITIALIZED)
     async def on_initialized(params: lsp.InitializedParams) -> None:
         try:
+            # Ask for the settings first: the client answers while the settings models and the
+            # runtime load.
+            configuration = client_settings(server, ask(server))
             from lovia_server.settings import parse_init_options
 
             server.init_options = parse_init_options(server.raw_init_options)
-            await refresh_settings(server)
             from lovia_server.runtime import ServerRuntime
 
+            await refresh_settings(server, pushed=await configuration)
             server.runtime = await ServerRuntime.start(server)
         except BaseException as exc:
             logger.exception("startup.failed")
@@ -286,45 +247,59 @@ def create_server() -> LoviaServer:
         if server.runtime is not None and token.startswith("lovia/"):
             server.runtime.cancel_from_progress(token[len("lovia/") :])
 
-    for route in ROUTES:
-        _register(server, route, guarded)
+    for method, command in zip(names.METHOD_NAMES, names.COMMAND_NAMES, strict=True):
+        _register(server, method, command, guarded)
     return server
 
 
 def _register(
-    server: LoviaServer, route: Route[Any, Any], guarded: Callable[[Handler], Handler]
+    server: LoviaServer, method: str, command: str, guarded: Callable[[Handler], Handler]
 ) -> None:
     """The method itself and its ``workspace/executeCommand`` alias (params as the one argument)."""
 
     async def call(raw: Json) -> Json:
+        from lovia_server.routes import BY_NAME
+
         runtime = server.runtime
         assert runtime is not None  # guarded() waited for a started runtime
-        return await route.serve(runtime, raw)
+        return await BY_NAME[method].serve(runtime, raw)
 
     handler = guarded(call)
-    server.feature(route.method.name)(handler)
+    server.feature(method)(handler)
 
-    async def command(*args: Json) -> Json:
+    async def alias(*args: Json) -> Json:
         return await handler(args[0] if args else {})
 
-    server.command(route.method.command)(command)
+    server.command(command)(alias)
+
+
+def ask(server: LoviaServer) -> Awaitable[Any]:
+    """Send ``workspace/configuration`` for the ``lovia`` section now; await the answer later."""
+    # The protocol's send_request_async writes at once (the server's *_async wrappers are
+    # coroutines: they would send only when awaited).
+    future: Awaitable[Any] = server.protocol.send_request_async(
+        lsp.WORKSPACE_CONFIGURATION,
+        lsp.ConfigurationParams(items=[lsp.ConfigurationItem(section="lovia")]),
+    )
+    return future
+
+
+async def client_settings(server: LoviaServer, request: Awaitable[Any] | None = None) -> Any:
+    """The ``lovia`` section as the client answers ``workspace/configuration`` (None if not)."""
+    try:
+        response = await asyncio.wait_for(
+            request if request is not None else ask(server),
+            timeout=float(os.environ.get("LOVIA_CONFIG_TIMEOUT", "2")),
+        )
+    except Exception:
+        logger.info("config.unavailable: the client did not answer workspace/configuration")
+        return None
+    return response[0] if response else None
 
 
 async def refresh_settings(server: LoviaServer, *, pushed: Any = None) -> None:
     """Read the ``lovia`` section (pushed value, else ``workspace/configuration``)."""
-    raw = pushed
-    if raw is None:
-        try:
-            response = await asyncio.wait_for(
-                server.workspace_configuration_async(
-                    lsp.ConfigurationParams(items=[lsp.ConfigurationItem(section="lovia")])
-                ),
-                timeout=float(os.environ.get("LOVIA_CONFIG_TIMEOUT", "2")),
-            )
-            raw = response[0] if response else None
-        except Exception:
-            logger.info("config.unavailable: the client did not answer workspace/configuration")
-            raw = None
+    raw = pushed if pushed is not None else await client_settings(server)
     from lovia_server.settings import parse_settings
 
     settings, problems = parse_settings(raw)

@@ -7,6 +7,7 @@ file; this module never touches their tables.
 from __future__ import annotations
 
 import asyncio
+import functools
 import json
 import sqlite3
 import time
@@ -18,6 +19,7 @@ from typing import Any
 import aiosqlite
 
 from lovia.exceptions import UserError
+from lovia.stores._sqlite import daemonize
 from lovia_server import protocol as p
 
 SCHEMA_VERSION = 1
@@ -60,6 +62,15 @@ CREATE TABLE IF NOT EXISTS server_run_events (
     PRIMARY KEY (run_id, seq)
 ) WITHOUT ROWID;
 """
+
+
+_ROWS_PER_INSERT = 300  # 900 parameters: under SQLite's oldest limit of 999
+
+
+@functools.lru_cache(maxsize=_ROWS_PER_INSERT)
+def _insert_events_sql(rows: int) -> str:
+    values = ",".join(["(?,?,?)"] * rows)
+    return f"INSERT OR IGNORE INTO server_run_events (run_id, seq, body) VALUES {values}"
 
 
 # Columns added after the first release: (table, column, declaration), added when missing.
@@ -186,7 +197,11 @@ class ServerStore:
     async def open(self) -> None:
         self.path.parent.mkdir(parents=True, exist_ok=True)
         try:
-            db = await aiosqlite.connect(self.path)
+            connecting = aiosqlite.connect(self.path)
+            # A client that sends ``exit`` before ``shutdown`` finished leaves this store open:
+            # its worker thread must not keep the process alive.
+            daemonize(connecting)
+            db = await connecting
             db.row_factory = sqlite3.Row
             await db.execute("PRAGMA journal_mode=WAL")
             await db.execute("PRAGMA synchronous=NORMAL")
@@ -400,12 +415,18 @@ class ServerStore:
     # ------------------------------------------------------------------ events
 
     async def append_events(self, rows: list[tuple[str, int, str]]) -> None:
+        """Store a batch of events in one transaction.
+
+        One multi-row INSERT per chunk rather than ``executemany``: the database thread gives
+        up and takes back the GIL around every statement step, and while the event loop is busy
+        (a burst of deltas) each take can wait a whole switch interval.
+        """
         if not rows:
             return
         async with self._lock:
-            await self.db.executemany(
-                "INSERT OR IGNORE INTO server_run_events (run_id, seq, body) VALUES (?, ?, ?)", rows
-            )
+            for start in range(0, len(rows), _ROWS_PER_INSERT):
+                chunk = rows[start : start + _ROWS_PER_INSERT]
+                await self.db.execute(_insert_events_sql(len(chunk)), [v for r in chunk for v in r])
             await self.db.commit()
 
     async def events_after(self, run_id: str, after_seq: int) -> list[dict[str, Any]]:

@@ -282,7 +282,7 @@ class RunSupervisor:
                 record.session_id,
                 self.publisher,
                 last_seq=await self.store.last_seq(record.id),
-                interval=0,
+                coalesce=False,
             )
             open_calls, open_approvals = await self._open_items(record.id)
             for approval_id in open_approvals:
@@ -324,7 +324,7 @@ class RunSupervisor:
             record.session_id,
             self.publisher,
             last_seq=await self.store.last_seq(record.id),
-            interval=0,
+            coalesce=False,
         )
         usage = record.usage or usage_payload(
             snapshot.usage if snapshot else Usage(), context_tokens=None, context_window=None
@@ -409,7 +409,10 @@ class RunSupervisor:
         link: ChildLink | None = None,
         mailbox: Mailbox | None = None,
         context: list[p.ContextSummary] | None = None,
+        new_session: bool = False,
     ) -> p.LaunchResult:
+        """Start a run; ``new_session`` when ``claim_session`` just minted the id (it has no
+        earlier runs to look at)."""
         self._check_session_free(session_id)
         run_id = _short_id("r")
         log = EventLog(
@@ -432,8 +435,11 @@ class RunSupervisor:
         )
 
         async def persist() -> None:
-            await self._supersede_interrupted(session_id)
-            ctl.turn_index = len(await self.store.runs_for_session(session_id))
+            if not new_session:  # a session claim_session just minted has no runs to close
+                await self._supersede_interrupted(session_id)
+            ctl.turn_index = (
+                0 if new_session else len(await self.store.runs_for_session(session_id))
+            )
             title = prompt.strip().splitlines()[0] if prompt.strip() else "Untitled"
             if link is not None:
                 title = f"[{link.task_id}] {title}"
@@ -890,8 +896,12 @@ class RunSupervisor:
         if isinstance(ev, events.TextDelta):
             ctl.message_has_text = True
             log.delta("message.delta", ctl.message_id, ev.delta)
+            if log.needs_turn():
+                await asyncio.sleep(0)
         elif isinstance(ev, events.ReasoningDelta):
             log.delta("reasoning.delta", ctl.message_id, ev.delta)
+            if log.needs_turn():
+                await asyncio.sleep(0)
         elif isinstance(ev, events.TurnStarted):
             ctl.turns = ev.turn
         elif isinstance(ev, events.OutputDiscarded):

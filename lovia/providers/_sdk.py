@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 import os
 from abc import ABC, abstractmethod
 from collections.abc import Sequence
@@ -17,6 +18,8 @@ from lovia.providers._stream import SSEStream, open_stream
 from lovia.providers._windows import WindowResolver, WindowRules, window_from_models_payload
 from lovia.providers.base import ModelSettings
 from lovia.transcript import TranscriptEntry
+
+logger = logging.getLogger("lovia.providers")
 
 
 class SDKProvider(ABC):
@@ -205,7 +208,21 @@ class SDKProvider(ABC):
         """Drop per-run caches. The SDK client is shared (or the caller's) and stays open."""
         self._messages.clear()
 
-    async def _fetch_models_window(self) -> int | None:
+    async def warm_up(self) -> None:
+        """Open the endpoint's connection before the first request, so a host's first run
+        pays neither for building the SDK client nor for the TCP/TLS handshake nor for the
+        context-window probe: one ``GET {base_url}/models`` (the probe itself where the
+        endpoint is probed). Never raises; an endpoint that cannot work yet is left alone."""
+        try:
+            self._check_ready()
+            if self._windows.probe:
+                await self.discover_context_window()
+            else:
+                await self._get_models()
+        except Exception:
+            logger.debug("provider.warm_up failed for %s", self.base_url, exc_info=True)
+
+    async def _get_models(self) -> Any:
         import httpx2
 
         headers = {k: v for k, v in self._request_headers().items() if k != "content-type"}
@@ -213,7 +230,10 @@ class SDKProvider(ABC):
         params = self._models_params()
         if params:
             options["params"] = params
-        response = await self._sdk_client().get("/models", cast_to=httpx2.Response, options=options)
+        return await self._sdk_client().get("/models", cast_to=httpx2.Response, options=options)
+
+    async def _fetch_models_window(self) -> int | None:
+        response = await self._get_models()
         return window_from_models_payload(response.json(), self.model)
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import re
 from collections.abc import Awaitable, Callable, Mapping
 
@@ -116,12 +117,16 @@ def rules_for_host(host: str | None, table: Mapping[str, WindowRules]) -> Window
 
 _ADVERTISED: dict[tuple[str, str], int] = {}
 _PROBED: set[tuple[str, str]] = set()
+# Probes under way, per endpoint and event loop: a second caller waits for the first one's
+# answer instead of asking again (a host warming up while its first run starts).
+_IN_FLIGHT: dict[tuple[int, tuple[str, str]], asyncio.Future[None]] = {}
 
 
 def clear_endpoint_cache() -> None:
     """Forget every advertised window and probe (tests; a server that changed its model)."""
     _ADVERTISED.clear()
     _PROBED.clear()
+    _IN_FLIGHT.clear()
 
 
 class WindowResolver:
@@ -153,14 +158,23 @@ class WindowResolver:
 
     async def discover(self, fetch: Callable[[], Awaitable[int | None]]) -> int | None:
         if self.probe and self._key not in _PROBED and self._key not in _ADVERTISED:
-            try:
-                value = await fetch()
-            except Exception:
-                value = None
-            _PROBED.add(self._key)
-            if value is not None:
-                _ADVERTISED[self._key] = value
+            slot = (id(asyncio.get_running_loop()), self._key)
+            pending = _IN_FLIGHT.get(slot)
+            if pending is None or pending.done():
+                pending = asyncio.ensure_future(self._probe(fetch))
+                _IN_FLIGHT[slot] = pending
+                pending.add_done_callback(lambda done: _IN_FLIGHT.pop(slot, None))
+            await asyncio.shield(pending)
         return self.window()
+
+    async def _probe(self, fetch: Callable[[], Awaitable[int | None]]) -> None:
+        try:
+            value = await fetch()
+        except Exception:
+            value = None
+        _PROBED.add(self._key)
+        if value is not None:
+            _ADVERTISED[self._key] = value
 
 
 __all__ = [

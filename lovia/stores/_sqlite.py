@@ -70,7 +70,7 @@ def entries_from_json(text: str) -> list[TranscriptEntry]:
     return [entry_from_dict(d) for d in data]
 
 
-def _daemonize(conn: aiosqlite.Connection) -> None:
+def daemonize(conn: aiosqlite.Connection) -> None:
     """Let the interpreter exit even when a store was never closed.
 
     aiosqlite's worker thread is a non-daemon thread that waits for work forever, so a store
@@ -180,7 +180,7 @@ class SQLiteStore:
         if not self._memory:
             await asyncio.to_thread(os.makedirs, os.path.dirname(self._target), exist_ok=True)
         conn = aiosqlite.connect(self._target, isolation_level=None)
-        _daemonize(conn)
+        daemonize(conn)
         try:
             await conn
             await conn.execute_fetchall(f"PRAGMA busy_timeout={BUSY_TIMEOUT_MS}")

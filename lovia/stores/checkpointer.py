@@ -88,6 +88,21 @@ class SQLiteCheckpointer(SQLiteStore):
         return RunSnapshot.from_parts(run_id, entries, head)
 
     async def delete(self, run_id: str) -> None:
+        async def exists(conn: aiosqlite.Connection) -> bool:
+            rows = list(
+                await conn.execute_fetchall(
+                    "SELECT EXISTS(SELECT 1 FROM snapshot_heads WHERE run_id = ?)"
+                    " OR EXISTS(SELECT 1 FROM snapshot_turns WHERE run_id = ?)",
+                    (run_id, run_id),
+                )
+            )
+            return bool(rows[0][0])
+
+        # Every fresh start with if_run_exists="restart" deletes a run that never checkpointed:
+        # one read, instead of a write transaction that waits for the database's write lock.
+        if not await self._run(exists):
+            return
+
         async def delete(conn: aiosqlite.Connection) -> None:
             await conn.execute("DELETE FROM snapshot_turns WHERE run_id = ?", (run_id,))
             await conn.execute("DELETE FROM snapshot_heads WHERE run_id = ?", (run_id,))

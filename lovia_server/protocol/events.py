@@ -197,8 +197,9 @@ class UserMessage(EventPayload):
 
 
 class MessageDelta(EventPayload):
-    """Text to append to an assistant message; coalesced, at most one per run per 20 ms
-    (``LOVIA_COALESCE_MS``, 0 disables)."""
+    """Text to append to an assistant message. Sent as soon as it arrives while the client
+    keeps up; adjacent deltas are merged only while the previous write is pending or the
+    client is behind (for at most ``LOVIA_COALESCE_MS``, default 50; 0 disables merging)."""
 
     KIND: ClassVar[str] = "message.delta"
     message_id: str

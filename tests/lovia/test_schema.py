@@ -97,3 +97,53 @@ def test_unresolvable_hint_is_any_and_not_injected():
     schema, names = function_args_schema(f)
     assert names == ["ctx", "n"]
     assert schema["properties"]["n"]["type"] == "integer"
+
+
+def test_functions_from_one_def_share_their_argument_model():
+    import lovia.schema as schema_module
+
+    def make(limit):
+        def search(query: str, top: int = 5) -> str:
+            """Search."""
+            return query[:limit]
+
+        return search
+
+    first, second = make(1), make(2)
+    assert schema_module._signature(first) is schema_module._signature(second)
+    a, names = function_args_schema(first)
+    a["properties"]["query"]["description"] = "changed by a caller"
+    b, _ = function_args_schema(second)
+    assert "description" not in b["properties"]["query"]  # every caller gets its own copy
+    assert names == ["query", "top"]
+
+
+def test_same_code_different_signatures_are_not_confused():
+    import functools
+
+    def deco(fn):
+        @functools.wraps(fn)
+        def wrapper(*args, **kwargs):
+            return fn(*args, **kwargs)
+
+        return wrapper
+
+    @deco
+    def alpha(x: int) -> int:
+        return x
+
+    @deco
+    def beta(y: str, z: bool = False) -> str:
+        return y
+
+    assert function_args_schema(alpha)[1] == ["x"]
+    assert function_args_schema(beta)[1] == ["y", "z"]
+
+    def factory(default):
+        def f(n: int = default) -> int:
+            return n
+
+        return f
+
+    assert function_args_schema(factory(1))[0]["properties"]["n"]["default"] == 1
+    assert function_args_schema(factory(7))[0]["properties"]["n"]["default"] == 7

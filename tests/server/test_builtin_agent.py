@@ -2,6 +2,7 @@
 event kinds that need special agents: questions, todos, handoffs, compaction, discarded output.
 """
 
+import asyncio
 import json
 
 from tests.server.harness import AGENT_HEADER
@@ -171,3 +172,21 @@ async def test_handoff_compaction_and_discarded_output_events(harness):
     assert completed["text"] == "clean answer" and completed["messageId"] == discarded["messageId"]
     kinds = [e["kind"] for e in events]
     assert kinds.index("handoff") < kinds.index("output.discarded")
+
+
+async def test_the_connection_is_warm_before_the_first_run(harness, fake_openai):
+    fake_openai.models = [{"id": "fake-model", "object": "model", "max_model_len": 65536}]
+    fake_openai.script(oai.text("ready"))
+    await harness.start(settings={"model": "openai:fake-model"}, env=fake_openai.env())
+    for _ in range(500):  # the server warms up on its own, before any run
+        if fake_openai.requests:
+            break
+        await asyncio.sleep(0.02)
+    assert [(r.method, r.path) for r in fake_openai.requests] == [("GET", "/v1/models")]
+    assert fake_openai.connections == 1
+    run = await harness.run("hello")
+    done = await harness.finished(run["runId"])
+    assert done["status"] == "completed"
+    # The run reused the warm connection and the window it probed.
+    assert [r.method for r in fake_openai.requests] == ["GET", "POST"]
+    assert fake_openai.connections == 1

@@ -1,10 +1,21 @@
-"""Event logs: sequencing, coalescing, persist-then-send, and back-pressure on a slow client."""
+"""Event logs: sequencing, adaptive coalescing, persist-then-send, back-pressure on a slow client."""
 
 import asyncio
+import json
 
+import pytest
 import pytest_asyncio
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
-from lovia_server.event_log import EventLog, Publisher
+from lovia_server import protocol as p
+from lovia_server.event_log import (
+    MIN_WINDOW,
+    EventLog,
+    Publisher,
+    delta_payload,
+    encode_event,
+)
 from lovia_server.store import ServerStore
 
 
@@ -16,28 +27,152 @@ async def store(tmp_path):
     await s.close()
 
 
-async def test_coalesced_deltas_then_ordered_events(store):
+class Gate:
+    """Holds every ``append_events`` until opened: a write that stays pending."""
+
+    def __init__(self, store):
+        self.store = store
+        self.opened = asyncio.Event()
+        self.calls = 0
+        self._append = store.append_events
+        store.append_events = self.append
+
+    async def append(self, rows):
+        self.calls += 1
+        await self.opened.wait()
+        await self._append(rows)
+
+    def open(self):
+        self.opened.set()
+
+
+class Client:
+    """A client's pipe: ``backlog`` bytes unread; ``read()`` takes them all."""
+
+    def __init__(self):
+        self.backlog = 0
+        self.waiters = []
+        self.sent = []
+
+    def send(self, event):
+        self.sent.append(event)
+
+    def drained(self):
+        if self.backlog <= 0:
+            return None
+        future = asyncio.get_running_loop().create_future()
+        self.waiters.append(future)
+        return future
+
+    def read(self):
+        self.backlog = 0
+        for future in self.waiters:
+            if not future.done():
+                future.set_result(None)
+        self.waiters.clear()
+
+
+async def test_a_delta_leaves_at_once_when_nothing_is_pending(store):
+    sent = []
+    log = EventLog("r1", "s1", Publisher(store, sent.append))
+    log.delta("message.delta", "m1", "Hel")
+    assert log.seq == 1  # sequenced on arrival: no timer, no window
+    await log.publisher.drain()
+    log.delta("message.delta", "m1", "lo")
+    assert log.seq == 2
+    await log.close()
+    assert [(e["seq"], e["text"]) for e in sent] == [(1, "Hel"), (2, "lo")]
+
+
+async def test_deltas_merge_while_a_write_is_pending(store):
+    gate = Gate(store)
     sent = []
     pub = Publisher(store, sent.append)
-    log = EventLog("r1", "s1", pub, interval=0.02)
+    log = EventLog("r1", "s1", pub)
     log.emit("run.started", {"prompt": "p"})
-    for ch in "hello":
-        log.delta("message.delta", "m1", ch)
+    await asyncio.sleep(0)  # the batch with run.started is being stored
+    for piece in ("hel", "lo", " wor", "ld"):
+        log.delta("message.delta", "m1", piece)
     log.delta("reasoning.delta", "m1", "think")
-    await asyncio.sleep(0.05)
-    log.delta("message.delta", "m1", " world")
-    log.emit("message.completed", {"messageId": "m1", "text": "hello world"})
+    log.delta("message.delta", "m1", "!")
+    assert log.seq == 1 and pub.busy
+    gate.open()
     await log.close()
-    kinds = [(e["seq"], e["kind"], e.get("text")) for e in sent]
-    assert kinds == [
+    assert [(e["seq"], e["kind"], e.get("text")) for e in sent] == [
         (1, "run.started", None),
-        (2, "message.delta", "hello"),
-        (3, "reasoning.delta", "think"),
-        (4, "message.delta", " world"),
-        (5, "message.completed", "hello world"),
+        (2, "message.delta", "hello world"),
+        (3, "reasoning.delta", "think"),  # adjacent runs only: the order is kept
+        (4, "message.delta", "!"),
     ]
-    stored = await store.events_after("r1", 0)
-    assert stored == sent and await store.last_seq("r1") == 5
+    assert await store.events_after("r1", 0) == sent
+
+
+async def test_an_event_after_held_deltas_flushes_them_first(store):
+    gate = Gate(store)
+    sent = []
+    log = EventLog("r1", "s1", Publisher(store, sent.append))
+    log.delta("message.delta", "m1", "a")
+    await asyncio.sleep(0)
+    log.delta("message.delta", "m1", "b")
+    log.delta("message.delta", "m1", "c")
+    log.emit("message.completed", {"messageId": "m1", "text": "abc"})
+    gate.open()
+    await log.close()
+    assert [(e["seq"], e["kind"], e["text"]) for e in sent] == [
+        (1, "message.delta", "a"),
+        (2, "message.delta", "bc"),
+        (3, "message.completed", "abc"),
+    ]
+
+
+async def test_deltas_wait_for_a_client_that_is_behind_then_go_together(store):
+    client = Client()
+    pub = Publisher(store, client.send, backlog=lambda: client.backlog, drained=client.drained)
+    pub.window = 5.0  # a long wait: the client's read must end it, not the window
+    log = EventLog("r1", "s1", pub)
+    client.backlog = 10_000  # the client has not read the previous frames yet
+    log.delta("message.delta", "m1", "one ")
+    log.delta("message.delta", "m1", "two")
+    await asyncio.sleep(0.01)
+    assert client.sent == [] and log.seq == 0
+    client.read()
+    await log.close()
+    assert [e["text"] for e in client.sent] == ["one two"]
+
+
+async def test_the_window_grows_while_the_client_stays_behind_and_is_bounded(store):
+    client = Client()
+    pub = Publisher(
+        store, client.send, backlog=lambda: client.backlog, drained=client.drained, window=0.008
+    )
+    log = EventLog("r1", "s1", pub)
+    windows = []
+    for i in range(6):
+        client.backlog = 10_000  # never read: every wait runs out
+        log.delta("message.delta", "m1", f"{i};")
+        await pub.drain()
+        windows.append(pub.window)
+    assert windows == [0.002, 0.004, 0.008, 0.008, 0.008, 0.008]
+    assert [e["text"] for e in client.sent] == [f"{i};" for i in range(6)]
+    for _ in range(3):  # a client that reads at once shrinks it again
+        client.backlog = 10_000
+        log.delta("message.delta", "m1", "x")
+        await asyncio.sleep(0)
+        client.read()
+        await pub.drain()
+    assert pub.window == MIN_WINDOW
+    await log.close()
+
+
+async def test_without_coalescing_every_delta_is_its_own_event(store):
+    gate = Gate(store)
+    sent = []
+    log = EventLog("r1", "s1", Publisher(store, sent.append, window=0))
+    for ch in "abc":
+        log.delta("message.delta", "m1", ch)
+    gate.open()
+    await log.close()
+    assert [e["text"] for e in sent] == ["a", "b", "c"]
 
 
 async def test_events_are_stored_before_they_are_sent(store):
@@ -55,18 +190,59 @@ async def test_events_are_stored_before_they_are_sent(store):
         stored_now.extend({"seq": r[1]} for r in rows)
 
     store.append_events = recording
-    log = EventLog("r2", "s", pub, interval=0)
+    log = EventLog("r2", "s", pub)
     for i in range(50):
         log.emit("tool.call", {"i": i})
+        log.delta("message.delta", "m", f"{i}")
+        if i % 7 == 0:
+            await asyncio.sleep(0)
     await log.close()
-    assert len(seen_in_store) == 50 and all(seen_in_store)
+    assert len(seen_in_store) == log.seq and all(seen_in_store)
+
+
+async def test_the_wire_gets_the_stored_bytes(store):
+    frames = []
+    pub = Publisher(store, lambda e: pytest.fail("send_json wins"), send_json=frames.append)
+    log = EventLog("r5", "s", pub)
+    log.emit("run.started", {"prompt": "héllo ✓"})
+    log.delta("tool.update", "c1", "out\n", "stderr")
+    await log.close()
+    rows = await store.db.execute_fetchall(
+        "SELECT body FROM server_run_events WHERE run_id = 'r5' ORDER BY seq"
+    )
+    assert frames == [row[0].encode() for row in rows]
+    assert json.loads(frames[1])["output"] == {"text": "out\n", "stream": "stderr"}
+
+
+def test_an_event_utf8_cannot_carry_is_escaped_not_lost():
+    text, data = encode_event({"kind": "message.delta", "text": "bad \udc80 byte"})
+    assert json.loads(data)["text"] == "bad \udc80 byte" and text == data.decode()
+    text, data = encode_event({"text": "ünïcode"})
+    assert data == '{"text":"ünïcode"}'.encode()
+
+
+def test_delta_payloads_have_the_models_wire_shape():
+    assert (
+        delta_payload("message.delta", "m1", "hi", "stdout")
+        == p.MessageDelta(message_id="m1", text="hi").to_wire()
+    )
+    assert (
+        delta_payload("reasoning.delta", "m1", "hm", "stdout")
+        == p.ReasoningDelta(message_id="m1", text="hm").to_wire()
+    )
+    assert (
+        delta_payload("tool.update", "c1", "o", "stderr")
+        == p.ToolUpdate(tool_call_id="c1", output=p.ToolOutput(text="o", stream="stderr")).to_wire()
+    )
 
 
 async def test_slow_client_skips_deltas_but_never_other_events(store):
     sent = []
     backlog = {"bytes": 10**9}
-    pub = Publisher(store, sent.append, backlog=lambda: backlog["bytes"], backlog_limit=1000)
-    log = EventLog("r3", "s", pub, interval=0)
+    pub = Publisher(
+        store, sent.append, backlog=lambda: backlog["bytes"], backlog_limit=1000, window=0.002
+    )
+    log = EventLog("r3", "s", pub)
     log.emit("run.started", {})
     log.delta("message.delta", "m", "lost on the wire")
     log.delta("tool.update", "c1", "output", "stdout")
@@ -82,11 +258,11 @@ async def test_slow_client_skips_deltas_but_never_other_events(store):
 
 async def test_seq_continues_from_the_stored_log(store):
     pub = Publisher(store, lambda e: None)
-    first = EventLog("r4", "s", pub, interval=0)
+    first = EventLog("r4", "s", pub, coalesce=False)
     first.emit("run.started", {})
     first.emit("run.finished", {})
     await first.close()
-    again = EventLog("r4", "s", pub, last_seq=await store.last_seq("r4"), interval=0)
+    again = EventLog("r4", "s", pub, last_seq=await store.last_seq("r4"))
     event = again.emit("run.started", {"resumed": True})
     await again.close()
     assert event["seq"] == 3
@@ -97,3 +273,128 @@ def test_a_legs_checkpoint_key_leads_back_to_its_run() -> None:
 
     for leg in (0, 1, 7):
         assert run_of_checkpoint(checkpoint_id("r_abc123", leg)) == "r_abc123"
+
+
+# ----------------------------------------------------------------------------- property
+
+TARGETS = [
+    ("message.delta", "m1", "stdout"),
+    ("message.delta", "m2", "stdout"),
+    ("reasoning.delta", "m1", "stdout"),
+    ("tool.update", "c1", "stdout"),
+    ("tool.update", "c1", "stderr"),
+]
+OPS = st.one_of(
+    st.tuples(st.just("delta"), st.integers(0, len(TARGETS) - 1), st.text(min_size=1, max_size=4)),
+    st.tuples(st.just("event"), st.integers(0, 3), st.just("")),
+    st.tuples(st.just("yield"), st.integers(0, 3), st.just("")),  # let the loop run a while
+    st.tuples(st.just("behind"), st.integers(0, 1), st.just("")),  # the client stops/starts
+    st.tuples(st.just("slow"), st.integers(0, 1), st.just("")),  # the store stalls/resumes
+)
+
+
+def _atoms(events):
+    """Events as (target, text) pieces, adjacent pieces of one target joined."""
+    out = []
+    for e in events:
+        kind = e["kind"]
+        if kind == "tool.update":
+            piece = ((kind, e["toolCallId"], e["output"]["stream"]), e["output"]["text"])
+        elif kind in ("message.delta", "reasoning.delta"):
+            piece = ((kind, e["messageId"], "stdout"), e["text"])
+        else:
+            piece = ((kind, e["n"], ""), None)
+        if out and piece[1] is not None and out[-1][0] == piece[0]:
+            out[-1] = (piece[0], out[-1][1] + piece[1])
+        else:
+            out.append(piece)
+    return out
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(ops=st.lists(OPS, max_size=60), window=st.sampled_from([0.0, 0.001, 0.005]))
+def test_no_delta_is_lost_or_reordered_under_any_coalescing_decision(tmp_path_factory, ops, window):
+    async def scenario():
+        store = ServerStore(tmp_path_factory.mktemp("prop") / "state.db")
+        await store.open()
+        stall = asyncio.Event()
+        stall.set()
+        original = store.append_events
+
+        async def append(rows):
+            await stall.wait()
+            await original(rows)
+
+        store.append_events = append
+        client = Client()
+        pub = Publisher(
+            store,
+            client.send,
+            backlog=lambda: client.backlog,
+            drained=client.drained,
+            window=window,
+        )
+        log = EventLog("r", "s", pub)
+        for op, n, text in ops:
+            if op == "delta":
+                log.delta(*TARGETS[n][:2], text, TARGETS[n][2])
+            elif op == "event":
+                log.emit("tool.call", {"n": n})
+            elif op == "yield":
+                for _ in range(n + 1):
+                    await asyncio.sleep(0)
+                if n == 3:
+                    await asyncio.sleep(0.002)
+            elif op == "behind":
+                if n:
+                    client.backlog = 500
+                else:
+                    client.read()
+            elif op == "slow":
+                stall.clear() if n else stall.set()
+        stall.set()
+        client.read()
+        await log.close()
+        stored = await store.events_after("r", 0)
+        await store.close()
+        return client.sent, stored
+
+    sent, stored = asyncio.run(scenario())
+    assert sent == stored  # nothing skipped here: what was sent is exactly what was stored
+    assert [e["seq"] for e in stored] == list(range(1, len(stored) + 1))
+    assert _atoms(stored) == _atoms(expected_of(ops))
+
+
+def expected_of(ops):
+    out = []
+    for op, n, text in ops:
+        if op == "delta":
+            kind, key, stream = TARGETS[n]
+            out.append({"kind": kind, **delta_payload(kind, key, text, stream)})
+        elif op == "event":
+            out.append({"kind": "tool.call", "n": n})
+    return out
+
+
+async def test_a_batch_larger_than_one_statement_is_stored_whole(store):
+    rows = [("r6", seq, json.dumps({"seq": seq})) for seq in range(1, 1001)]
+    await store.append_events(rows)
+    await store.append_events(rows[:5])  # a repeated seq is ignored, not an error
+    stored = await store.events_after("r6", 0)
+    assert [e["seq"] for e in stored] == list(range(1, 1001))
+    assert await store.last_seq("r6") == 1000
+
+
+def test_a_store_left_open_does_not_keep_the_process_alive(tmp_path):
+    import subprocess
+    import sys
+
+    code = (
+        "import asyncio, sys\n"
+        "from lovia_server.store import ServerStore\n"
+        f"store = ServerStore(__import__('pathlib').Path({str(tmp_path / 's.db')!r}))\n"
+        "asyncio.run(store.open())\n"
+        "print('opened')\n"
+    )  # never closed, still referenced: a client sent exit before shutdown finished
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert out.returncode == 0 and out.stdout.strip() == "opened", out.stderr

@@ -43,3 +43,12 @@ def test_the_version_comes_from_the_lovia_agents_distribution() -> None:
     from importlib.metadata import version
 
     assert server_version() == version("lovia-agents")
+
+
+def test_the_version_is_lovias_own_read_without_importing_it() -> None:
+    from importlib.metadata import version
+
+    from lovia import __version__
+    from lovia_server.version import DISTRIBUTION
+
+    assert server_version() == __version__ == version(DISTRIBUTION)

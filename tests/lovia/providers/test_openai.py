@@ -570,6 +570,39 @@ async def test_context_window_discovered_once_from_models(fake_openai: FakeOpenA
     assert gets[0].headers["authorization"] == "Bearer test-key"
 
 
+async def test_concurrent_discoveries_share_one_probe(fake_openai: FakeOpenAI) -> None:
+    fake_openai.models = [{"id": "fake-model", "object": "model", "max_model_len": 65536}]
+    windows = await asyncio.gather(
+        *(provider(fake_openai).discover_context_window() for _ in range(3))
+    )
+    assert windows == [65536] * 3
+    assert [r.path for r in fake_openai.requests if r.method == "GET"] == ["/v1/models"]
+
+
+async def test_warm_up_opens_the_connection_the_first_request_reuses(
+    fake_openai: FakeOpenAI,
+) -> None:
+    fake_openai.models = [{"id": "fake-model", "object": "model", "max_model_len": 32768}]
+    await provider(fake_openai).warm_up()  # a host, at start-up
+    assert fake_openai.connections == 1 and len(fake_openai.requests) == 1
+    fake_openai.script(oai.text("hi"))
+    first_run = provider(fake_openai)
+    assert await first_run.discover_context_window() == 32768  # no second probe
+    assert (await run(first_run, HI)).text == "hi"
+    assert fake_openai.connections == 1
+    assert [r.method for r in fake_openai.requests] == ["GET", "POST"]
+
+
+async def test_warm_up_never_raises_and_leaves_an_unusable_endpoint_alone(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    keyless = OpenAIChatProvider("gpt-4.1", base_url="https://api.openai.com/v1", api_key=None)
+    await keyless.warm_up()  # no key for the official host: nothing is sent, nothing raised
+    nowhere = OpenAIChatProvider("m", base_url="http://127.0.0.1:9/v1", api_key="k")
+    await nowhere.warm_up()  # connection refused: logged, not raised
+
+
 async def test_official_host_is_never_probed() -> None:
     p = OpenAIChatProvider("gpt-4.1-2025-04-14", base_url="https://api.openai.com/v1", api_key="k")
     assert await p.discover_context_window() == 1_047_576

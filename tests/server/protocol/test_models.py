@@ -226,7 +226,7 @@ def test_the_event_log_sends_the_envelope_then_the_payload():
             sent.append(event)
 
     async def scenario():
-        log = EventLog("r1", "s1", Publisher(), interval=0)
+        log = EventLog("r1", "s1", Publisher(), coalesce=False)
         log.emit(p.UserMessage(message_id="u1", text="hi", source="prompt"))
         log.delta("tool.update", "c1", "out", "stderr")
 

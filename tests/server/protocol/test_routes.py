@@ -1,7 +1,7 @@
 """Every lovia/* method is served by exactly one route, in the protocol's order."""
 
 from lovia_server import protocol as p
-from lovia_server.server import ROUTES
+from lovia_server.routes import ROUTES
 
 
 def test_every_method_has_one_route():
@@ -11,3 +11,50 @@ def test_every_method_has_one_route():
 def test_every_method_has_an_execute_command_alias():
     assert [m.command for m in p.METHOD_TABLE] == [n.replace("/", ".", 1) for n in p.METHODS]
     assert p.DELETE_SESSION.command == "lovia.deleteSession"
+
+
+def test_the_generated_names_are_the_models_names():
+    from lovia_server.protocol import names
+
+    assert list(names.METHOD_NAMES) == p.METHODS
+    assert list(names.COMMAND_NAMES) == [m.command for m in p.METHOD_TABLE]
+    assert list(names.EVENT_KINDS) == p.EVENT_KINDS
+    assert names.DELTA_KINDS == p.DELTA_KINDS
+    assert list(names.EDIT_MODES) == p.EDIT_MODES
+
+
+def test_answering_initialize_loads_neither_pydantic_nor_lovia():
+    import subprocess
+    import sys
+
+    code = (
+        "import sys, asyncio\n"
+        "from lovia_server.server import create_server\n"
+        "server = create_server()\n"
+        "out = []\n"
+        "class W:\n"
+        "    def write(self, data): out.append(data)\n"
+        "server.protocol.set_writer(W())\n"
+        "async def main():\n"
+        "    server.protocol.handle_message({'jsonrpc': '2.0', 'id': 1, 'method': 'initialize',"
+        " 'params': {'processId': None, 'rootUri': None, 'capabilities': {}}})\n"
+        "    while not out: await asyncio.sleep(0)\n"
+        "asyncio.run(main())\n"
+        "assert b'lovia/run' in out[0], out\n"
+        "print(sorted(m for m in ('pydantic', 'lovia') if m in sys.modules))\n"
+    )
+    run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert run.stdout.strip().splitlines()[-1] == "[]"
+
+
+def test_the_generated_capabilities_are_the_models_wire_shape():
+    from lovia_server.protocol import names
+
+    model = p.ServerCapabilities(
+        protocol_version=p.PROTOCOL_VERSION,
+        methods=p.METHODS,
+        event_kinds=p.EVENT_KINDS,
+        edit_modes=p.EDIT_MODES,
+        version="9.9.9",
+    )
+    assert names.server_capabilities("9.9.9") == model.to_wire()

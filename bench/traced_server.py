@@ -1,0 +1,73 @@
+"""The real lovia server, noting when each stamped delta reached the provider (bench only).
+
+``bench/e2e_latency.py`` starts this instead of ``python -m lovia_server``. It wraps
+``SSEParser.feed`` of ``lovia.providers._sse`` (when that module is first imported, so start-up
+is unchanged): each parsed event whose delta text is a stamp from ``bench/stamp_model.py`` is
+paired with the ``time.monotonic_ns()`` at which its bytes reached the parser. At exit the
+pairs are written as JSON to ``$LOVIA_TRACE_FILE``: ``{"<stamp>;": <arrival ns>, ...}``.
+"""
+
+from __future__ import annotations
+
+import atexit
+import importlib.abc
+import importlib.machinery
+import json
+import os
+import sys
+import time
+from types import ModuleType
+from typing import Any
+
+ARRIVALS: dict[str, int] = {}
+
+
+def _patch(module: ModuleType) -> None:
+    original = module.SSEParser.feed
+
+    def feed(self: Any, chunk: bytes) -> list[dict[str, Any]]:
+        now = time.monotonic_ns()
+        events: list[dict[str, Any]] = original(self, chunk)
+        for event in events:
+            try:
+                content = event["choices"][0]["delta"]["content"]
+            except (KeyError, IndexError, TypeError):
+                continue
+            if content:
+                ARRIVALS[content] = now
+        return events
+
+    module.SSEParser.feed = feed
+
+
+class _Finder(importlib.abc.MetaPathFinder):
+    def find_spec(self, name: str, path: Any, target: Any = None) -> Any:
+        if name != "lovia.providers._sse":
+            return None
+        spec = importlib.machinery.PathFinder.find_spec(name, path)
+        if spec is None or spec.loader is None:
+            return spec
+        loader = spec.loader
+        execute = loader.exec_module
+
+        def exec_module(module: ModuleType) -> None:
+            execute(module)
+            _patch(module)
+
+        loader.exec_module = exec_module  # type: ignore[method-assign]
+        return spec
+
+
+def _dump() -> None:
+    target = os.environ.get("LOVIA_TRACE_FILE")
+    if target:
+        with open(target, "w") as out:
+            json.dump(ARRIVALS, out)
+
+
+if __name__ == "__main__":
+    sys.meta_path.insert(0, _Finder())
+    atexit.register(_dump)
+    from lovia_server.__main__ import main
+
+    main()

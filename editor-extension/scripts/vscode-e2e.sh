@@ -66,5 +66,20 @@ node -e '
   t.suiteWallSeconds = Number(process.argv[1]);
   fs.writeFileSync(f, JSON.stringify(t, null, 2) + "\n");
 ' "$wall"
+# Name what failed last, where the tail of a CI log shows it.
+node -e '
+  const fs = require("fs");
+  let r = {};
+  try { r = JSON.parse(fs.readFileSync("test/artifacts/vscode/results.json", "utf8")); } catch {}
+  for (const file of r.testResults ?? []) {
+    for (const a of file.assertionResults ?? []) {
+      const where = `${file.name.replace(/^.*\/test\//, "test/")}: ${a.title}`;
+      if (a.status === "failed") {
+        const why = (a.failureMessages ?? []).join(" | ").replace(/\x1b\[[0-9;]*m/g, "").replace(/\s+/g, " ").slice(0, 600);
+        console.log(`vscode-e2e FAILED ${where}: ${why}`);
+      }
+    }
+  }
+'
 echo "vscode-e2e: $passed passed, $failed failed"
 [ "$rc" = 0 ] && [ "$failed" = 0 ]

@@ -17,7 +17,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from lovia.exceptions import ToolError
-from lovia.run_context import RunContext
+from lovia.run_context import RunContext, current_tool_call
 from lovia.tools.base import Tool, invalid_arguments
 from lovia.tools.presentation import short
 
@@ -46,6 +46,8 @@ class HumanQuestion:
     session_id: str | None = None
     run_id: str | None = None
     id: str = field(default_factory=lambda: str(uuid.uuid4()))
+    # The asking tool call, so a host can attach the question to it without knowing tool names.
+    tool_call_id: str | None = None
 
 
 @dataclass
@@ -204,6 +206,9 @@ def ask_human(channel: HumanChannel, *, name: str = "ask_human") -> Tool:
             session_id=getattr(ctx, "session_id", None),
             run_id=getattr(ctx, "run_id", None),
         )
+        call = current_tool_call.get()
+        if call is not None:
+            question.tool_call_id = call.id
         return await channel.ask(question)
 
     return Tool(

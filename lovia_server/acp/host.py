@@ -748,12 +748,11 @@ class LoviaAcpAgent:
         answer = NO_TYPED_ANSWER
         if choices and self.client is not None:
             await self._flushed()
-            asking = [
-                cid
-                for cid, info in ctl.calls.items()
-                if info.name == "ask_human" and not info.result_sent
-            ]
-            tool_call, options = question_request(event, asking[-1] if asking else question_id)
+            asked = {q.id: q for q in core.supervisor.questions.pending}.get(question_id)
+            asking = asked.tool_call_id if asked is not None else None
+            if asking not in ctl.calls:
+                asking = question_id
+            tool_call, options = question_request(event, asking)
             try:
                 response = await self.client.request_permission(session_id, tool_call, options)
             except Exception:

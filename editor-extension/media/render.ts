@@ -1,6 +1,6 @@
 import type { ActiveRunView, ChromeState, PendingSteer } from "../src/chat/messages";
 import type { ChangesRow, FooterRow, Row, ShownContent, ShownDiff, ShownText, ToolRow, UserRow } from "../src/chat/rows";
-import type { ApprovalItem, AssistantItem, NoticeItem, QuestionItem, ReasoningItem, ToolItem, UserItem } from "../src/protocol/runView";
+import type { ApprovalItem, AssistantItem, NoticeItem, QuestionItem, ReasoningItem, ToolItem } from "../src/protocol/runView";
 import type { FileDiff, SessionSummary } from "../src/protocol/types";
 import { applyHunks, hunksOf, reviewLines } from "../src/diff/hunks";
 import { h, htmlBlock, icon } from "./dom";

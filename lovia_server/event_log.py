@@ -51,7 +51,7 @@ MIN_WINDOW = 0.001
 """The first wait for a client that is behind; the window doubles from here."""
 TAIL_ROOM = 64 * 1024
 """Runs' unsent latest events go out once no more than this many bytes wait for the client."""
-MERGE_LIMIT = 4096
+MERGE_LIMIT = 1024
 """Characters of held delta text that are sequenced at once, without waiting for the write:
 a merged event stays small, so an answer to the client never waits behind a huge frame."""
 TURN_INTERVAL = 0.001

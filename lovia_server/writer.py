@@ -41,13 +41,15 @@ except ImportError:  # pragma: no cover - Windows: no FIONREAD, notifications ar
 logger = logging.getLogger("lovia_server.writer")
 
 DEFAULT_QUEUE_MB = 16.0
-PIPE_TARGET = 1024
+PIPE_TARGET = 512
 """Bytes the pipe may hold before the next notification is written (urgent frames: no limit)."""
 LAG_SECONDS = 1.0
 """Droppable notifications may queue up to what the client reads in this long..."""
 LAG_MIN = 64 * 1024
 """...but never less than this many bytes (a client that stopped reading gets this much)."""
-RATE_WINDOW = 0.5
+LAG_UNKNOWN = 256 * 1024
+"""The limit before the client's rate was first measured."""
+RATE_WINDOW = 0.25
 """Seconds over which the client's reading rate is measured while it is behind."""
 POLL_MIN = 0.0005
 POLL_MAX = 0.016
@@ -96,7 +98,7 @@ class QueuedWriter:
         self.dropped_bytes = 0
         self._dropping = False  # inside a run of refused frames (logged once per run)
         self._waiters: list[asyncio.Future[None]] = []
-        self._rate: float | None = None  # bytes/s the client read while behind; None: keeps up
+        self._rate: float | None = None  # bytes/s the client read while behind; None: unknown
         self._window_start = time.monotonic()
         self._window_bytes = 0
         self._thread = threading.Thread(target=self._run, name="lovia-stdout", daemon=True)
@@ -150,6 +152,8 @@ class QueuedWriter:
                             "?" if self._rate is None else int(self._rate),
                         )
                     return False
+                if self._pending == 0 and time.monotonic() - self._window_start > RATE_WINDOW:
+                    self._window_start, self._window_bytes = time.monotonic(), 0  # was idle
                 self._normal.append(data)
                 self._pending += len(data)
                 if len(self._normal) == 1:  # the thread may be idle; else it is pacing
@@ -158,8 +162,8 @@ class QueuedWriter:
 
     def limit(self) -> int:
         """Bytes of droppable notifications that may queue now (see the module's docstring)."""
-        if self._rate is None:
-            return self.cap
+        if self._rate is None:  # not measured yet: start modestly, it doubles as it keeps up
+            return min(self.cap, LAG_UNKNOWN)
         return min(self.cap, max(LAG_MIN, int(self._rate * LAG_SECONDS)))
 
     def stats(self) -> dict[str, int]:
@@ -236,14 +240,16 @@ class QueuedWriter:
 
     def _measure(self) -> None:
         """Update the client's reading rate once per ``RATE_WINDOW`` (under the lock): bytes
-        written while it was behind, or None when the queue ran empty (it keeps up)."""
+        written while it was behind. When the queue ran empty the estimate only doubles (the
+        client may be faster than we saw; an empty queue can also mean that events were
+        refused), so a slow client is not taken for a fast one."""
         now = time.monotonic()
         if now - self._window_start < RATE_WINDOW:
             return
         if self._pending > 0:
             self._rate = self._window_bytes / (now - self._window_start)
         else:
-            self._rate = None
+            self._rate = max(self._rate or 0.0, LAG_UNKNOWN / LAG_SECONDS) * 2
         self._window_start = now
         self._window_bytes = 0
 

@@ -31,9 +31,29 @@ logger = logging.getLogger("lovia_server.events")
 
 Event = dict[str, Any]  # one ``lovia/event`` as sent: the JSON edge
 
+ESSENTIAL_KINDS = frozenset(
+    {
+        "run.started",
+        "run.finished",
+        "approval.requested",
+        "approval.resolved",
+        "question.requested",
+        "question.answered",
+        "subagent.started",
+        "subagent.finished",
+    }
+)
+"""Events always sent, however far behind the client is: the ones it must act on or that
+open and close a run (a client that missed the rest sees the ``seq`` gap and replays)."""
+
 DEFAULT_MAX_WINDOW = 0.05
 MIN_WINDOW = 0.001
 """The first wait for a client that is behind; the window doubles from here."""
+TAIL_ROOM = 64 * 1024
+"""Runs' unsent latest events go out once no more than this many bytes wait for the client."""
+MERGE_LIMIT = 1024
+"""Characters of held delta text that are sequenced at once, without waiting for the write:
+a merged event stays small, so an answer to the client never waits behind a huge frame."""
 TURN_INTERVAL = 0.001
 """How long a run that streams without pause may hold deltas before it lets the loop run."""
 
@@ -67,9 +87,15 @@ class Publisher:
     """Persists queued events in batches, then hands each to the client.
 
     ``send`` gets the event; ``send_json``, when given, gets its already encoded JSON instead
-    (the server frames those bytes as they are). ``backlog`` is the number of bytes sent but not
-    yet read by the client and ``drained`` (optional) returns a future that completes when that
-    reaches zero, or ``None`` when it already has.
+    (the server frames those bytes as they are) and whether the transport may refuse it, and
+    returns False when it did. ``backlog`` is the number of bytes sent but not yet read by the
+    client and ``drained`` (optional) returns a future that completes when that reaches zero, or
+    ``None`` when it already has.
+
+    An event that was not sent (a delta over ``backlog_limit``, or refused by the transport) is
+    in the store; the client notices the gap at the run's next delivered event. So that there
+    always is one, a run whose latest event was not sent keeps it as its *tail*, and the tails
+    are sent as soon as the backlog is back under ``TAIL_ROOM`` (and half the limit).
     """
 
     def __init__(
@@ -77,7 +103,7 @@ class Publisher:
         store: ServerStore,
         send: Callable[[Event], None],
         *,
-        send_json: Callable[[bytes], None] | None = None,
+        send_json: Callable[[bytes, bool], bool] | None = None,
         backlog: Callable[[], int] = lambda: 0,
         drained: Callable[[], Awaitable[None] | None] | None = None,
         backlog_limit: int = 8 * 1024 * 1024,
@@ -98,6 +124,8 @@ class Publisher:
         self._idle.set()
         self.skipped = 0
         self.batches = 0
+        self._tails: dict[str, tuple[Event, bytes]] = {}  # run id -> its latest unsent event
+        self._tail_task: asyncio.Task[None] | None = None
 
     @property
     def busy(self) -> bool:
@@ -178,19 +206,41 @@ class Publisher:
         return True
 
     def _deliver(self, event: Event, data: bytes) -> None:
-        # A slow client must not stall runs: when its pipe is backed up, deltas are not sent.
-        # They stay in the log; the next delivered event shows a seq gap and the client
-        # catches up with lovia/replay.
-        if event["kind"] in DELTA_KINDS and self.backlog() > self.backlog_limit:
-            self.skipped += 1
+        # A slow client must not stall runs or fill memory: when it is far behind, deltas (and
+        # whatever else the transport refuses) are not sent. They stay in the log; the next
+        # delivered event of the run shows a seq gap and the client catches up with
+        # lovia/replay.
+        kind = event["kind"]
+        if kind in DELTA_KINDS and self.backlog() > self.backlog_limit:
+            sent = False
+        else:
+            sent = self._send(event, data, droppable=kind not in ESSENTIAL_KINDS)
+        if sent:
+            self._tails.pop(event["runId"], None)
             return
+        self.skipped += 1
+        self._tails[event["runId"]] = (event, data)
+        if self._tail_task is None or self._tail_task.done():
+            self._tail_task = asyncio.get_running_loop().create_task(self._send_tails())
+
+    def _send(self, event: Event, data: bytes, *, droppable: bool) -> bool:
         try:
             if self.send_json is not None:
-                self.send_json(data)
-            else:
-                self.send(event)
+                return self.send_json(data, droppable)
+            self.send(event)
         except Exception:
             logger.exception("events.send_failed: seq %s of run %s", event["seq"], event["runId"])
+        return True
+
+    async def _send_tails(self) -> None:
+        """Send each run's latest unsent event once the client has room again."""
+        while self._tails:
+            if self.backlog() > min(self.backlog_limit // 2, TAIL_ROOM):
+                await self._until_drained(0.1)
+                continue
+            tails, self._tails = self._tails, {}
+            for event, data in tails.values():
+                self._send(event, data, droppable=False)
 
     async def drain(self) -> None:
         """Wait until everything published or held so far is stored and sent."""
@@ -225,6 +275,7 @@ class EventLog:
         self.coalesce = coalesce and getattr(publisher, "max_window", 1) > 0
         # Runs of adjacent deltas to the same target: [kind, key, stream, parts].
         self._held: list[list[Any]] = []
+        self._held_chars = 0
         self._turn_at = 0.0  # when the held deltas' wait (or its last turn) began
 
     @overload
@@ -268,8 +319,12 @@ class EventLog:
                 last[3].append(text)
             else:
                 held.append([kind, key, stream, [text]])
+            self._held_chars += len(text)
+            if self._held_chars >= MERGE_LIMIT:
+                self.flush_deltas()
             return  # already waiting for the publisher
         held.append([kind, key, stream, [text]])
+        self._held_chars = len(text)
         if not self.coalesce or self.publisher.accepts_delta():
             self.flush_deltas()
         else:
@@ -317,6 +372,7 @@ def delta_payload(kind: str, key: str, text: str, stream: ToolStream) -> dict[st
 
 __all__ = [
     "DELTA_KINDS",
+    "ESSENTIAL_KINDS",
     "EventLog",
     "Publisher",
     "delta_payload",

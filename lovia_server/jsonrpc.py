@@ -32,6 +32,7 @@ from pygls.protocol.json_rpc import MsgId
 from pygls.protocol.language_server import _prepare_command_arguments
 
 from lovia_server import protocol as p
+from lovia_server.writer import QueuedWriter
 
 logger = logging.getLogger("lovia_server.jsonrpc")
 
@@ -403,19 +404,24 @@ class GuardedProtocol(LanguageServerProtocol):
                     msg_id, INTERNAL_ERROR, INTERNAL_MESSAGE, {"type": type(exc).__name__}
                 )
             return
-        self._write_frame(body)
+        self._write_frame(body, urgent=_is_urgent(data))
 
-    def notify_json(self, method: str, params: bytes) -> None:
+    def notify_json(self, method: str, params: bytes, *, droppable: bool = False) -> bool:
         """Send a notification whose params are already encoded JSON (UTF-8): the event path
-        encodes each event once, for the store and the wire alike."""
+        encodes each event once, for the store and the wire alike. False when the transport
+        refused it (``droppable`` and the client too far behind: see ``QueuedWriter``)."""
         if self.writer is None:
             logger.error("send.no_transport")
-            return
+            return False
         head = b'{"jsonrpc":"2.0","method":' + json.dumps(method).encode() + b',"params":'
-        self._write_frame(head + params + b"}")
+        return self._write_frame(head + params + b"}", droppable=droppable)
 
-    def _write_frame(self, body: bytes) -> None:
-        """Frame one encoded message and hand it to the transport."""
+    def _write_frame(self, body: bytes, *, urgent: bool = False, droppable: bool = False) -> bool:
+        """Frame one encoded message and hand it to the transport.
+
+        ``urgent`` (responses, requests to the client) overtakes queued notifications on a
+        ``QueuedWriter``; ``droppable`` lets it refuse the frame when the client is too far
+        behind. Returns False when the frame was refused."""
         if self._include_headers:
             header = (
                 f"Content-Length: {len(body)}\r\n"
@@ -424,9 +430,12 @@ class GuardedProtocol(LanguageServerProtocol):
             payload = header + body
         else:
             payload = body
-        assert self.writer is not None
+        writer = self.writer
+        assert writer is not None
         try:
-            written = self.writer.write(payload)
+            if isinstance(writer, QueuedWriter):
+                return writer.send(payload, urgent=urgent, droppable=droppable)
+            written = writer.write(payload)
             if inspect.isawaitable(written):
                 task = asyncio.ensure_future(written)
                 self._writes.add(task)
@@ -436,6 +445,7 @@ class GuardedProtocol(LanguageServerProtocol):
             raise
         except Exception:
             logger.exception("send.failed")
+        return True
 
     # ------------------------------------------------------------------ transport errors
 
@@ -450,6 +460,13 @@ class GuardedProtocol(LanguageServerProtocol):
             self._send_error(None, PARSE_ERROR, "Parse error: the message is not valid JSON")
             return
         logger.error("server.error (%s)", getattr(source, "__name__", source), exc_info=error)
+
+
+def _is_urgent(data: Any) -> bool:
+    """Responses and requests to the client: everything but a notification (no ``id``)."""
+    if isinstance(data, dict):
+        return "method" not in data or "id" in data
+    return not hasattr(data, "method") or getattr(data, "id", None) is not None
 
 
 def _response_id(data: Any) -> MsgId | None:

@@ -34,13 +34,14 @@ class LspEditor:
     def notify(self, event: Mapping[str, Any]) -> None:
         self.server.protocol.notify(p.EVENT, event)
 
-    def notify_json(self, event: bytes) -> None:
-        """Send one event already encoded as JSON (the bytes the store's row was made from)."""
+    def notify_json(self, event: bytes, droppable: bool = False) -> bool:
+        """Send one event already encoded as JSON (the bytes the store's row was made from);
+        False when the writer refused a droppable one (the client is too far behind)."""
         protocol = self.server.protocol
         if isinstance(protocol, GuardedProtocol):
-            protocol.notify_json(p.EVENT, event)
-        else:  # pragma: no cover - a server built with another protocol class
-            protocol.notify(p.EVENT, json.loads(event))
+            return protocol.notify_json(p.EVENT, event, droppable=droppable)
+        protocol.notify(p.EVENT, json.loads(event))  # pragma: no cover - another protocol
+        return True  # pragma: no cover
 
     def backlog(self) -> int:
         writer = getattr(self.server.protocol, "writer", None)

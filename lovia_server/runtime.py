@@ -37,6 +37,7 @@ from lovia_server.restore_points import LiveRun, RestorePointService
 from lovia_server.settings import default_state_dir
 from lovia_server.store import RunRecord, ServerStore
 from lovia_server.supervisor import RunSupervisor
+from lovia_server.writer import queue_cap
 
 if TYPE_CHECKING:
     from lovia_server.server import LoviaServer
@@ -65,6 +66,7 @@ class ServerRuntime:
             send_json=self.editor.notify_json,
             backlog=self.editor.backlog,
             drained=self.editor.drained,
+            backlog_limit=queue_cap(),
         )
         self.restore_points = RestorePointService(
             server,

@@ -1,94 +1,287 @@
 """A non-blocking stdout writer: frames are queued and written by a background thread.
 
 A client that reads slowly fills the pipe; writing from the event loop would then block every
-run. The queue's size in bytes is the backlog the publisher checks before sending deltas, and
-``drained()`` lets it wait, without polling, for the moment the client has taken everything.
+run. Three rules keep a slow or stopped client from costing more than a bounded amount:
+
+- **Answers overtake.** Responses to client requests and requests to the client go in an urgent
+  lane that is written before any queued notification, always at a frame boundary.
+- **The pipe stays short.** Before a notification is written the thread asks the kernel how much
+  the pipe still holds (``FIONREAD``) and waits while that is over ``PIPE_TARGET``, so an urgent
+  frame never queues behind tens of kilobytes the client has yet to read. Streams that are not
+  pipes (files, sockets, ttys) are written without pacing.
+- **Memory is capped, and so is the lag.** A frame the caller marks droppable (``lovia/event``
+  notifications other than the essential kinds: they are in the event store, the client sees
+  the ``seq`` gap and replays) is refused when the queue would exceed what the client reads in
+  ``LAG_SECONDS`` (measured while it is behind; at least ``LAG_MIN``) or ``queue_cap()`` bytes
+  (``LOVIA_WRITE_QUEUE_MB``, default 16), whichever is less. Responses, requests and essential
+  events are always queued, so what the client must see is never more than that behind.
+
+The notification queue's size in bytes is the backlog the publisher checks before sending
+deltas, and ``drained()`` lets it wait, without polling, for the client to take everything.
 """
 
 from __future__ import annotations
 
+import array
 import asyncio
+import collections
 import logging
-import queue
+import os
+import stat
 import threading
+import time
 from typing import BinaryIO
+
+try:
+    import fcntl
+    import termios
+except ImportError:  # pragma: no cover - Windows: no FIONREAD, notifications are not paced
+    fcntl = termios = None  # type: ignore[assignment]
 
 logger = logging.getLogger("lovia_server.writer")
 
+DEFAULT_QUEUE_MB = 16.0
+PIPE_TARGET = 512
+"""Bytes the pipe may hold before the next notification is written (urgent frames: no limit)."""
+LAG_SECONDS = 1.0
+"""Droppable notifications may queue up to what the client reads in this long..."""
+LAG_MIN = 64 * 1024
+"""...but never less than this many bytes (a client that stopped reading gets this much)."""
+LAG_UNKNOWN = 256 * 1024
+"""The limit before the client's rate was first measured."""
+RATE_WINDOW = 0.25
+"""Seconds over which the client's reading rate is measured while it is behind."""
+POLL_MIN = 0.0005
+POLL_MAX = 0.016
+"""The wait between two looks at a pipe the client is not reading: doubles from POLL_MIN."""
+
+
+def queue_cap() -> int:
+    """Bytes of notifications that may wait for the client (``LOVIA_WRITE_QUEUE_MB``)."""
+    raw = os.environ.get("LOVIA_WRITE_QUEUE_MB", "").strip()
+    try:
+        megabytes = float(raw) if raw else DEFAULT_QUEUE_MB
+    except ValueError:
+        megabytes = DEFAULT_QUEUE_MB
+    return max(0, int(max(megabytes, 0.0) * 1024 * 1024))
+
+
+def _pipe_fd(stream: BinaryIO) -> int | None:
+    """The stream's descriptor when it is a pipe whose fill level the kernel reports."""
+    if fcntl is None:  # pragma: no cover - Windows
+        return None
+    try:
+        fd = stream.fileno()
+        if not stat.S_ISFIFO(os.fstat(fd).st_mode):
+            return None
+        fcntl.ioctl(fd, termios.FIONREAD, array.array("i", [0]))
+    except (AttributeError, OSError, ValueError):
+        return None
+    return fd
+
 
 class QueuedWriter:
-    def __init__(self, stream: BinaryIO) -> None:
+    def __init__(
+        self, stream: BinaryIO, *, cap: int | None = None, pipe_target: int = PIPE_TARGET
+    ) -> None:
         self._stream = stream
-        self._queue: queue.SimpleQueue[bytes | None] = queue.SimpleQueue()
-        self._pending = 0
-        self._lock = threading.Lock()
+        self.cap = queue_cap() if cap is None else cap
+        self.pipe_target = pipe_target
+        self._fd = _pipe_fd(stream)
+        self._urgent: collections.deque[bytes] = collections.deque()
+        self._normal: collections.deque[bytes] = collections.deque()
+        self._pending = 0  # bytes queued in the notification lane
+        self._cond = threading.Condition()
         self._closed = False
         self._failed = False
-        self._waiters: list[tuple[asyncio.AbstractEventLoop, asyncio.Future[None]]] = []
+        self.dropped = 0
+        self.dropped_bytes = 0
+        self._dropping = False  # inside a run of refused frames (logged once per run)
+        self._waiters: list[asyncio.Future[None]] = []
+        self._rate: float | None = None  # bytes/s the client read while behind; None: unknown
+        self._window_start = time.monotonic()
+        self._window_bytes = 0
         self._thread = threading.Thread(target=self._run, name="lovia-stdout", daemon=True)
         self._thread.start()
 
+    @property
+    def paced(self) -> bool:
+        """Whether notifications wait for the pipe to empty (the stream is a pipe)."""
+        return self._fd is not None
+
     def backlog(self) -> int:
-        """Bytes queued but not yet written to the pipe."""
+        """Bytes of notifications queued but not yet written to the pipe."""
         return self._pending
 
     def drained(self) -> asyncio.Future[None] | None:
-        """A future that completes once every queued byte is in the pipe; ``None`` if none is
-        queued. Call it on the event loop."""
-        with self._lock:
+        """A future that completes once every queued notification is in the pipe; ``None`` if
+        none is queued. Call it on the event loop."""
+        with self._cond:
             if self._pending <= 0 or self._closed or self._failed:
                 return None
             future: asyncio.Future[None] = asyncio.get_running_loop().create_future()
-            self._waiters.append((future.get_loop(), future))
+            self._waiters.append(future)
             return future
 
-    def _wake(self) -> None:
-        with self._lock:
-            waiters, self._waiters = self._waiters, []
-        for loop, future in waiters:
-            try:
-                loop.call_soon_threadsafe(_resolve, future)
-            except RuntimeError:  # the loop is closed
-                pass
-
     def write(self, data: bytes) -> None:
+        """Queue one frame in the notification lane, never refused (pygls' writer interface)."""
+        self.send(data)
+
+    def send(self, data: bytes, *, urgent: bool = False, droppable: bool = False) -> bool:
+        """Queue one whole frame; False when it was refused (closed, or droppable and the
+        notification queue is over its cap)."""
         if self._closed or self._failed:
-            return
-        with self._lock:
-            self._pending += len(data)
-        self._queue.put(data)
+            return False
+        with self._cond:
+            if urgent:
+                self._urgent.append(data)
+                self._cond.notify()
+            else:
+                if droppable and self._pending + len(data) > self.limit():
+                    self.dropped += 1
+                    self.dropped_bytes += len(data)
+                    if not self._dropping:
+                        self._dropping = True
+                        logger.warning(
+                            "writer.dropping: %d bytes wait for the client (limit %d, cap %d, "
+                            "reading %s B/s); events are not sent until it catches up (they "
+                            "stay replayable)",
+                            self._pending,
+                            self.limit(),
+                            self.cap,
+                            "?" if self._rate is None else int(self._rate),
+                        )
+                    return False
+                if self._pending == 0 and time.monotonic() - self._window_start > RATE_WINDOW:
+                    self._window_start, self._window_bytes = time.monotonic(), 0  # was idle
+                self._normal.append(data)
+                self._pending += len(data)
+                if len(self._normal) == 1:  # the thread may be idle; else it is pacing
+                    self._cond.notify()
+        return True
+
+    def limit(self) -> int:
+        """Bytes of droppable notifications that may queue now (see the module's docstring)."""
+        if self._rate is None:  # not measured yet: start modestly, it doubles as it keeps up
+            return min(self.cap, LAG_UNKNOWN)
+        return min(self.cap, max(LAG_MIN, int(self._rate * LAG_SECONDS)))
+
+    def stats(self) -> dict[str, int]:
+        return {
+            "queued": self._pending,
+            "urgent": len(self._urgent),
+            "dropped": self.dropped,
+            "droppedBytes": self.dropped_bytes,
+        }
 
     def close(self) -> None:
         if self._closed:
             return
-        self._closed = True
-        self._queue.put(None)
+        with self._cond:
+            self._closed = True
+            self._cond.notify()
         self._thread.join(timeout=5)
+
+    # ------------------------------------------------------------------ the thread
+
+    def _in_pipe(self) -> int:
+        """Bytes the client has not read from the pipe yet (0 when unknown)."""
+        if self._fd is None:
+            return 0
+        held = array.array("i", [0])
+        try:
+            fcntl.ioctl(self._fd, termios.FIONREAD, held)
+        except OSError:
+            return 0
+        return held[0]
+
+    def _next(self) -> tuple[bytes, bool] | None:
+        """The next frame to write, waiting for one (and, for a notification, for room in the
+        pipe); None once closed and everything queued is written."""
+        poll = POLL_MIN
+        last_held = -1
+        with self._cond:
+            while True:
+                if self._urgent:
+                    return self._urgent.popleft(), True
+                if self._normal:
+                    if self._fd is None:
+                        return self._normal.popleft(), False
+                    held = self._in_pipe()
+                    if held <= self.pipe_target:
+                        return self._normal.popleft(), False
+                    # Not read since the last look: look less often; read: look again soon.
+                    poll = POLL_MIN if held < last_held else min(poll * 2, POLL_MAX)
+                    last_held = held
+                    self._measure()
+                    self._cond.wait(poll)
+                    continue
+                if self._closed:
+                    return None
+                self._cond.wait()
 
     def _run(self) -> None:
         while True:
-            data = self._queue.get()
-            if data is None:
+            item = self._next()
+            if item is None:
                 break
+            data, urgent = item
             try:
                 self._stream.write(data)
-                if self._queue.empty():
-                    self._stream.flush()
+                self._stream.flush()
             except (BrokenPipeError, OSError, ValueError):
                 logger.error("writer.failed: the client's pipe is closed")
                 self._failed = True
+            if not urgent:
+                self._written(len(data))
+            if self._failed:
                 break
-            finally:
-                with self._lock:
-                    self._pending -= len(data)
-                    empty = self._pending <= 0 and bool(self._waiters)
-                if empty or self._failed:
-                    self._wake()
-        try:
-            self._stream.flush()
-        except Exception:
-            pass
-        self._wake()
+        self._release()
+
+    def _measure(self) -> None:
+        """Update the client's reading rate once per ``RATE_WINDOW`` (under the lock): bytes
+        written while it was behind. When the queue ran empty the estimate only doubles (the
+        client may be faster than we saw; an empty queue can also mean that events were
+        refused), so a slow client is not taken for a fast one."""
+        now = time.monotonic()
+        if now - self._window_start < RATE_WINDOW:
+            return
+        if self._pending > 0:
+            self._rate = self._window_bytes / (now - self._window_start)
+        else:
+            self._rate = max(self._rate or 0.0, LAG_UNKNOWN / LAG_SECONDS) * 2
+        self._window_start = now
+        self._window_bytes = 0
+
+    def _written(self, size: int) -> None:
+        with self._cond:
+            self._pending -= size
+            self._window_bytes += size
+            self._measure()
+            if self._dropping and self._pending <= self.limit() // 2:
+                self._dropping = False
+                logger.warning(
+                    "writer.caught_up: %d events (%d bytes) were not sent so far",
+                    self.dropped,
+                    self.dropped_bytes,
+                )
+            empty = self._pending <= 0 and bool(self._waiters)
+        if empty:
+            self._release()
+
+    def _release(self) -> None:
+        """Complete the ``drained`` futures (everything written, or the pipe is gone)."""
+        with self._cond:
+            waiters, self._waiters = self._waiters, []
+            if self._failed:
+                self._urgent.clear()
+                self._normal.clear()
+                self._pending = 0
+        for future in waiters:
+            try:
+                future.get_loop().call_soon_threadsafe(_resolve, future)
+            except RuntimeError:  # the loop is closed
+                pass
 
 
 def _resolve(future: asyncio.Future[None]) -> None:
@@ -96,4 +289,4 @@ def _resolve(future: asyncio.Future[None]) -> None:
         future.set_result(None)
 
 
-__all__ = ["QueuedWriter"]
+__all__ = ["LAG_MIN", "PIPE_TARGET", "QueuedWriter", "queue_cap"]

@@ -202,7 +202,11 @@ async def test_events_are_stored_before_they_are_sent(store):
 
 async def test_the_wire_gets_the_stored_bytes(store):
     frames = []
-    pub = Publisher(store, lambda e: pytest.fail("send_json wins"), send_json=frames.append)
+    pub = Publisher(
+        store,
+        lambda e: pytest.fail("send_json wins"),
+        send_json=lambda data, droppable: frames.append(data) or True,
+    )
     log = EventLog("r5", "s", pub)
     log.emit("run.started", {"prompt": "héllo ✓"})
     log.delta("tool.update", "c1", "out\n", "stderr")
@@ -398,3 +402,37 @@ def test_a_store_left_open_does_not_keep_the_process_alive(tmp_path):
     )  # never closed, still referenced: a client sent exit before shutdown finished
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
     assert out.returncode == 0 and out.stdout.strip() == "opened", out.stderr
+
+
+async def test_a_run_whose_latest_event_was_refused_gets_it_sent_once_there_is_room(store):
+    """The transport refuses droppable events while the client is behind; essential ones always
+    go; the run's latest refused event follows once the backlog is small, so the gap shows."""
+    sent: list[dict] = []
+    backlog = {"bytes": 10**9}
+
+    def send_json(data: bytes, droppable: bool) -> bool:
+        if droppable and backlog["bytes"] > 1000:
+            return False
+        sent.append(json.loads(data))
+        return True
+
+    pub = Publisher(
+        store,
+        lambda e: pytest.fail("send_json wins"),
+        send_json=send_json,
+        backlog=lambda: backlog["bytes"],
+        window=0.002,
+    )
+    log = EventLog("r9", "s", pub)
+    log.emit("run.started", {})
+    log.emit("message.completed", {"messageId": "m", "text": "refused"})
+    log.emit("approval.requested", {"approvalId": "a"})
+    log.emit("tool.call", {"toolCallId": "c"})
+    await log.close()
+    assert [e["seq"] for e in sent] == [1, 3]
+    assert pub.skipped == 2
+    backlog["bytes"] = 0  # the client caught up
+    async with asyncio.timeout(10):
+        while len(sent) < 3:  # noqa: ASYNC110 - the publisher polls the backlog itself
+            await asyncio.sleep(0.01)
+    assert [e["seq"] for e in sent] == [1, 3, 4]  # the tail: seq 2 shows as a gap to replay

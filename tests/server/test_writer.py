@@ -1,7 +1,10 @@
 """The stdout writer: never blocks the loop, counts its backlog, reports when the client drained it."""
 
+import array
 import asyncio
+import fcntl
 import os
+import termios
 
 from lovia_server.writer import QueuedWriter
 
@@ -35,4 +38,148 @@ async def test_a_closed_pipe_releases_waiters():
     assert waiter is not None
     os.close(read_fd)  # the client went away: the write fails, nobody waits forever
     await asyncio.wait_for(waiter, 5)
+    writer.close()
+
+
+# ---------------------------------------------------------------------- lanes, cap, pacing
+
+
+def _in_pipe(fd: int) -> int:
+    held = array.array("i", [0])
+    fcntl.ioctl(fd, termios.FIONREAD, held)
+    return held[0]
+
+
+def _frames(data: bytes) -> list[bytes]:
+    """Split what was read into the frames this test wrote (b"<tag>:<padding>|")."""
+    return [part.split(b":")[0] for part in data.split(b"|") if part]
+
+
+def _frame(tag: str, size: int = 2048) -> bytes:
+    head = tag.encode() + b":"
+    return head + b"." * (size - len(head) - 1) + b"|"
+
+
+async def _read_all(fd: int, size: int) -> bytes:
+    got = b""
+    while len(got) < size:
+        got += await asyncio.to_thread(os.read, fd, 1 << 16)
+    return got
+
+
+async def _eventually(check, within: float = 10) -> None:
+    async with asyncio.timeout(within):
+        while not check():  # noqa: ASYNC110 - the writer's thread and the kernel's pipe
+            await asyncio.sleep(0.01)
+
+
+async def test_an_urgent_frame_overtakes_queued_notifications():
+    read_fd, write_fd = os.pipe()
+    writer = QueuedWriter(os.fdopen(write_fd, "wb"))
+    try:
+        assert writer.paced
+        frames = [_frame(f"n{i}") for i in range(5)]
+        for f in frames:
+            writer.send(f)
+        # The pipe holds the first notification; the others wait in the queue for the client.
+        await _eventually(lambda: _in_pipe(read_fd) > 0)
+        writer.send(_frame("answer"), urgent=True)
+        got = _frames(await _read_all(read_fd, 6 * 2048))
+        assert sorted(got) == sorted([b"answer", b"n0", b"n1", b"n2", b"n3", b"n4"])
+        assert got.index(b"answer") <= 1  # at most the frame already in the pipe is ahead
+        assert [g for g in got if g != b"answer"] == [b"n0", b"n1", b"n2", b"n3", b"n4"]
+    finally:
+        writer.close()
+        os.close(read_fd)
+
+
+async def test_an_urgent_frame_never_splits_a_frame_being_written():
+    read_fd, write_fd = os.pipe()
+    writer = QueuedWriter(os.fdopen(write_fd, "wb"))
+    try:
+        big = _frame("big", 1 << 20)  # far more than the pipe holds: its write blocks
+        writer.send(big)
+        await _eventually(lambda: _in_pipe(read_fd) > 0)
+        writer.send(_frame("answer"), urgent=True)
+        got = await _read_all(read_fd, len(big) + 2048)
+        assert got == big + _frame("answer")
+    finally:
+        writer.close()
+        os.close(read_fd)
+
+
+async def test_the_pipe_is_kept_short_while_the_client_does_not_read():
+    read_fd, write_fd = os.pipe()
+    writer = QueuedWriter(os.fdopen(write_fd, "wb"), pipe_target=1024)
+    try:
+        for i in range(100):
+            writer.send(_frame(f"n{i}", 1000))
+        await _eventually(lambda: _in_pipe(read_fd) > 0)
+        await asyncio.sleep(0.2)
+        # At most one frame is written once the pipe holds more than the target.
+        assert _in_pipe(read_fd) <= 1024 + 1000
+        assert writer.backlog() >= 100 * 1000 - 1024 - 1000
+        got = _frames(await _read_all(read_fd, 100 * 1000))
+        assert got == [f"n{i}".encode() for i in range(100)]
+        await _eventually(lambda: writer.backlog() == 0)
+    finally:
+        writer.close()
+        os.close(read_fd)
+
+
+async def test_over_the_cap_droppable_frames_are_refused_and_the_rest_kept():
+    read_fd, write_fd = os.pipe()
+    writer = QueuedWriter(os.fdopen(write_fd, "wb"), cap=10_000)
+    try:
+        accepted: list[bytes] = []
+        refused = 0
+        for i in range(40):
+            f = _frame(f"d{i}", 1000)
+            if writer.send(f, droppable=True):
+                accepted.append(f)
+            else:
+                refused += 1
+        assert refused > 0 and writer.dropped == refused
+        # Beyond the cap: frames that must not be dropped are still queued, in order.
+        for name in ("essential1", "essential2"):
+            f = _frame(name, 1000)
+            assert writer.send(f)
+            accepted.append(f)
+        answer = _frame("answer", 1000)
+        assert writer.send(answer, urgent=True)
+        assert writer.backlog() <= 10_000 + 2 * 1000
+        got = _frames(await _read_all(read_fd, (len(accepted) + 1) * 1000))
+        want = [f.split(b":")[0] for f in accepted]
+        assert [g for g in got if g != b"answer"] == want
+        assert b"answer" in got
+        # Drained: droppable frames are accepted again.
+        await _eventually(lambda: writer.backlog() == 0)
+        assert writer.send(_frame("later", 1000), droppable=True)
+        assert _frames(await _read_all(read_fd, 1000)) == [b"later"]
+    finally:
+        writer.close()
+        os.close(read_fd)
+
+
+async def test_a_file_is_written_without_pacing(tmp_path):
+    path = tmp_path / "out"
+    with open(path, "wb") as out:  # noqa: ASYNC230 - a test's file
+        writer = QueuedWriter(out)
+        assert not writer.paced
+        for i in range(50):
+            writer.send(_frame(f"n{i}", 1000))
+        writer.send(_frame("answer", 1000), urgent=True)
+        await _eventually(lambda: writer.backlog() == 0)
+        writer.close()
+    got = _frames(path.read_bytes())
+    assert sorted(got) == sorted([f"n{i}".encode() for i in range(50)] + [b"answer"])
+
+
+async def test_after_the_pipe_closed_frames_are_refused():
+    read_fd, write_fd = os.pipe()
+    writer = QueuedWriter(os.fdopen(write_fd, "wb"))
+    os.close(read_fd)
+    writer.send(b"x" * 100)
+    await _eventually(lambda: not writer.send(b"y", urgent=True))
+    assert writer.backlog() == 0 and writer.drained() is None
     writer.close()

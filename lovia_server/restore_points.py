@@ -66,8 +66,12 @@ class RestorePointService:
         workspace: EditorWorkspace,
         store_dir: Path,
         live_runs: Callable[[], list[LiveRun]],
+        never_store: tuple[Path, ...] = (),
     ) -> None:
         self.server = server
+        # Folders no point holds: the server's state dir when it lies inside a workspace
+        # (its database changes while git reads it).
+        self.never_store = never_store
         self.workspace = workspace
         self.store_dir = store_dir
         self.live_runs = live_runs
@@ -113,6 +117,7 @@ class RestorePointService:
             points = await RestorePoints.open(
                 root,
                 self.store_dir,
+                exclude=self.never_store,
                 policy=self.workspace.config_for(root).policy,
                 settings=RestorePointSettings(
                     max_file_bytes=int(settings.maxFileMB * _MB),

@@ -76,6 +76,7 @@ class ServerRuntime:
                 LiveRun(c.run_id, c.session_id, c.spec.root)
                 for c in self.supervisor.by_run.values()
             ],
+            never_store=(state_dir,),
         )
         self.supervisor = RunSupervisor(
             store=store,

@@ -25,7 +25,7 @@ import re
 import secrets
 import stat
 import time
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
@@ -222,6 +222,10 @@ class _Entry:
 # --------------------------------------------------------------------------- the store
 
 
+def _resolve_all(paths: Sequence[str | Path]) -> tuple[Path, ...]:
+    return tuple(Path(os.path.realpath(os.path.expanduser(p))) for p in paths)
+
+
 @dataclass
 class RestorePoints:
     """The restore-point store of one workspace. Build with :meth:`open`."""
@@ -233,6 +237,8 @@ class RestorePoints:
     git: GitRunner | None
     unavailable_reason: str | None = None
     last_error: str | None = None
+    # More folders never to store (the host's own state, when it lives in the workspace).
+    exclude: tuple[Path, ...] = ()
     _lock: asyncio.Lock = field(default_factory=asyncio.Lock, init=False, repr=False)
     _lock_fd: int | None = field(default=None, init=False, repr=False)
     _turns: dict[str, int] = field(default_factory=dict, init=False, repr=False)
@@ -252,13 +258,15 @@ class RestorePoints:
         policy: WorkspacePolicy | None = None,
         settings: RestorePointSettings | None = None,
         git_path: str | None = None,
+        exclude: Sequence[str | Path] = (),
     ) -> RestorePoints:
         """Open (creating) the store for ``root`` under ``store_dir``.
 
         Never fails because git is missing: the result then has ``available == False``
         and ``unavailable_reason`` says why (also logged once). ``git_path`` is a PATH
         string to look ``git`` up on (default ``$PATH``). A crashed restore is finished
-        here.
+        here. ``exclude``: more folders that are never stored or touched (a host's state
+        directory, say, when it lies inside the workspace).
         """
         root_path, base = await asyncio.to_thread(_resolve_dirs, root, store_dir)
         store = _store_path(root_path, base)
@@ -273,6 +281,7 @@ class RestorePoints:
             policy=policy or WorkspacePolicy(),
             settings=settings or RestorePointSettings(),
             git=None,
+            exclude=await asyncio.to_thread(_resolve_all, exclude),
         )
         git = find_git(git_path)
         if git is None:
@@ -383,6 +392,10 @@ class RestorePoints:
         if rel_store is not None:
             _warn_once(f"restore-point store {self.store} is inside the workspace; it is excluded")
             lines.append("/" + _escape_ignore(rel_store) + "/")
+        for folder in self.exclude:
+            rel = relative_to_root(self.root, folder)
+            if rel is not None and rel != ".":
+                lines.append("/" + _escape_ignore(rel) + "/")
         lines += _denied_as_ignore(self.policy, self.root)
         user_exclude = self.root / ".git" / "info" / "exclude"
         with contextlib.suppress(OSError):

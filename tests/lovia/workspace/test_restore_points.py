@@ -911,3 +911,33 @@ async def test_sigkill_during_a_restore_leaves_the_old_or_the_new_tree(
         assert await rp.list_points()
     finally:
         await rp.close()
+
+
+async def test_a_host_state_folder_inside_the_workspace_is_never_stored_or_touched(
+    root: Path, tmp_path: Path
+) -> None:
+    # A server started with its state dir in the workspace: the DB changes while git reads it.
+    make_project(root)
+    state = root / ".lovia-state"
+    (state / "logs").mkdir(parents=True)
+    (state / "state.db").write_bytes(b"db v1")
+    (state / "logs" / "server.log").write_text("log v1\n")
+    rp = await open_points(root, state / "restore-points", exclude=[state])
+    try:
+        point = await rp.snapshot()
+        listed = git_in_store(rp, "ls-tree", "-r", "--name-only", point.commit).split("\n")
+        assert "src/app.py" in listed
+        assert not [p for p in listed if p.startswith(".lovia-state")]
+        assert b"db v1" not in b"".join(all_blobs(rp))
+        (state / "state.db").write_bytes(b"db v2")
+        (state / "logs" / "server.log").unlink()
+        (root / "src" / "app.py").write_text("agent edit\n")
+        await rp.after_run()
+        preview = await rp.preview(point.id)
+        assert [f.path for f in preview.files] == ["src/app.py"]
+        await rp.restore(point.id)
+        assert (root / "src" / "app.py").read_text() == "def main():\n    return 1\n"
+        assert (state / "state.db").read_bytes() == b"db v2"
+        assert not (state / "logs" / "server.log").exists()
+    finally:
+        await rp.close()

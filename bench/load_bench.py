@@ -2,8 +2,8 @@
 
     .venv/bin/python bench/load_bench.py [--runs 20] [--deltas 4000] [--rate 20000] [--stall 0]
 
-The real server runs ``--runs`` runs at once, each streaming ``--deltas`` deltas of 60
-characters as fast as the loop lets it (an in-process provider). The client reads the server's
+The real server runs ``--runs`` runs at once, each streaming ``--deltas`` deltas of ``--chars``
+characters (60) as fast as the loop lets it (an in-process provider). The client reads the server's
 stdout with plain ``os.read`` throttled to ``--rate`` bytes per second
 (``tests/support/slow_client.py``); with ``--stall S`` it stops reading entirely for S seconds
 once the runs are streaming. Every ~100 ms during the load it sends ``lovia/status`` and times
@@ -45,7 +45,7 @@ AGENT = textwrap.dedent(
     from lovia.transcript import FinishDelta, TextDelta, UsageDelta
 
     N = int(os.environ.get("BENCH_DELTAS", "4000"))
-    CHUNK = "x" * 59 + " "
+    CHUNK = "x" * (int(os.environ.get("BENCH_CHARS", "60")) - 1) + " "
 
     class Fast:
         name = "fast"
@@ -86,18 +86,53 @@ def stored(db: Path) -> dict[str, dict[str, Any]]:
     return {r[0]: {"count": r[1], "max_seq": r[2], "finished": bool(r[3])} for r in rows}
 
 
+def _split_latency(trace: Path, sent_at: dict[str, tuple[float, float]]) -> dict[str, Any]:
+    """Each traced lovia/status answer in three parts (ms, p50/p99): the server's own time (the
+    request sent -> its answer handed to the writer), the writer's wait (-> taken to be written:
+    the frame it was writing first), and the pipe (-> the answer's first byte at the client)."""
+    try:
+        stamps: dict[str, list[int]] = json.loads(trace.read_text())
+    except (OSError, ValueError):
+        return {"error": "no trace written"}
+    parts: dict[str, list[float]] = {"server": [], "writer_wait": [], "pipe": []}
+    for msg_id, (sent, first) in sent_at.items():
+        queued, taken = stamps.get(msg_id, [0, 0])
+        if not queued or not taken:
+            continue
+        parts["server"].append((queued / 1e9 - sent) * 1000)
+        parts["writer_wait"].append((taken - queued) / 1e6)
+        parts["pipe"].append(max(0.0, first - taken / 1e9) * 1000)
+    return {
+        name: {
+            "samples": len(values),
+            "p50_ms": round(percentile(values, 0.5), 1),
+            "p99_ms": round(percentile(values, 0.99), 1),
+            "max_ms": round(max(values, default=float("nan")), 1),
+        }
+        for name, values in parts.items()
+    }
+
+
 async def bench(args: argparse.Namespace, root: Path) -> dict[str, Any]:
     state = root / ".state"
     env = {
         **os.environ,
         "BENCH_DELTAS": str(args.deltas),
+        "BENCH_CHARS": str(args.chars),
         "LOVIA_CONFIG_TIMEOUT": "10",
         "LOVIA_LOG_LEVEL": "INFO",
     }
     for key in [k for k in env if k.endswith("_API_KEY")]:
         del env[key]
     settings = {"agent": "agent.py:fast"}
-    client = SlowClient(settings=settings, env=env, stderr_path=root / "server.log")
+    trace = root / "trace.json"
+    command = None
+    if args.trace:
+        env["LOVIA_TRACE_FILE"] = str(trace)
+        command = [sys.executable, str(ROOT / "bench" / "traced_load_server.py")]
+    client = SlowClient(
+        settings=settings, env=env, stderr_path=root / "server.log", command=command
+    )
     await client.initialize(
         root, {"client": "bench", "approvals": "events", "stateDir": str(state)}
     )
@@ -132,6 +167,7 @@ async def bench(args: argparse.Namespace, root: Path) -> dict[str, Any]:
 
     latencies: list[float] = []
     first_bytes: list[float] = []
+    sent_at: dict[str, tuple[float, float]] = {}  # answer id -> (sent, first byte), monotonic
     timeouts = 0
     sizes: list[int] = []
     peak_rss = 0
@@ -146,6 +182,7 @@ async def bench(args: argparse.Namespace, root: Path) -> dict[str, Any]:
             return
         latencies.append((frame.complete - sent) * 1000)
         first_bytes.append((max(frame.first_byte, sent) - sent) * 1000)
+        sent_at[str(frame.message.get("id"))] = (sent, max(frame.first_byte, sent))
         sizes.append(len(json.dumps(frame.message)))
 
     async def sampler() -> None:
@@ -215,10 +252,12 @@ async def bench(args: argparse.Namespace, root: Path) -> dict[str, Any]:
         )
     log = (root / "server.log").read_text(errors="replace")
     await client.close()
+    split = _split_latency(trace, sent_at) if args.trace else None
     stored_total = sum(r["stored"] for r in runs)
     return {
         "runs": args.runs,
         "deltas_per_run": args.deltas,
+        "chars_per_delta": args.chars,
         "read_rate_bytes_per_s": args.rate,
         "stall": stall or None,
         "load_seconds": round(load_seconds, 1),
@@ -239,6 +278,7 @@ async def bench(args: argparse.Namespace, root: Path) -> dict[str, Any]:
             if sizes and args.rate
             else 0,
         },
+        "status_split": split,
         "events_stored": stored_total,
         "events_replayed": sum(r["replayed"] for r in runs),
         "replay_complete_runs": sum(r["replay_complete"] for r in runs),
@@ -256,9 +296,15 @@ async def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--runs", type=int, default=20)
     parser.add_argument("--deltas", type=int, default=4000)
+    parser.add_argument("--chars", type=int, default=60, help="characters per delta")
     parser.add_argument("--rate", type=float, default=20_000, help="client read rate, bytes/s")
     parser.add_argument("--stall", type=float, default=0, help="seconds the client stops reading")
     parser.add_argument("--max-load", type=float, default=120, help="seconds before catching up")
+    parser.add_argument(
+        "--trace",
+        action="store_true",
+        help="split each lovia/status latency into server, writer wait and pipe (traced server)",
+    )
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp).resolve()

@@ -48,6 +48,15 @@ class LspEditor:
         backlog = getattr(writer, "backlog", None)
         return int(backlog()) if callable(backlog) else 0
 
+    def writer_stats(self) -> dict[str, int] | None:
+        """The queued writer's counters (``None`` for another transport)."""
+        writer = getattr(self.server.protocol, "writer", None)
+        stats = getattr(writer, "stats", None)
+        limit = getattr(writer, "limit", None)
+        if not callable(stats) or not callable(limit):
+            return None
+        return {**stats(), "limit": int(limit())}
+
     def drained(self) -> Awaitable[None] | None:
         """Completes once the client has taken every queued byte (``None``: nothing queued)."""
         writer = getattr(self.server.protocol, "writer", None)

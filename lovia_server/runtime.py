@@ -438,6 +438,19 @@ class ServerRuntime:
             session_rules=self.supervisor.rules_view(),
             settings_problems=list(self.server.settings_problems),
             mcp_servers=self._mcp_view(),
+            delivery=self._delivery(),
+        )
+
+    def _delivery(self) -> p.DeliveryStats | None:
+        stats = self.editor.writer_stats()
+        if stats is None:
+            return None
+        return p.DeliveryStats(
+            queued_bytes=stats["queued"],
+            limit_bytes=stats["limit"],
+            dropped_events=stats["dropped"],
+            dropped_bytes=stats["droppedBytes"],
+            skipped_deltas=self.publisher.skipped,
         )
 
     def _mcp_view(self) -> list[p.MCPServerInfo]:

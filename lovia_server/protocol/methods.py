@@ -492,6 +492,21 @@ class RestoreResult(WireModel):
     """With ``conversation``: the cut turn's prompt, to edit and send again."""
 
 
+class DeliveryStats(WireModel):
+    """How far the client is behind reading the server's output (see "A slow or stopped
+    client" in docs/server.md): what waits for it, and what it was not sent live."""
+
+    queued_bytes: int
+    """Notifications queued for the client, not yet in its pipe."""
+    limit_bytes: int
+    """Above this, replayable events are not sent until the client catches up."""
+    dropped_events: int
+    """Events not sent live since start-up (they stay replayable: ``lovia/replay``)."""
+    dropped_bytes: int
+    skipped_deltas: int
+    """Deltas not sent while the client was behind (replayable too)."""
+
+
 class StatusResult(WireModel):
     version: str
     protocol_version: int
@@ -505,6 +520,8 @@ class StatusResult(WireModel):
     session_rules: list[SessionRule]
     settings_problems: list[str]
     mcp_servers: list[MCPServerInfo] = Field(default_factory=list)
+    delivery: DeliveryStats | None = omitted()
+    """Present when the server writes to a pipe it queues for (stdio)."""
 
 
 class MCPRestartResult(WireModel):
@@ -685,6 +702,7 @@ __all__ = [
     "ContextItem",
     "ContextKind",
     "DeleteSessionResult",
+    "DeliveryStats",
     "EditMode",
     "EditedFile",
     "FileChangeStatus",

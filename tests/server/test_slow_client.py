@@ -130,5 +130,9 @@ async def test_slow_then_stopped_client_never_blocks_runs_and_replay_is_complete
         # and the client learns it from the gaps.
         assert not_sent > 0
         assert "writer.dropping" in (tmp_path / "server.log").read_text()
+        # lovia/status says so too: what was not sent live, and that nothing waits any more.
+        delivery = (await client.request("lovia/status", {}))["delivery"]
+        assert delivery["droppedEvents"] + delivery["skippedDeltas"] >= not_sent > 0
+        assert delivery["droppedBytes"] > 0 and delivery["limitBytes"] > 0
     finally:
         await client.close()

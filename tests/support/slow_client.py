@@ -42,12 +42,13 @@ class SlowClient:
         stderr_path: Path,
         rate: float | None = None,
         python: str = sys.executable,
+        command: list[str] | None = None,
     ) -> None:
         self.settings = settings
         self.rate = rate
         self._stderr = open(stderr_path, "wb")  # noqa: SIM115 - closed in close()
         self.proc = subprocess.Popen(
-            [python, "-m", "lovia_server"],
+            command or [python, "-m", "lovia_server"],
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=self._stderr,

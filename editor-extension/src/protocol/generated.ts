@@ -840,6 +840,7 @@ export interface StatusResult {
   sessionRules: SessionRule[];
   settingsProblems: string[];
   mcpServers: MCPServerInfo[];
+  delivery?: DeliveryStats;
 }
 /**
  * The effective permissions in one workspace folder.
@@ -895,6 +896,17 @@ export interface MCPServerInfo {
   error: string | null;
   starts: number;
   log: string | null;
+}
+/**
+ * How far the client is behind reading the server's output (see "A slow or stopped
+ * client" in docs/server.md): what waits for it, and what it was not sent live.
+ */
+export interface DeliveryStats {
+  queuedBytes: number;
+  limitBytes: number;
+  droppedEvents: number;
+  droppedBytes: number;
+  skippedDeltas: number;
 }
 export interface MCPRestartParams {
   name: string;

@@ -6,8 +6,9 @@ The real server runs ``--runs`` runs at once, each streaming ``--deltas`` deltas
 characters (60) as fast as the loop lets it (an in-process provider). The client reads the server's
 stdout with plain ``os.read`` throttled to ``--rate`` bytes per second
 (``tests/support/slow_client.py``); with ``--stall S`` it stops reading entirely for S seconds
-once the runs are streaming. Every ~100 ms during the load it sends ``lovia/status`` and times
-the answer: to the response's first byte and to the whole response read.
+once the runs are streaming. During the load it sends ``lovia/status`` 100 ms after each answer
+(one at a time) and times the answer: to the response's first byte and to the whole response
+read; ``--trace`` splits that into the server's own time, the writer's wait and the pipe.
 
 The load phase ends when the client has seen every run's ``run.finished`` (or after
 ``--max-load`` seconds); the client then reads at full speed and replays every run. Printed as
@@ -46,6 +47,8 @@ AGENT = textwrap.dedent(
 
     N = int(os.environ.get("BENCH_DELTAS", "4000"))
     CHUNK = "x" * (int(os.environ.get("BENCH_CHARS", "60")) - 1) + " "
+    # Spread the stream over BENCH_SECONDS (0: as fast as the loop lets it).
+    PAUSE = float(os.environ.get("BENCH_SECONDS", "0")) * 20 / max(N, 1)
 
     class Fast:
         name = "fast"
@@ -55,7 +58,7 @@ AGENT = textwrap.dedent(
         async def stream(self, entries, **kw):
             for i in range(N):
                 if i % 20 == 0:
-                    await asyncio.sleep(0)  # let the other runs (and requests) in
+                    await asyncio.sleep(PAUSE)  # let the other runs (and requests) in
                 yield TextDelta(CHUNK)
             yield UsageDelta(Usage(1, N))
             yield FinishDelta("stop")
@@ -119,6 +122,7 @@ async def bench(args: argparse.Namespace, root: Path) -> dict[str, Any]:
         **os.environ,
         "BENCH_DELTAS": str(args.deltas),
         "BENCH_CHARS": str(args.chars),
+        "BENCH_SECONDS": str(args.seconds),
         "LOVIA_CONFIG_TIMEOUT": "10",
         "LOVIA_LOG_LEVEL": "INFO",
     }
@@ -186,13 +190,13 @@ async def bench(args: argparse.Namespace, root: Path) -> dict[str, Any]:
         sizes.append(len(json.dumps(frame.message)))
 
     async def sampler() -> None:
+        # One status request at a time, the next 100 ms after the last answer, as an editor
+        # polls: probes sent regardless of the answers would themselves fill a slow pipe.
         nonlocal peak_rss
-        tasks: list[asyncio.Task[None]] = []
         while not all_finished.is_set():
-            tasks.append(asyncio.create_task(one_status()))
+            await one_status()
             peak_rss = max(peak_rss, client.memory_kib().get("VmRSS", 0))
             await asyncio.sleep(0.1)
-        await asyncio.gather(*tasks)
 
     stall: dict[str, Any] = {}
 
@@ -258,6 +262,7 @@ async def bench(args: argparse.Namespace, root: Path) -> dict[str, Any]:
         "runs": args.runs,
         "deltas_per_run": args.deltas,
         "chars_per_delta": args.chars,
+        "stream_seconds": args.seconds,
         "read_rate_bytes_per_s": args.rate,
         "stall": stall or None,
         "load_seconds": round(load_seconds, 1),
@@ -297,6 +302,9 @@ async def main() -> None:
     parser.add_argument("--runs", type=int, default=20)
     parser.add_argument("--deltas", type=int, default=4000)
     parser.add_argument("--chars", type=int, default=60, help="characters per delta")
+    parser.add_argument(
+        "--seconds", type=float, default=0, help="spread each run's stream over this long"
+    )
     parser.add_argument("--rate", type=float, default=20_000, help="client read rate, bytes/s")
     parser.add_argument("--stall", type=float, default=0, help="seconds the client stops reading")
     parser.add_argument("--max-load", type=float, default=120, help="seconds before catching up")

@@ -42,7 +42,16 @@ logger = logging.getLogger("lovia_server.writer")
 
 DEFAULT_QUEUE_MB = 16.0
 PIPE_TARGET = 512
-"""Bytes the pipe may hold before the next notification is written (urgent frames: no limit)."""
+"""Bytes a slow client's pipe may hold before the next notification is written (urgent frames:
+no limit)."""
+PIPE_FAST = 16 * 1024
+"""The same for a client that reads fast (or has not been seen to be slow): pacing it to 512
+bytes would make every write wait for its next read."""
+FAST_CLIENT = 1024 * 1024
+"""Bytes/s: a client measured reading slower than this, with data waiting, is paced tightly."""
+SPIN = 0.02
+"""Seconds a wait for the pipe polls at ``POLL_MIN`` before it backs off (a fast client reads
+within this; a slow or stopped one is looked at less and less often)."""
 LAG_SECONDS = 1.0
 """Droppable notifications may queue up to what the client reads in this long..."""
 LAG_MIN = 64 * 1024
@@ -82,11 +91,17 @@ def _pipe_fd(stream: BinaryIO) -> int | None:
 
 class QueuedWriter:
     def __init__(
-        self, stream: BinaryIO, *, cap: int | None = None, pipe_target: int = PIPE_TARGET
+        self,
+        stream: BinaryIO,
+        *,
+        cap: int | None = None,
+        pipe_target: int = PIPE_TARGET,
+        fast_target: int = PIPE_FAST,
     ) -> None:
         self._stream = stream
         self.cap = queue_cap() if cap is None else cap
         self.pipe_target = pipe_target
+        self.fast_target = fast_target
         self._fd = _pipe_fd(stream)
         self._urgent: collections.deque[bytes] = collections.deque()
         self._normal: collections.deque[bytes] = collections.deque()
@@ -101,6 +116,11 @@ class QueuedWriter:
         self._rate: float | None = None  # bytes/s the client read while behind; None: unknown
         self._window_start = time.monotonic()
         self._window_bytes = 0
+        # The client's own reading, sampled from the pipe: bytes written minus bytes held.
+        self._written_total = 0
+        self._sample: tuple[float, int] | None = None  # (when, consumed) with data waiting
+        self._client_rate: float | None = None  # None: not seen slow
+        self._unseen = 0  # at most what the pipe holds: its fill when last seen, plus writes since
         self._thread = threading.Thread(target=self._run, name="lovia-stdout", daemon=True)
         self._thread.start()
 
@@ -200,6 +220,7 @@ class QueuedWriter:
         pipe); None once closed and everything queued is written."""
         poll = POLL_MIN
         last_held = -1
+        waiting_since = 0.0
         with self._cond:
             while True:
                 if self._urgent:
@@ -207,11 +228,24 @@ class QueuedWriter:
                 if self._normal:
                     if self._fd is None:
                         return self._normal.popleft(), False
-                    held = self._in_pipe()
-                    if held <= self.pipe_target:
+                    if self._unseen + len(self._normal[0]) <= self._target():
+                        # The pipe cannot hold more than it held when last seen plus what was
+                        # written since: no need to ask the kernel (a fast client's case).
                         return self._normal.popleft(), False
-                    # Not read since the last look: look less often; read: look again soon.
-                    poll = POLL_MIN if held < last_held else min(poll * 2, POLL_MAX)
+                    held = self._in_pipe()
+                    self._unseen = held  # what the pipe holds now, exactly
+                    now = time.monotonic()
+                    self._sample_client(now, held)
+                    if held <= self._target():
+                        return self._normal.popleft(), False
+                    # Read since the last look, or only just started waiting: look again soon;
+                    # else less and less often.
+                    if not waiting_since:
+                        waiting_since = now
+                    if held < last_held or now - waiting_since < SPIN:
+                        poll = POLL_MIN
+                    else:
+                        poll = min(poll * 2, POLL_MAX)
                     last_held = held
                     self._measure()
                     self._cond.wait(poll)
@@ -219,6 +253,32 @@ class QueuedWriter:
                 if self._closed:
                     return None
                 self._cond.wait()
+
+    def _target(self) -> int:
+        """Bytes the pipe may hold before a notification: few for a client seen reading slowly
+        (so an answer waits for little), more for one that keeps up."""
+        slow = self._client_rate is not None and self._client_rate < FAST_CLIENT
+        return self.pipe_target if slow else max(self.pipe_target, self.fast_target)
+
+    def _sample_client(self, now: float, held: int) -> None:
+        """Measure how fast the client reads while data waits for it (under the lock): over
+        ``RATE_WINDOW`` with the pipe never found empty, that is its rate. A pipe found empty
+        means it read everything it had, at least at the rate since the sample began: fast
+        when that alone is fast, else the verdict stands (it may have had too little to read)."""
+        consumed = self._written_total - held
+        if self._sample is None or now - self._sample[0] > 4 * RATE_WINDOW:
+            self._sample = (now, consumed) if held > 0 else None
+            return
+        started, consumed_then = self._sample
+        elapsed = now - started
+        if held <= 0:
+            if elapsed > 0 and (consumed - consumed_then) / elapsed >= FAST_CLIENT:
+                self._client_rate = None
+            self._sample = None
+            return
+        if elapsed >= RATE_WINDOW:
+            self._client_rate = (consumed - consumed_then) / elapsed
+            self._sample = (now, consumed)
 
     def _run(self) -> None:
         while True:
@@ -232,6 +292,9 @@ class QueuedWriter:
             except (BrokenPipeError, OSError, ValueError):
                 logger.error("writer.failed: the client's pipe is closed")
                 self._failed = True
+            with self._cond:
+                self._written_total += len(data)
+                self._unseen += len(data)
             if not urgent:
                 self._written(len(data))
             if self._failed:

@@ -6,7 +6,7 @@ import fcntl
 import os
 import termios
 
-from lovia_server.writer import QueuedWriter
+from lovia_server.writer import PIPE_FAST, PIPE_TARGET, RATE_WINDOW, QueuedWriter
 
 
 async def test_drained_completes_once_the_reader_took_everything():
@@ -75,7 +75,7 @@ async def _eventually(check, within: float = 10) -> None:
 
 async def test_an_urgent_frame_overtakes_queued_notifications():
     read_fd, write_fd = os.pipe()
-    writer = QueuedWriter(os.fdopen(write_fd, "wb"))
+    writer = QueuedWriter(os.fdopen(write_fd, "wb"), fast_target=PIPE_TARGET)
     try:
         assert writer.paced
         frames = [_frame(f"n{i}") for i in range(5)]
@@ -110,7 +110,7 @@ async def test_an_urgent_frame_never_splits_a_frame_being_written():
 
 async def test_the_pipe_is_kept_short_while_the_client_does_not_read():
     read_fd, write_fd = os.pipe()
-    writer = QueuedWriter(os.fdopen(write_fd, "wb"), pipe_target=1024)
+    writer = QueuedWriter(os.fdopen(write_fd, "wb"), pipe_target=1024, fast_target=1024)
     try:
         for i in range(100):
             writer.send(_frame(f"n{i}", 1000))
@@ -183,3 +183,56 @@ async def test_after_the_pipe_closed_frames_are_refused():
     await _eventually(lambda: not writer.send(b"y", urgent=True))
     assert writer.backlog() == 0 and writer.drained() is None
     writer.close()
+
+
+async def test_a_client_seen_reading_slowly_is_paced_tightly_and_a_fast_one_loosely():
+    read_fd, write_fd = os.pipe()
+    writer = QueuedWriter(os.fdopen(write_fd, "wb"))
+    try:
+        # Not seen slow yet: the pipe may hold up to PIPE_FAST before the next notification.
+        for i in range(40):
+            writer.send(_frame(f"a{i}", 1000))
+        await _eventually(lambda: _in_pipe(read_fd) >= PIPE_FAST)
+        assert _in_pipe(read_fd) <= PIPE_FAST + 1000
+        # It reads nothing for longer than a measuring window: measured slow, so once it has
+        # read what the pipe held, at most PIPE_TARGET plus one frame waits ahead of an answer.
+        await asyncio.sleep(3 * RATE_WINDOW)
+        got = b""
+        got += await asyncio.to_thread(os.read, read_fd, 1 << 16)
+        await asyncio.sleep(0.1)
+        assert _in_pipe(read_fd) <= PIPE_TARGET + 1000
+        # Reading everything at once (a fast client again): the loose target comes back.
+        got += await _read_all(read_fd, 40 * 1000 - len(got))
+        assert _frames(got) == [f"a{i}".encode() for i in range(40)]
+        for i in range(40):
+            writer.send(_frame(f"b{i}", 1000))
+        rest = b""
+        async with asyncio.timeout(10):
+            while len(rest) < 40 * 1000:
+                rest += await asyncio.to_thread(os.read, read_fd, 1 << 16)
+        assert _frames(rest) == [f"b{i}".encode() for i in range(40)]
+    finally:
+        writer.close()
+        os.close(read_fd)
+
+
+def test_the_verdict_on_the_client_follows_what_it_was_seen_to_read(tmp_path):
+    with open(tmp_path / "out", "wb") as out:
+        writer = QueuedWriter(out)
+        try:
+            assert writer._target() == PIPE_FAST  # never seen slow
+            writer._written_total = 10_000
+            writer._sample_client(100.0, held=8_000)  # data waits: a sample starts
+            writer._sample_client(100.0 + RATE_WINDOW, held=7_000)  # 1,000 B in 0.25 s
+            assert writer._client_rate == 4_000 and writer._target() == PIPE_TARGET
+            # An empty pipe after a short while: it read 7,000 B within 1 ms, fast again.
+            writer._sample_client(100.0 + RATE_WINDOW + 0.001, held=0)
+            assert writer._target() == PIPE_FAST
+            # Slow again; an empty pipe after a long wait says nothing: still slow.
+            writer._sample_client(200.0, held=5_000)
+            writer._sample_client(200.0 + RATE_WINDOW, held=4_900)
+            assert writer._target() == PIPE_TARGET
+            writer._sample_client(200.0 + 2 * RATE_WINDOW, held=0)
+            assert writer._target() == PIPE_TARGET
+        finally:
+            writer.close()

@@ -18,7 +18,7 @@ const banner = `/**
  */`;
 
 const schema = JSON.parse(await readFile(schemaPath, "utf8"));
-const text = await compile(schema, "LoviaProtocol", {
+const types = await compile(schema, "LoviaProtocol", {
   bannerComment: banner,
   additionalProperties: false,
   unknownAny: true,
@@ -26,6 +26,14 @@ const text = await compile(schema, "LoviaProtocol", {
   strictIndexSignatures: true,
   style: { printWidth: 120, singleQuote: false, trailingComma: "all" },
 });
+
+// The event kinds as a value too (the union's order), so no list of them is kept by hand.
+const union = schema.$defs.LoviaEvent.oneOf ?? schema.$defs.LoviaEvent.anyOf;
+const kinds = union.map((ref) => schema.$defs[ref.$ref.split("/").pop()].properties.kind.const);
+const text =
+  types +
+  `\n/** Every event kind, in the order of the protocol's \`LoviaEvent\` union. */\n` +
+  `export const EVENT_KIND_LIST = [\n${kinds.map((k) => `  ${JSON.stringify(k)},`).join("\n")}\n] as const;\n`;
 
 let current = null;
 try {

@@ -1035,3 +1035,29 @@ export interface ModelPriceSetting {
   cacheRead?: number;
   cacheWrite?: number;
 }
+
+/** Every event kind, in the order of the protocol's `LoviaEvent` union. */
+export const EVENT_KIND_LIST = [
+  "run.started",
+  "user.message",
+  "message.delta",
+  "reasoning.delta",
+  "message.completed",
+  "output.discarded",
+  "tool.call",
+  "tool.update",
+  "tool.result",
+  "approval.requested",
+  "approval.resolved",
+  "question.requested",
+  "question.answered",
+  "todo.updated",
+  "handoff",
+  "compaction",
+  "usage.updated",
+  "checkpoint.created",
+  "subagent.started",
+  "subagent.finished",
+  "mcp.status",
+  "run.finished",
+] as const;

@@ -8,6 +8,7 @@
  */
 
 import type * as G from "./generated";
+import { EVENT_KIND_LIST } from "./generated";
 
 export type {
   AnswerParams,
@@ -185,34 +186,7 @@ export type EventPayloads = {
 
 export type ToolContent = G.TextContent | G.DiffContent;
 
-export const EVENT_KINDS = [
-  "run.started",
-  "user.message",
-  "message.delta",
-  "reasoning.delta",
-  "message.completed",
-  "output.discarded",
-  "tool.call",
-  "tool.update",
-  "tool.result",
-  "approval.requested",
-  "approval.resolved",
-  "question.requested",
-  "question.answered",
-  "todo.updated",
-  "handoff",
-  "compaction",
-  "usage.updated",
-  "checkpoint.created",
-  "subagent.started",
-  "subagent.finished",
-  "mcp.status",
-  "run.finished",
-] as const satisfies readonly EventKind[];
-
-/** Fails to compile when the generated protocol has an event kind this list lacks. */
-const _everyKindListed: Exclude<EventKind, (typeof EVENT_KINDS)[number]> extends never ? true : never = true;
-void _everyKindListed;
+export const EVENT_KINDS: readonly EventKind[] = EVENT_KIND_LIST;
 
 /** Structural check for an incoming notification payload. */
 export function isLoviaEvent(value: unknown): value is G.LoviaEvent {

@@ -23,6 +23,7 @@ from lovia.workspace.workspace import WorkspaceSessionBinding
 from lovia_server import protocol as p
 from lovia_server.acl import folder_config
 from lovia_server.context_items import BuiltContext, ContextWorkspace, build_context
+from lovia_server.events import file_diffs
 from lovia_server.reviewed_edits import ReviewedEdits, ReviewedFile
 from lovia_server.text_edits import LineEdit, Position, minimal_edits
 from lovia_server.uris import path_uri, uri_to_path
@@ -291,15 +292,7 @@ class EditorWorkspace:
                 await _close_quietly(session)
         else:  # no workspace, or a backend too costly to open for a preview
             return []
-        return [
-            p.FileDiff(
-                path=diff["path"],
-                uri=path_uri(Path(diff["path"])),
-                old_text=diff["oldText"],
-                new_text=diff["newText"],
-            )
-            for diff in diffs
-        ]
+        return file_diffs(diffs)
 
     def declined(self, call_id: str) -> bool:
         return call_id in self.declined_calls

@@ -92,6 +92,19 @@ def error_payload(exc: BaseException) -> p.RunError:
     )
 
 
+def file_diffs(diffs: Iterable[Mapping[str, Any]]) -> list[p.FileDiff]:
+    """A tool's preview (``presentation.preview_call``: path, oldText, newText) as wire diffs."""
+    return [
+        p.FileDiff(
+            path=diff["path"],
+            uri=path_uri(Path(diff["path"])),
+            old_text=diff["oldText"],
+            new_text=diff["newText"],
+        )
+        for diff in diffs
+    ]
+
+
 def todo_items(items: Iterable[Any]) -> list[p.TodoItem]:
     out = []
     for item in items:

@@ -20,11 +20,11 @@ from lovia.tools.presentation import can_preview, preview_call
 from lovia.workspace import LocalWorkspace, WorkspaceError
 from lovia.workspace.workspace import WorkspaceSessionBinding
 from lovia_server.acl import folder_config
+from lovia_server.events import file_diffs
 from lovia_server.ports import RunSpec
 from lovia_server.protocol import FileDiff, invalid_params
 from lovia_server.reviewed_edits import ReviewedFile
 from lovia_server.settings import LoviaSettings, Preset
-from lovia_server.uris import path_uri
 
 logger = logging.getLogger("lovia_server.acp.workspace")
 
@@ -212,15 +212,7 @@ class AcpWorkspace:
         if not can_preview(tool) or not isinstance(workspace, WorkspaceSessionBinding):
             return []
         diffs = await preview_call(tool, dict(args), await workspace.open())
-        return [
-            FileDiff(
-                path=diff["path"],
-                uri=path_uri(Path(diff["path"])),
-                old_text=diff["oldText"],
-                new_text=diff["newText"],
-            )
-            for diff in diffs
-        ]
+        return file_diffs(diffs)
 
     def declined(self, call_id: str) -> bool:
         return call_id in self.declined_calls

@@ -49,6 +49,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from lovia_server.client import StdioClient  # noqa: E402
+from tests.support.raw_lsp import split_frames  # noqa: E402
 
 
 class StampingClient(StdioClient):
@@ -90,19 +91,8 @@ class StampingClient(StdioClient):
                 if not data:
                     raise EOFError
                 self.arrival = time.monotonic_ns()
-                buffer += data
-                while True:
-                    head, sep, rest = buffer.partition(b"\r\n\r\n")
-                    if not sep:
-                        break
-                    length = 0
-                    for line in head.split(b"\r\n"):
-                        name, _, value = line.decode().partition(":")
-                        if name.lower() == "content-length":
-                            length = int(value)
-                    if len(rest) < length:
-                        break
-                    body, buffer = rest[:length], rest[length:]
+                bodies, buffer = split_frames(buffer + data)
+                for body in bodies:
                     await self._dispatch(json.loads(body))
         except (EOFError, ConnectionError):
             pass

@@ -25,6 +25,24 @@ def frame(body: bytes) -> bytes:
     return b"Content-Length: %d\r\n\r\n" % len(body) + body
 
 
+def split_frames(buffer: bytes) -> tuple[list[bytes], bytes]:
+    """The whole frames' bodies at the start of ``buffer``, and what is left of it."""
+    bodies: list[bytes] = []
+    while True:
+        head, sep, rest = buffer.partition(b"\r\n\r\n")
+        if not sep:
+            return bodies, buffer
+        length = 0
+        for line in head.split(b"\r\n"):
+            name, _, value = line.decode("ascii").partition(":")
+            if name.strip().lower() == "content-length":
+                length = int(value)
+        if len(rest) < length:
+            return bodies, buffer
+        bodies.append(rest[:length])
+        buffer = rest[length:]
+
+
 def server_env(extra: dict[str, str] | None = None) -> dict[str, str]:
     """The test's environment without model credentials: no run may reach a real provider."""
     env = {

@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-SERVER_CMD = [sys.executable, "-m", "lovia_server"]
+from tests.support.raw_lsp import split_frames
 
 
 @dataclass
@@ -155,22 +155,10 @@ class SlowClient:
                 self.bytes_read += len(data)
                 if not buffer:
                     first_byte = now
-                buffer += data
-                while True:
-                    head, sep, rest = buffer.partition(b"\r\n\r\n")
-                    if not sep:
-                        break
-                    length = 0
-                    for line in head.split(b"\r\n"):
-                        name, _, value = line.decode("ascii").partition(":")
-                        if name.strip().lower() == "content-length":
-                            length = int(value)
-                    if len(rest) < length:
-                        break
-                    body, buffer = rest[:length], rest[length:]
-                    frame = Frame(json.loads(body), first_byte, now)
+                bodies, buffer = split_frames(buffer + data)
+                for body in bodies:
+                    self._handle(Frame(json.loads(body), first_byte, now))
                     first_byte = now
-                    self._handle(frame)
         except OSError:
             pass
         finally:
@@ -231,4 +219,4 @@ class SlowClient:
         self._stderr.close()
 
 
-__all__ = ["SERVER_CMD", "Frame", "SlowClient"]
+__all__ = ["Frame", "SlowClient"]

@@ -292,11 +292,7 @@ class QueuedWriter:
             except (BrokenPipeError, OSError, ValueError):
                 logger.error("writer.failed: the client's pipe is closed")
                 self._failed = True
-            with self._cond:
-                self._written_total += len(data)
-                self._unseen += len(data)
-            if not urgent:
-                self._written(len(data))
+            self._written(len(data), urgent=urgent)
             if self._failed:
                 break
         self._release()
@@ -316,8 +312,12 @@ class QueuedWriter:
         self._window_start = now
         self._window_bytes = 0
 
-    def _written(self, size: int) -> None:
+    def _written(self, size: int, *, urgent: bool) -> None:
         with self._cond:
+            self._written_total += size
+            self._unseen += size
+            if urgent:  # answers are not in the notification lane's counts
+                return
             self._pending -= size
             self._window_bytes += size
             self._measure()

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import gc
 import logging
 import os
 import signal
@@ -68,6 +69,7 @@ def _serve_stdio() -> None:
     from lovia_server.writer import QueuedWriter
 
     server = create_server()
+    server.collector_paused = True
     stdin = sys.stdin.buffer
     stdout = sys.stdout.buffer
     # Nothing else may write to the protocol stream: print() and child output go to stderr.
@@ -129,6 +131,11 @@ def sub_main(argv: list[str] | None = None, *, prog: str = "lovia-server") -> in
 
         print(f"lovia-server {server_version()}")
         return 0
+    # No collections while the server starts: the imports make well over 100,000 long-lived
+    # objects, and each full collection among them pauses start-up for tens of ms (before the
+    # ``initialize`` answer, too). The ``initialized`` handler turns the collector back on once
+    # the runtime is ready or failed to start (``LoviaServer.resume_collector``).
+    gc.disable()
     _setup_logging(args.log_level, args.log_file)
     # The database and stdout threads hand each result back through the GIL; while the loop
     # is busy (a burst of deltas) every hand-back would wait up to the default 5 ms.
@@ -140,7 +147,9 @@ def sub_main(argv: list[str] | None = None, *, prog: str = "lovia-server") -> in
         if not host or not port.isdigit():
             print(f"error: --tcp expects HOST:PORT, got {args.tcp!r}", file=sys.stderr)
             return 2
-        create_server().start_tcp(host, int(port))
+        server = create_server()
+        server.collector_paused = True
+        server.start_tcp(host, int(port))
         return 0
     _serve_stdio()
     return 0

@@ -205,3 +205,93 @@ async def test_bad_params_give_invalid_params_with_field(harness, method, params
     err = info.value
     assert getattr(err, "code", None) == -32602, err
     assert err.data["field"] == field
+
+
+AGENT_FILE = """
+from lovia import Agent
+from lovia.testing import ScriptedProvider, text
+
+agent = Agent(name="early", model=ScriptedProvider([text("served")]))
+"""
+
+
+async def test_a_run_sent_with_the_handshake_waits_for_the_runtime(tmp_path):
+    """``initialize``, ``initialized`` and ``lovia/run`` in one write: the run arrives before
+    the runtime has loaded, waits for it, and is served (not refused)."""
+    from tests.support.raw_lsp import RawClient, frame
+
+    root = tmp_path / "ws"
+    root.mkdir()
+    (root / "agent.py").write_text(AGENT_FILE)
+    client = await RawClient.start(tmp_path / "logs")
+    try:
+        init = {
+            "processId": None,
+            "rootUri": root.as_uri(),
+            "capabilities": {},
+            "workspaceFolders": [{"uri": root.as_uri(), "name": "ws"}],
+            "initializationOptions": {
+                "lovia": {"client": "raw", "stateDir": str(tmp_path / "state")}
+            },
+        }
+        messages = [
+            {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": init},
+            {"jsonrpc": "2.0", "method": "initialized", "params": {}},
+            {
+                "jsonrpc": "2.0",
+                "id": 2,
+                "method": "lovia/run",
+                "params": {"prompt": "hello", "agent": "agent.py:agent"},
+            },
+        ]
+        client.expect(1)
+        client.expect(2)
+        await client.send_bytes(b"".join(frame(json.dumps(m).encode()) for m in messages))
+        assert "result" in await client.answer(1)
+        answer = await client.answer(2, within=60)
+        assert "result" in answer, answer
+        run_id = answer["result"]["runId"]
+        for _ in range(1500):
+            finished = [
+                n["params"]
+                for n in client.notifications
+                if n["method"] == "lovia/event"
+                and n["params"]["kind"] == "run.finished"
+                and n["params"]["runId"] == run_id
+            ]
+            if finished:
+                break
+            await asyncio.sleep(0.02)
+        assert finished and finished[0]["status"] == "completed", client.notifications
+        texts = [
+            n["params"]["text"]
+            for n in client.notifications
+            if n["method"] == "lovia/event" and n["params"]["kind"] == "message.completed"
+        ]
+        assert texts == ["served"]
+        assert client.leaked_text() == []
+    finally:
+        await client.close()
+
+
+def test_the_collector_paused_for_start_up_is_turned_back_on():
+    import gc
+
+    from lovia_server.server import LoviaServer
+
+    server = LoviaServer()
+    was_enabled = gc.isenabled()
+    try:
+        gc.disable()
+        server.resume_collector()
+        assert not gc.isenabled()  # not paused by __main__: an embedder's choice is kept
+        server.collector_paused = True
+        server.resume_collector()
+        assert gc.isenabled() and not server.collector_paused
+        assert gc.get_freeze_count() > 0
+    finally:
+        gc.unfreeze()
+        if was_enabled:
+            gc.enable()
+        else:
+            gc.disable()

@@ -6,7 +6,8 @@ The real server runs ``--runs`` runs at once, each streaming ``--deltas`` deltas
 characters (60) as fast as the loop lets it (an in-process provider). The client reads the server's
 stdout with plain ``os.read`` throttled to ``--rate`` bytes per second
 (``tests/support/slow_client.py``); with ``--stall S`` it stops reading entirely for S seconds
-once the runs are streaming. During the load it sends ``lovia/status`` 100 ms after each answer
+once the runs are streaming. The client declares ``notificationParts`` (``--whole-frames``: it
+does not, and a large notification goes out as one frame). During the load it sends ``lovia/status`` 100 ms after each answer
 (one at a time) and times the answer: to the response's first byte and to the whole response
 read; ``--trace`` splits that into the server's own time, the writer's wait and the pipe.
 
@@ -137,9 +138,9 @@ async def bench(args: argparse.Namespace, root: Path) -> dict[str, Any]:
     client = SlowClient(
         settings=settings, env=env, stderr_path=root / "server.log", command=command
     )
-    await client.initialize(
-        root, {"client": "bench", "approvals": "events", "stateDir": str(state)}
-    )
+    init = {"client": "bench", "approvals": "events", "stateDir": str(state)}
+    init["notificationParts"] = not args.whole_frames
+    await client.initialize(root, init)
     await client.request("lovia/status", {})
     client.rate = args.rate or None  # 0: as fast as it can
 
@@ -170,6 +171,7 @@ async def bench(args: argparse.Namespace, root: Path) -> dict[str, Any]:
     run_answer_ms = sorted((a.complete - started) * 1000 for a in answers)
 
     latencies: list[float] = []
+    delivery: dict[str, Any] = {}
     first_bytes: list[float] = []
     sent_at: dict[str, tuple[float, float]] = {}  # answer id -> (sent, first byte), monotonic
     timeouts = 0
@@ -188,6 +190,7 @@ async def bench(args: argparse.Namespace, root: Path) -> dict[str, Any]:
         first_bytes.append((max(frame.first_byte, sent) - sent) * 1000)
         sent_at[str(frame.message.get("id"))] = (sent, max(frame.first_byte, sent))
         sizes.append(len(json.dumps(frame.message)))
+        delivery.update((frame.message.get("result") or {}).get("delivery") or {})
 
     async def sampler() -> None:
         # One status request at a time, the next 100 ms after the last answer, as an editor
@@ -284,6 +287,11 @@ async def bench(args: argparse.Namespace, root: Path) -> dict[str, Any]:
             else 0,
         },
         "status_split": split,
+        "notification_parts": {
+            "declared": not args.whole_frames,
+            "parts_received": client.parts_received,
+            "notifications_split": delivery.get("splitNotifications", 0),
+        },
         "events_stored": stored_total,
         "events_replayed": sum(r["replayed"] for r in runs),
         "replay_complete_runs": sum(r["replay_complete"] for r in runs),
@@ -307,6 +315,11 @@ async def main() -> None:
     )
     parser.add_argument("--rate", type=float, default=20_000, help="client read rate, bytes/s")
     parser.add_argument("--stall", type=float, default=0, help="seconds the client stops reading")
+    parser.add_argument(
+        "--whole-frames",
+        action="store_true",
+        help="do not declare notificationParts: large notifications go out as one frame",
+    )
     parser.add_argument("--max-load", type=float, default=120, help="seconds before catching up")
     parser.add_argument(
         "--trace",

@@ -515,7 +515,12 @@ class ChatCommand:
             settings["agent"] = args.agent
         if args.model:
             settings["model"] = args.model
-        init: dict[str, Any] = {"protocolVersion": 1, "client": "cli", "approvals": "events"}
+        init: dict[str, Any] = {
+            "protocolVersion": 1,
+            "client": "cli",
+            "approvals": "events",
+            "notificationParts": True,
+        }
         if args.state_dir:
             init["stateDir"] = args.state_dir
         elif self.temporary is not None:

@@ -463,6 +463,7 @@ class ServerRuntime:
             dropped_events=stats["dropped"],
             dropped_bytes=stats["droppedBytes"],
             skipped_deltas=self.publisher.skipped,
+            split_notifications=stats.get("split", 0),
         )
 
     def _mcp_view(self) -> list[p.MCPServerInfo]:

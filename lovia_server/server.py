@@ -200,6 +200,9 @@ def create_server() -> LoviaServer:
             from lovia_server.settings import parse_init_options
 
             server.init_options = parse_init_options(server.raw_init_options)
+            writer: Any = getattr(server.protocol, "writer", None)
+            if hasattr(writer, "parts"):  # the queued stdout writer
+                writer.parts = server.init_options.notificationParts
             from lovia_server.runtime import ServerRuntime
 
             await refresh_settings(server, pushed=await configuration)

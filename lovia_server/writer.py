@@ -15,6 +15,10 @@ run. Three rules keep a slow or stopped client from costing more than a bounded 
   ``LAG_SECONDS`` (measured while it is behind; at least ``LAG_MIN``) or ``queue_cap()`` bytes
   (``LOVIA_WRITE_QUEUE_MB``, default 16), whichever is less. Responses, requests and essential
   events are always queued, so what the client must see is never more than that behind.
+- **No frame is long for a slow client.** A client that declared it can join ``lovia/part``
+  frames (``parts``) gets a large notification cut into parts, each what it reads in
+  ``PART_SECONDS``, once it is seen reading slowly (``notification_parts``): an answer then
+  waits for one part, not for a whole ``message.completed``.
 
 The notification queue's size in bytes is the backlog the publisher checks before sending
 deltas, and ``drained()`` lets it wait, without polling, for the client to take everything.
@@ -31,6 +35,8 @@ import stat
 import threading
 import time
 from typing import BinaryIO
+
+from lovia_server.notification_parts import PART_MIN, split_frame
 
 try:
     import fcntl
@@ -60,6 +66,9 @@ LAG_UNKNOWN = 256 * 1024
 """The limit before the client's rate was first measured."""
 RATE_WINDOW = 0.25
 """Seconds over which the client's reading rate is measured while it is behind."""
+PART_SECONDS = 0.025
+"""A part is what the client reads in this long (at least ``PART_MIN``, at most ``PART_MAX``)."""
+PART_MAX = 16 * 1024
 POLL_MIN = 0.0005
 POLL_MAX = 0.016
 """The wait between two looks at a pipe the client is not reading: doubles from POLL_MIN."""
@@ -121,6 +130,8 @@ class QueuedWriter:
         self._sample: tuple[float, int] | None = None  # (when, consumed) with data waiting
         self._client_rate: float | None = None  # None: not seen slow
         self._unseen = 0  # at most what the pipe holds: its fill when last seen, plus writes since
+        self.parts = False  # the client joins lovia/part frames: cut large notifications
+        self.split = 0  # notifications sent in parts
         self._thread = threading.Thread(target=self._run, name="lovia-stdout", daemon=True)
         self._thread.start()
 
@@ -192,6 +203,7 @@ class QueuedWriter:
             "urgent": len(self._urgent),
             "dropped": self.dropped,
             "droppedBytes": self.dropped_bytes,
+            "split": self.split,
         }
 
     def close(self) -> None:
@@ -254,11 +266,29 @@ class QueuedWriter:
                     return None
                 self._cond.wait()
 
+    def _slow(self) -> bool:
+        return self._client_rate is not None and self._client_rate < FAST_CLIENT
+
     def _target(self) -> int:
         """Bytes the pipe may hold before a notification: few for a client seen reading slowly
         (so an answer waits for little), more for one that keeps up."""
-        slow = self._client_rate is not None and self._client_rate < FAST_CLIENT
-        return self.pipe_target if slow else max(self.pipe_target, self.fast_target)
+        return self.pipe_target if self._slow() else max(self.pipe_target, self.fast_target)
+
+    def _cut(self, data: bytes) -> bytes:
+        """A large notification for a slow client that joins parts: its first part, the rest
+        put back at the head of the lane (answers may go out between two parts)."""
+        rate = self._client_rate
+        if not self.parts or rate is None or rate >= FAST_CLIENT or len(data) <= PART_MIN:
+            return data
+        size = min(PART_MAX, max(PART_MIN, int(rate * PART_SECONDS)))
+        pieces = split_frame(data, self.split, size)  # outside the lock: it costs a few ms
+        if not pieces:
+            return data
+        with self._cond:
+            self.split += 1
+            self._normal.extendleft(reversed(pieces[1:]))
+            self._pending += sum(len(piece) for piece in pieces) - len(data)
+        return pieces[0]
 
     def _sample_client(self, now: float, held: int) -> None:
         """Measure how fast the client reads while data waits for it (under the lock): over
@@ -286,6 +316,8 @@ class QueuedWriter:
             if item is None:
                 break
             data, urgent = item
+            if not urgent:
+                data = self._cut(data)
             try:
                 self._stream.write(data)
                 self._stream.flush()

@@ -12,6 +12,7 @@ from typing import Annotated, Any, Generic, Literal, TypeAlias, TypeVar, get_arg
 from pydantic import AfterValidator, Field, ValidationError
 from typing_extensions import TypeAliasType
 
+from lovia_server import notification_parts as _parts
 from lovia_server.protocol.errors import invalid_params
 from lovia_server.protocol.events import (
     CheckpointKind,
@@ -505,6 +506,8 @@ class DeliveryStats(WireModel):
     dropped_bytes: int
     skipped_deltas: int
     """Deltas not sent while the client was behind (replayable too)."""
+    split_notifications: int = 0
+    """Notifications sent as ``lovia/part`` frames (``initializationOptions.notificationParts``)."""
 
 
 class StatusResult(WireModel):
@@ -664,6 +667,20 @@ METHOD_TABLE: tuple[Method[Any, Any], ...] = (
 )
 METHODS: list[str] = [m.name for m in METHOD_TABLE]
 EVENT_METHOD = "lovia/event"
+PART_METHOD = _parts.PART_METHOD
+
+
+class NotificationPart(WireModel):
+    """``lovia/part`` params: one slice of a large notification's JSON text, sent only to a
+    client that set ``initializationOptions.lovia.notificationParts``. Join the ``text`` of
+    parts ``0 .. count-1`` of one ``id`` (they arrive in order, with no other notification
+    between them; responses may be) and handle the result as the message it was."""
+
+    id: int
+    index: int
+    count: int
+    text: str
+
 
 __all__ = [
     "ANSWER",
@@ -676,6 +693,7 @@ __all__ = [
     "MCP_RESTART",
     "METHODS",
     "METHOD_TABLE",
+    "PART_METHOD",
     "REPLAY",
     "RESTORE",
     "RESTORE_PREVIEW",
@@ -714,6 +732,7 @@ __all__ = [
     "MCPServerInfo",
     "MCPServerState",
     "Method",
+    "NotificationPart",
     "PathRuleView",
     "Position",
     "Problem",

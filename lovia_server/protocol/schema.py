@@ -22,7 +22,12 @@ from lovia_server.protocol import PROTOCOL_VERSION, docs
 from lovia_server.protocol.errors import ErrorCode
 from lovia_server.protocol.events import DELTA_KINDS, EVENT_KINDS
 from lovia_server.protocol.events import LoviaEvent as LoviaEventUnion
-from lovia_server.protocol.methods import EDIT_MODES, METHOD_TABLE, ServerCapabilities
+from lovia_server.protocol.methods import (
+    EDIT_MODES,
+    METHOD_TABLE,
+    NotificationPart,
+    ServerCapabilities,
+)
 from lovia_server.settings import InitOptions, LoviaSettings
 
 SCHEMA_PATH = Path(__file__).with_name("schema.json")
@@ -52,6 +57,7 @@ def build_schema() -> JsonObject:
         (ErrorCodeModel, "serialization"),
         (ServerCapabilities, "serialization"),
         (InitOptions, "validation"),
+        (NotificationPart, "serialization"),
         (LoviaSettings, "validation"),
     ]
     for method in METHOD_TABLE:
@@ -100,6 +106,10 @@ def build_schema() -> JsonObject:
                 "description": "`initialize` result: `capabilities.experimental.lovia`",
                 "$ref": "#/$defs/ServerCapabilities",
             },
+            "notificationPart": {
+                "description": "`lovia/part` notification params (see `notificationParts`)",
+                "$ref": "#/$defs/NotificationPart",
+            },
             "initializationOptions": {
                 "description": "`initialize.initializationOptions.lovia`",
                 "$ref": "#/$defs/InitOptions",
@@ -115,6 +125,7 @@ def build_schema() -> JsonObject:
             "event",
             "errorCode",
             "serverCapabilities",
+            "notificationPart",
             "initializationOptions",
             "settings",
         ],

@@ -136,3 +136,54 @@ async def test_slow_then_stopped_client_never_blocks_runs_and_replay_is_complete
         assert delivery["droppedBytes"] > 0 and delivery["limitBytes"] > 0
     finally:
         await client.close()
+
+
+@pytest.mark.timeout(600)
+async def test_a_slow_client_that_joins_parts_gets_answers_between_parts_of_a_large_event(
+    tmp_path,
+):
+    root = tmp_path / "ws"
+    root.mkdir()
+    (root / "agent.py").write_text(AGENT)  # one 240 KB message: 12 s at 20 KB/s in one frame
+    state = tmp_path / "state"
+    env = {k: v for k, v in os.environ.items() if not k.endswith("_API_KEY")}
+    env.update(LOVIA_CONFIG_TIMEOUT="10", LOVIA_LOG_LEVEL="INFO")
+    client = SlowClient(
+        settings={"agent": "agent.py:fast"}, env=env, stderr_path=tmp_path / "server.log"
+    )
+    try:
+        await client.initialize(
+            root,
+            {
+                "client": "test",
+                "approvals": "events",
+                "stateDir": str(state),
+                "notificationParts": True,
+            },
+        )
+        await client.request("lovia/status", {})
+        client.rate = 20_000
+        finished = asyncio.Event()
+        client.on_event(lambda e: finished.set() if e["kind"] == "run.finished" else None)
+        run = await client.request("lovia/run", {"prompt": "go", "agent": "agent.py:fast"})
+        async with asyncio.timeout(120):
+            while client.parts_received < 5:  # noqa: ASYNC110 - the reader thread counts
+                await asyncio.sleep(0.05)
+        # A large event is on its way in parts: an answer goes out between two of them.
+        loop = asyncio.get_running_loop()
+        sent = loop.time()
+        await client.request("lovia/status", {}, within=120)
+        waited = loop.time() - sent
+        assert waited < 4, f"lovia/status waited {waited:.1f} s behind a large event"
+        client.rate = None
+        await asyncio.wait_for(finished.wait(), 300)
+        live = [e for e in client.events if e["runId"] == run["runId"]]
+        last = live[-1]  # run.finished is always sent; it carries the 240 KB output
+        assert last["kind"] == "run.finished" and last["output"] == ("y" * 59 + " ") * 4000
+        replay = await client.request("lovia/replay", {"runId": run["runId"], "afterSeq": 0})
+        by_seq = {e["seq"]: e for e in replay["events"]}
+        assert all(by_seq[e["seq"]] == e for e in live)  # what arrived in parts is the event
+        delivery = (await client.request("lovia/status", {}))["delivery"]
+        assert delivery["splitNotifications"] >= 1
+    finally:
+        await client.close()

@@ -3,10 +3,15 @@
 import array
 import asyncio
 import fcntl
+import json
 import os
 import termios
+import threading
+import time
 
+from lovia_server.notification_parts import PART_METHOD, PART_MIN, PartAssembler, split_frame
 from lovia_server.writer import PIPE_FAST, PIPE_TARGET, RATE_WINDOW, QueuedWriter
+from tests.support import raw_lsp
 
 
 async def test_drained_completes_once_the_reader_took_everything():
@@ -236,3 +241,102 @@ def test_the_verdict_on_the_client_follows_what_it_was_seen_to_read(tmp_path):
             assert writer._target() == PIPE_TARGET
         finally:
             writer.close()
+
+
+# ---------------------------------------------------------------------- notification parts
+
+
+def _notification(text: str) -> bytes:
+    body = json.dumps(
+        {"jsonrpc": "2.0", "method": "lovia/event", "params": {"text": text}},
+        ensure_ascii=False,
+        separators=(",", ":"),
+    ).encode()
+    return raw_lsp.frame(body)
+
+
+def _slow_reader(fd: int, stop: threading.Event, chunk: int = 1024) -> list[dict]:
+    """Read ``chunk`` bytes every 10 ms (about 100 KB/s: slow to the writer) until stopped and
+    the pipe is empty; every message read, parts joined."""
+    assembler = PartAssembler()
+    messages: list[dict] = []
+    buffer = b""
+    while True:
+        if stop.is_set() and _in_pipe(fd) == 0:
+            return messages
+        data = os.read(fd, chunk) if _in_pipe(fd) else b""
+        bodies, buffer = raw_lsp.split_frames(buffer + data)
+        for body in bodies:
+            message = json.loads(body)
+            if message.get("method") == PART_METHOD:
+                message = assembler.feed(message["params"]) or {"part": message["params"]}
+            messages.append(message)
+        time.sleep(0.01)
+
+
+FILLERS = 120  # ~1 s of reading: long enough for the writer to measure the client
+
+
+async def _parts_scenario(*, parts: bool) -> tuple[list[dict], str, QueuedWriter]:
+    """Filler until the client is seen reading slowly, then a 60 KB notification, then an
+    answer queued once the big one has begun to go out."""
+    read_fd, write_fd = os.pipe()
+    writer = QueuedWriter(os.fdopen(write_fd, "wb"))
+    writer.parts = parts
+    stop = threading.Event()
+    reading = asyncio.ensure_future(asyncio.to_thread(_slow_reader, read_fd, stop))
+    big = 'é"x\\' * 15_000  # escapes and two-byte characters: the parts' sizes still hold
+    try:
+        for i in range(FILLERS):
+            writer.send(_notification(f"filler {i} " + "." * 900))
+        await _eventually(lambda: writer._target() == PIPE_TARGET)
+        writer.send(_notification(big))
+        await _eventually(lambda: writer.backlog() < 40_000)  # the big one is going out
+        writer.send(raw_lsp.frame(b'{"jsonrpc":"2.0","id":1,"result":"answer"}'), urgent=True)
+        writer.send(_notification("after"))
+        await _eventually(lambda: writer.backlog() == 0, within=30)
+        stop.set()
+        messages = await asyncio.wait_for(reading, 30)
+    finally:
+        stop.set()
+        writer.close()
+        os.close(read_fd)
+    return messages, big, writer
+
+
+async def test_a_large_notification_to_a_slow_client_goes_in_parts_and_answers_go_between():
+    messages, big, writer = await _parts_scenario(parts=True)
+    texts = [m.get("params", {}).get("text") for m in messages]
+    assert texts[:FILLERS] == [f"filler {i} " + "." * 900 for i in range(FILLERS)]
+    answer = next(i for i, m in enumerate(messages) if m.get("id") == 1)
+    whole = texts.index(big)  # joined back exactly, escapes and all
+    assert answer < whole, "the answer waited for the whole notification"
+    assert all("part" in m for m in messages[FILLERS:answer]), "only parts before the answer"
+    assert texts[-1] == "after" and writer.split == 1
+    assert writer.backlog() == 0  # the parts' bytes were counted in and out
+
+
+async def test_a_client_that_did_not_ask_for_parts_gets_whole_frames():
+    messages, big, writer = await _parts_scenario(parts=False)
+    texts = [m.get("params", {}).get("text") for m in messages]
+    answer = next(i for i, m in enumerate(messages) if m.get("id") == 1)
+    assert texts.index(big) < answer and writer.split == 0
+    assert not any("part" in m for m in messages)
+
+
+def test_parts_cut_to_size_and_join_back_exactly():
+    frame = _notification('ü\n"' * 5000)
+    body = raw_lsp.split_frames(frame)[0][0]
+    pieces = split_frame(frame, 3, size=PART_MIN)
+    assert pieces is not None and len(pieces) > 10
+    assert all(len(piece) <= PART_MIN for piece in pieces)
+    assembler = PartAssembler()
+    joined = [assembler.feed(json.loads(raw_lsp.split_frames(p)[0][0])["params"]) for p in pieces]
+    assert joined[:-1] == [None] * (len(pieces) - 1) and joined[-1] == json.loads(body)
+    assert split_frame(raw_lsp.frame(b'{"a":1}'), 4, PART_MIN) is None  # small: stays whole
+    log = {"jsonrpc": "2.0", "method": "window/logMessage", "params": {"message": "x" * 9000}}
+    assert split_frame(raw_lsp.frame(json.dumps(log).encode()), 5, PART_MIN) is None  # not ours
+    # A part out of order (a lost one) drops what was gathered, never joins a wrong message.
+    params = [json.loads(raw_lsp.split_frames(p)[0][0])["params"] for p in pieces]
+    assembler = PartAssembler()
+    assert [assembler.feed(p) for p in params[:1] + params[2:]] == [None] * (len(params) - 1)

@@ -194,6 +194,7 @@ export interface LoviaProtocol {
   event: LoviaEvent;
   errorCode: ErrorCode;
   serverCapabilities: ServerCapabilities;
+  notificationPart: NotificationPart;
   initializationOptions: InitOptions;
   settings: LoviaSettings;
 }
@@ -907,6 +908,7 @@ export interface DeliveryStats {
   droppedEvents: number;
   droppedBytes: number;
   skippedDeltas: number;
+  splitNotifications: number;
 }
 export interface MCPRestartParams {
   name: string;
@@ -925,6 +927,15 @@ export interface ServerCapabilities {
   version: string;
 }
 /**
+ * `lovia/part` notification params (see `notificationParts`)
+ */
+export interface NotificationPart {
+  id: number;
+  index: number;
+  count: number;
+  text: string;
+}
+/**
  * `initialize.initializationOptions.lovia`
  */
 export interface InitOptions {
@@ -935,6 +946,7 @@ export interface InitOptions {
   progress?: boolean;
   stateDir?: string;
   trusted?: boolean;
+  notificationParts?: boolean;
 }
 /**
  * the `lovia` configuration section

@@ -29,6 +29,9 @@ export function buildInitializationOptions(opts: { stateDir: string | undefined 
     client: "vscode",
     approvals: "events",
     progress: true,
+    // Large events come in slices once the server sees this client reading slowly, so that
+    // answers are not stuck behind them (LoviaClient joins them).
+    notificationParts: true,
   };
   if (opts.stateDir) lovia.stateDir = opts.stateDir;
   return { lovia };

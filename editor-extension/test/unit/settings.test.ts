@@ -12,10 +12,10 @@ import { beforeEach } from "vitest";
 describe("settings → server", () => {
   it("builds initializationOptions.lovia per the protocol (the edit mode is a setting)", () => {
     expect(buildInitializationOptions({ stateDir: "/s" })).toEqual({
-      lovia: { protocolVersion: 1, client: "vscode", approvals: "events", progress: true, stateDir: "/s" },
+      lovia: { protocolVersion: 1, client: "vscode", approvals: "events", progress: true, notificationParts: true, stateDir: "/s" },
     });
     expect(buildInitializationOptions({ stateDir: undefined }).lovia).toEqual({
-      protocolVersion: 1, client: "vscode", approvals: "events", progress: true,
+      protocolVersion: 1, client: "vscode", approvals: "events", progress: true, notificationParts: true,
     });
   });
 

@@ -59,7 +59,8 @@ class StdioClient:
             stdin=asyncio.subprocess.PIPE,
             stdout=asyncio.subprocess.PIPE,
             stderr=self.stderr,
-            env={**os.environ, **(self.env or {})},
+            # The working directory (the user's project) must not shadow the server's imports.
+            env={**os.environ, "PYTHONSAFEPATH": "1", **(self.env or {})},
             start_new_session=True,  # terminal signals (Ctrl-C) are the client's to handle
         )
         self._reader = asyncio.get_running_loop().create_task(self._read_loop())

@@ -77,7 +77,9 @@ class RawClient:
         self._reader = asyncio.create_task(self._read())
 
     @classmethod
-    async def start(cls, tmp: Path, env: dict[str, str] | None = None) -> RawClient:
+    async def start(
+        cls, tmp: Path, env: dict[str, str] | None = None, *, cwd: Path | None = None
+    ) -> RawClient:
         stderr_path = _log_path(tmp)
         with open(stderr_path, "wb") as stderr:  # noqa: ASYNC230 - opened once, before the server
             proc = await asyncio.create_subprocess_exec(
@@ -86,6 +88,7 @@ class RawClient:
                 stdout=asyncio.subprocess.PIPE,
                 stderr=stderr,
                 env=server_env(env),
+                cwd=cwd,
                 limit=64 * 1024 * 1024,
             )
         return cls(proc, stderr_path)

@@ -43,7 +43,7 @@ export function probeInterpreter(command: string, timeoutMs = 20_000): Promise<P
     execFile(
       command,
       ["-c", PROBE_SCRIPT],
-      { timeout: timeoutMs, windowsHide: true, env: { ...process.env, PYTHONDONTWRITEBYTECODE: "1" } },
+      { timeout: timeoutMs, windowsHide: true, env: { ...process.env, PYTHONDONTWRITEBYTECODE: "1", PYTHONSAFEPATH: "1" } },
       (error, stdout, stderr) => {
         const line = stdout.trim().split(/\r?\n/).at(-1) ?? "";
         let parsed: Partial<ProbeResult> | undefined;

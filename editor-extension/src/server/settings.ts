@@ -135,7 +135,9 @@ export function serverEnv(
   keys: Partial<Record<ApiKeyProvider["id"], string | undefined>>,
   openaiBaseUrl?: string,
 ): NodeJS.ProcessEnv {
-  const env: NodeJS.ProcessEnv = { ...base, PYTHONUNBUFFERED: "1" };
+  // PYTHONSAFEPATH: the server runs in the workspace folder, whose files must not shadow its
+  // imports (`python -m` would otherwise put that folder first on sys.path).
+  const env: NodeJS.ProcessEnv = { ...base, PYTHONUNBUFFERED: "1", PYTHONSAFEPATH: "1" };
   if (openaiBaseUrl) env.OPENAI_BASE_URL = openaiBaseUrl;
   for (const provider of API_KEY_PROVIDERS) {
     const value = keys[provider.id];

@@ -91,6 +91,7 @@ describe("settings → server", () => {
     expect(env.ANTHROPIC_API_KEY).toBeUndefined();
     expect(env.PATH).toBe("/bin");
     expect(env.PYTHONUNBUFFERED).toBe("1");
+    expect(env.PYTHONSAFEPATH).toBe("1"); // the workspace folder (its cwd) cannot shadow its imports
     expect(base.OPENAI_API_KEY).toBe("from-shell");
     expect(serverEnv(base, {}).OPENAI_API_KEY).toBe("from-shell");
   });

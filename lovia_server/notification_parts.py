@@ -81,7 +81,9 @@ class PartAssembler:
     """Joins ``lovia/part`` params back into the messages they were cut from."""
 
     def __init__(self) -> None:
-        self._open: dict[int, list[str]] = {}
+        # Parts come unbroken, so at most one message is open: its id and the slices so far.
+        self._id: int | None = None
+        self._gathered: list[str] = []
 
     def feed(self, params: Any) -> dict[str, Any] | None:
         """The whole message once its last part arrived, else ``None``. Parts of one message
@@ -98,14 +100,14 @@ class PartAssembler:
         ):
             return None
         if index == 0:
-            self._open.clear()  # parts come unbroken: whatever was open is not coming back
-        gathered = self._open.pop(part_id, [])
-        if len(gathered) != index:
+            self._id, self._gathered = part_id, []
+        if part_id != self._id or len(self._gathered) != index:
+            self._id, self._gathered = None, []
             return None
-        gathered.append(text)
+        self._gathered.append(text)
         if index + 1 < count:
-            self._open[part_id] = gathered
             return None
+        gathered, self._id, self._gathered = self._gathered, None, []
         try:
             message = json.loads("".join(gathered))
         except ValueError:

@@ -278,10 +278,10 @@ class QueuedWriter:
         """A large notification for a slow client that joins parts: its first part, the rest
         put back at the head of the lane (answers may go out between two parts)."""
         rate = self._client_rate
-        if not self.parts or rate is None or rate >= FAST_CLIENT or len(data) <= PART_MIN:
+        if not self.parts or rate is None or not self._slow():
             return data
         size = min(PART_MAX, max(PART_MIN, int(rate * PART_SECONDS)))
-        pieces = split_frame(data, self.split, size)  # outside the lock: it costs a few ms
+        pieces = split_frame(data, self.split, size)  # None when small; outside the lock
         if not pieces:
             return data
         with self._cond:

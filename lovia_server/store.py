@@ -7,8 +7,10 @@ file; this module never touches their tables.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import functools
 import json
+import logging
 import sqlite3
 import time
 from collections.abc import Iterable
@@ -65,6 +67,19 @@ CREATE TABLE IF NOT EXISTS server_run_events (
 
 
 _ROWS_PER_INSERT = 300  # 900 parameters: under SQLite's oldest limit of 999
+
+CHECKPOINT_EVERY = 200
+"""Commits on the store's connection between two background WAL checkpoints (a streamed delta
+is one commit of about two pages, so this keeps the WAL near 2 MB; SQLite's own automatic
+checkpoint, which the store turns off, would run at 1,000 pages inside a commit)."""
+
+DIRECT_ROWS = 32
+DIRECT_BYTES = 64 * 1024
+"""The largest event batch stored from the event loop itself (``ServerStore._store_directly``):
+a few deltas take 50-150 us to commit there, a round trip through the database thread takes two
+wake-ups of each thread. Bigger batches (a burst) go through the thread, on the other core."""
+
+logger = logging.getLogger("lovia_server.store")
 
 
 @functools.lru_cache(maxsize=_ROWS_PER_INSERT)
@@ -186,13 +201,51 @@ async def _add_missing_columns(db: aiosqlite.Connection) -> None:
         await db.execute(sql)
 
 
+def _direct_connection(path: Path) -> sqlite3.Connection:
+    """The event loop's own connection: explicit transactions, no waiting, no checkpoints."""
+    direct = sqlite3.connect(path, isolation_level=None)
+    try:
+        direct.execute("PRAGMA busy_timeout=0")
+        direct.execute("PRAGMA synchronous=NORMAL")
+        direct.execute("PRAGMA wal_autocheckpoint=0")
+    except BaseException:
+        direct.close()
+        raise
+    return direct
+
+
+def _is_busy(exc: sqlite3.Error) -> bool:
+    code = getattr(exc, "sqlite_errorcode", None)
+    if isinstance(code, int):
+        return (code & 0xFF) in (sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED)  # extended codes too
+    return "locked" in str(exc)
+
+
 class ServerStore:
-    """One aiosqlite connection (WAL) serialised by a lock; every write is one transaction."""
+    """One aiosqlite connection (WAL) serialised by a lock; every write is one transaction.
+
+    Two things keep the path of a streamed delta short (it is stored before it is sent):
+
+    - A small event batch is committed on the event loop, through a second, plain connection
+      that never waits: its busy timeout is zero, so while another connection holds the write
+      lock the batch goes through the database thread like any other write.
+    - The WAL is checkpointed in the background, from a third connection: SQLite's automatic
+      checkpoint runs inside the commit that crosses its threshold, and copying 1,000 pages
+      back and syncing the file takes 10-20 ms, which every delta waiting to be stored (and
+      then sent) would wait for.
+    """
 
     def __init__(self, path: Path) -> None:
         self.path = path
         self._db: aiosqlite.Connection | None = None
         self._lock = asyncio.Lock()
+        self._commits = 0
+        self._direct: sqlite3.Connection | None = None
+        self._direct_usable = str(path) != ":memory:"
+        self.direct_batches = 0
+        self._checkpoints: aiosqlite.Connection | None = None
+        self._checkpoint_task: asyncio.Task[None] | None = None
+        self.checkpoints_run = 0
 
     async def open(self) -> None:
         self.path.parent.mkdir(parents=True, exist_ok=True)
@@ -206,6 +259,7 @@ class ServerStore:
             await db.execute("PRAGMA journal_mode=WAL")
             await db.execute("PRAGMA synchronous=NORMAL")
             await db.execute("PRAGMA busy_timeout=5000")
+            await db.execute("PRAGMA wal_autocheckpoint=0")  # _committed() checkpoints instead
             await db.executescript(_SCHEMA)
             await _add_missing_columns(db)
             async with db.execute("SELECT version FROM lovia_server_schema") as cur:
@@ -229,9 +283,44 @@ class ServerStore:
         self._db = db
 
     async def close(self) -> None:
+        task, self._checkpoint_task = self._checkpoint_task, None
+        if task is not None:
+            with contextlib.suppress(Exception):
+                await task
+        if self._checkpoints is not None:
+            with contextlib.suppress(Exception):
+                await self._checkpoints.close()
+            self._checkpoints = None
+        if self._direct is not None:
+            with contextlib.suppress(sqlite3.Error):
+                self._direct.close()
+            self._direct = None
         if self._db is not None:
-            await self._db.close()
+            await self._db.close()  # the last connection to close checkpoints the rest
             self._db = None
+
+    def _committed(self) -> None:
+        """Count a commit; every ``CHECKPOINT_EVERY`` start a checkpoint nobody waits for."""
+        self._commits += 1
+        if self._commits < CHECKPOINT_EVERY or self._db is None:
+            return
+        if self._checkpoint_task is not None and not self._checkpoint_task.done():
+            return
+        self._commits = 0
+        self._checkpoint_task = asyncio.get_running_loop().create_task(self._checkpoint())
+
+    async def _checkpoint(self) -> None:
+        """A PASSIVE checkpoint: it copies what no reader still needs and never blocks a writer."""
+        try:
+            if self._checkpoints is None:
+                connecting = aiosqlite.connect(self.path)
+                daemonize(connecting)
+                self._checkpoints = await connecting
+                await self._checkpoints.execute("PRAGMA busy_timeout=5000")
+            await self._checkpoints.execute_fetchall("PRAGMA wal_checkpoint(PASSIVE)")
+            self.checkpoints_run += 1
+        except Exception:
+            logger.warning("store.checkpoint_failed: %s", self.path, exc_info=True)
 
     @property
     def db(self) -> aiosqlite.Connection:
@@ -243,6 +332,7 @@ class ServerStore:
         async with self._lock:
             await self.db.execute(sql, tuple(args))
             await self.db.commit()
+            self._committed()
 
     async def _fetchall(self, sql: str, args: Iterable[Any] = ()) -> list[sqlite3.Row]:
         async with self._lock, self.db.execute(sql, tuple(args)) as cur:
@@ -310,6 +400,7 @@ class ServerStore:
             await self.db.execute("DELETE FROM server_runs WHERE session_id = ?", (session_id,))
             await self.db.execute("DELETE FROM server_sessions WHERE id = ?", (session_id,))
             await self.db.commit()
+            self._committed()
         return runs
 
     async def delete_runs(self, run_ids: list[str]) -> None:
@@ -322,6 +413,7 @@ class ServerStore:
                 "DELETE FROM server_runs WHERE id = ?", [(r,) for r in run_ids]
             )
             await self.db.commit()
+            self._committed()
 
     # ------------------------------------------------------------------ runs
 
@@ -423,11 +515,43 @@ class ServerStore:
         """
         if not rows:
             return
+        if self._store_directly(rows):
+            return
         async with self._lock:
             for start in range(0, len(rows), _ROWS_PER_INSERT):
                 chunk = rows[start : start + _ROWS_PER_INSERT]
                 await self.db.execute(_insert_events_sql(len(chunk)), [v for r in chunk for v in r])
             await self.db.commit()
+            self._committed()
+
+    def _store_directly(self, rows: list[tuple[str, int, str]]) -> bool:
+        """Commit a small batch right here, or say why not (False: use the database thread)."""
+        if (
+            not self._direct_usable
+            or self._db is None
+            or len(rows) > DIRECT_ROWS
+            or sum(len(r[2]) for r in rows) > DIRECT_BYTES
+        ):
+            return False
+        try:
+            if self._direct is None:
+                self._direct = _direct_connection(self.path)
+            direct = self._direct
+            direct.execute("BEGIN IMMEDIATE")  # fails at once while another writer is active
+            try:
+                direct.execute(_insert_events_sql(len(rows)), [v for r in rows for v in r])
+                direct.execute("COMMIT")
+            except BaseException:
+                if direct.in_transaction:
+                    direct.execute("ROLLBACK")
+                raise
+        except sqlite3.Error as exc:
+            if not _is_busy(exc):
+                logger.debug("store.direct_write_failed: %s", exc)
+            return False
+        self.direct_batches += 1
+        self._committed()
+        return True
 
     async def events_after(self, run_id: str, after_seq: int) -> list[dict[str, Any]]:
         rows = await self._fetchall(

@@ -15,6 +15,9 @@ run. Three rules keep a slow or stopped client from costing more than a bounded 
   ``LAG_SECONDS`` (measured while it is behind; at least ``LAG_MIN``) or ``queue_cap()`` bytes
   (``LOVIA_WRITE_QUEUE_MB``, default 16), whichever is less. Responses, requests and essential
   events are always queued, so what the client must see is never more than that behind.
+- **A client that keeps up costs no thread hop.** A frame that finds both lanes empty, nothing
+  being written and room for it in the pipe for certain is written by the caller at once (a
+  write that fits cannot block); everything else goes through the thread.
 - **No frame is long for a slow client.** A client that declared it can join ``lovia/part``
   frames (``parts``) gets a large notification cut into parts, each what it reads in
   ``PART_SECONDS``, once it is seen reading slowly (``notification_parts``): an answer then
@@ -84,6 +87,18 @@ def queue_cap() -> int:
     return max(0, int(max(megabytes, 0.0) * 1024 * 1024))
 
 
+def _pipe_size(fd: int) -> int:
+    """The pipe's capacity (Linux may shrink it to one page for a user over its pipe quota);
+    0 when unknown, which turns direct writes off."""
+    get = getattr(fcntl, "F_GETPIPE_SZ", None)
+    if get is None:
+        return 0
+    try:
+        return int(fcntl.fcntl(fd, get))
+    except OSError:
+        return 0
+
+
 def _pipe_fd(stream: BinaryIO) -> int | None:
     """The stream's descriptor when it is a pipe whose fill level the kernel reports."""
     if fcntl is None:  # pragma: no cover - Windows
@@ -112,6 +127,9 @@ class QueuedWriter:
         self.pipe_target = pipe_target
         self.fast_target = fast_target
         self._fd = _pipe_fd(stream)
+        self._pipe_size = _pipe_size(self._fd) if self._fd is not None else 0
+        self._writing = False  # the thread is writing a frame (outside the lock)
+        self.direct = 0  # frames written by the caller (see _write_now)
         self._urgent: collections.deque[bytes] = collections.deque()
         self._normal: collections.deque[bytes] = collections.deque()
         self._pending = 0  # bytes queued in the notification lane
@@ -164,6 +182,8 @@ class QueuedWriter:
         if self._closed or self._failed:
             return False
         with self._cond:
+            if self._write_now(data, urgent=urgent):
+                return not self._failed
             if urgent:
                 self._urgent.append(data)
                 self._cond.notify()
@@ -189,6 +209,46 @@ class QueuedWriter:
                 self._pending += len(data)
                 if len(self._normal) == 1:  # the thread may be idle; else it is pacing
                     self._cond.notify()
+        return True
+
+    def _write_now(self, data: bytes, *, urgent: bool) -> bool:
+        """Write ``data`` here, under the lock, when that cannot block or overtake: the lanes
+        are empty, the thread is not writing, and the pipe has room for it for certain (what it
+        held when last seen plus what was written since, against a target well under its
+        capacity). False: queue it."""
+        size = len(data)
+        if (
+            not self._pipe_size
+            or self._urgent
+            or self._normal
+            or self._writing
+            or self._closed
+            or self._failed
+        ):
+            return False
+        room = min(self._target(), self._pipe_size // 2)
+        if self._unseen + size > room:
+            held = self._in_pipe()  # look: a client that keeps up has read it all by now
+            self._unseen = held
+            self._sample_client(time.monotonic(), held)
+            if held + size > min(self._target(), self._pipe_size // 2):
+                return False
+        now = time.monotonic()
+        if not urgent and self._pending == 0 and now - self._window_start > RATE_WINDOW:
+            self._window_start, self._window_bytes = now, 0  # was idle
+        try:
+            self._stream.write(data)
+            self._stream.flush()
+        except (BrokenPipeError, OSError, ValueError):
+            logger.error("writer.failed: the client's pipe is closed")
+            self._failed = True
+            self._cond.notify()  # the thread releases the drained() waiters and stops
+            return True
+        self.direct += 1
+        self._written_total += size
+        self._unseen += size
+        if not urgent:
+            self._window_bytes += size
         return True
 
     def limit(self) -> int:
@@ -236,19 +296,23 @@ class QueuedWriter:
         with self._cond:
             while True:
                 if self._urgent:
+                    self._writing = True
                     return self._urgent.popleft(), True
                 if self._normal:
                     if self._fd is None:
+                        self._writing = True
                         return self._normal.popleft(), False
                     if self._unseen + len(self._normal[0]) <= self._target():
                         # The pipe cannot hold more than it held when last seen plus what was
                         # written since: no need to ask the kernel (a fast client's case).
+                        self._writing = True
                         return self._normal.popleft(), False
                     held = self._in_pipe()
                     self._unseen = held  # what the pipe holds now, exactly
                     now = time.monotonic()
                     self._sample_client(now, held)
                     if held <= self._target():
+                        self._writing = True
                         return self._normal.popleft(), False
                     # Read since the last look, or only just started waiting: look again soon;
                     # else less and less often.
@@ -346,6 +410,7 @@ class QueuedWriter:
 
     def _written(self, size: int, *, urgent: bool) -> None:
         with self._cond:
+            self._writing = False
             self._written_total += size
             self._unseen += size
             if urgent:  # answers are not in the notification lane's counts

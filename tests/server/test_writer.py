@@ -340,3 +340,89 @@ def test_parts_cut_to_size_and_join_back_exactly():
     params = [json.loads(raw_lsp.split_frames(p)[0][0])["params"] for p in pieces]
     assembler = PartAssembler()
     assert [assembler.feed(p) for p in params[:1] + params[2:]] == [None] * (len(params) - 1)
+
+
+# ---------------------------------------------------------------------- direct writes
+
+
+async def test_a_frame_for_a_client_that_keeps_up_is_written_by_the_caller():
+    """No thread hop while the client keeps up: the frame is in the pipe when send returns."""
+    read_fd, write_fd = os.pipe()
+    writer = QueuedWriter(os.fdopen(write_fd, "wb"))
+    try:
+        for i in range(50):
+            assert writer.send(_frame(f"n{i}", 300))
+            assert _in_pipe(read_fd) == 300  # written before send returned
+            assert _frames(os.read(read_fd, 4096)) == [f"n{i}".encode()]
+        assert writer.send(_frame("answer", 300), urgent=True)
+        assert _frames(os.read(read_fd, 4096)) == [b"answer"]
+        assert writer.direct == 51 and writer.backlog() == 0
+    finally:
+        writer.close()
+        os.close(read_fd)
+
+
+async def test_direct_writes_never_block_or_reorder_when_the_client_stops_reading():
+    """A pipe shrunk to one page (a user over the pipe quota), a client that stops reading:
+    send still returns at once, and the frames arrive in order once it reads again."""
+    read_fd, write_fd = os.pipe()
+    fcntl.fcntl(write_fd, fcntl.F_SETPIPE_SZ, 4096)
+    writer = QueuedWriter(os.fdopen(write_fd, "wb"))
+    try:
+        started = time.monotonic()
+        tags = []
+        for i in range(40):
+            tag = f"f{i}"
+            tags.append(tag)
+            assert writer.send(_frame(tag, 700 + 37 * i), urgent=i % 9 == 4)
+        assert time.monotonic() - started < 1.0  # nothing waited for the client
+        assert writer.backlog() > 0  # what did not fit is queued for the thread
+        urgent = [t for i, t in enumerate(tags) if i % 9 == 4]
+        total = sum(700 + 37 * i for i in range(40))
+        got = _frames(await _read_all(read_fd, total))
+        assert sorted(got) == sorted(t.encode() for t in tags)  # nothing lost or split
+        normal = [t.encode() for t in tags if t not in urgent]
+        assert [g for g in got if g in normal] == normal  # notifications keep their order
+        assert [g for g in got if g not in normal] == [t.encode() for t in urgent]
+        assert writer.direct >= 1  # the first frames went straight into the empty pipe
+    finally:
+        writer.close()
+        os.close(read_fd)
+
+
+async def test_a_frame_waits_behind_one_the_thread_is_writing():
+    """While the thread writes a queued frame (outside the lock) to a client that is reading,
+    the pipe has room now and then; a new frame is queued behind it at once, never written into
+    the middle of it nor waiting for it."""
+    read_fd, write_fd = os.pipe()
+    writer = QueuedWriter(os.fdopen(write_fd, "wb"))
+    chunks: list[bytes] = []
+    big = _frame("big", 1 << 20)  # many pipefuls: the thread is mid-write for a while
+    total = len(big) + 200 * 200
+
+    def read() -> None:
+        got = 0
+        while got < total:
+            chunk = os.read(read_fd, 4096)  # small reads: the pipe is never full for long
+            chunks.append(chunk)
+            got += len(chunk)
+            time.sleep(0.0005)  # a pipeful every few ms: the big frame takes over 100 ms
+
+    reader = threading.Thread(target=read)
+    reader.start()
+    try:
+        writer.send(big)
+        await asyncio.sleep(0.05)  # the thread took it: the lanes are empty, the pipe drains
+        assert writer.backlog() > 0
+        slowest = 0.0
+        for i in range(200):
+            started = time.monotonic()
+            writer.send(_frame(f"s{i}", 200))
+            slowest = max(slowest, time.monotonic() - started)
+            await asyncio.sleep(0.0005)
+        await asyncio.to_thread(reader.join, 20)
+        assert slowest < 0.05
+        assert _frames(b"".join(chunks)) == [b"big"] + [f"s{i}".encode() for i in range(200)]
+    finally:
+        writer.close()
+        os.close(read_fd)

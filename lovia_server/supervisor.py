@@ -183,6 +183,7 @@ class RunController:
     user_cancelled: bool = False
     hard_cancelled: bool = False
     shutting_down: bool = False
+    awaiting_model: bool = False  # a turn started and its message is not complete yet
     started_at: float = field(default_factory=time.time)
     last_handoff_reason: str | None = None
     leg: int = 0
@@ -632,10 +633,17 @@ class RunSupervisor:
             task.cancel()
 
     async def shutdown(self, grace: float = 5.0) -> None:
+        """Interrupt every live run, resumable. A run waiting on its model is stopped at once:
+        the turn has stored nothing yet and a model may think for a minute before its first
+        token (an editor gives ``shutdown`` 2 s). Other runs stop at their next step; a tool
+        still running after ``grace`` is interrupted."""
         for ctl in list(self.by_run.values()):
             ctl.shutting_down = True
             ctl.cancel_token.cancel("server shutdown")
             self._resolve_all_approvals(ctl)
+            if ctl.awaiting_model and ctl.task is not None:
+                ctl.hard_cancelled = True
+                ctl.task.cancel()
         tasks = [c.task for c in self.by_run.values() if c.task is not None]
         if tasks:
             _, pending = await asyncio.wait(tasks, timeout=grace)
@@ -904,9 +912,11 @@ class RunSupervisor:
                 await asyncio.sleep(0)
         elif isinstance(ev, events.TurnStarted):
             ctl.turns = ev.turn
+            ctl.awaiting_model = True
         elif isinstance(ev, events.OutputDiscarded):
             log.emit(OutputDiscarded(message_id=ctl.message_id))
         elif isinstance(ev, events.MessageCompleted):
+            ctl.awaiting_model = False
             self._message_completed(ctl, ev)
             await self._checkpoint_before_batch(ctl, ev)
         elif isinstance(ev, events.UserMessageInjected):

@@ -63,9 +63,10 @@ def _setup_logging(level: str, log_file: str | None) -> None:
 
 
 def _serve_stdio() -> None:
-    from pygls.io_ import StdinAsyncReader, run_async
+    from pygls.io_ import run_async
 
     from lovia_server.server import create_server
+    from lovia_server.stdin_reader import stdin_reader
     from lovia_server.writer import QueuedWriter
 
     server = create_server()
@@ -81,7 +82,7 @@ def _serve_stdio() -> None:
 
     async def serve() -> None:
         loop = asyncio.get_running_loop()
-        reader = StdinAsyncReader(stdin, server.thread_pool)
+        reader = await stdin_reader(stdin, server.thread_pool)
         main = asyncio.current_task()
         with contextlib.suppress(NotImplementedError):
             loop.add_signal_handler(signal.SIGTERM, lambda: main and main.cancel())
@@ -97,9 +98,8 @@ def _serve_stdio() -> None:
             pass
         finally:
             # The editor went away (EOF, SIGTERM): interrupt live runs so they stay resumable.
-            if server.runtime is not None:
-                with contextlib.suppress(Exception):
-                    await asyncio.wait_for(server.runtime.shutdown(), 15)
+            with contextlib.suppress(Exception):
+                await asyncio.wait_for(server.stop_runtime(), 15)
 
     try:
         asyncio.run(serve())

@@ -19,6 +19,7 @@ import logging
 import re
 import uuid
 from collections import Counter
+from collections.abc import Generator
 from concurrent.futures import Future
 from functools import partial
 from typing import Any
@@ -134,6 +135,8 @@ class GuardedProtocol(LanguageServerProtocol):
         # Ids of our own requests to the client: only these may be answered by a response.
         self._outgoing: set[MsgId] = set()
         self._writes: set[asyncio.Future[None]] = set()  # pending writes of an async transport
+        self._shutdown_id: MsgId | None = None  # the shutdown request being handled
+        self._exit_after_shutdown = False
 
     # ------------------------------------------------------------------ incoming
 
@@ -324,14 +327,26 @@ class GuardedProtocol(LanguageServerProtocol):
     def lsp_shutdown(self, *args: Any) -> Any:
         """pygls' shutdown over a copy of the futures: cancelling one runs a callback that
         removes it from ``_request_futures``."""
+        current = self.msg_id
+        self._shutdown_id = current
         if (user_handler := self.fm.features.get(lsp.SHUTDOWN)) is not None:
             yield user_handler, args, None
-        current = self.msg_id
         for msg_id, future in list(self._request_futures.items()):
             if msg_id != current and not future.done():
                 future.cancel()
         self._shutdown = True
         return None
+
+    @lsp_method(lsp.EXIT)
+    def lsp_exit(self, *args: Any) -> Generator[Any, Any, None]:
+        """An ``exit`` that arrives while ``shutdown`` is still being handled (a client that
+        stopped waiting for the answer; VS Code waits 2 s) takes effect once that answer is
+        sent: exiting now would cut the shutdown short (live runs not recorded as
+        interrupted) and the request would never be answered."""
+        if self._shutdown_id is not None and not self._shutdown:
+            self._exit_after_shutdown = True
+            return
+        yield from super().lsp_exit(*args)
 
     # ------------------------------------------------------------------ outgoing
 
@@ -382,6 +397,9 @@ class GuardedProtocol(LanguageServerProtocol):
             self._send_error(msg_id, error["code"], error["message"], error.get("data"))
         else:
             super()._send_response(msg_id, result=result)
+        if self._exit_after_shutdown and msg_id == self._shutdown_id:
+            self._exit_after_shutdown = False
+            self._handle_notification(lsp.EXIT, None)  # the exit deferred by lsp_exit
 
     def _send_error(self, msg_id: MsgId | None, code: int, message: str, data: Any = None) -> None:
         self._send_data(

@@ -97,6 +97,7 @@ class LoviaServer(GuardedLanguageServer):
         self.edited_uris: set[str] = set()
         self.collector_paused = False
         """Set by ``__main__``, which turns the garbage collector off while the server starts."""
+        self._stopping: asyncio.Task[None] | None = None
 
     # ------------------------------------------------------------------ helpers
 
@@ -108,6 +109,14 @@ class LoviaServer(GuardedLanguageServer):
             self.collector_paused = False
             gc.freeze()
             gc.enable()
+
+    async def stop_runtime(self) -> None:
+        """Shut the runtime down once: ``shutdown``, ``exit`` and EOF all wait for that one job."""
+        if self.runtime is None:
+            return
+        if self._stopping is None:
+            self._stopping = asyncio.get_running_loop().create_task(self.runtime.shutdown())
+        await asyncio.shield(self._stopping)
 
     def client_supports(self, path: str) -> bool:
         node: Any = self.client_capabilities
@@ -217,8 +226,7 @@ def create_server() -> LoviaServer:
 
     @server.feature(lsp.SHUTDOWN)
     async def on_shutdown(params: None) -> None:
-        if server.runtime is not None:
-            await server.runtime.shutdown()
+        await server.stop_runtime()
 
     @server.feature(lsp.WORKSPACE_DID_CHANGE_CONFIGURATION)
     async def on_config(params: lsp.DidChangeConfigurationParams) -> None:

@@ -219,6 +219,22 @@ async def test_junk_header_lines_and_empty_frames_are_skipped(ready: RawClient) 
     assert_nothing_leaked(ready)
 
 
+async def test_a_header_line_over_the_limit_is_dropped_and_the_next_frame_is_read(
+    ready: RawClient,
+) -> None:
+    """A header line of 3 MB (no newline for longer than the reader holds): dropped, the
+    server keeps reading, and the frame after it is answered."""
+    from lovia_server.stdin_reader import LINE_LIMIT
+
+    await ready.send_bytes(b"X-Junk: " + b"z" * (3 * LINE_LIMIT) + b"\r\n")
+    ready.expect("after-long")
+    body = json.dumps({"jsonrpc": "2.0", "id": "after-long", "method": "lovia/status"}).encode()
+    await ready.send_bytes(frame(body))
+    assert "result" in await ready.answer("after-long")
+    assert ready.proc.returncode is None
+    assert_nothing_leaked(ready)
+
+
 # ----------------------------------------------------------------------------- silence
 
 

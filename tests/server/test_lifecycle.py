@@ -295,3 +295,102 @@ def test_the_collector_paused_for_start_up_is_turned_back_on():
             gc.enable()
         else:
             gc.disable()
+
+
+SLOW_AGENT_FILE = """
+import asyncio
+
+from lovia import Agent
+from lovia.transcript import TextDelta
+
+
+class Slow:
+    name = "slow"
+    model = "slow"
+    supports_json_schema = False
+
+    async def stream(self, entries, **kw):
+        yield TextDelta("thinking")
+        await asyncio.sleep(60)
+
+
+agent = Agent(name="slow", model=Slow())
+"""
+
+
+async def test_exit_right_after_shutdown_waits_for_it_and_leaves_no_traceback(tmp_path):
+    """A client that sends ``exit`` without waiting for the ``shutdown`` answer (VS Code does
+    after 2 s) while a run is live: the server finishes shutting down (the run is interrupted
+    and stays resumable), answers, and exits 0 without a traceback on stderr."""
+    from tests.support.raw_lsp import RawClient, frame
+
+    root = tmp_path / "ws"
+    root.mkdir()
+    (root / "agent.py").write_text(SLOW_AGENT_FILE)
+    client = await RawClient.start(tmp_path / "logs")
+    try:
+        await client.initialize(root, tmp_path / "state")
+        run = await client.request("lovia/run", {"prompt": "go", "agent": "agent.py:agent"})
+        run_id = run["result"]["runId"]
+        for _ in range(1500):
+            if any(
+                n["method"] == "lovia/event" and n["params"]["kind"] == "message.delta"
+                for n in client.notifications
+            ):
+                break
+            await asyncio.sleep(0.02)
+        shutdown = client.expect("bye")
+        messages = [
+            {"jsonrpc": "2.0", "id": "bye", "method": "shutdown"},
+            {"jsonrpc": "2.0", "method": "exit"},
+        ]
+        await client.send_bytes(b"".join(frame(json.dumps(m).encode()) for m in messages))
+        code = await asyncio.wait_for(client.proc.wait(), 30)
+        assert shutdown.done() and shutdown.result().get("result", "missing") is None
+    finally:
+        await client.close()
+    assert code == 0
+    assert "Traceback" not in client.stderr(), client.stderr()
+    finished = [
+        n["params"]
+        for n in client.notifications
+        if n["method"] == "lovia/event" and n["params"]["kind"] == "run.finished"
+    ]
+    assert [(f["runId"], f["status"], f["resumable"]) for f in finished] == [
+        (run_id, "interrupted", True)
+    ]
+
+
+async def test_sigterm_while_the_client_keeps_stdin_open_exits_promptly(tmp_path):
+    """SIGTERM with a run live and the client's end of stdin still open: the run is
+    interrupted, resumable, and the process exits (no read of stdin holds it)."""
+    import signal
+
+    from tests.support.raw_lsp import RawClient
+
+    root = tmp_path / "ws"
+    root.mkdir()
+    (root / "agent.py").write_text(SLOW_AGENT_FILE)
+    client = await RawClient.start(tmp_path / "logs")
+    try:
+        await client.initialize(root, tmp_path / "state")
+        await client.request("lovia/run", {"prompt": "go", "agent": "agent.py:agent"})
+        for _ in range(1500):
+            if any(
+                n["method"] == "lovia/event" and n["params"]["kind"] == "message.delta"
+                for n in client.notifications
+            ):
+                break
+            await asyncio.sleep(0.02)
+        client.proc.send_signal(signal.SIGTERM)
+        code = await asyncio.wait_for(client.proc.wait(), 20)
+    finally:
+        await client.close()
+    assert code == 0
+    assert "Traceback" not in client.stderr(), client.stderr()
+    finished = [
+        n["params"]
+        for n in client.notifications
+        if n["method"] == "lovia/event" and n["params"]["kind"] == "run.finished"
+    ]
+    assert [(f["status"], f["resumable"]) for f in finished] == [("interrupted", True)]

@@ -236,12 +236,7 @@ class QueuedWriter:
         now = time.monotonic()
         if not urgent and self._pending == 0 and now - self._window_start > RATE_WINDOW:
             self._window_start, self._window_bytes = now, 0  # was idle
-        try:
-            self._stream.write(data)
-            self._stream.flush()
-        except (BrokenPipeError, OSError, ValueError):
-            logger.error("writer.failed: the client's pipe is closed")
-            self._failed = True
+        if not self._put(data):
             self._cond.notify()  # the thread releases the drained() waiters and stops
             return True
         self.direct += 1
@@ -382,16 +377,22 @@ class QueuedWriter:
             data, urgent = item
             if not urgent:
                 data = self._cut(data)
-            try:
-                self._stream.write(data)
-                self._stream.flush()
-            except (BrokenPipeError, OSError, ValueError):
-                logger.error("writer.failed: the client's pipe is closed")
-                self._failed = True
+            self._put(data)
             self._written(len(data), urgent=urgent)
             if self._failed:
                 break
         self._release()
+
+    def _put(self, data: bytes) -> bool:
+        """Write one frame to the stream; False (and failed from now on) if the pipe is gone."""
+        try:
+            self._stream.write(data)
+            self._stream.flush()
+        except (BrokenPipeError, OSError, ValueError):
+            logger.error("writer.failed: the client's pipe is closed")
+            self._failed = True
+            return False
+        return True
 
     def _measure(self) -> None:
         """Update the client's reading rate once per ``RATE_WINDOW`` (under the lock): bytes

@@ -4,7 +4,6 @@ import asyncio
 import json
 
 import pytest
-import pytest_asyncio
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -17,14 +16,6 @@ from lovia_server.event_log import (
     encode_event,
 )
 from lovia_server.store import ServerStore
-
-
-@pytest_asyncio.fixture
-async def store(tmp_path):
-    s = ServerStore(tmp_path / "state.db")
-    await s.open()
-    yield s
-    await s.close()
 
 
 class Gate:

@@ -318,11 +318,9 @@ agent = Agent(name="slow", model=Slow())
 """
 
 
-async def test_exit_right_after_shutdown_waits_for_it_and_leaves_no_traceback(tmp_path):
-    """A client that sends ``exit`` without waiting for the ``shutdown`` answer (VS Code does
-    after 2 s) while a run is live: the server finishes shutting down (the run is interrupted
-    and stays resumable), answers, and exits 0 without a traceback on stderr."""
-    from tests.support.raw_lsp import RawClient, frame
+async def _slow_run_streaming(tmp_path):
+    """A server whose one live run has streamed its first delta and now waits on its model."""
+    from tests.support.raw_lsp import RawClient
 
     root = tmp_path / "ws"
     root.mkdir()
@@ -331,7 +329,6 @@ async def test_exit_right_after_shutdown_waits_for_it_and_leaves_no_traceback(tm
     try:
         await client.initialize(root, tmp_path / "state")
         run = await client.request("lovia/run", {"prompt": "go", "agent": "agent.py:agent"})
-        run_id = run["result"]["runId"]
         for _ in range(1500):
             if any(
                 n["method"] == "lovia/event" and n["params"]["kind"] == "message.delta"
@@ -339,6 +336,28 @@ async def test_exit_right_after_shutdown_waits_for_it_and_leaves_no_traceback(tm
             ):
                 break
             await asyncio.sleep(0.02)
+    except BaseException:
+        await client.close()
+        raise
+    return client, run["result"]["runId"]
+
+
+def _finished(client):
+    return [
+        (n["params"]["runId"], n["params"]["status"], n["params"]["resumable"])
+        for n in client.notifications
+        if n["method"] == "lovia/event" and n["params"]["kind"] == "run.finished"
+    ]
+
+
+async def test_exit_right_after_shutdown_waits_for_it_and_leaves_no_traceback(tmp_path):
+    """A client that sends ``exit`` without waiting for the ``shutdown`` answer (VS Code does
+    after 2 s) while a run is live: the server finishes shutting down (the run is interrupted
+    and stays resumable), answers, and exits 0 without a traceback on stderr."""
+    from tests.support.raw_lsp import frame
+
+    client, run_id = await _slow_run_streaming(tmp_path)
+    try:
         shutdown = client.expect("bye")
         messages = [
             {"jsonrpc": "2.0", "id": "bye", "method": "shutdown"},
@@ -351,14 +370,7 @@ async def test_exit_right_after_shutdown_waits_for_it_and_leaves_no_traceback(tm
         await client.close()
     assert code == 0
     assert "Traceback" not in client.stderr(), client.stderr()
-    finished = [
-        n["params"]
-        for n in client.notifications
-        if n["method"] == "lovia/event" and n["params"]["kind"] == "run.finished"
-    ]
-    assert [(f["runId"], f["status"], f["resumable"]) for f in finished] == [
-        (run_id, "interrupted", True)
-    ]
+    assert _finished(client) == [(run_id, "interrupted", True)]
 
 
 async def test_sigterm_while_the_client_keeps_stdin_open_exits_promptly(tmp_path):
@@ -366,31 +378,12 @@ async def test_sigterm_while_the_client_keeps_stdin_open_exits_promptly(tmp_path
     interrupted, resumable, and the process exits (no read of stdin holds it)."""
     import signal
 
-    from tests.support.raw_lsp import RawClient
-
-    root = tmp_path / "ws"
-    root.mkdir()
-    (root / "agent.py").write_text(SLOW_AGENT_FILE)
-    client = await RawClient.start(tmp_path / "logs")
+    client, run_id = await _slow_run_streaming(tmp_path)
     try:
-        await client.initialize(root, tmp_path / "state")
-        await client.request("lovia/run", {"prompt": "go", "agent": "agent.py:agent"})
-        for _ in range(1500):
-            if any(
-                n["method"] == "lovia/event" and n["params"]["kind"] == "message.delta"
-                for n in client.notifications
-            ):
-                break
-            await asyncio.sleep(0.02)
         client.proc.send_signal(signal.SIGTERM)
         code = await asyncio.wait_for(client.proc.wait(), 20)
     finally:
         await client.close()
     assert code == 0
     assert "Traceback" not in client.stderr(), client.stderr()
-    finished = [
-        n["params"]
-        for n in client.notifications
-        if n["method"] == "lovia/event" and n["params"]["kind"] == "run.finished"
-    ]
-    assert [(f["status"], f["resumable"]) for f in finished] == [("interrupted", True)]
+    assert _finished(client) == [(run_id, "interrupted", True)]

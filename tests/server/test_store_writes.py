@@ -7,17 +7,7 @@ import json
 import sqlite3
 import time
 
-import pytest_asyncio
-
-from lovia_server.store import CHECKPOINT_EVERY, DIRECT_ROWS, ServerStore
-
-
-@pytest_asyncio.fixture
-async def store(tmp_path):
-    s = ServerStore(tmp_path / "state.db")
-    await s.open()
-    yield s
-    await s.close()
+from lovia_server.store import CHECKPOINT_EVERY, DIRECT_ROWS
 
 
 def _rows(run: str, first: int, count: int) -> list[tuple[str, int, str]]:

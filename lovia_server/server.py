@@ -111,7 +111,8 @@ class LoviaServer(GuardedLanguageServer):
             gc.enable()
 
     async def stop_runtime(self) -> None:
-        """Shut the runtime down once: ``shutdown``, ``exit`` and EOF all wait for that one job."""
+        """Shut the runtime down once: ``shutdown`` and the end of input (EOF, SIGTERM) wait for
+        that one job."""
         if self.runtime is None:
             return
         if self._stopping is None:

@@ -12,20 +12,14 @@ from __future__ import annotations
 import asyncio
 import os
 import stat
-from collections.abc import Awaitable
 from concurrent.futures import ThreadPoolExecutor
-from typing import BinaryIO, Protocol
+from typing import TYPE_CHECKING, BinaryIO
+
+if TYPE_CHECKING:
+    from pygls.io_ import AsyncReader
 
 LINE_LIMIT = 1024 * 1024
 """Bytes a header line may take; a longer one is dropped (the next header line re-syncs)."""
-
-
-class AsyncReader(Protocol):
-    """What pygls' ``run_async`` reads from."""
-
-    def readline(self) -> Awaitable[bytes]: ...
-
-    def readexactly(self, n: int) -> Awaitable[bytes]: ...
 
 
 class PipeReader:

@@ -182,12 +182,7 @@ class QueuedWriter:
         if self._closed or self._failed:
             return False
         with self._cond:
-            if self._write_now(data, urgent=urgent):
-                return not self._failed
-            if urgent:
-                self._urgent.append(data)
-                self._cond.notify()
-            else:
+            if not urgent:
                 if droppable and self._pending + len(data) > self.limit():
                     self.dropped += 1
                     self.dropped_bytes += len(data)
@@ -205,6 +200,12 @@ class QueuedWriter:
                     return False
                 if self._pending == 0 and time.monotonic() - self._window_start > RATE_WINDOW:
                     self._window_start, self._window_bytes = time.monotonic(), 0  # was idle
+            if self._write_now(data, urgent=urgent):
+                return not self._failed
+            if urgent:
+                self._urgent.append(data)
+                self._cond.notify()
+            else:
                 self._normal.append(data)
                 self._pending += len(data)
                 if len(self._normal) == 1:  # the thread may be idle; else it is pacing
@@ -226,16 +227,12 @@ class QueuedWriter:
             or self._failed
         ):
             return False
-        room = min(self._target(), self._pipe_size // 2)
-        if self._unseen + size > room:
+        if self._unseen + size > self._direct_room():
             held = self._in_pipe()  # look: a client that keeps up has read it all by now
             self._unseen = held
-            self._sample_client(time.monotonic(), held)
-            if held + size > min(self._target(), self._pipe_size // 2):
+            self._sample_client(time.monotonic(), held)  # may change the verdict, and the room
+            if held + size > self._direct_room():
                 return False
-        now = time.monotonic()
-        if not urgent and self._pending == 0 and now - self._window_start > RATE_WINDOW:
-            self._window_start, self._window_bytes = now, 0  # was idle
         if not self._put(data):
             self._cond.notify()  # the thread releases the drained() waiters and stops
             return True
@@ -245,6 +242,11 @@ class QueuedWriter:
         if not urgent:
             self._window_bytes += size
         return True
+
+    def _direct_room(self) -> int:
+        """Bytes the pipe may hold after a direct write: the pacing target, and never more
+        than half of what the pipe can take."""
+        return min(self._target(), self._pipe_size // 2)
 
     def limit(self) -> int:
         """Bytes of droppable notifications that may queue now (see the module's docstring)."""
@@ -291,24 +293,20 @@ class QueuedWriter:
         with self._cond:
             while True:
                 if self._urgent:
-                    self._writing = True
-                    return self._urgent.popleft(), True
+                    return self._take(self._urgent, urgent=True)
                 if self._normal:
                     if self._fd is None:
-                        self._writing = True
-                        return self._normal.popleft(), False
+                        return self._take(self._normal, urgent=False)
                     if self._unseen + len(self._normal[0]) <= self._target():
                         # The pipe cannot hold more than it held when last seen plus what was
                         # written since: no need to ask the kernel (a fast client's case).
-                        self._writing = True
-                        return self._normal.popleft(), False
+                        return self._take(self._normal, urgent=False)
                     held = self._in_pipe()
                     self._unseen = held  # what the pipe holds now, exactly
                     now = time.monotonic()
                     self._sample_client(now, held)
                     if held <= self._target():
-                        self._writing = True
-                        return self._normal.popleft(), False
+                        return self._take(self._normal, urgent=False)
                     # Read since the last look, or only just started waiting: look again soon;
                     # else less and less often.
                     if not waiting_since:
@@ -324,6 +322,12 @@ class QueuedWriter:
                 if self._closed:
                     return None
                 self._cond.wait()
+
+    def _take(self, lane: collections.deque[bytes], *, urgent: bool) -> tuple[bytes, bool]:
+        """Pop the next frame for the thread to write (under the lock): until ``_written``,
+        nothing is written directly, so no frame can overtake or split it."""
+        self._writing = True
+        return lane.popleft(), urgent
 
     def _slow(self) -> bool:
         return self._client_rate is not None and self._client_rate < FAST_CLIENT

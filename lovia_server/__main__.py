@@ -137,6 +137,10 @@ def sub_main(argv: list[str] | None = None, *, prog: str = "lovia-server") -> in
     # the runtime is ready or failed to start (``LoviaServer.resume_collector``).
     gc.disable()
     _setup_logging(args.log_level, args.log_file)
+    # Before pygls and lsprotocol: their classes' generated methods come from the cache.
+    from lovia_server import codegen_cache
+
+    codegen_cache.install()
     # The database and stdout threads hand each result back through the GIL; while the loop
     # is busy (a burst of deltas) every hand-back would wait up to the default 5 ms.
     sys.setswitchinterval(SWITCH_INTERVAL)

@@ -19,6 +19,7 @@ import lovia
 from lovia.plugins.todo import Todo
 from lovia.stores import SQLiteCheckpointer, SQLiteSession
 from lovia.tools.human import HumanChannel, ask_human
+from lovia_server import codegen_cache
 from lovia_server import protocol as p
 from lovia_server.agents import (
     BUILTIN_CODING,
@@ -172,6 +173,7 @@ class ServerRuntime:
             # Everything loaded so far lives as long as the server: moved out of the collector's
             # reach, a full collection no longer pauses a streaming run for tens of ms.
             gc.freeze()
+            await _settle_codegen_cache()
 
     async def _warm_run_path(self, settings: LoviaSettings) -> None:
         try:
@@ -190,6 +192,7 @@ class ServerRuntime:
 
             provider = provider_from_string(model)
             gc.freeze()  # before the network wait: what loaded so far is the server's for good
+            await _settle_codegen_cache()
             warm_up = getattr(provider, "warm_up", None)
             if warm_up is not None:
                 await warm_up()
@@ -490,6 +493,14 @@ class ServerRuntime:
 
 
 _UNTRUSTED_MCP = "MCP servers are not started in an untrusted workspace"
+
+
+async def _settle_codegen_cache() -> None:
+    """Start-up has imported what runs need: keep its generated code for the next start."""
+    try:
+        await asyncio.to_thread(codegen_cache.settle)
+    except Exception:
+        logger.debug("codegen_cache.settle_failed", exc_info=True)
 
 
 def _state_dir(server: LoviaServer) -> Path:

@@ -25,6 +25,7 @@ from acp import schema as a
 import lovia
 from lovia.stores import SQLiteCheckpointer, SQLiteSession
 from lovia.tools.human import HumanChannel, ask_human
+from lovia_server import codegen_cache
 from lovia_server import protocol as p
 from lovia_server.acp.commands import (
     commands_update,
@@ -355,12 +356,13 @@ class LoviaAcpAgent:
     async def _warm_provider(self) -> None:
         """Import the configured vendor SDK in the background (it takes seconds)."""
         model = self.options.settings.effective_model() or ""
-        if not model or model == DEMO_MODEL:
-            return
-        vendor = model.split(":", 1)[0].lower() if ":" in model else "openai"
-        module = {"anthropic": "anthropic", "claude": "anthropic"}.get(vendor, "openai")
-        with contextlib.suppress(Exception):
-            await asyncio.to_thread(importlib.import_module, module)
+        if model and model != DEMO_MODEL:
+            vendor = model.split(":", 1)[0].lower() if ":" in model else "openai"
+            module = {"anthropic": "anthropic", "claude": "anthropic"}.get(vendor, "openai")
+            with contextlib.suppress(Exception):
+                await asyncio.to_thread(importlib.import_module, module)
+        with contextlib.suppress(Exception):  # start-up's generated code, for the next start
+            await asyncio.to_thread(codegen_cache.settle)
 
     async def _imports_settled(self) -> None:
         if self._warm is not None and not self._warm.done():

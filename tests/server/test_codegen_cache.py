@@ -1,8 +1,8 @@
 """The generated-code cache: same classes from cached code, only trusted files, bounded writes."""
 
 from __future__ import annotations
-
 import __future__
+
 import ast
 import asyncio
 import json

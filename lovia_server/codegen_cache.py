@@ -17,6 +17,7 @@ nobody else can write it.
 from __future__ import annotations
 import __future__
 
+import asyncio
 import builtins
 import logging
 import marshal
@@ -78,7 +79,6 @@ class CodegenCache:
         self._known: dict[Key, CodeType] = {}
         self._used: dict[Key, CodeType] = {}
         self._hooks: list[tuple[ModuleType, str]] = []
-        self._lock = threading.Lock()
 
     # ---------------------------------------------------------------------------- lookups
 
@@ -206,8 +206,7 @@ class CodegenCache:
         start). Returns whether the file was written; a failure leaves the old file."""
         if self.path is None:
             return False
-        with self._lock:
-            entries = dict(self._used)
+        entries = dict(self._used)  # one C-level copy: atomic against a thread still compiling
         try:
             data = marshal.dumps((FORMAT, sys.version, entries))
         except ValueError:
@@ -243,9 +242,8 @@ class CodegenCache:
             ", saved" if saved else "",
             f" (file {self.problem})" if self.problem else "",
         )
-        with self._lock:
-            self._known = {}
-            self._used = {}
+        self._known = {}
+        self._used = {}
 
 
 def _trusted(info: os.stat_result) -> bool:
@@ -290,11 +288,19 @@ def install() -> CodegenCache | None:
 
 
 def settle() -> None:
-    """Once start-up has imported what it needs (blocking: run it in a thread)."""
+    """Once start-up has imported what it needs (blocking: ``settle_in_thread`` from a loop)."""
     global _active
     cache, _active = _active, None
     if cache is not None:
         cache.settle()
 
 
-__all__ = ["CodegenCache", "default_path", "install", "settle"]
+async def settle_in_thread() -> None:
+    """``settle`` off the event loop; a failure only costs the next start its cache."""
+    try:
+        await asyncio.to_thread(settle)
+    except Exception:
+        logger.debug("codegen_cache.settle_failed", exc_info=True)
+
+
+__all__ = ["CodegenCache", "default_path", "install", "settle", "settle_in_thread"]

@@ -173,7 +173,7 @@ class ServerRuntime:
             # Everything loaded so far lives as long as the server: moved out of the collector's
             # reach, a full collection no longer pauses a streaming run for tens of ms.
             gc.freeze()
-            await _settle_codegen_cache()
+            await codegen_cache.settle_in_thread()  # start-up's code, for the next start
 
     async def _warm_run_path(self, settings: LoviaSettings) -> None:
         try:
@@ -192,7 +192,7 @@ class ServerRuntime:
 
             provider = provider_from_string(model)
             gc.freeze()  # before the network wait: what loaded so far is the server's for good
-            await _settle_codegen_cache()
+            await codegen_cache.settle_in_thread()  # start-up's code, for the next start
             warm_up = getattr(provider, "warm_up", None)
             if warm_up is not None:
                 await warm_up()
@@ -493,14 +493,6 @@ class ServerRuntime:
 
 
 _UNTRUSTED_MCP = "MCP servers are not started in an untrusted workspace"
-
-
-async def _settle_codegen_cache() -> None:
-    """Start-up has imported what runs need: keep its generated code for the next start."""
-    try:
-        await asyncio.to_thread(codegen_cache.settle)
-    except Exception:
-        logger.debug("codegen_cache.settle_failed", exc_info=True)
 
 
 def _state_dir(server: LoviaServer) -> Path:

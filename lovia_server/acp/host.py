@@ -361,8 +361,7 @@ class LoviaAcpAgent:
             module = {"anthropic": "anthropic", "claude": "anthropic"}.get(vendor, "openai")
             with contextlib.suppress(Exception):
                 await asyncio.to_thread(importlib.import_module, module)
-        with contextlib.suppress(Exception):  # start-up's generated code, for the next start
-            await asyncio.to_thread(codegen_cache.settle)
+        await codegen_cache.settle_in_thread()  # start-up's generated code, for the next start
 
     async def _imports_settled(self) -> None:
         if self._warm is not None and not self._warm.done():

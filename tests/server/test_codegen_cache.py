@@ -128,10 +128,6 @@ def test_a_file_rewritten_only_when_much_of_start_up_was_new(tmp_path):
     assert cache.needs_saving()
 
 
-def _valid(path: Path, tmp_path: Path) -> None:
-    probe(path, tmp_path)
-
-
 @pytest.mark.parametrize(
     "spoil, problem",
     [
@@ -149,7 +145,7 @@ def _valid(path: Path, tmp_path: Path) -> None:
 )
 def test_a_spoilt_or_untrusted_file_is_not_used(tmp_path, spoil, problem):
     path = tmp_path / "codegen.marshal"
-    _valid(path, tmp_path)
+    probe(path, tmp_path)
     spoil(path)
     cache = CodegenCache(path)
     cache.load()
@@ -160,7 +156,7 @@ def test_a_spoilt_or_untrusted_file_is_not_used(tmp_path, spoil, problem):
 
 def test_a_symlinked_or_foreign_file_is_not_used(tmp_path):
     real = tmp_path / "real.marshal"
-    _valid(real, tmp_path)
+    probe(real, tmp_path)
     link = tmp_path / "link.marshal"
     link.symlink_to(real)
     cache = CodegenCache(link)

@@ -8,15 +8,23 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from lovia.workspace import CommandRule, LocalWorkspace, PathRule, Workspace
+from lovia.workspace.protected import DEFAULT_PROTECTED_PATHS
+from lovia_server.agents import agent_file
 from lovia_server.settings import PermissionSettings, Preset
 
 
 def folder_config(
-    root: Path, folders: Sequence[Path], perms: PermissionSettings, preset: Preset
+    root: Path,
+    folders: Sequence[Path],
+    perms: PermissionSettings,
+    preset: Preset,
+    *,
+    agent: str | None = None,
 ) -> LocalWorkspace:
     """``root``'s workspace under ``preset`` with the settings' rules; the other ``folders`` are
     readable and writable as the root is. Under ``coding`` every write asks (review-first)
-    unless ``perms.write`` says otherwise."""
+    unless ``perms.write`` says otherwise. Writes to the built-in protected paths, the
+    settings' ``protectedPaths`` and the ``agent`` file (which the host imports) always ask."""
     rules: list[PathRule] = []
     for rule in perms.pathRules:
         if rule.read is not None:
@@ -41,6 +49,11 @@ def folder_config(
         denied_paths=tuple(perms.deniedPaths),
         path_rules=tuple(rules),
         command_rules=command_rules if preset != "readonly" else (),
+        protected_paths=(
+            *DEFAULT_PROTECTED_PATHS,
+            *perms.protectedPaths,
+            *([str(path)] if agent and (path := agent_file(agent, list(folders))) else []),
+        ),
     )
     if inside_write != config.policy.write:
         config = dataclasses.replace(

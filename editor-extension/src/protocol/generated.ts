@@ -474,6 +474,7 @@ export interface ApprovalRequestedEvent {
   diff?: FileDiff[];
   options: ApprovalOption[];
   subagent?: SubagentRef;
+  warning?: string;
   kind: "approval.requested";
 }
 /**
@@ -855,6 +856,7 @@ export interface FolderAcl {
   writeOutside: string;
   shell: string;
   deniedPaths: string[];
+  protectedPaths: string[];
   pathRules: PathRuleView[];
   commandRules: CommandRuleView[];
 }
@@ -974,6 +976,7 @@ export interface PermissionSettings {
   pathRules?: PathRuleSetting[];
   commandRules?: CommandRuleSetting[];
   deniedPaths?: string[];
+  protectedPaths?: string[];
 }
 export interface PathRuleSetting {
   pattern: string;

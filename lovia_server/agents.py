@@ -185,6 +185,7 @@ def mcp_server_config(
         "exclude_tools": entry.excludeTools,
         "defer": entry.defer,
         "needs_approval": entry.needsApproval,
+        "approved_tools": frozenset(entry.approvedTools),
         "timeout": entry.timeout,
         "connect_timeout": entry.connectTimeout,
         "include_instructions": True,

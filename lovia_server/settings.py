@@ -114,7 +114,12 @@ class _MCPServerCommon(_Model):
     excludeTools: list[str] | None = None
     defer: bool = False
     """Hide the tools behind ``search_mcp_tools`` / ``call_mcp_tool`` (large servers)."""
-    needsApproval: bool = False
+    needsApproval: bool = True
+    """Every call of the server's tools asks, until the user answers "always" for a tool (for the
+    conversation) or lists it in ``approvedTools``."""
+    approvedTools: list[str] = Field(default_factory=list)
+    """Tools of this server (raw names) that run without asking; the paths their arguments name
+    are still judged by the workspace's rules."""
     timeout: float | None = Field(default=None, gt=0)
     """Seconds per tool call."""
     connectTimeout: float = Field(default=30.0, gt=0)

@@ -995,6 +995,7 @@ export interface StdioMCPServerSetting {
   excludeTools?: string[];
   defer?: boolean;
   needsApproval?: boolean;
+  approvedTools?: string[];
   timeout?: number;
   connectTimeout?: number;
   disabled?: boolean;
@@ -1014,6 +1015,7 @@ export interface HttpMCPServerSetting {
   excludeTools?: string[];
   defer?: boolean;
   needsApproval?: boolean;
+  approvedTools?: string[];
   timeout?: number;
   connectTimeout?: number;
   disabled?: boolean;

@@ -19,6 +19,7 @@ import argparse
 import base64
 import os
 import sys
+from pathlib import Path
 from typing import Any
 
 PNG = base64.b64encode(
@@ -161,8 +162,8 @@ def build(page_size: int, instructions: str | None) -> Any:
             await ctx.session.send_tool_list_changed()
             return types.CallToolResult(content=[_text(f"added {extra}")])
         if name == "read_text":
-            with open(str(args["path"]), encoding="utf-8") as handle:
-                return types.CallToolResult(content=[_text(handle.read())])
+            text = Path(str(args["path"])).read_text(encoding="utf-8")  # noqa: ASYNC240
+            return types.CallToolResult(content=[_text(text)])
         if name.startswith(("noop_", "extra_")):
             return types.CallToolResult(content=[_text(f"{name} done")])
         raise ValueError(f"Unknown tool: {name}")

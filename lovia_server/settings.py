@@ -368,6 +368,9 @@ def parse_settings(raw: Any) -> tuple[LoviaSettings, list[str]]:
             return LoviaSettings(), problems
 
 
+UNTRUSTED_MCP = "MCP servers are not started in an untrusted workspace"
+
+
 def restrict_untrusted(settings: LoviaSettings) -> LoviaSettings:
     """The settings of a client that says its workspace is untrusted (``trusted: false``): they
     may only add restrictions, whatever they say. The ``readonly`` preset; the default denied
@@ -398,9 +401,6 @@ def restrict_untrusted(settings: LoviaSettings) -> LoviaSettings:
     return settings.model_copy(
         update={"permissions": permissions, "agent": None, "mcpServers": refused}
     )
-
-
-UNTRUSTED_MCP = "MCP servers are not started in an untrusted workspace"
 
 
 def default_state_dir(first_folder: Path | None) -> Path:

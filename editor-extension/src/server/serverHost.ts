@@ -105,6 +105,10 @@ export class ServerHost implements vscode.Disposable {
             applyAgentEdit(params, () => Promise.resolve(next(params, undefined as never)), (uri) =>
               vscode.workspace.textDocuments.find((d) => d.uri.toString() === vscode.Uri.parse(uri).toString()),
             ),
+          // A change is announced without values (`settings: null`): the server then asks with
+          // workspace/configuration, answered below. The client's default would push the raw
+          // merged section, the workspace's values included, past the Workspace Trust mapping.
+          didChangeConfiguration: (_sections, next) => next(undefined),
           configuration: async (params, token, next) => {
             const result = await next(params, token);
             if (!Array.isArray(result)) return result;

@@ -128,6 +128,14 @@ describe("activation", () => {
       },
     });
 
+    // A changed setting is announced without its values, so it cannot bypass the mapping.
+    const announced: unknown[] = [];
+    await client.clientOptions.middleware.workspace.didChangeConfiguration(["lovia"], (sections: unknown) => {
+      announced.push(sections);
+      return Promise.resolve();
+    });
+    expect(announced).toEqual([undefined]);
+
     __mock.state.trusted = true;
     __mock.trustEmitter.fire();
     await expect.poll(() => (server.initializationOptions as { lovia: Record<string, unknown> }).lovia.trusted).toBe(true);

@@ -30,12 +30,16 @@ from typing import IO, Any
 from lovia_server.client import RpcError, StdioClient
 from lovia_server.line_reader import LineReader
 from lovia_server.protocol import MODEL_NOT_CONFIGURED, RUN_NOT_ACTIVE
+from lovia_server.terminal_text import printable
 
 DEMO_PROMPT = "Show me around this workspace and tidy up its README."
 
 
 class Terminal:
-    """Renders lovia events as plain (optionally coloured) terminal text."""
+    """Renders lovia events as plain (optionally coloured) terminal text.
+
+    Every text that came from the run goes through ``printable`` (in ``c`` and ``text``): the
+    model, files and commands must not reach the terminal's escape sequences."""
 
     def __init__(
         self, out: Any, *, color: bool, root: Path | None = None, resume_hint: bool = True
@@ -47,7 +51,12 @@ class Terminal:
         self.at_line_start = True
 
     def c(self, code: str, text: str) -> str:
+        text = printable(text)
         return f"\033[{code}m{text}\033[0m" if self.color else text
+
+    def text(self, text: str) -> None:
+        """Streamed text of the run, as it comes."""
+        self.write(printable(text))
 
     def write(self, text: str) -> None:
         if not text:
@@ -64,7 +73,7 @@ class Terminal:
     def event(self, event: dict[str, Any]) -> None:
         kind = event["kind"]
         if kind == "message.delta":
-            self.write(event["text"])
+            self.text(event["text"])
         elif kind == "reasoning.delta":
             self.write(self.c("2", event["text"]))
         elif kind == "message.completed":
@@ -581,7 +590,7 @@ class ChatCommand:
             status = await self._converse(chat, root)
         except RpcError as exc:
             message, hint = describe_error(exc, args)
-            term.line(f"error: {message}" + (f"\n  hint: {hint}" if hint else ""))
+            term.line(printable(f"error: {message}" + (f"\n  hint: {hint}" if hint else "")))
             status = "failed"
         except ConnectionError:
             where = "run with --verbose to see why" if log is None else f"its log: {log_path}"

@@ -35,7 +35,7 @@ from lovia_server.mcp_pool import MCPPool, PooledMCP
 from lovia_server.ports import RunSpec
 from lovia_server.prices import price_for, prices_from_settings
 from lovia_server.restore_points import LiveRun, RestorePointService
-from lovia_server.settings import default_state_dir
+from lovia_server.settings import UNTRUSTED_MCP, default_state_dir
 from lovia_server.store import RunRecord, ServerStore
 from lovia_server.supervisor import RunSupervisor
 from lovia_server.writer import queue_cap
@@ -492,7 +492,7 @@ class ServerRuntime:
         return p.MCPRestartResult(server=info)
 
 
-_UNTRUSTED_MCP = "MCP servers are not started in an untrusted workspace"
+_UNTRUSTED_MCP = UNTRUSTED_MCP
 
 
 def _state_dir(server: LoviaServer) -> Path:

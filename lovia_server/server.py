@@ -325,9 +325,11 @@ async def client_settings(server: LoviaServer, request: Awaitable[Any] | None = 
 async def refresh_settings(server: LoviaServer, *, pushed: Any = None) -> None:
     """Read the ``lovia`` section (pushed value, else ``workspace/configuration``)."""
     raw = pushed if pushed is not None else await client_settings(server)
-    from lovia_server.settings import parse_settings
+    from lovia_server.settings import parse_settings, restrict_untrusted
 
     settings, problems = parse_settings(raw)
+    if not server.init_options.trusted:
+        settings = restrict_untrusted(settings)
     server.settings = settings
     server.settings_problems = problems
     for problem in problems:

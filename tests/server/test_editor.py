@@ -1,10 +1,14 @@
 """The editor side: unsaved buffers, both edit modes, approval diffs, shell output, ACL."""
 
 import asyncio
+import json
 
 from lsprotocol import types as lsp
 
+from lovia_server.protocol import MODEL_NOT_CONFIGURED
+from lovia_server.settings import DEFAULT_DENIED_PATHS
 from tests.server.harness import AGENT_HEADER
+from tests.support import fake_openai as oai
 
 EDITOR_AGENT = (
     AGENT_HEADER
@@ -200,13 +204,73 @@ async def test_untrusted_workspace_is_readonly_and_ignores_agent_files(harness):
     status = await harness.request("lovia/status", {})
     assert status["folders"][0]["preset"] == "readonly"
     assert status["folders"][0]["write"] == "deny"
+    # The setting is ignored: the built-in agent would run (it has no model here).
     try:
         await harness.run("x")
+    except Exception as exc:
+        assert exc.code == MODEL_NOT_CONFIGURED, exc
+    else:  # pragma: no cover - must not load the file
+        raise AssertionError("an untrusted workspace loaded a user agent")
+    # Asked for by name, it is refused.
+    try:
+        await harness.run("x", agent=spec)
     except Exception as exc:
         assert exc.code == -32602 and exc.data["field"] == "agent"
     else:  # pragma: no cover - must not load the file
         raise AssertionError("an untrusted workspace loaded a user agent")
     await asyncio.sleep(0)
+
+
+async def test_an_untrusted_clients_settings_cannot_open_the_users_keys(
+    harness, fake_openai, tmp_path
+):
+    """Restricted Mode's settings as a repository would write them, sent by a client that says
+    it is untrusted: the server keeps its default denied paths and only the deny parts of the
+    rules, so the read-only agent cannot read ~/.ssh/id_rsa (issue 23, class 2)."""
+    home = tmp_path / "home"
+    (home / ".ssh").mkdir(parents=True)
+    (home / ".ssh" / "id_rsa").write_text("-----BEGIN OPENSSH PRIVATE KEY----- sk-secret-42\n")
+    (harness.root / "secrets").mkdir()
+    (harness.root / "secrets" / "token.txt").write_text("tok-secret-43\n")
+    fake_openai.script(
+        oai.tool_calls(
+            oai.call("read_file", {"path": str(home / ".ssh" / "id_rsa")}, id="r1"),
+            oai.call("read_file", {"path": "secrets/token.txt"}, id="r2"),
+        ),
+        oai.text("done"),
+    )
+    await harness.start(
+        settings={
+            "model": "openai:fake-model",
+            "permissions": {
+                "preset": "trusted",
+                "write": "allow",
+                "deniedPaths": [],
+                "pathRules": [
+                    {"pattern": "~/.ssh/**", "read": "allow", "write": "deny"},
+                    {"pattern": "secrets/**", "read": "deny"},
+                ],
+                "commandRules": [{"pattern": "cat", "decision": "allow"}],
+            },
+        },
+        init_options={"trusted": False},
+        env={**fake_openai.env(), "HOME": str(home)},
+    )
+    (folder,) = (await harness.request("lovia/status", {}))["folders"]
+    assert folder["preset"] == "readonly" and folder["shell"] == "deny"
+    assert set(DEFAULT_DENIED_PATHS) <= set(folder["deniedPaths"])
+    assert {r["action"] for r in folder["pathRules"]} == {"deny"}
+    assert folder["commandRules"] == []
+
+    run = await harness.run("read the keys")
+    done = await harness.finished(run["runId"])
+    assert done["status"] == "completed", done
+    events = harness.of_run(run["runId"])
+    assert not [e for e in events if e["kind"] == "approval.requested"]
+    results = {e["toolCallId"]: e for e in events if e["kind"] == "tool.result"}
+    assert results["r1"]["isError"] and results["r2"]["isError"], results
+    model_input = json.dumps([r.json for r in fake_openai.requests if r.method == "POST"])
+    assert "sk-secret-42" not in model_input and "tok-secret-43" not in model_input
 
 
 WRITER_AGENT = (

@@ -12,7 +12,7 @@ import { LoviaClient, type RpcEndpoint } from "../protocol/client";
 import type { ServerState } from "../chat/messages";
 import { applyAgentEdit } from "./agentEdits";
 import { ServerBootstrap, type InterpreterChoice } from "./bootstrap";
-import { API_KEY_PROVIDERS, BASE_URL_KEY, buildInitializationOptions, serverEnv, serverSettings } from "./settings";
+import { API_KEY_PROVIDERS, BASE_URL_KEY, buildInitializationOptions, restrictedSettings, serverEnv, serverSettings, type InspectedSection } from "./settings";
 
 /** Restarts allowed within {@link CRASH_WINDOW_MS} before the server is left stopped. */
 export const MAX_RESTARTS = 4;
@@ -25,6 +25,18 @@ const FATAL_STARTUP = /\b(ModuleNotFoundError|ImportError|SyntaxError)\b|No modu
 
 function isTrusted(): boolean {
   return vscode.workspace.isTrusted;
+}
+
+/**
+ * The `lovia` section for the server. Trusted: the merged value VS Code gives. Untrusted: the
+ * user's values and the workspace's told apart (`inspect`), so that the repository's can only
+ * add restrictions.
+ */
+function loviaSection(merged: unknown, scopeUri: string | undefined): unknown {
+  if (isTrusted()) return serverSettings(merged, true);
+  const scope = scopeUri ? vscode.Uri.parse(scopeUri) : undefined;
+  const inspected = vscode.workspace.getConfiguration(undefined, scope).inspect<unknown>("lovia") as InspectedSection | undefined;
+  return restrictedSettings(inspected);
 }
 
 /** Route a server stream (Python logging on stderr) to the log channel at a fitting level. */
@@ -77,7 +89,7 @@ export class ServerHost implements vscode.Disposable {
       outputChannel: log,
       stdioOptions: { stdout: pipeLines, stderr: pipeLines },
       initializationOptions: () =>
-        buildInitializationOptions({ stateDir: context.storageUri?.fsPath }),
+        buildInitializationOptions({ stateDir: context.storageUri?.fsPath, trusted: isTrusted() }),
       synchronize: { configurationSection: "lovia" },
       errorHandler: {
         error: (_error, _message, count) => ({
@@ -93,11 +105,15 @@ export class ServerHost implements vscode.Disposable {
             applyAgentEdit(params, () => Promise.resolve(next(params, undefined as never)), (uri) =>
               vscode.workspace.textDocuments.find((d) => d.uri.toString() === vscode.Uri.parse(uri).toString()),
             ),
+          // A change is announced without values (`settings: null`): the server then asks with
+          // workspace/configuration, answered below. The client's default would push the raw
+          // merged section, the workspace's values included, past the Workspace Trust mapping.
+          didChangeConfiguration: (_sections, next) => next(undefined),
           configuration: async (params, token, next) => {
             const result = await next(params, token);
             if (!Array.isArray(result)) return result;
             return result.map((value, i) =>
-              params.items[i]?.section === "lovia" ? serverSettings(value, isTrusted()) : value,
+              params.items[i]?.section === "lovia" ? loviaSection(value, params.items[i]?.scopeUri) : value,
             );
           },
         },
@@ -118,7 +134,8 @@ export class ServerHost implements vscode.Disposable {
           this.setState("stopped");
         }
       }),
-      vscode.workspace.onDidGrantWorkspaceTrust(() => this.pushConfiguration()),
+      // The server was told it is untrusted when it started: a restart tells it otherwise.
+      vscode.workspace.onDidGrantWorkspaceTrust(() => void this.onTrustGranted()),
     );
   }
 
@@ -182,10 +199,10 @@ export class ServerHost implements vscode.Disposable {
     if (this.client.state !== State.Stopped) await this.client.stop();
   }
 
-  /** Tell the server to read the `lovia` section again (trust granted, key changed). */
-  pushConfiguration(): void {
-    if (this.client.state !== State.Running) return;
-    void this.client.sendNotification("workspace/didChangeConfiguration", { settings: null });
+  private async onTrustGranted(): Promise<void> {
+    if (this.client.state === State.Stopped) return;
+    this.log.info("lovia: workspace trusted; restarting the server with your full settings");
+    await this.restart();
   }
 
   dispose(): void {

@@ -20,8 +20,12 @@ export const API_KEY_PROVIDERS: readonly ApiKeyProvider[] = [
   { id: "anthropic", label: "Anthropic", env: "ANTHROPIC_API_KEY", secretKey: "lovia.apiKey.anthropic" },
 ];
 
-/** The edit mode is a setting the server reads for every run, so it is not sent here. */
-export function buildInitializationOptions(opts: { stateDir: string | undefined }): {
+/**
+ * The edit mode is a setting the server reads for every run, so it is not sent here. `trusted`
+ * is Workspace Trust at start: an untrusted client's settings are restricted by the server too
+ * (a restart sends the new value once trust is granted).
+ */
+export function buildInitializationOptions(opts: { stateDir: string | undefined; trusted: boolean }): {
   lovia: LoviaInitializationOptions;
 } {
   const lovia: LoviaInitializationOptions = {
@@ -32,6 +36,7 @@ export function buildInitializationOptions(opts: { stateDir: string | undefined 
     // Large events come in slices once the server sees this client reading slowly, so that
     // answers are not stuck behind them (LoviaClient joins them).
     notificationParts: true,
+    trusted: opts.trusted,
   };
   if (opts.stateDir) lovia.stateDir = opts.stateDir;
   return { lovia };
@@ -44,7 +49,9 @@ function isPlainObject(v: unknown): v is Record<string, unknown> {
 /**
  * Turn the raw `lovia` configuration section into what the server is told:
  * extension-only keys dropped, empty values dropped (so server defaults apply), and
- * Workspace Trust applied (untrusted → `readonly` preset, no user agent).
+ * Workspace Trust applied: untrusted → the `readonly` preset, no agent, no MCP servers, no
+ * command rules, path rules only as their `deny` parts. In an untrusted workspace this is
+ * applied to the user's own values only; see {@link restrictedSettings}.
  */
 export function serverSettings(raw: unknown, trusted: boolean): LoviaSettings {
   const src: Record<string, unknown> = isPlainObject(raw) ? (JSON.parse(JSON.stringify(raw)) as Record<string, unknown>) : {};
@@ -56,7 +63,7 @@ export function serverSettings(raw: unknown, trusted: boolean): LoviaSettings {
   if (typeof src.approvalTimeoutSeconds === "number" && src.approvalTimeoutSeconds > 0) {
     out.approvalTimeoutSeconds = src.approvalTimeoutSeconds;
   }
-  if (isPlainObject(src.mcpServers) && Object.keys(src.mcpServers).length > 0) {
+  if (trusted && isPlainObject(src.mcpServers) && Object.keys(src.mcpServers).length > 0) {
     out.mcpServers = src.mcpServers as NonNullable<LoviaSettings["mcpServers"]>;
   }
   if (src.editMode === "auto" || src.editMode === "server" || src.editMode === "workspaceEdit") {
@@ -97,16 +104,79 @@ export function serverSettings(raw: unknown, trusted: boolean): LoviaSettings {
     permissions.deniedPaths = perms.deniedPaths.filter((p): p is string => typeof p === "string");
   }
   if (!trusted) {
-    // Untrusted: read-only, and workspace rules may only make things stricter.
+    // Untrusted: read-only, and rules only where they deny (never an allow or an ask).
     permissions.preset = "readonly";
-    if (permissions.pathRules) {
-      permissions.pathRules = permissions.pathRules
-        .filter((r) => r.read === "deny" || r.write === "deny")
-        .map((r) => ({ pattern: r.pattern, read: r.read === "deny" ? "deny" : "allow", write: "deny" }));
-    }
+    delete permissions.write;
+    if (permissions.pathRules) permissions.pathRules = denyParts(permissions.pathRules);
+    if (permissions.pathRules?.length === 0) delete permissions.pathRules;
     delete permissions.commandRules;
   }
   if (Object.keys(permissions).length > 0) out.permissions = permissions;
+  return out;
+}
+
+type PathRule = NonNullable<NonNullable<LoviaSettings["permissions"]>["pathRules"]>[number];
+
+/** Each rule's `deny` parts, nothing else: `{read: "allow", write: "deny"}` keeps only the write. */
+function denyParts(rules: readonly PathRule[]): PathRule[] {
+  const out: PathRule[] = [];
+  for (const r of rules) {
+    const kept: PathRule = { pattern: r.pattern };
+    if (r.read === "deny") kept.read = "deny";
+    if (r.write === "deny") kept.write = "deny";
+    if (kept.read || kept.write) out.push(kept);
+  }
+  return out;
+}
+
+/** One setting section's values by where they are set, as `WorkspaceConfiguration.inspect()` gives them. */
+export interface InspectedSection {
+  defaultValue?: unknown;
+  /** User settings (and a remote window's machine settings): the user's own choices. */
+  globalValue?: unknown;
+  /** A `.code-workspace` file, or a single folder's `.vscode/settings.json`: the repository's. */
+  workspaceValue?: unknown;
+  /** A folder's `.vscode/settings.json` in a multi-root workspace: the repository's too. */
+  workspaceFolderValue?: unknown;
+}
+
+/** `b` over `a`, objects merged key by key (arrays and scalars replaced), as VS Code layers scopes. */
+function layered(a: unknown, b: unknown): unknown {
+  if (!isPlainObject(a) || !isPlainObject(b)) return b === undefined ? a : b;
+  const out: Record<string, unknown> = { ...a };
+  for (const [k, v] of Object.entries(b)) out[k] = layered(a[k], v);
+  return out;
+}
+
+/**
+ * The settings of an untrusted workspace (Restricted Mode). The user's own values (defaults,
+ * then user settings) apply as {@link serverSettings} restricts them; the workspace's values —
+ * which the repository controls through `.vscode/settings.json` or a `.code-workspace` file —
+ * may only add: more denied paths and more `deny` path rules. They never remove a denied path
+ * (an empty list adds nothing), never produce an `allow` or `ask`, and nothing else of theirs
+ * is read (preset, agent, MCP servers, model, limits, ...). The server applies the same rule
+ * once the client says it is untrusted (lovia_server/settings.py `restrict_untrusted`), and keeps
+ * its default denied paths besides.
+ */
+export function restrictedSettings(inspected: InspectedSection | undefined): LoviaSettings {
+  const user = layered(inspected?.defaultValue, inspected?.globalValue);
+  const out = serverSettings(user, false);
+  const permissions: NonNullable<LoviaSettings["permissions"]> = out.permissions ?? { preset: "readonly" };
+  const denied = [...(permissions.deniedPaths ?? [])];
+  const rules = [...(permissions.pathRules ?? [])];
+  for (const scope of [inspected?.workspaceValue, inspected?.workspaceFolderValue]) {
+    const perms = isPlainObject(scope) && isPlainObject(scope.permissions) ? scope.permissions : {};
+    if (Array.isArray(perms.deniedPaths)) {
+      for (const p of perms.deniedPaths) if (typeof p === "string" && p.trim() && !denied.includes(p)) denied.push(p);
+    }
+    if (Array.isArray(perms.pathRules)) {
+      const wellFormed = perms.pathRules.filter((r): r is PathRule => isPlainObject(r) && typeof r.pattern === "string" && r.pattern.length > 0);
+      rules.push(...denyParts(wellFormed));
+    }
+  }
+  if (denied.length > 0) permissions.deniedPaths = denied;
+  if (rules.length > 0) permissions.pathRules = rules;
+  out.permissions = permissions;
   return out;
 }
 

@@ -34,7 +34,7 @@ export interface WebviewPage {
   close(): Promise<void>;
 }
 
-export async function openWebview(options: { width?: number; height?: number } = {}): Promise<WebviewPage> {
+export async function openWebview(options: { width?: number; height?: number; ignoreHTTPSErrors?: boolean } = {}): Promise<WebviewPage> {
   if (!existsSync(CHROMIUM)) {
     throw new Error(`Chromium not found at ${CHROMIUM}: install it with \`apt-get install -y chromium\` (or set LOVIA_CHROMIUM).`);
   }
@@ -62,7 +62,8 @@ export async function openWebview(options: { width?: number; height?: number } =
   await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));
   origin = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
   const browser: Browser = await chromium.launch({ executablePath: CHROMIUM, args: FLAGS, headless: true });
-  const page = await browser.newPage({ viewport: { width: options.width ?? 420, height: options.height ?? 900 } });
+  // ignoreHTTPSErrors: a test's self-signed HTTPS server then counts as any real site would.
+  const page = await browser.newPage({ viewport: { width: options.width ?? 420, height: options.height ?? 900 }, ignoreHTTPSErrors: options.ignoreHTTPSErrors ?? false });
   const errors: string[] = [];
   page.on("pageerror", (e) => errors.push(e.message));
   await page.addInitScript(() => {

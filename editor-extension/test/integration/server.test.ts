@@ -170,7 +170,7 @@ describe.skipIf(!available)("lovia_server over stdio (real server)", () => {
         workspace: { configuration: true, workspaceFolders: true, applyEdit: true, workspaceEdit: { documentChanges: true }, didChangeConfiguration: { dynamicRegistration: true } },
         window: { workDoneProgress: true },
       },
-      initializationOptions: buildInitializationOptions({ stateDir }),
+      initializationOptions: buildInitializationOptions({ stateDir, trusted: true }),
     })) as { capabilities: { experimental?: { lovia?: { protocolVersion: number; methods: string[] } } } };
     expect(init.capabilities.experimental?.lovia?.protocolVersion).toBe(1);
     expect(init.capabilities.experimental?.lovia?.methods).toEqual(expect.arrayContaining(["lovia/run", "lovia/approve", "lovia/steer", "lovia/replay"]));

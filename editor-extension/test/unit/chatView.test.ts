@@ -77,6 +77,15 @@ describe("chat webview view", () => {
     expect(html).toContain(`script-src 'nonce-${nonce}'`);
     expect(html).not.toContain("unsafe-inline");
     expect(html).not.toContain("unsafe-eval");
+    // Nothing remote, from any directive: only the nonce'd script and the webview's own styles.
+    const csp = contentSecurityPolicy("https://webview.example", nonce);
+    for (const directive of csp.split("; ")) {
+      const [name, ...sources] = directive.split(" ");
+      if (name === "style-src") expect(sources).toEqual(["https://webview.example", `'nonce-${nonce}'`]);
+      else if (name === "script-src") expect(sources).toEqual([`'nonce-${nonce}'`]);
+      else expect(sources, name).toEqual(["'none'"]);
+    }
+    expect(html).toContain('<meta http-equiv="x-dns-prefetch-control" content="off">');
     const scripts = [...html.matchAll(/<script([^>]*)>/g)].map((m) => m[1]!);
     expect(scripts).toHaveLength(1);
     expect(scripts[0]).toContain(`nonce="${nonce}"`);

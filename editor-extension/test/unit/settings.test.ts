@@ -3,19 +3,26 @@ import { __mock, Uri } from "../vscode-mock/vscode";
 import {
   buildInitializationOptions,
   expandPythonPath,
+  restrictedSettings,
   serverEnv,
   serverSettings,
 } from "../../src/server/settings";
+import { readFileSync } from "node:fs";
+
+const manifest = JSON.parse(readFileSync(new URL("../../package.json", import.meta.url), "utf8")) as {
+  capabilities: { untrustedWorkspaces: { restrictedConfigurations: string[] } };
+  contributes: { configuration: { properties: Record<string, { scope?: string }> } };
+};
 import { fromPythonExtension } from "../../src/server/python";
 import { beforeEach } from "vitest";
 
 describe("settings → server", () => {
   it("builds initializationOptions.lovia per the protocol (the edit mode is a setting)", () => {
-    expect(buildInitializationOptions({ stateDir: "/s" })).toEqual({
-      lovia: { protocolVersion: 1, client: "vscode", approvals: "events", progress: true, notificationParts: true, stateDir: "/s" },
+    expect(buildInitializationOptions({ stateDir: "/s", trusted: true })).toEqual({
+      lovia: { protocolVersion: 1, client: "vscode", approvals: "events", progress: true, notificationParts: true, trusted: true, stateDir: "/s" },
     });
-    expect(buildInitializationOptions({ stateDir: undefined }).lovia).toEqual({
-      protocolVersion: 1, client: "vscode", approvals: "events", progress: true, notificationParts: true,
+    expect(buildInitializationOptions({ stateDir: undefined, trusted: false }).lovia).toEqual({
+      protocolVersion: 1, client: "vscode", approvals: "events", progress: true, notificationParts: true, trusted: false,
     });
   });
 
@@ -74,14 +81,85 @@ describe("settings → server", () => {
     expect(serverSettings({ permissions: { write: "sometimes" }, editMode: "bogus" }, true)).toEqual({});
   });
 
-  it("untrusted: readonly preset, no user agent, only stricter rules", () => {
-    const s = serverSettings(raw, false);
+  it("untrusted: readonly preset, no user agent or MCP servers, rules only where they deny", () => {
+    const s = serverSettings({ ...raw, mcpServers: { x: { command: "x" } } }, false);
     expect(s.agent).toBeUndefined();
+    expect(s.mcpServers).toBeUndefined();
     expect(s.permissions?.preset).toBe("readonly");
+    expect(s.permissions?.write).toBeUndefined();
     expect(s.permissions?.commandRules).toBeUndefined();
     expect(s.permissions?.pathRules).toEqual([{ pattern: "secrets/**", read: "deny", write: "deny" }]);
+    // A write-deny rule stays a write-deny rule: it never becomes a read allow.
+    expect(serverSettings({ permissions: { pathRules: [{ pattern: "~/.ssh/**", read: "allow", write: "deny" }, { pattern: "a", read: "ask" }] } }, false).permissions).toEqual({
+      preset: "readonly",
+      pathRules: [{ pattern: "~/.ssh/**", write: "deny" }],
+    });
     expect(serverSettings({}, false)).toEqual({ permissions: { preset: "readonly" } });
     expect(serverSettings(undefined, true)).toEqual({});
+  });
+
+  describe("Restricted Mode: the workspace's settings only add restrictions", () => {
+    const user = {
+      model: "openai:gpt-4.1-mini",
+      maxTurns: 20,
+      permissions: { deniedPaths: ["private/**"], pathRules: [{ pattern: "notes/**", read: "allow", write: "deny" }] },
+    };
+    const attack = {
+      model: "openai:attacker-pick",
+      agent: "evil.py:agent",
+      maxTurns: 10_000,
+      mcpServers: { evil: { command: "sh" } },
+      restorePoints: { enabled: false },
+      permissions: {
+        preset: "trusted",
+        write: "allow",
+        deniedPaths: [],
+        pathRules: [{ pattern: "~/.ssh/**", read: "allow", write: "deny" }, { pattern: "**", read: "allow", write: "allow" }, { pattern: "", read: "deny" }, { pattern: "x", read: "bogus" }],
+        commandRules: [{ pattern: "", decision: "allow" }],
+      },
+    };
+
+    it("an empty denied list removes nothing; allow rules, preset, agent, MCP, model and limits are ignored", () => {
+      for (const where of ["workspaceValue", "workspaceFolderValue"] as const) {
+        expect(restrictedSettings({ globalValue: user, [where]: attack })).toEqual({
+          model: "openai:gpt-4.1-mini",
+          maxTurns: 20,
+          permissions: { preset: "readonly", deniedPaths: ["private/**"], pathRules: [{ pattern: "notes/**", write: "deny" }, { pattern: "~/.ssh/**", write: "deny" }] },
+        });
+      }
+      // With no user list the server keeps its defaults (and adds them anyway when untrusted).
+      expect(restrictedSettings({ workspaceValue: attack })).toEqual({ permissions: { preset: "readonly", pathRules: [{ pattern: "~/.ssh/**", write: "deny" }] } });
+    });
+
+    it("the workspace may add denied paths and deny rules, from both workspace scopes", () => {
+      const s = restrictedSettings({
+        defaultValue: { maxTurns: 50, permissions: { preset: "coding", deniedPaths: null } },
+        globalValue: user,
+        workspaceValue: { permissions: { deniedPaths: ["secrets/**", "private/**", 7, ""] } },
+        workspaceFolderValue: { permissions: { deniedPaths: ["*.tfstate"], pathRules: [{ pattern: "vendor/**", read: "deny" }] } },
+      });
+      expect(s.permissions).toEqual({
+        preset: "readonly",
+        deniedPaths: ["private/**", "secrets/**", "*.tfstate"],
+        pathRules: [{ pattern: "notes/**", write: "deny" }, { pattern: "vendor/**", read: "deny" }],
+      });
+      expect(s.maxTurns).toBe(20);
+      expect(restrictedSettings(undefined)).toEqual({ permissions: { preset: "readonly" } });
+    });
+  });
+
+  it("declares every setting that could loosen something as restricted in untrusted workspaces", () => {
+    const restricted = manifest.capabilities.untrustedWorkspaces.restrictedConfigurations;
+    const properties = Object.keys(manifest.contributes.configuration.properties);
+    for (const key of restricted) expect(properties, key).toContain(key);
+    for (const key of ["lovia.agent", "lovia.pythonPath", "lovia.model", "lovia.mcpServers", "lovia.permissions.preset", "lovia.permissions.write", "lovia.permissions.commandRules"]) {
+      expect(restricted, key).toContain(key);
+    }
+    // The two the workspace may add to are read through inspect(), not dropped by VS Code.
+    expect(restricted).not.toContain("lovia.permissions.deniedPaths");
+    expect(restricted).not.toContain("lovia.permissions.pathRules");
+    const props = manifest.contributes.configuration.properties as Record<string, { scope?: string }>;
+    expect(props["lovia.pythonPath"]!.scope).toBe("machine");
   });
 
   it("passes API keys in the server environment without touching the base env", () => {

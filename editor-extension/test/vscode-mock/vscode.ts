@@ -191,7 +191,10 @@ export interface MockDocument {
 
 function freshState() {
   return {
+    /** User settings (`globalValue`), by full key. */
     settings: {} as Record<string, unknown>,
+    /** Workspace settings (`.vscode/settings.json`, `workspaceValue`), by full key; they win over user settings. */
+    workspaceSettings: {} as Record<string, unknown>,
     commands: new Map<string, (...args: any[]) => unknown>(),
     executed: [] as { command: string; args: unknown[] }[],
     context: new Map<string, unknown>(),
@@ -271,8 +274,7 @@ export const __mock = {
 // ---------------------------------------------------------------------------
 // Namespaces
 
-function lookup(path: string): unknown {
-  const s = __mock.state.settings;
+function lookupIn(s: Record<string, unknown>, path: string): unknown {
   if (path in s) return s[path];
   // Build the nested object for a section prefix (as getConfiguration("lovia").get("permissions")).
   const prefix = `${path}.`;
@@ -289,6 +291,18 @@ function lookup(path: string): unknown {
     node[parts[parts.length - 1]!] = s[k];
   }
   return out;
+}
+
+function merged(a: unknown, b: unknown): unknown {
+  if (typeof a !== "object" || a === null || Array.isArray(a) || typeof b !== "object" || b === null || Array.isArray(b)) return b === undefined ? a : b;
+  const out: Record<string, unknown> = { ...(a as Record<string, unknown>) };
+  for (const [k, v] of Object.entries(b)) out[k] = merged(out[k], v);
+  return out;
+}
+
+/** The effective value: workspace settings over user settings. */
+function lookup(path: string): unknown {
+  return merged(lookupIn(__mock.state.settings, path), lookupIn(__mock.state.workspaceSettings, path));
 }
 
 export const workspace = {
@@ -312,7 +326,15 @@ export const workspace = {
         __mock.state.settings[full(key)] = value;
         return Promise.resolve();
       },
-      inspect: () => undefined,
+      inspect(key: string) {
+        return {
+          key: full(key),
+          defaultValue: undefined,
+          globalValue: lookupIn(__mock.state.settings, full(key)),
+          workspaceValue: lookupIn(__mock.state.workspaceSettings, full(key)),
+          workspaceFolderValue: undefined,
+        };
+      },
       toJSON(): unknown {
         return section ? lookup(section) ?? {} : {};
       },

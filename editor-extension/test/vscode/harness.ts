@@ -81,6 +81,8 @@ export interface WindowOptions {
   machineSettings?: Record<string, unknown>;
   /** `<user-data-dir>/User/settings.json`. */
   userSettings?: Record<string, unknown>;
+  /** Let the browser accept any certificate (a test's self-signed HTTPS server counts as a real site). */
+  ignoreHTTPSErrors?: boolean;
 }
 
 const BASE_USER_SETTINGS = {
@@ -191,7 +193,7 @@ export class VsCodeWindow {
       return res?.ok === true;
     }, 60_000, 300);
     this.browser = await chromium.launch({ executablePath: CHROMIUM, args: FLAGS, headless: true });
-    const context = await this.browser.newContext({ viewport: { width: 1440, height: 900 } });
+    const context = await this.browser.newContext({ viewport: { width: 1440, height: 900 }, ignoreHTTPSErrors: this.options.ignoreHTTPSErrors ?? false });
     this.page = await context.newPage();
     await this.openWorkbench();
   }

@@ -103,6 +103,11 @@ export function serverSettings(raw: unknown, trusted: boolean): LoviaSettings {
   if (Array.isArray(perms.deniedPaths)) {
     permissions.deniedPaths = perms.deniedPaths.filter((p): p is string => typeof p === "string");
   }
+  if (Array.isArray(perms.protectedPaths)) {
+    // Only ever more: the server's built-in list of protected paths cannot be shortened.
+    const extra = perms.protectedPaths.filter((p): p is string => typeof p === "string" && p.trim() !== "");
+    if (extra.length > 0) permissions.protectedPaths = extra;
+  }
   if (!trusted) {
     // Untrusted: read-only, and rules only where they deny (never an allow or an ask).
     permissions.preset = "readonly";

@@ -60,6 +60,12 @@ describe("settings → server", () => {
     });
   });
 
+  it("passes protected paths as additions only (blank and non-string entries dropped)", () => {
+    const perms = { protectedPaths: ["deploy/**", "", 3, "~/.kube"] };
+    expect(serverSettings({ permissions: perms }, true).permissions).toEqual({ protectedPaths: ["deploy/**", "~/.kube"] });
+    expect(serverSettings({ permissions: { protectedPaths: [] } }, true).permissions).toBeUndefined();
+  });
+
   it("passes model prices on to the server", () => {
     const prices = { "openai:mine": { input: 0.5, output: 1.5 } };
     expect(serverSettings({ ...raw, modelPrices: prices }, true).modelPrices).toEqual(prices);

@@ -118,6 +118,16 @@ export class ApprovalManager implements vscode.CodeLensProvider, vscode.Disposab
     }
     const t = this.tracked.get(approvalId);
     if (!t) return false;
+    if (!t.item.options.some((o) => o.decision === decision)) {
+      // An option this approval does not offer (e.g. "always" for a change to editor
+      // configuration): say so instead of sending it.
+      void vscode.window.showWarningMessage(
+        t.item.warning
+          ? "lovia: a change to editor or agent configuration is approved one change at a time."
+          : "lovia: this approval does not offer that choice.",
+      );
+      return false;
+    }
     const edits = decision.startsWith("allow") ? this.edits(t) : [];
     return this.decide(t.runId, approvalId, decision, undefined, edits.length > 0 ? edits : undefined);
   }

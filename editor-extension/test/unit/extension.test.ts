@@ -335,6 +335,26 @@ describe("inline approval of file edits", () => {
     expect(provider.provideCodeLenses({ uri: Uri.from({ scheme: "lovia-proposed", path: "/ap2/0/x.ts" }) })).toEqual([]);
   });
 
+  it("a protected change offers no 'always': the title button says so and sends nothing", async () => {
+    const { api } = await start();
+    const runId = (await api.controller.startRun("edit settings"))!;
+    server.emit(runId, "tool.call", { toolCallId: "t9", name: "write_file", toolKind: "edit", title: "Write .vscode/settings.json", input: {}, locations: [] });
+    server.emit(runId, "approval.requested", {
+      approvalId: "ap9", toolCallId: "t9", action: "file.write", title: "Write .vscode/settings.json", detail: "", paths: ["/work/project/.vscode/settings.json"],
+      diff: [{ path: "/work/project/.vscode/settings.json", uri: "file:///work/project/.vscode/settings.json", oldText: "{}", newText: '{"a": 1}' }],
+      warning: "This change alters agent or editor configuration (.vscode/settings.json).",
+      options: [{ decision: "allow_once", label: "Accept this change" }, { decision: "reject_once", label: "Reject" }],
+    });
+    await waitFor(() => __mock.diffTabs().length === 1);
+    const provider = __mock.state.codeLensProviders[0]!.provider as { provideCodeLenses(d: unknown): CodeLens[] };
+    const lenses = provider.provideCodeLenses({ uri: __mock.diffTabs()[0]!.modified });
+    expect(lenses.map((l) => l.command!.command)).not.toContain("lovia.approval.acceptAlways");
+    expect(await __mock.run("lovia.approval.acceptAlways", __mock.diffTabs()[0]!.modified)).toBe(false);
+    expect(__mock.state.messages.at(-1)?.text).toContain("one change at a time");
+    expect(server.requestsOf("lovia/approve")).toEqual([]);
+    expect(api.store.get(runId)!.items.find((i) => i.type === "approval")).toMatchObject({ state: "pending" });
+  });
+
   it("keeping the last undecided hunk in the diff editor accepts the change", async () => {
     const { api } = await start();
     const runId = (await api.controller.startRun("edit x"))!;

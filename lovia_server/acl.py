@@ -8,15 +8,21 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from lovia.workspace import CommandRule, LocalWorkspace, PathRule, Workspace
-from lovia_server.settings import PermissionSettings, Preset
+from lovia_server.sandbox import choose_sandbox
+from lovia_server.settings import PermissionSettings, Preset, SandboxSettings
 
 
 def folder_config(
-    root: Path, folders: Sequence[Path], perms: PermissionSettings, preset: Preset
+    root: Path,
+    folders: Sequence[Path],
+    perms: PermissionSettings,
+    preset: Preset,
+    sandbox: SandboxSettings | None = None,
 ) -> LocalWorkspace:
     """``root``'s workspace under ``preset`` with the settings' rules; the other ``folders`` are
     readable and writable as the root is. Under ``coding`` every write asks (review-first)
-    unless ``perms.write`` says otherwise."""
+    unless ``perms.write`` says otherwise. Shell commands run in the sandbox ``sandbox``
+    chooses (by default: bubblewrap where it works, see :mod:`lovia_server.sandbox`)."""
     rules: list[PathRule] = []
     for rule in perms.pathRules:
         if rule.read is not None:
@@ -41,6 +47,7 @@ def folder_config(
         denied_paths=tuple(perms.deniedPaths),
         path_rules=tuple(rules),
         command_rules=command_rules if preset != "readonly" else (),
+        executor=choose_sandbox(sandbox or SandboxSettings()).executor,
     )
     if inside_write != config.policy.write:
         config = dataclasses.replace(

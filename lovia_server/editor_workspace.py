@@ -179,7 +179,7 @@ class EditorWorkspace:
         settings = self.server.settings
         perms = settings.permissions
         preset = perms.preset if self.server.init_options.trusted else "readonly"
-        config = folder_config(root, self.folders(), perms, preset)
+        config = folder_config(root, self.folders(), perms, preset, settings.sandbox)
         return dataclasses.replace(
             config,
             close_after_run=False,

@@ -328,6 +328,9 @@ async def refresh_settings(server: LoviaServer, *, pushed: Any = None) -> None:
     from lovia_server.settings import parse_settings
 
     settings, problems = parse_settings(raw)
+    from lovia_server.sandbox import sandbox_problems
+
+    problems += sandbox_problems(settings.sandbox)
     server.settings = settings
     server.settings_problems = problems
     for problem in problems:

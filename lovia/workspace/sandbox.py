@@ -6,18 +6,29 @@ mount scopes are derived from the :class:`WorkspacePolicy`:
 * an ``ask`` scope counts as open only for a command that went through approval
   (its decision was ``ask``); a command that ran without approval gets the closed scope;
 * the workspace root is mounted read-write, or read-only when writes inside are closed;
+  ``root_writable=True`` opens it for every command that may run (unless ``write`` is
+  ``deny``): running a command is then permission to write inside the root, never outside;
 * outside the root: when reads outside are closed only system directories (``/usr``,
   ``/bin``, ``/lib*``, ``/etc``, ``/opt``, ``/nix``) are visible, read-only, plus a
   private ``/tmp`` and an empty ``$HOME``; otherwise the whole file system is visible
-  read-only (read-write only when writes outside are open) and ``TMPDIR`` is a
-  private ``/var/tmp``;
+  read-only (read-write only when writes outside are open), ``TMPDIR`` is a private
+  ``/var/tmp`` and unix sockets in ``/tmp`` and ``$HOME`` are masked; ``/run`` (the
+  session bus, the docker socket...) is always an empty tmpfs;
 * every existing path matched by ``denied_paths`` or by a read-``deny`` path rule is
   masked (files by an unreadable device node, directories by an empty read-only
   tmpfs) — including symlink targets and hard links found in the root; write-only
-  ``deny`` rules make the path read-only;
-* new pid/ipc/uts namespaces, no network unless ``network=True``, ``--die-with-parent``.
+  ``deny`` rules make the path read-only; so do ``protected_paths`` (and the policy's
+  own ``protected_paths``) for a command that ran without approval;
+* new pid/ipc/uts namespaces, ``--die-with-parent``;
+* network: ``network=True`` gives every command the host's network; otherwise a command
+  runs in its own network namespace and reaches only ``allowed_domains``, through the
+  proxy of :mod:`lovia.workspace.sandbox_proxy`. ``approved_network=True`` gives a
+  command the guard classifies as a network command (:mod:`.command_guard.network`) the
+  host's network when it went through approval.
 
 Opt in with ``Workspace.local(..., sandbox=True)`` or ``executor=BubblewrapExecutor()``.
+The proxy needs a live object: a workspace session calls :meth:`BubblewrapExecutor.session`
+and closes it with the session (a bare :meth:`run` starts and stops one per command).
 """
 
 from __future__ import annotations
@@ -29,17 +40,26 @@ import shutil
 import stat
 import subprocess
 from collections.abc import Callable, Iterator, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from fnmatch import fnmatchcase
 from pathlib import Path
+from typing import ClassVar, Literal
 
 from lovia.exceptions import UserError
 from lovia.workspace._process import OutputCallback, run_argv
+from lovia.workspace.allowed_hosts import AllowedHost, parse_allowlist
 from lovia.workspace.decision import Decision
 from lovia.workspace.decision import normalize as _normalize
 from lovia.workspace.paths import relative_to_root
 from lovia.workspace.patterns import _canonical_abs_pattern
 from lovia.workspace.policy import WorkspacePolicy
+from lovia.workspace.sandbox_proxy import (
+    BRIDGE,
+    BRIDGE_PORT,
+    ProxyServer,
+    bridge_python,
+    proxy_env,
+)
 from lovia.workspace.types import CommandResult
 
 SYSTEM_PATHS: tuple[str, ...] = (
@@ -54,7 +74,12 @@ SYSTEM_PATHS: tuple[str, ...] = (
     "/opt",
     "/nix",
 )
+SANDBOX_PROXY_SOCKET = "/run/lovia/proxy.sock"
+"""Where the host's proxy socket appears inside the sandbox (``/run`` is a private tmpfs)."""
 _available_cache: dict[str, bool] = {}
+
+Network = Literal["host", "proxy", "none"]
+"""How one command reaches the network: the host's, the allowlist proxy, or not at all."""
 
 
 @dataclass(frozen=True)
@@ -68,11 +93,44 @@ class _Mask:
 class BubblewrapExecutor:
     """A :class:`~lovia.workspace.protocol.ShellExecutor` that runs commands under ``bwrap``."""
 
+    sandboxed: ClassVar[bool] = True
+    """Commands are confined (what the generated system prompt says)."""
+    kind: ClassVar[str] = "bubblewrap"
+
     network: bool = False
+    """Every command gets the host's network (no allowlist)."""
     bwrap: str = "bwrap"
     system_paths: tuple[str, ...] = SYSTEM_PATHS
     extra_ro_paths: tuple[str, ...] = ()
     scan_budget: int = 100_000
+    root_writable: bool = False
+    """Every command that may run may write inside the root (not its denied, protected or
+    write-denied paths) even when ``policy.write`` is ``ask``; ``deny`` still closes it."""
+    protected_paths: tuple[str, ...] = ()
+    """Patterns (as ``denied_paths``) mounted read-only for a command that ran without
+    approval, on top of the policy's own ``protected_paths`` when it has them."""
+    allowed_domains: tuple[str, ...] = ()
+    """Hosts reachable through the proxy (:mod:`lovia.workspace.allowed_hosts` forms)."""
+    approved_network: bool = False
+    """An approved network command (``pip install``, ``git fetch``...) gets the host's network."""
+    network_gate: bool = False
+    """Run the proxy even with no allowed domains, so a refused request says how to allow it."""
+    network_hint: str = "add it to allowed_domains"
+    """The end of the proxy's refusal message."""
+    _allowlist: tuple[AllowedHost, ...] = field(default=(), init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        for name in ("system_paths", "extra_ro_paths", "protected_paths", "allowed_domains"):
+            value = getattr(self, name)
+            object.__setattr__(self, name, (value,) if isinstance(value, str) else tuple(value))
+        try:
+            allowlist = parse_allowlist(self.allowed_domains)
+        except ValueError as exc:
+            raise UserError(
+                f"Invalid allowed domain: {exc}",
+                hint="Use example.com, *.example.com, host:port or an IP address.",
+            ) from None
+        object.__setattr__(self, "_allowlist", allowlist)
 
     # ------------------------------------------------------------------ availability
 
@@ -100,6 +158,15 @@ class BubblewrapExecutor:
         _available_cache[bwrap] = ok
         return ok
 
+    @staticmethod
+    def unavailable_reason(bwrap: str = "bwrap") -> str | None:
+        """Why the sandbox cannot run here (None when it can)."""
+        if BubblewrapExecutor.available(bwrap):
+            return None
+        if shutil.which(bwrap) is None:
+            return f"bubblewrap ({bwrap}) is not installed"
+        return f"bubblewrap ({bwrap}) cannot create namespaces here (user namespaces disabled?)"
+
     @classmethod
     def if_available(cls, **kwargs: object) -> BubblewrapExecutor | None:
         """An executor when ``bwrap`` works here, else None."""
@@ -117,6 +184,57 @@ class BubblewrapExecutor:
             )
         return executor
 
+    # ------------------------------------------------------------------ network
+
+    @property
+    def allowlist(self) -> tuple[AllowedHost, ...]:
+        return self._allowlist
+
+    def network_for(self, command: str, *, approved: bool) -> Network:
+        """How ``command`` reaches the network when it runs (``approved``: through approval)."""
+        if self.network:
+            return "host"
+        if approved and self.approved_network:
+            from lovia.workspace.command_guard.network import uses_network
+
+            if uses_network(command):
+                return "host"
+        if (self._allowlist or self.network_gate) and bridge_python() is not None:
+            return "proxy"
+        return "none"
+
+    def approval_note(self, command: str) -> str:
+        """What approving ``command`` means for its confinement (for an approval card)."""
+        network = self.network_for(command, approved=True)
+        if network == "host":
+            if self.network:
+                return "It runs in the sandbox, with network access."
+            return "It runs in the sandbox; as a network command it gets network access once."
+        if self._allowlist and network == "proxy":
+            hosts = ", ".join(str(h) for h in self._allowlist)
+            return f"It runs in the sandbox without network access, except to {hosts}."
+        return "It runs in the sandbox without network access."
+
+    def summary(self) -> str:
+        """One sentence for the system prompt: what the sandbox enforces."""
+        if self.network:
+            net = "they have network access"
+        elif self._allowlist:
+            hosts = ", ".join(str(h) for h in self._allowlist)
+            net = f"they reach the network only through an HTTP proxy, to {hosts}"
+        else:
+            net = "they have no network access"
+        if self.approved_network and not self.network:
+            net += " (a network command the user approves gets the network for that run)"
+        return (
+            "They run inside a sandbox: writes only inside the workspace, denied paths "
+            f"hidden, {net}."
+        )
+
+    def session(self) -> BubblewrapSession:
+        """A live executor for one workspace session: it owns the commands' proxies."""
+        return BubblewrapSession(self)
+
     # ------------------------------------------------------------------ argv
 
     def wrap_argv(
@@ -128,17 +246,21 @@ class BubblewrapExecutor:
         policy: WorkspacePolicy,
         root: Path,
         approved: bool | None = None,
+        proxy_socket: str | None = None,
     ) -> list[str]:
         """The full ``bwrap ... /bin/sh -c command`` argv for ``command``.
 
-        ``approved`` says whether the command went through an ``ask`` approval; it only
-        matters under ``write="ask"`` (unapproved commands get a read-only root).
-        Computed from the policy when None.
+        ``approved`` says whether the command went through an ``ask`` approval: it opens
+        ``ask`` scopes, makes protected paths writable and, with ``approved_network``,
+        gives a network command the network. Computed from the policy when None.
+        ``proxy_socket`` is the host path of a started :class:`ProxyServer`; without one a
+        command whose network is the proxy runs offline.
         """
         if approved is None:
-            from lovia.workspace.command_guard import decide_command
-
-            approved = decide_command(policy, root, command, cwd, env=env) == "ask"
+            approved = _approved(policy, root, command, cwd, env)
+        network = self.network_for(command, approved=approved)
+        if network == "proxy" and proxy_socket is None:
+            network = "none"
         exe = shutil.which(self.bwrap) or self.bwrap
         args: list[str] = [
             exe,
@@ -149,7 +271,7 @@ class BubblewrapExecutor:
             "--unshare-uts",
             "--unshare-cgroup-try",
         ]
-        if not self.network:
+        if network != "host":
             args.append("--unshare-net")
         # an 'ask' scope is open only for a command that went through approval
         read_outside = _open_if_approved(policy.read_outside, approved)
@@ -157,11 +279,12 @@ class BubblewrapExecutor:
         if read_outside == "deny":
             for p in (*self.system_paths, *self._interpreter_paths(root)):
                 args += _bind_system(p)
-            if self.network:
-                args += ["--ro-bind-try", "/run/systemd/resolve", "/run/systemd/resolve"]
         else:
             args += ["--bind" if write_outside == "allow" else "--ro-bind", "/", "/"]
-        args += ["--dev", "/dev", "--proc", "/proc"]
+        args += ["--dev", "/dev", "--proc", "/proc", "--tmpfs", "/run"]
+        if network == "host":
+            for p in _resolver_dirs():
+                args += ["--ro-bind-try", p, p]
         if read_outside == "deny":
             args += ["--tmpfs", "/tmp"]  # a private /tmp; the host's stays hidden
         else:
@@ -172,17 +295,62 @@ class BubblewrapExecutor:
             args += ["--tmpfs", home]
         for p in self.extra_ro_paths:
             args += ["--ro-bind-try", p, p]
-        root_rw = _open_if_approved(policy.write, approved) == "allow"
+        write = _normalize(policy.write)
+        root_rw = (self.root_writable and write != "deny") or _open_if_approved(
+            write, approved
+        ) == "allow"
         args += ["--bind" if root_rw else "--ro-bind", str(root), str(root)]
-        for mask in self.masks(policy, root, home=home):
+        extra = self._rule_binds(policy, root, approved=approved)
+        for path, writable in extra:
+            args += ["--bind" if writable else "--ro-bind", path, path]
+        masks = self.masks(
+            policy,
+            root,
+            home=home,
+            approved=approved,
+            outside_visible=read_outside != "deny",
+            extra_roots=tuple(Path(p) for p, _ in extra),
+        )
+        for mask in masks:
             if mask.read_only_only:
                 args += ["--ro-bind", mask.path, mask.path]
             elif mask.is_dir:
                 args += ["--tmpfs", mask.path, "--remount-ro", mask.path]
             else:
                 args += ["--ro-bind", "/dev/null", mask.path]
-        args += ["--chdir", str(cwd), "--", "/bin/sh", "-c", command]
-        return args
+        args += ["--chdir", str(cwd)]
+        shell = ["/bin/sh", "-c", command]
+        python = bridge_python() if network == "proxy" else None
+        if network == "proxy" and proxy_socket is not None and python is not None:
+            args += ["--dir", os.path.dirname(SANDBOX_PROXY_SOCKET)]
+            args += ["--bind", proxy_socket, SANDBOX_PROXY_SOCKET]
+            for name, value in proxy_env().items():
+                args += ["--setenv", name, value]
+            shell = [python, "-I", "-S", "-c", BRIDGE, SANDBOX_PROXY_SOCKET, str(BRIDGE_PORT)]
+            shell += ["/bin/sh", "-c", command]
+        return [*args, "--", *shell]
+
+    def _rule_binds(
+        self, policy: WorkspacePolicy, root: Path, *, approved: bool
+    ) -> list[tuple[str, bool]]:
+        """Existing absolute paths that ``allow`` rules open outside the root (the editor's
+        other folders, ``Workspace.local(writable=...)``): ``(path, writable)``, read-only
+        unless a write rule opens it (``ask`` as the root's writes are opened)."""
+        reads: dict[str, bool] = {}
+        for rule in policy.path_rules:
+            pattern = rule.pattern.rstrip("/")
+            if _normalize(rule.action) == "deny" or not pattern.startswith(("/", "~")):
+                continue
+            path = _canonical_abs_pattern(pattern) if not any(c in pattern for c in "*?[") else ""
+            if not path or not os.path.exists(path) or relative_to_root(root, Path(path)):
+                continue
+            # judged like the file tools judge the path: first matching rule, denied paths
+            write = policy.decide_path(rel=None, abs_posix=path, op="write")
+            read = policy.decide_path(rel=None, abs_posix=path, op="read")
+            writable = write == "allow" or (write == "ask" and (approved or self.root_writable))
+            if writable or read == "allow" or (read == "ask" and approved):
+                reads[path] = writable
+        return sorted(reads.items(), key=lambda kv: (kv[0].count("/"), kv[0]))
 
     @staticmethod
     def _interpreter_paths(root: Path) -> list[str]:
@@ -202,8 +370,18 @@ class BubblewrapExecutor:
 
     # ------------------------------------------------------------------ masks
 
-    def masks(self, policy: WorkspacePolicy, root: Path, *, home: str | None = None) -> list[_Mask]:
-        """Existing paths to hide (denied) or make read-only (write-only deny rules)."""
+    def masks(
+        self,
+        policy: WorkspacePolicy,
+        root: Path,
+        *,
+        home: str | None = None,
+        approved: bool = True,
+        outside_visible: bool = False,
+        extra_roots: tuple[Path, ...] = (),
+    ) -> list[_Mask]:
+        """Existing paths to hide (denied; unix sockets outside when the outside is visible)
+        or make read-only (write-only deny rules; protected paths unless ``approved``)."""
         found: dict[str, _Mask] = {}
         denied_inodes: set[tuple[int, int]] = set()
 
@@ -231,20 +409,25 @@ class BubblewrapExecutor:
             for r in policy.path_rules
             if _normalize(r.action) == "deny" and "read" in r.ops
         ]
-        deny_write_only = [
+        read_only = [
             r.pattern
             for r in policy.path_rules
             if _normalize(r.action) == "deny" and "read" not in r.ops and "write" in r.ops
         ]
+        if not approved:
+            read_only += [_subtree(p) for p in self.protected_patterns(policy)]
         bare: list[str] = []
+        bare_read_only: list[str] = []
         for pattern in deny_read:
             for p in _pattern_paths(pattern, root):
                 add(p)
             if "/" not in pattern.rstrip("/") and pattern.rstrip("/"):
                 bare.append(pattern.rstrip("/"))
-        for pattern in deny_write_only:
+        for pattern in read_only:
             for p in _pattern_paths(pattern, root):
                 add(p, read_only_only=True)
+            if "/" not in pattern.rstrip("/") and pattern.rstrip("/"):
+                bare_read_only.append(pattern.rstrip("/"))
 
         def judge(abs_path: Path) -> Decision:
             return policy.decide_path(
@@ -259,10 +442,15 @@ class BubblewrapExecutor:
         writes_possible = _normalize(policy.write) != "deny"
 
         def masked(path: Path) -> bool:
-            return str(path) in found
+            return str(path) in found and not found[str(path)].read_only_only
 
         # walk the root: bare patterns, symlinks to denied targets, hard links to denied files
-        for path, _st, is_link in _walk(root, self.scan_budget, skip_dir=masked):
+        walked = (
+            entry
+            for top in (root, *extra_roots)
+            for entry in _walk(top, self.scan_budget, skip_dir=masked)
+        )
+        for path, _st, is_link in walked:
             if is_link:
                 try:
                     real = Path(os.path.realpath(path))
@@ -273,16 +461,26 @@ class BubblewrapExecutor:
                 continue
             if any(fnmatchcase(path.name, b) for b in bare) or judge(path) == "deny":
                 add(path)
-            elif writes_possible and judge_write(path) == "deny":
+            elif writes_possible and (
+                any(fnmatchcase(path.name, b) for b in bare_read_only)
+                or judge_write(path) == "deny"
+            ):
                 add(path, read_only_only=True)
-        if bare and home and _normalize(policy.read_outside) != "deny":
-            for path, _, _ in _walk(Path(home), 20_000, max_depth=3):
-                if any(fnmatchcase(path.name, b) for b in bare):
+        if home and _normalize(policy.read_outside) != "deny" and (bare or outside_visible):
+            for path, st, _ in _walk(Path(home), 20_000, max_depth=4, skip_dir=masked):
+                socket_file = outside_visible and stat.S_ISSOCK(st.st_mode)
+                if socket_file or any(fnmatchcase(path.name, b) for b in bare):
+                    add(path)
+        if outside_visible:
+            # a unix socket is a way out of the sandbox (tmux, ssh-agent, X11, a bus)
+            for path, st, _ in _walk(Path("/tmp"), 20_000, max_depth=4, skip_dir=masked):
+                if stat.S_ISSOCK(st.st_mode) and relative_to_root(root, path) is None:
                     add(path)
         if denied_inodes:
-            for path, st, is_link in _walk(root, self.scan_budget):
-                if not is_link and st.st_nlink > 1 and (st.st_dev, st.st_ino) in denied_inodes:
-                    add(path)
+            for top in (root, *extra_roots):
+                for path, st, is_link in _walk(top, self.scan_budget):
+                    if not is_link and st.st_nlink > 1 and (st.st_dev, st.st_ino) in denied_inodes:
+                        add(path)
         ordered = sorted(found.values(), key=lambda m: (m.path.count("/"), m.path))
         kept: list[_Mask] = []
         hidden_dirs: list[str] = []
@@ -293,6 +491,11 @@ class BubblewrapExecutor:
             if m.is_dir and not m.read_only_only:
                 hidden_dirs.append(m.path)
         return kept
+
+    def protected_patterns(self, policy: WorkspacePolicy) -> tuple[str, ...]:
+        """The executor's protected patterns plus the policy's (when it has the field)."""
+        own = tuple(getattr(policy, "protected_paths", ()) or ())
+        return tuple(dict.fromkeys((*self.protected_paths, *own)))
 
     # ------------------------------------------------------------------ run
 
@@ -308,15 +511,153 @@ class BubblewrapExecutor:
         on_output: OutputCallback | None = None,
         max_output_chars: int | None = None,
     ) -> CommandResult:
-        argv = self.wrap_argv(command, cwd=cwd, env=env, policy=policy, root=root)
-        return await run_argv(
-            argv,
+        """Run one command; its proxy (if any) lives as long as the command."""
+        live = self.session()
+        try:
+            return await live.run(
+                command,
+                cwd=cwd,
+                env=env,
+                timeout=timeout,
+                policy=policy,
+                root=root,
+                on_output=on_output,
+                max_output_chars=max_output_chars,
+            )
+        finally:
+            await live.aclose()
+
+
+@dataclass
+class PreparedCommand:
+    """The argv of one sandboxed command and the proxy it holds until :meth:`close`."""
+
+    argv: list[str]
+    network: Network
+    proxy: ProxyServer | None = None
+    _owner: BubblewrapSession | None = field(default=None, repr=False)
+
+    @property
+    def refusals(self) -> list[str]:
+        return list(self.proxy.refusals) if self.proxy is not None else []
+
+    async def close(self) -> None:
+        if self.proxy is not None:
+            await self.proxy.close()
+            if self._owner is not None:
+                self._owner.proxies.discard(self.proxy)
+
+
+class BubblewrapSession:
+    """One workspace session's live side of a :class:`BubblewrapExecutor`: it starts a
+    proxy per command that needs one and closes them all with the session."""
+
+    sandboxed: ClassVar[bool] = True
+
+    def __init__(self, executor: BubblewrapExecutor) -> None:
+        self.executor = executor
+        self.proxies: set[ProxyServer] = set()
+        self._closed = False
+
+    async def prepare(
+        self,
+        command: str,
+        *,
+        cwd: Path,
+        env: Mapping[str, str],
+        policy: WorkspacePolicy,
+        root: Path,
+        approved: bool | None = None,
+    ) -> PreparedCommand:
+        if approved is None:
+            approved = _approved(policy, root, command, cwd, env)
+        network = self.executor.network_for(command, approved=approved)
+        proxy: ProxyServer | None = None
+        if network == "proxy" and not self._closed:
+            proxy = await ProxyServer(
+                self.executor.allowlist, hint=self.executor.network_hint
+            ).start()
+            self.proxies.add(proxy)
+        elif network == "proxy":
+            network = "none"
+        argv = self.executor.wrap_argv(
+            command,
             cwd=cwd,
             env=env,
-            timeout=timeout,
-            limit=max_output_chars if max_output_chars is not None else 1 << 40,
-            on_output=on_output,
+            policy=policy,
+            root=root,
+            approved=approved,
+            proxy_socket=proxy.socket_path if proxy is not None else None,
         )
+        return PreparedCommand(argv, network, proxy, self)
+
+    async def run(
+        self,
+        command: str,
+        *,
+        cwd: Path,
+        env: Mapping[str, str],
+        timeout: float | None,  # noqa: ASYNC109 - ShellExecutor API
+        policy: WorkspacePolicy,
+        root: Path,
+        on_output: OutputCallback | None = None,
+        max_output_chars: int | None = None,
+    ) -> CommandResult:
+        prepared = await self.prepare(command, cwd=cwd, env=env, policy=policy, root=root)
+        try:
+            result = await run_argv(
+                prepared.argv,
+                cwd=cwd,
+                env=env,
+                timeout=timeout,
+                limit=max_output_chars if max_output_chars is not None else 1 << 40,
+                on_output=on_output,
+            )
+        finally:
+            await prepared.close()
+        refusals = list(dict.fromkeys(prepared.refusals))
+        if refusals:
+            stderr = result.stderr
+            if stderr and not stderr.endswith("\n"):
+                stderr += "\n"
+            stderr += "\n".join(refusals) + "\n"
+            result = result.model_copy(update={"stderr": stderr})
+        return result
+
+    async def aclose(self) -> None:
+        """Close every proxy still open (background commands included); idempotent."""
+        self._closed = True
+        for proxy in list(self.proxies):
+            await proxy.close()
+        self.proxies.clear()
+
+
+def _approved(
+    policy: WorkspacePolicy, root: Path, command: str, cwd: Path, env: Mapping[str, str]
+) -> bool:
+    """A command runs approved when its decision is ``ask`` (the tool layer asked first)."""
+    from lovia.workspace.command_guard import decide_command
+
+    return decide_command(policy, root, command, cwd, env=env) == "ask"
+
+
+def _resolver_dirs() -> list[str]:
+    """Where ``/etc/resolv.conf`` really lives when that is under ``/run`` (resolved,
+    resolvconf, NetworkManager): name lookups need it inside the private ``/run``."""
+    dirs = ["/run/systemd/resolve"]
+    with contextlib.suppress(OSError):
+        real = os.path.realpath("/etc/resolv.conf")
+        if real.startswith("/run/"):
+            dirs.append(os.path.dirname(real))
+    return list(dict.fromkeys(dirs))
+
+
+def _subtree(pattern: str) -> str:
+    """``.vscode/**`` protects the directory itself: one read-only mount, not one per file."""
+    p = pattern.rstrip("/")
+    while p.endswith("/**"):
+        p = p[:-3]
+    return p or pattern
 
 
 def _open_if_approved(decision: Decision, approved: bool) -> Decision:
@@ -397,4 +738,4 @@ def _walk(
                     stack.append((p, depth + 1))
 
 
-__all__ = ["SYSTEM_PATHS", "BubblewrapExecutor"]
+__all__ = ["SYSTEM_PATHS", "BubblewrapExecutor", "BubblewrapSession", "PreparedCommand"]

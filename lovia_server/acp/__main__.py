@@ -61,6 +61,7 @@ def _setup_logging(level: str, log_file: str | None) -> None:
 
 def _options(args: argparse.Namespace) -> object:
     from lovia_server.acp.host import HostOptions
+    from lovia_server.sandbox import sandbox_problems
     from lovia_server.settings import default_state_dir, parse_settings
 
     raw: dict[str, object] = {}
@@ -75,6 +76,7 @@ def _options(args: argparse.Namespace) -> object:
     if args.model:
         raw = {**raw, "model": args.model}
     settings, problems = parse_settings(raw)
+    problems += sandbox_problems(settings.sandbox)
     for problem in problems:
         logging.getLogger("lovia_server.acp").warning("settings: %s", problem)
     models = [m.strip() for m in args.models.split(",") if m.strip()]

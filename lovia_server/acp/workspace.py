@@ -128,8 +128,10 @@ class AcpWorkspace:
         self._lock = asyncio.Lock()
 
     def config_for(self, place: SessionFolders) -> LocalWorkspace:
-        perms = self.settings().permissions
-        config = folder_config(place.root, place.folders, perms, place.mode)
+        settings = self.settings()
+        config = folder_config(
+            place.root, place.folders, settings.permissions, place.mode, settings.sandbox
+        )
         buffers = self._buffers.setdefault(
             place.session_id, ClientBuffers(self.access, place.session_id)
         )

@@ -330,9 +330,11 @@ async def refresh_settings(server: LoviaServer, *, pushed: Any = None) -> None:
     settings, problems = parse_settings(raw)
     from lovia_server.sandbox import sandbox_problems
 
-    problems += sandbox_problems(settings.sandbox)
+    unmet = sandbox_problems(settings.sandbox)
     server.settings = settings
-    server.settings_problems = problems
+    server.settings_problems = problems + unmet
+    for problem in unmet:
+        server.log_to_client(f"lovia: {problem}", lsp.MessageType.Warning)
     for problem in problems:
         if problem.startswith("lovia.mcpServers."):
             message = (

@@ -10,9 +10,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
-import socket
 import subprocess
-import threading
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -22,6 +20,7 @@ import pytest
 from lovia.workspace.sandbox import BubblewrapExecutor
 from lovia_server.settings import DEFAULT_DENIED_PATHS
 from tests.server.harness import AGENT_HEADER, Harness
+from tests.support.counting_server import CountingServer
 
 pytestmark = pytest.mark.skipif(
     not BubblewrapExecutor.available(), reason="bwrap cannot create namespaces on this machine"
@@ -54,42 +53,6 @@ except Exception as exc:
     seen["http"] = f"refused: {exc}"
 print("RESULT " + json.dumps(seen))
 """
-
-
-class CountingServer:
-    """A local HTTP server that counts every TCP connection it accepts."""
-
-    def __init__(self) -> None:
-        self.sock = socket.create_server(("127.0.0.1", 0))
-        self.port = self.sock.getsockname()[1]
-        self.connections = 0
-        self.requests: list[str] = []
-        self._thread = threading.Thread(target=self._serve, daemon=True)
-        self._thread.start()
-
-    def _serve(self) -> None:
-        while True:
-            try:
-                conn, _ = self.sock.accept()
-            except OSError:
-                return
-            self.connections += 1
-            with conn:
-                data = b""
-                while b"\r\n\r\n" not in data:
-                    chunk = conn.recv(4096)
-                    if not chunk:
-                        break
-                    data += chunk
-                self.requests.append(data.split(b"\r\n", 1)[0].decode("latin-1"))
-                body = b"hello from the host"
-                conn.sendall(
-                    b"HTTP/1.1 200 OK\r\nContent-Length: %d\r\nConnection: close\r\n\r\n%s"
-                    % (len(body), body)
-                )
-
-    def close(self) -> None:
-        self.sock.close()
 
 
 @pytest.fixture

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import shutil
 import sys
 from pathlib import Path
 
@@ -240,3 +241,148 @@ class TestProcessControl:
         s = await ws.open()
         assert "supersecret" not in (await s.run(SNEAKY_READ)).stdout
         await s.close()
+
+
+def _git_repo(root: Path) -> None:
+    import subprocess
+
+    env = {"PATH": os.environ["PATH"], "HOME": str(root), "GIT_CONFIG_NOSYSTEM": "1"}
+    for args in (
+        ["init", "-q"],
+        ["-c", "user.name=T", "-c", "user.email=t@e", "commit", "-q", "--allow-empty", "-m", "one"],
+    ):
+        subprocess.run(["git", *args], cwd=root, env=env, check=True, capture_output=True)
+
+
+# runs the code in $C: the guard sees no path, so only the sandbox can stop it
+HIDDEN_CODE = 'python3 -c "exec(__import__(chr(111)+chr(115)).environ[chr(67)])"'
+
+
+class TestServerScopes:
+    """The options the language server uses: a command that may run may write inside the
+    root; protected paths stay read-only unless the command was approved."""
+
+    def review_first(self, *rules: str) -> WorkspacePolicy:
+        from lovia.workspace import CommandRule
+
+        return WorkspacePolicy(
+            write="ask",
+            read_outside="ask",
+            denied_paths=(".env", "secrets"),
+            command_rules=tuple(CommandRule(r, "allow") for r in rules),
+        )
+
+    async def test_root_writable_lets_an_allowed_command_write_inside_only(
+        self, tree: Path, outside: Path
+    ) -> None:
+        policy = self.review_first("python3")
+        sneaky = HIDDEN_CODE
+        code = "import os\nopen('made.txt', 'w').write('x')\nopen(os.environ['X'], 'w').write('x')"
+        env = {"X": str(outside / "new.txt"), "C": code}
+        plain = LocalWorkspaceSession(tree, policy=policy, executor=BubblewrapExecutor(), env=env)
+        assert plain.decide_command(sneaky) == "allow"
+        await plain.run(sneaky)
+        assert not (tree / "made.txt").exists()  # the old scope: read-only root
+        executor = BubblewrapExecutor(root_writable=True)
+        s = LocalWorkspaceSession(tree, policy=policy, executor=executor, env=env)
+        r = await s.run(sneaky)
+        assert (tree / "made.txt").read_text() == "x"
+        assert r.exit_code != 0 and not (outside / "new.txt").exists()
+        assert "supersecret" not in (await s.run(SNEAKY_READ)).stdout  # masks still hold
+        deny_all = WorkspacePolicy(write="deny", shell_default="allow")
+        s = LocalWorkspaceSession(tree, policy=deny_all, executor=executor, env={"C": code})
+        (tree / "made.txt").unlink()
+        await s.run(HIDDEN_CODE)
+        assert not (tree / "made.txt").exists()  # write=deny still closes the root
+
+    @pytest.mark.skipif(shutil.which("git") is None, reason="needs git")
+    async def test_protected_git_is_read_only_unless_approved(self, tree: Path) -> None:
+        _git_repo(tree)
+        executor = BubblewrapExecutor(root_writable=True, protected_paths=(".git", "**/.git/**"))
+        policy = self.review_first("git status", "git log", "git commit", "python3")
+        env = {"GIT_AUTHOR_NAME": "T", "GIT_AUTHOR_EMAIL": "t@e"}
+        env |= {"GIT_COMMITTER_NAME": "T", "GIT_COMMITTER_EMAIL": "t@e"}
+        env["C"] = "open('.git/hooks/pre-commit', 'w').write('evil')"
+        s = LocalWorkspaceSession(tree, policy=policy, executor=executor, env=env)
+        status = await s.run("git status --short")
+        log = await s.run("git log --oneline")
+        assert status.exit_code == 0 and "src/" in status.stdout
+        assert log.exit_code == 0 and "one" in log.stdout
+        assert s.decide_command("git commit --allow-empty -m two") == "allow"
+        r = await s.run("git commit --allow-empty -m two")  # allow-listed: ran unasked
+        assert r.exit_code != 0 and "Read-only" in r.stdout + r.stderr
+        assert s.decide_command(HIDDEN_CODE) == "allow"
+        await s.run(HIDDEN_CODE)
+        assert not (tree / ".git" / "hooks" / "pre-commit").exists()
+        (tree / "note.txt").write_text("n\n")
+        approved = LocalWorkspaceSession(
+            tree, policy=self.review_first("git status"), executor=executor, env=env
+        )
+        assert approved.decide_command("git commit --allow-empty -m three") == "ask"
+        r = await approved.run("git commit --allow-empty -m three")
+        assert r.exit_code == 0, r.stderr
+        assert "three" in (await approved.run("git log --oneline")).stdout
+
+    async def test_protected_dirs_keep_their_denied_files_masked(self, tree: Path) -> None:
+        (tree / ".vscode").mkdir()
+        (tree / ".vscode" / "settings.json").write_text("{}")
+        (tree / ".vscode" / ".env").write_text("TOKEN=nested\n")
+        executor = BubblewrapExecutor(root_writable=True, protected_paths=(".vscode/**",))
+        policy = WorkspacePolicy(
+            write="ask", shell_default="allow", denied_paths=(".env",), read_outside="ask"
+        )
+        out = await executor.run(
+            "cat .vscode/settings.json; cat .vscode/.env; echo '{\"x\":1}' > .vscode/settings.json",
+            cwd=tree,
+            env={"PATH": os.environ["PATH"]},
+            timeout=30,
+            policy=policy,
+            root=tree,
+        )
+        assert out.stdout.startswith("{}") and "nested" not in out.stdout
+        assert (tree / ".vscode" / "settings.json").read_text() == "{}"
+
+    async def test_unix_sockets_outside_are_masked_when_the_outside_is_visible(
+        self, tree: Path
+    ) -> None:
+        import socket
+        import tempfile
+
+        with tempfile.TemporaryDirectory(dir="/tmp") as d:
+            path = os.path.join(d, "agent.sock")
+            server = socket.socket(socket.AF_UNIX)
+            server.bind(path)
+            server.listen(1)
+            server.setblocking(False)
+            probe = (
+                'python3 -c "import socket, os; s = socket.socket(socket.AF_UNIX); '
+                "s.connect(os.environ['S']); print('connected')\""
+            )
+            s = sandboxed(tree, trusted(), env={"S": path})
+            r = await s.run(probe)
+            ls_run = await s.run("ls -A /run | wc -l")
+            await s.close()
+            with pytest.raises(BlockingIOError):
+                server.accept()
+            server.close()
+        assert "connected" not in r.stdout and r.exit_code != 0
+        assert ls_run.stdout.strip() == "0"  # /run (buses, docker.sock) is a private tmpfs
+
+    async def test_other_folders_opened_by_rules_are_bound(self, tree: Path, outside: Path) -> None:
+        policy = WorkspacePolicy(
+            write="allow",
+            shell_default="allow",
+            path_rules=(PathRule(str(outside), "allow"),),
+        )
+        s = sandboxed(tree, policy)
+        r = await s.run(f"cat {outside}/secret.txt && echo more > {outside}/more.txt")
+        await s.close()
+        assert r.stdout == "outside secret\n" and (outside / "more.txt").read_text() == "more\n"
+
+    def test_the_prompt_says_what_the_sandbox_enforces(self, tree: Path) -> None:
+        gated = Workspace.local(
+            str(tree), executor=BubblewrapExecutor(allowed_domains=("pypi.org",))
+        )
+        text = gated.instructions()
+        assert "They run inside a sandbox" in text and "to pypi.org" in text
+        assert "sandbox" not in Workspace.local(str(tree)).instructions()

@@ -33,25 +33,29 @@ and closes it with the session (a bare :meth:`run` starts and stops one per comm
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
+import dataclasses
+import functools
 import glob as _glob
 import os
 import shutil
 import stat
 import subprocess
+import threading
+import time
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
-from fnmatch import fnmatchcase
 from pathlib import Path
 from typing import ClassVar, Literal
 
 from lovia.exceptions import UserError
 from lovia.workspace._process import OutputCallback, run_argv
 from lovia.workspace.allowed_hosts import AllowedHost, parse_allowlist
-from lovia.workspace.decision import Decision
+from lovia.workspace.decision import Decision, FileOp
 from lovia.workspace.decision import normalize as _normalize
 from lovia.workspace.paths import relative_to_root
-from lovia.workspace.patterns import _canonical_abs_pattern
+from lovia.workspace.patterns import _canonical_abs_pattern, _pattern_matches
 from lovia.workspace.policy import WorkspacePolicy
 from lovia.workspace.sandbox_proxy import (
     BRIDGE,
@@ -247,6 +251,7 @@ class BubblewrapExecutor:
         root: Path,
         approved: bool | None = None,
         proxy_socket: str | None = None,
+        scan_cache: ScanCache | None = None,
     ) -> list[str]:
         """The full ``bwrap ... /bin/sh -c command`` argv for ``command``.
 
@@ -310,6 +315,7 @@ class BubblewrapExecutor:
             approved=approved,
             outside_visible=read_outside != "deny",
             extra_roots=tuple(Path(p) for p, _ in extra),
+            scan_cache=scan_cache,
         )
         for mask in masks:
             if mask.read_only_only:
@@ -379,9 +385,12 @@ class BubblewrapExecutor:
         approved: bool = True,
         outside_visible: bool = False,
         extra_roots: tuple[Path, ...] = (),
+        scan_cache: ScanCache | None = None,
     ) -> list[_Mask]:
         """Existing paths to hide (denied; unix sockets outside when the outside is visible)
-        or make read-only (write-only deny rules; protected paths unless ``approved``)."""
+        or make read-only (write-only deny rules; protected paths unless ``approved``).
+
+        The walks reuse ``scan_cache`` (a session's) for directories that did not change."""
         found: dict[str, _Mask] = {}
         denied_inodes: set[tuple[int, int]] = set()
 
@@ -414,73 +423,106 @@ class BubblewrapExecutor:
             for r in policy.path_rules
             if _normalize(r.action) == "deny" and "read" not in r.ops and "write" in r.ops
         ]
-        if not approved:
-            read_only += [_subtree(p) for p in self.protected_patterns(policy)]
-        bare: list[str] = []
-        bare_read_only: list[str] = []
+        protected = [_subtree(p) for p in self.protected_patterns(policy)]
+
+        def bare_of(patterns: list[str]) -> list[str]:
+            return [p.rstrip("/") for p in patterns if p.rstrip("/") and _bare(p)]
+
+        bare, bare_read_only, bare_protected = bare_of(deny_read), bare_of(read_only), []
         for pattern in deny_read:
             for p in _pattern_paths(pattern, root):
                 add(p)
-            if "/" not in pattern.rstrip("/") and pattern.rstrip("/"):
-                bare.append(pattern.rstrip("/"))
-        for pattern in read_only:
+        for pattern in (*read_only, *([] if approved else protected)):
             for p in _pattern_paths(pattern, root):
                 add(p, read_only_only=True)
-            if "/" not in pattern.rstrip("/") and pattern.rstrip("/"):
-                bare_read_only.append(pattern.rstrip("/"))
-
-        def judge(abs_path: Path) -> Decision:
-            return policy.decide_path(
-                rel=relative_to_root(root, abs_path), abs_posix=abs_path.as_posix(), op="read"
-            )
-
-        def judge_write(abs_path: Path) -> Decision:
-            return policy.decide_path(
-                rel=relative_to_root(root, abs_path), abs_posix=abs_path.as_posix(), op="write"
-            )
-
+        bare_protected = bare_of(protected)
         writes_possible = _normalize(policy.write) != "deny"
-
-        def masked(path: Path) -> bool:
-            return str(path) in found and not found[str(path)].read_only_only
-
-        # walk the root: bare patterns, symlinks to denied targets, hard links to denied files
-        walked = (
-            entry
-            for top in (root, *extra_roots)
-            for entry in _walk(top, self.scan_budget, skip_dir=masked)
+        write_denials = any(
+            _normalize(r.action) == "deny" and "write" in r.ops for r in policy.path_rules
         )
-        for path, _st, is_link in walked:
-            if is_link:
+        root_prefix = str(root).rstrip("/") + "/"
+
+        def rel_of(path: str) -> str | None:
+            return path[len(root_prefix) :] if path.startswith(root_prefix) else None
+
+        def judge(path: str, op: FileOp) -> Decision:
+            return policy.decide_path(rel=rel_of(path), abs_posix=path, op=op)
+
+        # In the walk a bare pattern is tested against the entry's own name only (its parents
+        # were tested when they were visited); the policy judges what is left. Both use the
+        # policy's own matcher, so the walk hides exactly what the file tools refuse.
+        narrow = dataclasses.replace(
+            policy, denied_paths=tuple(p for p in policy.denied_paths if not _bare(p))
+        )
+        narrow_needed = bool(narrow.denied_paths or narrow.path_rules)
+        protected_paths = [p for p in protected if not _bare(p)]
+
+        def named(patterns: list[str], name: str, path: str) -> bool:
+            return any(_pattern_matches(b, name, path) for b in patterns)
+
+        def classify(path: str, name: str, st: os.stat_result) -> tuple[str, Hit] | None:
+            """Bare patterns, symlinks to denied targets, every pattern the policy judges;
+            protected paths are marked for every command (only unapproved ones apply them)."""
+            if stat.S_ISLNK(st.st_mode):
                 try:
-                    real = Path(os.path.realpath(path))
+                    real = os.path.realpath(path)
                 except OSError:
-                    continue
-                if judge(real) == "deny":
-                    add(real)
-                continue
-            if any(fnmatchcase(path.name, b) for b in bare) or judge(path) == "deny":
-                add(path)
-            elif writes_possible and (
-                any(fnmatchcase(path.name, b) for b in bare_read_only)
-                or judge_write(path) == "deny"
+                    return None
+                return (real, "deny") if judge(real, "read") == "deny" else None
+            rel = rel_of(path)
+            if named(bare, name, path) or (
+                narrow_needed and narrow.decide_path(rel=rel, abs_posix=path, op="read") == "deny"
             ):
-                add(path, read_only_only=True)
-        if home and _normalize(policy.read_outside) != "deny" and (bare or outside_visible):
-            for path, st, _ in _walk(Path(home), 20_000, max_depth=4, skip_dir=masked):
-                socket_file = outside_visible and stat.S_ISSOCK(st.st_mode)
-                if socket_file or any(fnmatchcase(path.name, b) for b in bare):
-                    add(path)
-        if outside_visible:
+                return path, "deny"
+            if not writes_possible:
+                return None
+            if named(bare_read_only, name, path) or (
+                write_denials and judge(path, "write") == "deny"
+            ):
+                return path, "read-only"
+            if named(bare_protected, name, path) or any(
+                _pattern_matches(p, rel, path) for p in protected_paths
+            ):
+                return path, "protected"
+            return None
+
+        def classify_home(path: str, name: str, st: os.stat_result) -> tuple[str, Hit] | None:
+            socket_file = outside_visible and stat.S_ISSOCK(st.st_mode)
+            return (path, "deny") if socket_file or named(bare, name, path) else None
+
+        def classify_tmp(path: str, name: str, st: os.stat_result) -> tuple[str, Hit] | None:
             # a unix socket is a way out of the sandbox (tmux, ssh-agent, X11, a bus)
-            for path, st, _ in _walk(Path("/tmp"), 20_000, max_depth=4, skip_dir=masked):
-                if stat.S_ISSOCK(st.st_mode) and relative_to_root(root, path) is None:
-                    add(path)
-        if denied_inodes:
-            for top in (root, *extra_roots):
-                for path, st, is_link in _walk(top, self.scan_budget):
-                    if not is_link and st.st_nlink > 1 and (st.st_dev, st.st_ino) in denied_inodes:
-                        add(path)
+            return (path, "deny") if stat.S_ISSOCK(st.st_mode) and rel_of(path) is None else None
+
+        def on_hit(path: str, hit: Hit) -> None:
+            if hit == "protected" and approved:
+                return  # an approved command may write them
+            add(Path(path), read_only_only=hit != "deny")
+
+        def masked(path: str) -> bool:
+            return path in found and not found[path].read_only_only
+
+        cache = scan_cache if scan_cache is not None else ScanCache()
+        judged = (policy, str(root), extra_roots, tuple(protected))
+        linked: list[tuple[str, int, int]] = []
+        for top in (root, *extra_roots):
+            linked += cache.scan(
+                ("tree", *judged),
+                str(top),
+                classify,
+                on_hit,
+                masked,
+                budget=self.scan_budget,
+            )
+        if home and _normalize(policy.read_outside) != "deny" and (bare or outside_visible):
+            key: object = ("home", tuple(bare), outside_visible)
+            cache.scan(key, home, classify_home, on_hit, masked, budget=20_000, max_depth=4)
+        if outside_visible:
+            key = ("tmp", str(root))
+            cache.scan(key, "/tmp", classify_tmp, on_hit, masked, budget=20_000, max_depth=4)
+        for path, dev, ino in linked:
+            if (dev, ino) in denied_inodes:  # a hard link to a denied file
+                add(Path(path))
         ordered = sorted(found.values(), key=lambda m: (m.path.count("/"), m.path))
         kept: list[_Mask] = []
         hidden_dirs: list[str] = []
@@ -557,6 +599,7 @@ class BubblewrapSession:
     def __init__(self, executor: BubblewrapExecutor) -> None:
         self.executor = executor
         self.proxies: set[ProxyServer] = set()
+        self.scan_cache = SHARED_SCANS
         self._closed = False
 
     async def prepare(
@@ -580,15 +623,27 @@ class BubblewrapSession:
             self.proxies.add(proxy)
         elif network == "proxy":
             network = "none"
-        argv = self.executor.wrap_argv(
-            command,
-            cwd=cwd,
-            env=env,
-            policy=policy,
-            root=root,
-            approved=approved,
-            proxy_socket=proxy.socket_path if proxy is not None else None,
-        )
+        try:
+            # the mask walk reads the tree: off the event loop (a cold walk of a big repository
+            # takes a while; later ones reuse the cache)
+            argv = await asyncio.to_thread(
+                functools.partial(
+                    self.executor.wrap_argv,
+                    command,
+                    cwd=cwd,
+                    env=env,
+                    policy=policy,
+                    root=root,
+                    approved=approved,
+                    proxy_socket=proxy.socket_path if proxy is not None else None,
+                    scan_cache=self.scan_cache,
+                )
+            )
+        except BaseException:
+            if proxy is not None:
+                self.proxies.discard(proxy)
+                await proxy.close()
+            raise
         return PreparedCommand(argv, network, proxy, self)
 
     async def run(
@@ -677,7 +732,8 @@ def _bind_system(path: str) -> list[str]:
 
 
 def _pattern_paths(pattern: str, root: Path) -> Iterator[Path]:
-    """Existing paths an absolute or root-relative deny pattern names (globs expanded)."""
+    """Existing paths an absolute or root-relative deny pattern names (globs expanded; a
+    root-relative ``**`` is left to the root walk, which judges every entry anyway)."""
     pat = pattern.rstrip("/")
     if not pat:
         return
@@ -688,7 +744,7 @@ def _pattern_paths(pattern: str, root: Path) -> Iterator[Path]:
         for m in _safe_glob(canon):
             yield Path(m)
         return
-    if "/" in pat:
+    if "/" in pat and "**" not in pat:
         for m in _safe_glob(pat, root_dir=str(root)):
             yield root / m
 
@@ -702,40 +758,132 @@ def _safe_glob(pattern: str, *, root_dir: str | None = None) -> list[str]:
     return []
 
 
-def _walk(
-    top: Path,
-    budget: int,
-    *,
-    max_depth: int | None = None,
-    skip_dir: Callable[[Path], bool] | None = None,
-) -> Iterator[tuple[Path, os.stat_result, bool]]:
-    """``(path, lstat, is_symlink)`` under ``top``; symlinked dirs are not followed."""
-    stack: list[tuple[Path, int]] = [(top, 0)]
-    seen = 0
-    while stack:
-        d, depth = stack.pop()
-        try:
-            it = os.scandir(d)
-        except OSError:
-            continue
-        with it:
-            for entry in it:
-                seen += 1
-                if seen > budget:
-                    return
-                try:
-                    st = entry.stat(follow_symlinks=False)
-                except OSError:
+Hit = Literal["deny", "read-only", "protected"]
+"""What the walk found: a path to hide, one to mount read-only, a protected one (read-only
+for a command that ran without approval)."""
+Classify = Callable[[str, str, os.stat_result], "tuple[str, Hit] | None"]
+"""``(path, name, lstat) -> (path to mount over, what)`` or None, for one directory entry."""
+
+
+def _bare(pattern: str) -> bool:
+    """A pattern without ``/`` (not absolute): it matches a name at any depth."""
+    return "/" not in pattern.rstrip("/") and not pattern.startswith(("/", "~"))
+
+
+@dataclass
+class _DirScan:
+    mtime_ns: int
+    scanned_ns: int
+    entries: int
+    subdirs: list[str]
+    hits: list[tuple[str, Hit]]
+    linked: list[tuple[str, int, int]]
+    """Regular files with more than one link: ``(path, st_dev, st_ino)``."""
+
+
+class ScanCache:
+    """What the mask walks found per directory, reused while the directory is unchanged.
+
+    Adding, removing or renaming an entry changes a directory's mtime, so a directory whose
+    mtime is what it was — and was already old when it was scanned (timestamps are coarse:
+    a change in the same tick must not hide) — has the same entries and the same verdicts.
+    A large repository is then walked with one ``stat`` per directory instead of one policy
+    judgement per file, for every command of a session.
+    """
+
+    STABLE_NS = 2_000_000_000
+    MAX_KEYS = 8
+
+    def __init__(self) -> None:
+        self._dirs: dict[object, dict[str, _DirScan]] = {}
+        self._lock = threading.Lock()  # commands are prepared in worker threads
+
+    def scan(
+        self,
+        key: object,
+        top: str,
+        classify: Classify,
+        on_hit: Callable[[str, Hit], None],
+        prune: Callable[[str], bool],
+        *,
+        budget: int,
+        max_depth: int | None = None,
+    ) -> list[tuple[str, int, int]]:
+        """Walk ``top`` (symlinked dirs not followed), calling ``on_hit`` for each match
+        before its subdirectories are entered; returns the multiply-linked files seen."""
+        with self._lock:
+            return self._scan(key, top, classify, on_hit, prune, budget, max_depth)
+
+    def _scan(
+        self,
+        key: object,
+        top: str,
+        classify: Classify,
+        on_hit: Callable[[str, Hit], None],
+        prune: Callable[[str], bool],
+        budget: int,
+        max_depth: int | None,
+    ) -> list[tuple[str, int, int]]:
+        dirs = self._dirs.pop(key, None)
+        if dirs is None:
+            dirs = {}
+            while len(self._dirs) >= self.MAX_KEYS:
+                self._dirs.pop(next(iter(self._dirs)))
+        self._dirs[key] = dirs  # most recently used last
+        linked: list[tuple[str, int, int]] = []
+        stack: list[tuple[str, int]] = [(top, 0)]
+        seen = 0
+        while stack:
+            d, depth = stack.pop()
+            try:
+                mtime = os.stat(d, follow_symlinks=False).st_mtime_ns
+            except OSError:
+                dirs.pop(d, None)
+                continue
+            held = dirs.get(d)
+            if held is None or held.mtime_ns != mtime or mtime > held.scanned_ns - self.STABLE_NS:
+                held = _scan_dir(d, mtime, classify)
+                if held is None:
+                    dirs.pop(d, None)
                     continue
-                is_link = stat.S_ISLNK(st.st_mode)
-                p = Path(entry.path)
-                yield p, st, is_link
-                if (
-                    stat.S_ISDIR(st.st_mode)
-                    and (max_depth is None or depth + 1 < max_depth)
-                    and not (skip_dir is not None and skip_dir(p))
-                ):
-                    stack.append((p, depth + 1))
+                dirs[d] = held
+            for path, hit in held.hits:
+                on_hit(path, hit)
+            linked += held.linked
+            seen += held.entries
+            if seen > budget:
+                break
+            if max_depth is None or depth + 1 < max_depth:
+                stack.extend((sub, depth + 1) for sub in reversed(held.subdirs) if not prune(sub))
+        return linked
+
+
+SHARED_SCANS = ScanCache()
+"""The mask walks' cache shared by the sessions of this process (keyed by policy and root)."""
+
+
+def _scan_dir(d: str, mtime_ns: int, classify: Classify) -> _DirScan | None:
+    scanned = time.time_ns()
+    out = _DirScan(mtime_ns, scanned, 0, [], [], [])
+    try:
+        it = os.scandir(d)
+    except OSError:
+        return None
+    with it:
+        for entry in it:
+            out.entries += 1
+            try:
+                st = entry.stat(follow_symlinks=False)
+            except OSError:
+                continue
+            hit = classify(entry.path, entry.name, st)
+            if hit is not None:
+                out.hits.append(hit)
+            if stat.S_ISDIR(st.st_mode):
+                out.subdirs.append(entry.path)
+            elif stat.S_ISREG(st.st_mode) and st.st_nlink > 1:
+                out.linked.append((entry.path, st.st_dev, st.st_ino))
+    return out
 
 
 __all__ = ["SYSTEM_PATHS", "BubblewrapExecutor", "BubblewrapSession", "PreparedCommand"]

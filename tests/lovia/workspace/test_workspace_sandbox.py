@@ -386,3 +386,57 @@ class TestServerScopes:
         text = gated.instructions()
         assert "They run inside a sandbox" in text and "to pypi.org" in text
         assert "sandbox" not in Workspace.local(str(tree)).instructions()
+
+
+class TestScanCache:
+    """The mask walk reuses what it found in directories that did not change."""
+
+    def age(self, root: Path) -> None:
+        old = 1_000_000_000  # 2001: well before any scan
+        for d in [root, *(p for p in root.rglob("*") if p.is_dir())]:
+            os.utime(d, ns=(old, old))
+
+    def test_unchanged_directories_are_not_walked_again(
+        self, tree: Path, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        from lovia.workspace import sandbox as sb
+
+        calls: list[str] = []
+        real = sb._scan_dir
+
+        def counting(d: str, mtime_ns: int, classify: sb.Classify) -> object:
+            calls.append(d)
+            return real(d, mtime_ns, classify)
+
+        monkeypatch.setattr(sb, "_scan_dir", counting)
+        (tree / "deep" / "er").mkdir(parents=True)
+        self.age(tree)
+        policy = WorkspacePolicy.coding(denied_paths=(".env", "*.key"))
+        cache = sb.ScanCache()
+        executor = BubblewrapExecutor()
+
+        def masked() -> set[str]:
+            masks = executor.masks(policy, tree, scan_cache=cache, approved=False)
+            return {m.path for m in masks if not m.read_only_only}
+
+        assert masked() == {str(tree / ".env")}
+        first = len(calls)
+        assert first >= 4
+        assert masked() == {str(tree / ".env")} and len(calls) == first  # all reused
+        (tree / "deep" / "er" / "new.key").write_text("k")  # changes er's mtime
+        assert masked() == {str(tree / ".env"), str(tree / "deep" / "er" / "new.key")}
+        assert calls[first:] == [str(tree / "deep" / "er")]
+
+    def test_a_directory_changed_just_before_its_scan_is_scanned_again(self, tree: Path) -> None:
+        from lovia.workspace import sandbox as sb
+
+        policy = WorkspacePolicy.coding(denied_paths=("*.key",))
+        cache = sb.ScanCache()
+        executor = BubblewrapExecutor()
+        assert executor.masks(policy, tree, scan_cache=cache) == []
+        now = os.stat(tree).st_mtime_ns
+        (tree / "late.key").write_text("k")
+        os.utime(tree, ns=(now, now))  # same timestamp tick: the mtime did not move
+        assert [m.path for m in executor.masks(policy, tree, scan_cache=cache)] == [
+            str(tree / "late.key")
+        ]

@@ -122,7 +122,11 @@ def sandbox_status(settings: SandboxSettings) -> Any:
 
 
 def sandbox_problems(settings: SandboxSettings) -> list[str]:
-    """Settings problems of ``lovia.sandbox`` on this machine (for the settings warnings)."""
+    """Settings problems of ``lovia.sandbox`` on this machine (for the settings warnings).
+    Only ``on`` can have one, so only then is bubblewrap probed here (settings are read at
+    start-up)."""
+    if settings.enabled != "on":
+        return []
     problem = choose_sandbox(settings).problem
     return [problem] if problem else []
 

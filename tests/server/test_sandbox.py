@@ -175,6 +175,38 @@ async def test_an_approved_command_sees_outside_but_not_denied_files_nor_the_net
     assert seen["write"] == "refused: Read-only file system"
     assert seen["socket"].startswith("refused") and seen["http"].startswith("refused")
     assert web.connections == 0
+    card = next(
+        e for e in harness.events if e["kind"] == "approval.requested" and e["toolCallId"] == "s1"
+    )
+    assert card["detail"].endswith("It runs in the sandbox without network access.")
+
+
+CURL_AGENT = (
+    AGENT_HEADER
+    + """
+agent = Agent(
+    name="fetcher",
+    model=ScriptedProvider([
+        call("shell", {"command": "curl -sS --noproxy '*' http://127.0.0.1:PORT/pkg"}, call_id="c1"),
+        text("fetched"),
+    ]),
+)
+"""
+)
+
+
+async def test_an_approved_network_command_gets_the_network_and_the_card_says_so(
+    harness: Harness, web: CountingServer
+) -> None:
+    spec = harness.write_agent(CURL_AGENT.replace("PORT", str(web.port)))
+    await harness.start(settings={"agent": spec})
+    run = await harness.run("fetch it")
+    card = await harness.wait_kind(run["runId"], "approval.requested", toolCallId="c1")
+    assert "as a network command it gets network access once" in card["detail"]
+    done = await harness.approve_all(run["runId"])
+    assert done["status"] == "completed"
+    assert "hello from the host" in _result(harness, run["runId"], "c1")
+    assert web.requests == ["GET /pkg HTTP/1.1"]
 
 
 def _git(root: Path, *args: str, home: Path) -> str:

@@ -470,6 +470,8 @@ class BubblewrapExecutor:
                     return None
                 return (real, "deny") if judge(real, "read") == "deny" else None
             rel = rel_of(path)
+            if rel is None and stat.S_ISSOCK(st.st_mode):
+                return path, "deny"  # a socket in another bound folder: a way out
             if named(bare, name, path) or (
                 narrow_needed and narrow.decide_path(rel=rel, abs_posix=path, op="read") == "deny"
             ):

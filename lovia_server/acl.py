@@ -8,6 +8,8 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from lovia.workspace import CommandRule, LocalWorkspace, PathRule, Workspace
+from lovia.workspace.protected import DEFAULT_PROTECTED_PATHS
+from lovia_server.agents import agent_file
 from lovia_server.sandbox import choose_sandbox
 from lovia_server.settings import PermissionSettings, Preset, SandboxSettings
 
@@ -17,12 +19,17 @@ def folder_config(
     folders: Sequence[Path],
     perms: PermissionSettings,
     preset: Preset,
+    *,
+    agent: str | None = None,
     sandbox: SandboxSettings | None = None,
 ) -> LocalWorkspace:
     """``root``'s workspace under ``preset`` with the settings' rules; the other ``folders`` are
     readable and writable as the root is. Under ``coding`` every write asks (review-first)
-    unless ``perms.write`` says otherwise. Shell commands run in the sandbox ``sandbox``
-    chooses (by default: bubblewrap where it works, see :mod:`lovia_server.sandbox`)."""
+    unless ``perms.write`` says otherwise. Writes to the built-in protected paths, the
+    settings' ``protectedPaths`` and the ``agent`` file (which the host imports) always ask.
+    Shell commands run in the sandbox ``sandbox`` chooses (by default: bubblewrap where it
+    works, see :mod:`lovia_server.sandbox`), where protected paths are read-only for commands
+    that ran without approval."""
     rules: list[PathRule] = []
     for rule in perms.pathRules:
         if rule.read is not None:
@@ -47,6 +54,11 @@ def folder_config(
         denied_paths=tuple(perms.deniedPaths),
         path_rules=tuple(rules),
         command_rules=command_rules if preset != "readonly" else (),
+        protected_paths=(
+            *DEFAULT_PROTECTED_PATHS,
+            *perms.protectedPaths,
+            *([str(path)] if agent and (path := agent_file(agent, list(folders))) else []),
+        ),
         executor=choose_sandbox(sandbox or SandboxSettings()).executor,
     )
     if inside_write != config.policy.write:

@@ -57,16 +57,24 @@ class AgentChoice:
     needs_workspace: bool
 
 
-def load_user_agent(spec: str, folders: list[Path]) -> Agent[Any]:
-    """Load ``path/to/file.py:name`` from inside a workspace folder (trusted workspaces only)."""
+def agent_file(spec: str, folders: list[Path]) -> Path | None:
+    """The file an agent spec ``path/to/file.py:name`` names (``None``: not that shape)."""
     path_part, sep, attr = spec.rpartition(":")
     if not sep or not path_part or not attr:
+        return None
+    candidate = Path(path_part).expanduser()
+    base = folders[0] if folders else Path.cwd()
+    return (candidate if candidate.is_absolute() else base / candidate).resolve()
+
+
+def load_user_agent(spec: str, folders: list[Path]) -> Agent[Any]:
+    """Load ``path/to/file.py:name`` from inside a workspace folder (trusted workspaces only)."""
+    path = agent_file(spec, folders)
+    attr = spec.rpartition(":")[2]
+    if path is None:
         raise p.invalid_params(
             f"lovia.agent must look like 'path/to/file.py:name', got {spec!r}", "agent"
         )
-    candidate = Path(path_part).expanduser()
-    base = folders[0] if folders else Path.cwd()
-    path = (candidate if candidate.is_absolute() else base / candidate).resolve()
     if not any(path.is_relative_to(folder.resolve()) for folder in folders):
         raise p.ProtocolError(
             p.PATH_OUTSIDE_WORKSPACE,
@@ -177,6 +185,7 @@ def mcp_server_config(
         "exclude_tools": entry.excludeTools,
         "defer": entry.defer,
         "needs_approval": entry.needsApproval,
+        "approved_tools": frozenset(entry.approvedTools),
         "timeout": entry.timeout,
         "connect_timeout": entry.connectTimeout,
         "include_instructions": True,
@@ -253,6 +262,7 @@ __all__ = [
     "BUILTIN_DEMO",
     "CODING_INSTRUCTIONS",
     "BrokenMCPServer",
+    "agent_file",
     "check_model",
     "coding_agent",
     "load_user_agent",

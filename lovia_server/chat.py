@@ -215,19 +215,29 @@ class ChatSession:
             self.term.line(self.term.c("33", f"  {event['detail']}"))
         for diff in event.get("diff") or []:
             self.term.diff(diff)
+        warning = event.get("warning")
+        if warning:
+            self.term.line(self.term.c("31", f"  ! {warning}"))
+        offered = {o.get("decision") for o in event.get("options") or []}
         message = None
-        if self.auto_approve:
+        if self.auto_approve and not warning:
             decision = "allow_once"
             self.term.line(self.term.c("33", "  allowed (--yes)"))
         elif not self.interactive:
             decision = "reject_once"
-            message = "Rejected: lovia chat was not run interactively (pass --yes to allow)."
-        else:
-            self.term.line(self.term.c("33", "  allow? [y]es / [a]lways / [n]o (or type a reason)"))
-            answer = (await self._ask(event)).strip()
-            decision = {"y": "allow_once", "yes": "allow_once", "a": "allow_always"}.get(
-                answer.lower(), "reject_once"
+            message = (
+                "Rejected: a change to editor or agent configuration needs a person's approval."
+                if warning
+                else "Rejected: lovia chat was not run interactively (pass --yes to allow)."
             )
+        else:
+            always = " / [a]lways" if "allow_always" in offered else ""
+            self.term.line(self.term.c("33", f"  allow? [y]es{always} / [n]o (or type a reason)"))
+            answer = (await self._ask(event)).strip()
+            choices = {"y": "allow_once", "yes": "allow_once"}
+            if always:
+                choices["a"] = "allow_always"
+            decision = choices.get(answer.lower(), "reject_once")
             if decision == "reject_once" and answer.lower() not in ("", "n", "no"):
                 message = answer
         with contextlib.suppress(RpcError, ConnectionError):
@@ -366,7 +376,11 @@ def _parse(argv: list[str] | None, prog: str) -> argparse.Namespace:
     parser.add_argument("--model", help="model string, e.g. openai:gpt-4.1-mini")
     parser.add_argument("--agent", help="agent file 'path.py:name' in the workspace")
     parser.add_argument("--resume", nargs="?", const="", metavar="RUN_ID", help="resume a run")
-    parser.add_argument("--yes", action="store_true", help="approve every request")
+    parser.add_argument(
+        "--yes",
+        action="store_true",
+        help="approve every request, except changes to editor or agent configuration",
+    )
     parser.add_argument("--state-dir", help="where the server keeps state.db")
     parser.add_argument(
         "--log-file", help="where the server writes its log (default: chat-server.log in the state)"

@@ -179,7 +179,15 @@ class EditorWorkspace:
         settings = self.server.settings
         perms = settings.permissions
         preset = perms.preset if self.server.init_options.trusted else "readonly"
-        config = folder_config(root, self.folders(), perms, preset, settings.sandbox)
+        trusted = self.server.init_options.trusted
+        config = folder_config(
+            root,
+            self.folders(),
+            perms,
+            preset,
+            agent=settings.agent if trusted else None,
+            sandbox=settings.sandbox,
+        )
         return dataclasses.replace(
             config,
             close_after_run=False,
@@ -203,6 +211,7 @@ class EditorWorkspace:
                     write_outside=policy.write_outside,
                     shell=policy.shell_default if policy.allow_shell else "deny",
                     denied_paths=list(policy.denied_paths),
+                    protected_paths=list(policy.protected_paths),
                     path_rules=[
                         p.PathRuleView(pattern=r.pattern, action=r.action, ops=sorted(r.ops))
                         for r in policy.path_rules

@@ -16,6 +16,9 @@ from typing import Any
 from lovia.messages import Usage
 from lovia.tools import presentation
 from lovia.tools.base import Tool
+from lovia.workspace import LocalWorkspace, WorkspacePolicy
+from lovia.workspace.protected import protected_command_targets, protected_path
+from lovia.workspace.workspace import WorkspaceSessionBinding
 from lovia_server import protocol as p
 from lovia_server.prices import Price
 from lovia_server.uris import path_uri, uri_to_path
@@ -147,6 +150,11 @@ APPROVAL_OPTIONS: dict[str, list[p.ApprovalOption]] = {
     "command": _options("Run", "Always run this command", "Don't run", "Never run this command"),
     "other": _options("Allow", "Always allow", "Reject", "Always reject"),
 }
+PROTECTED_OPTIONS: list[p.ApprovalOption] = [
+    p.ApprovalOption(decision=p.Decision.ALLOW_ONCE, label="Accept this change"),
+    p.ApprovalOption(decision=p.Decision.REJECT_ONCE, label="Reject"),
+]
+"""A change to protected paths is approved one call at a time: no "always"."""
 
 
 def approval_command(tool: Tool | None, args: Mapping[str, Any]) -> str | None:
@@ -166,14 +174,48 @@ def approval_subject(tool: Tool | None, name: str, args: Mapping[str, Any], root
     return f"tool:{name}"
 
 
+async def workspace_policy(workspace: Any) -> WorkspacePolicy | None:
+    """The policy a run's workspace enforces now (a live session's, when bound to one)."""
+    if isinstance(workspace, WorkspaceSessionBinding):
+        policy = getattr(await workspace.open(), "policy", None)
+        return policy if isinstance(policy, WorkspacePolicy) else workspace.workspace.policy
+    if isinstance(workspace, LocalWorkspace):
+        return workspace.policy
+    return None
+
+
+def protected_targets(
+    policy: WorkspacePolicy | None, tool: Tool | None, args: Mapping[str, Any], root: Path
+) -> list[str]:
+    """Protected paths an edit, delete or shell call would change (empty for anything else)."""
+    if policy is None:
+        return []
+    command = approval_command(tool, args)
+    if command is not None:
+        cwd = args.get("cwd")
+        return protected_command_targets(
+            policy, root, command, cwd if isinstance(cwd, str) else "."
+        )
+    if tool_kind(tool) not in ("edit", "delete", "move"):
+        return []
+    found: list[str] = []
+    for location in presentation.call_locations(tool, args):
+        hit = protected_path(policy, root, location.path)
+        if hit is not None and hit not in found:
+            found.append(hit)
+    return found
+
+
 __all__ = [
     "APPROVAL_OPTIONS",
+    "PROTECTED_OPTIONS",
     "approval_command",
     "approval_subject",
     "error_payload",
     "output_payload",
     "parse_arguments",
     "path_uri",
+    "protected_targets",
     "resolve_display_path",
     "todo_items",
     "tool_kind",
@@ -182,4 +224,5 @@ __all__ = [
     "tool_title",
     "uri_to_path",
     "usage_payload",
+    "workspace_policy",
 ]

@@ -68,6 +68,8 @@ class LspEditor:
         child = payload.subagent
         who = f"lovia [{child.task_id} {child.name}]" if child is not None else "lovia"
         message = f"{who}: {payload.title}\n{payload.detail}".strip()
+        if payload.warning:
+            message = f"{message}\nWarning: {payload.warning}"
         response = await self.server.window_show_message_request_async(
             lsp.ShowMessageRequestParams(
                 type=lsp.MessageType.Warning, message=message, actions=actions

@@ -25,19 +25,41 @@ Preset = Literal["readonly", "coding", "trusted"]
 EditModeSetting = Literal["auto", "server", "workspaceEdit"]
 
 DEFAULT_DENIED_PATHS: list[str] = [
+    # environment and credential files (bare patterns: any folder, inside and outside the root)
     ".env",
     ".env.*",
-    "**/.git/**",
-    ".git",
+    ".env-*",
+    "*.env",
+    ".envrc",
+    ".npmrc",
+    ".pypirc",
+    ".netrc",
+    ".git-credentials",
+    "credentials.json",
+    "*.tfstate",
+    "*.tfstate.*",
+    # keys and certificates
     "*.pem",
     "*.key",
+    "*.p12",
+    "*.pfx",
     "id_rsa*",
+    "id_dsa*",
+    "id_ecdsa*",
     "id_ed25519*",
+    # cloud, cluster and tool credentials in the user's home
+    ".kube/config",
+    "~/.kube",
     "~/.ssh",
     "~/.aws",
+    "~/.azure",
     "~/.config/gcloud",
+    "~/.docker/config.json",
+    "~/.gnupg",
     "~/.netrc",
 ]
+"""Matched case-insensitively. ``.git`` is not here: git needs to read it, and writes to it are
+protected (:data:`lovia.workspace.protected.DEFAULT_PROTECTED_PATHS`)."""
 
 
 class _Model(BaseModel):
@@ -63,6 +85,9 @@ class PermissionSettings(_Model):
     pathRules: list[PathRuleSetting] = Field(default_factory=list)
     commandRules: list[CommandRuleSetting] = Field(default_factory=list)
     deniedPaths: list[str] = Field(default_factory=lambda: list(DEFAULT_DENIED_PATHS))
+    protectedPaths: list[str] = Field(default_factory=list)
+    """More paths whose writes always ask, added to the built-in list (which cannot be
+    shortened: see docs/security.md)."""
 
     @field_validator("deniedPaths", mode="before")
     @classmethod
@@ -89,7 +114,12 @@ class _MCPServerCommon(_Model):
     excludeTools: list[str] | None = None
     defer: bool = False
     """Hide the tools behind ``search_mcp_tools`` / ``call_mcp_tool`` (large servers)."""
-    needsApproval: bool = False
+    needsApproval: bool = True
+    """Every call of the server's tools asks, until the user answers "always" for a tool (for the
+    conversation) or lists it in ``approvedTools``."""
+    approvedTools: list[str] = Field(default_factory=list)
+    """Tools of this server (raw names) that run without asking; the paths their arguments name
+    are still judged by the workspace's rules."""
     timeout: float | None = Field(default=None, gt=0)
     """Seconds per tool call."""
     connectTimeout: float = Field(default=30.0, gt=0)

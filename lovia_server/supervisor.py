@@ -41,23 +41,27 @@ from lovia.transcript import (
     TranscriptEntry,
     drop_dangling_tool_calls,
 )
+from lovia.workspace.protected import protected_warning
 from lovia_server import protocol as p
 from lovia_server.child_link import ChildLink, RunOutcome
 from lovia_server.event_log import EventLog, Publisher
 from lovia_server.events import (
     APPROVAL_OPTIONS,
+    PROTECTED_OPTIONS,
     approval_command,
     approval_subject,
     error_payload,
     output_payload,
     parse_arguments,
     path_uri,
+    protected_targets,
     todo_items,
     tool_kind,
     tool_locations,
     tool_source,
     tool_title,
     usage_payload,
+    workspace_policy,
 )
 from lovia_server.ports import (
     EditorPort,
@@ -1085,7 +1089,9 @@ class RunSupervisor:
         approval_id = _short_id("ap")
         payload = await self._approval_payload(ctl, info, approval_id, call.id)
         ctl.log.emit(payload)
-        rule = self.session_rules.get(ctl.session_id, {}).get(subject)
+        # a change to protected paths is never settled by an earlier "always"
+        protected = payload.warning is not None
+        rule = None if protected else self.session_rules.get(ctl.session_id, {}).get(subject)
         answer: ApprovalAnswer
         outcome: ApprovalOutcome
         if rule is not None:
@@ -1118,7 +1124,7 @@ class RunSupervisor:
                     asker.cancel()
                 if ctl.status == "awaiting_approval":
                     ctl.status = "running"
-            if answer.decision.always and not answer.cancelled:
+            if answer.decision.always and not answer.cancelled and not protected:
                 rules = self.session_rules.setdefault(ctl.session_id, {})
                 rules[subject] = "allow" if answer.decision.allows else "reject"
         if outcome == "allowed":
@@ -1207,6 +1213,8 @@ class RunSupervisor:
             action = "other"
             detail = f"The agent wants to call {name}."
             options = APPROVAL_OPTIONS["other"]
+        policy = await workspace_policy(ctl.spec.agent.workspace)
+        guarded = protected_targets(policy, info.tool, args, ctl.spec.root)
         return ApprovalRequested(
             approval_id=approval_id,
             tool_call_id=call_id,
@@ -1216,8 +1224,9 @@ class RunSupervisor:
             paths=paths,
             command=command,
             diff=diff,
-            options=options,
+            options=PROTECTED_OPTIONS if guarded else options,
             subagent=ctl.subagent,
+            warning=protected_warning(guarded) if guarded else None,
         )
 
     def _resolve_all_approvals(self, ctl: RunController) -> None:

@@ -294,6 +294,8 @@ function renderApprovalPart(run: { runId: string }, item: ApprovalItem, memory: 
     "div",
     { class: "approval-box" },
     h("div", { class: "approval-head" }, icon(ICONS.shield), h("span", {}, "Approval needed"), requesterLabel(item)),
+    // A change to editor, git or agent configuration says so before anything else.
+    item.warning ? h("div", { class: "approval-warning", role: "alert" }, icon(ICONS.warning), h("span", {}, item.warning)) : null,
     // A shell command is already on the card; other actions say what they do.
     item.detail && item.action !== "shell" ? h("div", { class: "approval-detail" }, item.detail) : null,
     item.paths.length > 0 && !item.diff && item.action !== "shell" ? h("ul", { class: "approval-paths" }, item.paths.map((p) => h("li", {}, p))) : null,

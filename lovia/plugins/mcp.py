@@ -45,6 +45,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 from lovia.exceptions import InvalidToolArguments, MCPError, ToolError, UserError
 from lovia.parts import ContentPart, ImagePart, TextPart
 from lovia.plugins.base import PluginInstance
+from lovia.plugins.mcp_paths import check_paths, guarded_approval, path_arguments
 from lovia.tools.base import (
     ApprovalPredicate,
     Tool,
@@ -319,6 +320,10 @@ class MCPConnection:
     include_tools: set[str] | None = None
     exclude_tools: set[str] | None = None
     needs_approval: bool | ApprovalPredicate = False
+    approved_tools: frozenset[str] = frozenset()
+    """Raw tool names that run without asking even when ``needs_approval`` is set."""
+    judge_paths: bool = True
+    """Judge the paths a tool's arguments name by the run's workspace (``mcp_paths``)."""
     retries: int | None = None
     timeout: float | None = None
     max_output_chars: int | None = None
@@ -551,22 +556,24 @@ class MCPConnection:
             if not isinstance(raw, str) or not self._keep(raw):
                 continue
             description = _attr(entry, "description")
-            schema = _attr(entry, "inputSchema", "input_schema")
+            schema = normalize_schema(_attr(entry, "inputSchema", "input_schema"))
             annotations = _attr(entry, "annotations")  # the server's hints: title, read-only
+            read_only = _attr(annotations, "readOnlyHint", "read_only_hint") is True
+            paths = path_arguments(schema) if self.judge_paths else frozenset()
+            base = False if raw in self.approved_tools else self.needs_approval
+            name = _display_name(self.prefix, raw)
             tools.append(
                 Tool(
-                    name=_display_name(self.prefix, raw),
+                    name=name,
                     description=description if isinstance(description, str) else "",
-                    parameters=normalize_schema(schema),
-                    invoke=self._make_invoke(raw, images_as_parts=images_as_parts),
-                    needs_approval=self.needs_approval,
+                    parameters=schema,
+                    invoke=self._make_invoke(raw, images_as_parts=images_as_parts, paths=paths),
+                    needs_approval=guarded_approval(base, paths),
                     retries=self.retries,
                     timeout=self.timeout,
                     max_output_chars=self.max_output_chars,
                     result_renderer=renderer,
-                    kind="read"
-                    if _attr(annotations, "readOnlyHint", "read_only_hint") is True
-                    else None,
+                    kind="read" if read_only else None,
                     title=_str_attr(entry, "title") or _str_attr(annotations, "title"),
                     source=self._name,
                 )
@@ -574,9 +581,15 @@ class MCPConnection:
         self._tools = tools
 
     def _make_invoke(
-        self, raw: str, *, images_as_parts: bool
+        self,
+        raw: str,
+        *,
+        images_as_parts: bool,
+        paths: frozenset[str] = frozenset(),
     ) -> Callable[[dict[str, Any], RunContext[Any]], Awaitable[MCPToolResult]]:
         async def invoke(args: dict[str, Any], ctx: RunContext[Any]) -> MCPToolResult:
+            if paths:
+                check_paths(raw, args, ctx, paths)
             result = await self._call(raw, args)
             result.images_as_parts = images_as_parts
             return result
@@ -824,6 +837,11 @@ class MCPServer:
     include_tools: list[str] | None = None
     exclude_tools: list[str] | None = None
     needs_approval: bool | ApprovalPredicate = False
+    approved_tools: frozenset[str] = frozenset()
+    """Raw tool names that run without asking even when ``needs_approval`` is set."""
+    judge_paths: bool = True
+    """Judge the paths a tool's arguments name by the run's workspace ACL: a denied path
+    refuses the call, an ``ask`` one needs approval (see :mod:`lovia.plugins.mcp_paths`)."""
     retries: int | None = None
     timeout: float | None = None
     max_output_chars: int | None = None
@@ -849,6 +867,8 @@ class MCPServer:
             include_tools=set(self.include_tools) if self.include_tools is not None else None,
             exclude_tools=set(self.exclude_tools) if self.exclude_tools is not None else None,
             needs_approval=self.needs_approval,
+            approved_tools=frozenset(self.approved_tools),
+            judge_paths=self.judge_paths,
             retries=self.retries,
             timeout=self.timeout,
             max_output_chars=self.max_output_chars,

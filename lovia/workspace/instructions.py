@@ -75,6 +75,13 @@ def build_instructions(root: str | Path, policy: WorkspacePolicy, *, executor: A
             "Writing files inside the workspace requires user approval; batch related edits "
             "together so the user can review them at once."
         )
+    if write != "deny" and policy.protected_paths:
+        shown = ", ".join(repr(p) for p in policy.protected_paths[:6])
+        more = ", …" if len(policy.protected_paths) > 6 else ""
+        lines.append(
+            f"Changes to editor, git and agent configuration ({shown}{more}) always need user "
+            "approval, by file tools and by commands alike; do not try to get around that."
+        )
     if write != "deny":
         lines.append(
             "Keep the workspace tidy: put scratch files under 'tmp/' (disposable) and never "

@@ -89,14 +89,21 @@ def _canonical_abs_pattern(pattern: str) -> str | None:
     return canon or None
 
 
-def _pattern_matches(pattern: str, rel: str | None, abs_posix: str) -> bool:
+def _pattern_matches(pattern: str, rel: str | None, abs_posix: str, *, fold: bool = False) -> bool:
+    """Does ``pattern`` cover the resolved path? ``fold`` matches case-insensitively (deny and
+    protected patterns: ``.ENV`` is ``.env`` on macOS and Windows file systems)."""
     if not pattern:
         return False
     if pattern.startswith(("/", "~")):
-        canon = _canonical_abs_pattern(pattern)
+        canon = _canonical_abs_pattern(pattern)  # resolved as spelled, then folded
         if not canon:
             return False
+        if fold:
+            canon, abs_posix = canon.casefold(), abs_posix.casefold()
         return fnmatchcase(abs_posix, canon) or fnmatchcase(abs_posix, canon + "/*")
+    if fold:
+        pattern, abs_posix = pattern.casefold(), abs_posix.casefold()
+        rel = rel.casefold() if rel is not None else None
     stripped = pattern.rstrip("/")
     if "/" in stripped:
         return rel is not None and _path_matches(rel, pattern)

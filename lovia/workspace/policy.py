@@ -31,6 +31,7 @@ from lovia.workspace.patterns import (
     _pattern_matches,
     segment_regex,
 )
+from lovia.workspace.protected import DEFAULT_PROTECTED_PATHS
 
 WorkspaceMode: TypeAlias = Literal["readonly", "coding", "trusted"]
 
@@ -85,9 +86,12 @@ class WorkspacePolicy:
     shell_default: Decision = "ask"
     command_rules: tuple[CommandRule, ...] = ()
     command_decider: CommandDecider | None = field(default=None)
+    protected_paths: tuple[str, ...] = DEFAULT_PROTECTED_PATHS
+    """Writes here always ask (never looser; ``deny`` stays ``deny``): editor, git and agent
+    configuration. Matched case-insensitively, like ``denied_paths``."""
 
     def __post_init__(self) -> None:
-        for name in ("path_rules", "denied_paths", "command_rules"):
+        for name in ("path_rules", "denied_paths", "command_rules", "protected_paths"):
             value = getattr(self, name)
             if isinstance(value, str):
                 value = (value,)
@@ -99,9 +103,14 @@ class WorkspacePolicy:
 
     @classmethod
     def readonly(
-        cls, *, denied_paths: Iterable[str] = (), path_rules: Iterable[PathRule] = ()
+        cls,
+        *,
+        denied_paths: Iterable[str] = (),
+        path_rules: Iterable[PathRule] = (),
+        protected_paths: Iterable[str] = DEFAULT_PROTECTED_PATHS,
     ) -> WorkspacePolicy:
         return cls(
+            protected_paths=tuple(protected_paths),
             write="deny",
             read_outside="deny",
             write_outside="deny",
@@ -119,8 +128,10 @@ class WorkspacePolicy:
         denied_paths: Iterable[str] = (),
         path_rules: Iterable[PathRule] = (),
         command_decider: CommandDecider | None = None,
+        protected_paths: Iterable[str] = DEFAULT_PROTECTED_PATHS,
     ) -> WorkspacePolicy:
         return cls(
+            protected_paths=tuple(protected_paths),
             write="allow",
             read_outside="ask",
             write_outside="deny",
@@ -140,8 +151,10 @@ class WorkspacePolicy:
         denied_paths: Iterable[str] = (),
         path_rules: Iterable[PathRule] = (),
         command_decider: CommandDecider | None = None,
+        protected_paths: Iterable[str] = DEFAULT_PROTECTED_PATHS,
     ) -> WorkspacePolicy:
         return cls(
+            protected_paths=tuple(protected_paths),
             write="allow",
             read_outside="allow",
             write_outside="ask",
@@ -156,22 +169,45 @@ class WorkspacePolicy:
     # ------------------------------------------------------------------ paths
 
     def decide_path(self, *, rel: str | None, abs_posix: str, op: FileOp) -> Decision:
-        """Judge a resolved path: denied patterns, then the first matching rule, then defaults."""
-        for pattern in self.denied_paths:
-            if _pattern_matches(pattern, rel, abs_posix):
-                return "deny"
+        """Judge a resolved path: denied patterns, then the first matching rule, then defaults;
+        a write to a protected path is at least ``ask``."""
+        if self.is_denied(rel=rel, abs_posix=abs_posix):
+            return "deny"
+        decision = self._decide_unprotected(rel, abs_posix, op)
+        if (
+            op == "write"
+            and decision == "allow"
+            and self.is_protected(rel=rel, abs_posix=abs_posix)
+        ):
+            return "ask"  # never looser: a deny stays a deny
+        return decision
+
+    def _decide_unprotected(self, rel: str | None, abs_posix: str, op: FileOp) -> Decision:
         for rule in self.path_rules:
-            if op in rule.ops and _pattern_matches(rule.pattern, rel, abs_posix):
-                return _normalize(rule.action)
+            action = _normalize(rule.action)
+            # restricting rules fold case (stricter); an allow rule grants only what it spells
+            if op in rule.ops and _pattern_matches(
+                rule.pattern, rel, abs_posix, fold=action != "allow"
+            ):
+                return action
         if rel is not None:
             return "allow" if op == "read" else _normalize(self.write)
         return _normalize(self.read_outside if op == "read" else self.write_outside)
+
+    def is_denied(self, *, rel: str | None, abs_posix: str) -> bool:
+        """Whether a ``denied_paths`` pattern covers the path (case-insensitively)."""
+        return any(_pattern_matches(p, rel, abs_posix, fold=True) for p in self.denied_paths)
+
+    def is_protected(self, *, rel: str | None, abs_posix: str) -> bool:
+        """Whether a ``protected_paths`` pattern covers the path (case-insensitively)."""
+        return any(_pattern_matches(p, rel, abs_posix, fold=True) for p in self.protected_paths)
 
     @property
     def path_restricted(self) -> bool:
         """True when some path could be judged other than ``allow``."""
         return bool(
             self.denied_paths
+            or self.protected_paths
             or any(_normalize(r.action) != "allow" for r in self.path_rules)
             or _normalize(self.write) != "allow"
             or _normalize(self.read_outside) != "allow"

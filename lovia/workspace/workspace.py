@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 from collections.abc import AsyncIterator, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
@@ -139,6 +140,7 @@ class Workspace:
         limits: WorkspaceLimits | None = None,
         executor: Any = None,
         sandbox: bool | Literal["auto"] = False,
+        protected_paths: tuple[str, ...] | None = None,
         overlay: DocumentOverlay | None = None,
         write_sink: WriteSink | None = None,
         output_listener: OutputListener | None = None,
@@ -147,6 +149,8 @@ class Workspace:
 
         ``readable``/``writable`` add allow rules (after ``path_rules``, writable first);
         ``sandbox=True`` runs shell commands under bubblewrap (``"auto"``: when available).
+        ``protected_paths`` replaces the built-in list of paths whose writes always ask
+        (``None``: :data:`~lovia.workspace.protected.DEFAULT_PROTECTED_PATHS`).
         """
         rules = (
             tuple(path_rules)
@@ -161,6 +165,11 @@ class Workspace:
                     "Pass either policy= or rule shorthands (denied_paths=, command_rules=, "
                     "path_rules=, readable=, writable=), not both.",
                     hint="Put the rules into the WorkspacePolicy you pass.",
+                )
+            if protected_paths is not None:
+                raise UserError(
+                    "Pass either policy= or protected_paths=, not both.",
+                    hint="Set protected_paths on the WorkspacePolicy you pass.",
                 )
             chosen = policy
         elif mode == "readonly":
@@ -184,6 +193,8 @@ class Workspace:
                 f"Unknown workspace mode: {mode!r}",
                 hint="Use 'readonly', 'coding' or 'trusted'.",
             )
+        if protected_paths is not None and policy is None:
+            chosen = dataclasses.replace(chosen, protected_paths=_as_tuple(protected_paths))
         if sandbox and executor is not None:
             raise UserError("Pass either sandbox= or executor=, not both.")
         if sandbox:

@@ -322,6 +322,9 @@ def permission_request(
     detail = payload.get("detail")
     if detail and not content:
         content = [_text_content(str(detail))]
+    warning = payload.get("warning")
+    if warning:  # a change to editor or agent configuration: said first, in plain words
+        content = [_text_content(f"Warning: {warning}"), *content]
     tool_call = a.ToolCallUpdate(
         tool_call_id=str(payload["toolCallId"]),
         title=str(payload.get("title") or "Tool call"),

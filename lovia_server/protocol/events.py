@@ -286,6 +286,9 @@ class ApprovalRequested(EventPayload):
     options: list[ApprovalOption]
     subagent: SubagentRef | None = omitted()
     """The child run asking, when a subagent needs the approval."""
+    warning: str | None = omitted()
+    """Set when the call changes protected paths (editor, git or agent configuration): a plain
+    sentence to show prominently. Such approvals offer no "always" options."""
 
 
 class ApprovalResolved(EventPayload):

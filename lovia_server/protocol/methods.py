@@ -361,6 +361,8 @@ class FolderAcl(WireModel):
     write_outside: str
     shell: str
     denied_paths: list[str]
+    protected_paths: list[str] = Field(default_factory=list)
+    """Writes here always ask, whatever the rules (editor, git and agent configuration)."""
     path_rules: list[PathRuleView]
     command_rules: list[CommandRuleView]
 

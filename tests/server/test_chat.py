@@ -259,3 +259,38 @@ def test_the_finished_line_says_what_the_run_cost_when_known():
         "— completed, 1500 tokens",
         "— completed, 1500 tokens, $0.0012",
     ]
+
+
+ESCALATING_AGENT = textwrap.dedent(
+    """
+    from lovia import Agent
+    from lovia.testing import ScriptedProvider, call, text
+
+    agent = Agent(
+        name="escalator",
+        model=ScriptedProvider([
+            call("write_file", {"path": ".vscode/settings.json", "content": "{}"}, call_id="w1"),
+            call("write_file", {"path": "notes.txt", "content": "ok"}, call_id="w2"),
+            text("done"),
+        ]),
+    )
+    """
+)
+
+
+def test_yes_never_approves_a_change_to_editor_configuration(tmp_path):
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    (ws / "agent.py").write_text(ESCALATING_AGENT)
+    proc = subprocess.run(
+        [*CHAT, "--agent", "agent.py:agent", "--yes", "--workspace", str(ws), "go"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env=_env(tmp_path),
+        stdin=subprocess.DEVNULL,
+    )
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "alters agent or editor configuration" in proc.stdout
+    assert not (ws / ".vscode").exists()
+    assert (ws / "notes.txt").read_text() == "ok"  # an ordinary edit is still approved by --yes

@@ -43,8 +43,10 @@ async def test_builtin_agent_calls_a_stdio_mcp_tool(harness, fake_openai):
         env={**fake_openai.env(), "LOVIA_TEST_GREETING": "howdy"},
     )
     run = await harness.run("what does the server say?")
-    done = await harness.finished(run["runId"])
+    done = await harness.approve_all(run["runId"])  # MCP tools ask by default
     assert done["status"] == "completed", done
+    asked = [e for e in harness.of_run(run["runId"]) if e["kind"] == "approval.requested"]
+    assert [e["toolCallId"] for e in asked] == ["m1", "m2", "m3"]
     assert done["output"] == "The server says howdy."
     results = {
         e["toolCallId"]: e for e in harness.of_run(run["runId"]) if e["kind"] == "tool.result"
@@ -68,8 +70,12 @@ async def test_broken_servers_are_reported_and_the_run_goes_on_without_them(harn
     fake_openai.script(oai.text("done without them"), oai.text("fine"))
     servers = {
         "bad": {"url": "ftp://nowhere"},
-        "down": {"command": sys.executable, "args": [STDIO_SCRIPT, "--fail-start"]},
-        "local": {"command": sys.executable, "args": [STDIO_SCRIPT]},
+        "down": {
+            "needsApproval": False,
+            "command": sys.executable,
+            "args": [STDIO_SCRIPT, "--fail-start"],
+        },
+        "local": {"needsApproval": False, "command": sys.executable, "args": [STDIO_SCRIPT]},
     }
     await harness.start(
         settings={"model": "openai:fake-model", "mcpServers": servers}, env=fake_openai.env()
@@ -135,7 +141,11 @@ async def test_one_stdio_process_serves_three_runs(harness, fake_openai, tmp_pat
     for i in range(3):
         fake_openai.script(*_pid_run(f"p{i}"))
     servers = {
-        "local": {"command": sys.executable, "args": [STDIO_SCRIPT, "--starts-file", str(starts)]}
+        "local": {
+            "needsApproval": False,
+            "command": sys.executable,
+            "args": [STDIO_SCRIPT, "--starts-file", str(starts)],
+        }
     }
     await harness.start(
         settings={"model": "openai:fake-model", "mcpServers": servers}, env=fake_openai.env()
@@ -184,7 +194,11 @@ async def test_a_server_crashing_mid_call_restarts_and_the_next_call_works(
         oai.text("recovered"),
     )
     servers = {
-        "local": {"command": sys.executable, "args": [STDIO_SCRIPT, "--starts-file", str(starts)]}
+        "local": {
+            "needsApproval": False,
+            "command": sys.executable,
+            "args": [STDIO_SCRIPT, "--starts-file", str(starts)],
+        }
     }
     await harness.start(
         settings={"model": "openai:fake-model", "mcpServers": servers}, env=fake_openai.env()
@@ -213,7 +227,7 @@ async def test_tools_list_changed_refreshes_the_cached_tools(harness, fake_opena
         oai.tool_calls(oai.call("local__extra_1", {}, id="x")),
         oai.text("used it"),
     )
-    servers = {"local": {"command": sys.executable, "args": [STDIO_SCRIPT]}}
+    servers = {"local": {"needsApproval": False, "command": sys.executable, "args": [STDIO_SCRIPT]}}
     await harness.start(
         settings={"model": "openai:fake-model", "mcpServers": servers}, env=fake_openai.env()
     )
@@ -277,7 +291,11 @@ async def test_idle_servers_stop_and_start_again_on_the_next_run(harness, fake_o
     starts = tmp_path / "starts.txt"
     fake_openai.script(oai.text("one"), oai.text("two"))
     servers = {
-        "local": {"command": sys.executable, "args": [STDIO_SCRIPT, "--starts-file", str(starts)]}
+        "local": {
+            "needsApproval": False,
+            "command": sys.executable,
+            "args": [STDIO_SCRIPT, "--starts-file", str(starts)],
+        }
     }
     await harness.start(
         settings={
@@ -328,7 +346,10 @@ async def test_streamable_http_server_in_its_own_process_and_restart_request(
         oai.text("greeted again"),
     )
     await harness.start(
-        settings={"model": "openai:fake-model", "mcpServers": {"web": {"url": http_mcp_url}}},
+        settings={
+            "model": "openai:fake-model",
+            "mcpServers": {"web": {"url": http_mcp_url, "needsApproval": False}},
+        },
         env=fake_openai.env(),
     )
     texts = []
@@ -352,7 +373,7 @@ async def test_streamable_http_server_in_its_own_process_and_restart_request(
 
 async def test_untrusted_workspace_starts_no_mcp_server(harness, fake_openai):
     fake_openai.script(oai.text("ok"))
-    servers = {"local": {"command": sys.executable, "args": [STDIO_SCRIPT]}}
+    servers = {"local": {"needsApproval": False, "command": sys.executable, "args": [STDIO_SCRIPT]}}
     await harness.start(
         settings={"model": "openai:fake-model", "mcpServers": servers},
         env=fake_openai.env(),
@@ -458,3 +479,54 @@ async def test_mcp_plugin_from_settings(tmp_path: Path, monkeypatch: pytest.Monk
         await bad.open()
     assert mcp_plugin({}, tmp_path) is None
     assert mcp_plugin({"off": settings.mcpServers["off"]}, tmp_path) is None
+
+
+async def test_mcp_tools_ask_by_default_per_tool_and_denied_paths_never_reach_the_server(
+    harness, fake_openai
+):
+    (harness.root / ".env").write_text("API_KEY=s3cret\n")
+    (harness.root / "notes.txt").write_text("plain notes\n")
+    fake_openai.script(
+        oai.tool_calls(oai.call("local__echo", {"text": "one"}, id="e1")),
+        oai.tool_calls(oai.call("local__echo", {"text": "two"}, id="e2")),
+        oai.tool_calls(oai.call("local__read_text", {"path": ".env"}, id="r1")),
+        oai.tool_calls(oai.call("local__read_text", {"path": str(harness.root / ".ENV")}, id="r2")),
+        oai.tool_calls(oai.call("local__read_text", {"path": "notes.txt"}, id="r3")),
+        oai.tool_calls(oai.call("local__calls", {}, id="c1")),
+        oai.text("done"),
+    )
+    servers = {
+        "local": {
+            "command": sys.executable,
+            "args": [STDIO_SCRIPT],
+            "approvedTools": ["calls", "read_text"],
+        }
+    }
+    await harness.start(
+        settings={"model": "openai:fake-model", "mcpServers": servers}, env=fake_openai.env()
+    )
+    run = await harness.run("use the server")
+    rid = run["runId"]
+    first = await harness.wait_kind(rid, "approval.requested", toolCallId="e1")
+    assert [o["decision"] for o in first["options"]][:2] == ["allow_once", "allow_always"]
+    await harness.request(
+        "lovia/approve",
+        {"runId": rid, "approvalId": first["approvalId"], "decision": "allow_always"},
+    )
+    done = await harness.finished(rid)
+    assert done["status"] == "completed", done
+    events = harness.of_run(rid)
+    asked = {e["approvalId"]: e["toolCallId"] for e in events if e["kind"] == "approval.requested"}
+    by = {asked[e["approvalId"]]: e["by"] for e in events if e["kind"] == "approval.resolved"}
+    assert by == {"e1": "user", "e2": "policy"}  # "always" for echo; approved tools never ask
+    results = {e["toolCallId"]: e for e in events if e["kind"] == "tool.result"}
+    assert results["e2"]["content"][0]["text"] == "two"
+    for denied in ("r1", "r2"):
+        text = results[denied]["content"][0]["text"]
+        assert results[denied]["isError"] and "denies that path" in text, text
+        assert "s3cret" not in text
+    assert results["r3"]["content"][0]["text"] == "plain notes\n"
+    # the server served echo twice, the allowed read, and this count: never the denied reads
+    assert results["c1"]["content"][0]["text"] == "4"
+    sent = "".join(str(r.json) for r in fake_openai.requests if r.method == "POST")
+    assert "s3cret" not in sent

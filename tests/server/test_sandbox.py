@@ -225,6 +225,7 @@ agent = Agent(
     model=ScriptedProvider([
         call("shell", {"command": "git status --short"}, call_id="g1"),
         call("shell", {"command": "git log --oneline"}, call_id="g2"),
+        call("shell", {"command": "git commit --allow-empty -m unasked"}, call_id="g0"),
         call("shell", {"command": "echo change >> notes.txt"}, call_id="g3"),
         call("shell", {"command": "git commit -am 'from the sandbox'"}, call_id="g4"),
         text("committed"),
@@ -242,15 +243,15 @@ async def test_git_works_in_the_sandbox(harness: Harness, home: Path) -> None:
     _git(root, "init", "-q", home=home)
     _git(root, "add", "notes.txt", home=home)
     _git(root, "commit", "-qm", "initial", home=home)
-    # .git leaves the deny list (the lead moves it to the protected paths), as git needs it
-    denied = [p for p in DEFAULT_DENIED_PATHS if ".git" not in p]
+    # default deny and protected paths: .git is protected (read-only unless approved)
+    assert ".git" not in DEFAULT_DENIED_PATHS and "**/.git/**" not in DEFAULT_DENIED_PATHS
     settings = {
         "agent": spec,
         "permissions": {
-            "deniedPaths": denied,
             "commandRules": [
                 {"pattern": "git status", "decision": "allow"},
                 {"pattern": "git log", "decision": "allow"},
+                {"pattern": "git commit --allow-empty", "decision": "allow"},
             ],
         },
     }
@@ -262,11 +263,13 @@ async def test_git_works_in_the_sandbox(harness: Harness, home: Path) -> None:
     assert done["status"] == "completed"
     rid = run["runId"]
     asked = [e["toolCallId"] for e in harness.of_run(rid) if e["kind"] == "approval.requested"]
-    assert asked == ["g3", "g4"]  # status and log ran unasked, in the sandbox
+    assert asked == ["g3", "g4"]  # status, log and the allow-listed commit ran unasked
     assert "?? agent.py" in _result(harness, rid, "g1")
     assert "initial" in _result(harness, rid, "g2")
+    assert "Read-only file system" in _result(harness, rid, "g0")  # .git is protected
     assert "exit code: 0" in _result(harness, rid, "g4")
-    assert "from the sandbox" in _git(root, "log", "--oneline", home=home)
+    log = _git(root, "log", "--oneline", home=home)
+    assert "from the sandbox" in log and "unasked" not in log
 
 
 async def test_status_reports_the_sandbox(harness: Harness) -> None:

@@ -8,7 +8,7 @@ Tools: ``echo`` (text), ``add`` (structured + text), ``image`` (an image and a c
 error), ``env`` (the value of an environment variable), ``cwd`` (the working directory),
 ``calls`` (how many ``tools/call`` requests this process served), ``pid``, ``crash`` (the
 process exits mid-call), ``grow`` (adds a tool ``extra_N`` and sends
-``notifications/tools/list_changed``), and ``noop_00`` … ``noop_09`` (to page through).
+``notifications/tools/list_changed``), ``read_text`` (a file's text, by ``path``), and ``noop_00`` … ``noop_09`` (to page through).
 ``tools/list`` pages by ``--page-size``; ``--starts-file`` appends the process id to a file at
 start-up (to count process starts).
 """
@@ -19,6 +19,7 @@ import argparse
 import base64
 import os
 import sys
+from pathlib import Path
 from typing import Any
 
 PNG = base64.b64encode(
@@ -72,6 +73,11 @@ def _tools(types: Any) -> list[Any]:
         types.Tool(name="pid", description="The server's process id.", input_schema=_OBJECT),
         types.Tool(name="crash", description="Exit the server process.", input_schema=_OBJECT),
         types.Tool(name="grow", description="Add a tool.", input_schema=_OBJECT),
+        types.Tool(
+            name="read_text",
+            description="Read a file, as a filesystem server would.",
+            input_schema={"type": "object", "properties": {"path": {"type": "string"}}},
+        ),
     ]
     tools += [
         types.Tool(name=f"noop_{i:02d}", description=f"Does nothing ({i}).", input_schema=_OBJECT)
@@ -155,6 +161,9 @@ def build(page_size: int, instructions: str | None) -> Any:
             tools.append(types.Tool(name=extra, description="Grown.", input_schema=_OBJECT))
             await ctx.session.send_tool_list_changed()
             return types.CallToolResult(content=[_text(f"added {extra}")])
+        if name == "read_text":
+            text = Path(str(args["path"])).read_text(encoding="utf-8")  # noqa: ASYNC240
+            return types.CallToolResult(content=[_text(text)])
         if name.startswith(("noop_", "extra_")):
             return types.CallToolResult(content=[_text(f"{name} done")])
         raise ValueError(f"Unknown tool: {name}")

@@ -474,6 +474,7 @@ export interface ApprovalRequestedEvent {
   diff?: FileDiff[];
   options: ApprovalOption[];
   subagent?: SubagentRef;
+  warning?: string;
   kind: "approval.requested";
 }
 /**
@@ -856,6 +857,7 @@ export interface FolderAcl {
   writeOutside: string;
   shell: string;
   deniedPaths: string[];
+  protectedPaths: string[];
   pathRules: PathRuleView[];
   commandRules: CommandRuleView[];
 }
@@ -987,6 +989,7 @@ export interface PermissionSettings {
   pathRules?: PathRuleSetting[];
   commandRules?: CommandRuleSetting[];
   deniedPaths?: string[];
+  protectedPaths?: string[];
 }
 export interface PathRuleSetting {
   pattern: string;
@@ -1005,6 +1008,7 @@ export interface StdioMCPServerSetting {
   excludeTools?: string[];
   defer?: boolean;
   needsApproval?: boolean;
+  approvedTools?: string[];
   timeout?: number;
   connectTimeout?: number;
   disabled?: boolean;
@@ -1024,6 +1028,7 @@ export interface HttpMCPServerSetting {
   excludeTools?: string[];
   defer?: boolean;
   needsApproval?: boolean;
+  approvedTools?: string[];
   timeout?: number;
   connectTimeout?: number;
   disabled?: boolean;

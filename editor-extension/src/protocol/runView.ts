@@ -148,6 +148,8 @@ export interface ApprovalItem extends ItemBase {
   requester?: SubagentRef;
   /** Approved with the user's changes (some hunks, or an edited proposal). */
   edited?: boolean;
+  /** Set when the call changes editor, git or agent configuration (protected paths). */
+  warning?: string;
 }
 
 export interface QuestionItem extends ItemBase {
@@ -530,6 +532,8 @@ function onApprovalRequested(run: RunView, event: EventOf<"approval.requested">)
   if (event.command !== undefined) item.command = event.command;
   if (event.diff !== undefined) item.diff = event.diff;
   if (event.subagent) item.requester = event.subagent;
+  if (event.warning) item.warning = event.warning;
+  else delete item.warning;
 }
 
 function onRunFinished(run: RunView, event: EventOf<"run.finished">): void {

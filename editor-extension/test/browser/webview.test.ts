@@ -340,6 +340,28 @@ describe("chat webview in Chromium", () => {
     await postState(baseState(run));
   });
 
+  it("a change to editor configuration says so first and offers no 'always'", async () => {
+    const r = createRunView("run_cfg", "ses_cfg");
+    const ev = (seq: number, e: Record<string, unknown>) => applyEvent(r, { sessionId: "ses_cfg", runId: "run_cfg", seq, ts: seq, ...e } as unknown as LoviaEvent);
+    ev(1, { kind: "run.started", prompt: "test", cwd: "/w", model: "m", agent: "a", resumed: false });
+    ev(2, { kind: "tool.call", toolCallId: "w1", name: "write_file", toolKind: "edit", title: "Write .vscode/settings.json", input: { path: ".vscode/settings.json" }, locations: [] });
+    const warning = "This change alters agent or editor configuration (.vscode/settings.json). Such files can give the agent more power or run code later, so they always need your approval.";
+    ev(3, {
+      kind: "approval.requested", approvalId: "ap_cfg", toolCallId: "w1", action: "file.write", title: "Write .vscode/settings.json",
+      detail: "The agent wants to edit .vscode/settings.json.", paths: ["/w/.vscode/settings.json"], warning,
+      options: [{ decision: "allow_once", label: "Accept this change" }, { decision: "reject_once", label: "Reject" }],
+    });
+    await postState(baseState(r));
+    const card = page.locator("main.transcript article.approval-pending");
+    const alert = card.locator(".approval-warning");
+    expect(await alert.getAttribute("role")).toBe("alert");
+    expect(await alert.textContent()).toBe(warning);
+    const buttons = await card.locator(".actions button").allTextContents();
+    expect(buttons).toEqual(["Accept this change", "Reject"]);
+    await page.screenshot({ path: `${artifacts}/webview-protected-approval.png` });
+    await postState(baseState(run));
+  });
+
   it("reviews an edit hunk by hunk: the posted approval carries exactly the text of the kept hunks", async () => {
     const OLD = Array.from({ length: 20 }, (_, i) => `line ${i + 1}\n`).join("");
     const NEW = OLD.replace("line 2\n", "line two\n").replace("line 19\n", "line nineteen\n");

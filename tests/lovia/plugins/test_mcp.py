@@ -805,7 +805,7 @@ async def test_stdio_server_end_to_end(tmp_path: Path) -> None:
     conn = await config.open()
     try:
         tools = {t.name: t for t in conn.tools()}
-        assert len(tools) == 22  # paged three at a time
+        assert len(tools) == 23  # paged three at a time
         assert tools["io__mixed"].parameters == {"type": "object", "properties": {}}
         assert conn.server_instructions == "Be nice."
 

@@ -526,10 +526,19 @@ class BubblewrapExecutor:
             if (dev, ino) in denied_inodes:  # a hard link to a denied file
                 add(Path(path))
         ordered = sorted(found.values(), key=lambda m: (m.path.count("/"), m.path))
+        visible_tops = [str(t).rstrip("/") for t in (root, *extra_roots)]
+
+        def hidden_anyway(path: str) -> bool:
+            """Outside what the sandbox shows: a read-only bind would *reveal* the path."""
+            inside = any(path == t or path.startswith(t + "/") for t in visible_tops)
+            return not outside_visible and not inside
+
         kept: list[_Mask] = []
         hidden_dirs: list[str] = []
         for m in ordered:
             if any(m.path == d or m.path.startswith(d + "/") for d in hidden_dirs):
+                continue
+            if m.read_only_only and hidden_anyway(m.path):
                 continue
             kept.append(m)
             if m.is_dir and not m.read_only_only:

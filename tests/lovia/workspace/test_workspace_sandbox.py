@@ -440,3 +440,30 @@ class TestScanCache:
         assert [m.path for m in executor.masks(policy, tree, scan_cache=cache)] == [
             str(tree / "late.key")
         ]
+
+
+async def test_read_only_mounts_never_reveal_what_the_scope_hides(
+    tree: Path, tmp_path: Path
+) -> None:
+    """``~/.config`` is protected (read-only); when reads outside are closed it stays hidden."""
+    home = tmp_path / "home"
+    (home / ".config" / "gh").mkdir(parents=True)
+    (home / ".config" / "gh" / "hosts.yml").write_text("oauth_token: gho_secret\n")
+    policy = WorkspacePolicy(
+        write="ask", read_outside="ask", shell_default="allow", protected_paths=("~/.config",)
+    )
+    executor = BubblewrapExecutor(root_writable=True)
+    code = "import os\nprint(open(os.path.expanduser('~/.config/gh/hosts.yml')).read())"
+    env = {"PATH": os.environ["PATH"], "HOME": str(home), "C": code}
+    os.environ["HOME"], old = str(home), os.environ["HOME"]  # ~ in patterns is this HOME
+    try:
+        from lovia.workspace.command_guard import decide_command as decide
+        from lovia.workspace.patterns import _canonical_abs_pattern
+
+        _canonical_abs_pattern.cache_clear()
+        assert decide(policy, tree, HIDDEN_CODE) == "allow"  # runs unasked: outside hidden
+        r = await executor.run(HIDDEN_CODE, cwd=tree, env=env, timeout=30, policy=policy, root=tree)
+    finally:
+        os.environ["HOME"] = old
+        _canonical_abs_pattern.cache_clear()
+    assert "gho_secret" not in r.stdout and r.exit_code != 0

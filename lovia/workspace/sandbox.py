@@ -306,7 +306,11 @@ class BubblewrapExecutor:
         ) == "allow"
         args += ["--bind" if root_rw else "--ro-bind", str(root), str(root)]
         extra = self._rule_binds(policy, root, approved=approved)
-        for path, writable in extra:
+        # a worktree's (or submodule's) git dir lives outside the root: git needs it, read-only
+        # like a protected .git unless the command was approved
+        bound = {p for p, _ in extra}
+        git_dirs = [(d, approved and root_rw) for d in _external_git_dirs(root) if d not in bound]
+        for path, writable in sorted([*extra, *git_dirs], key=lambda b: b[0].count("/")):
             args += ["--bind" if writable else "--ro-bind", path, path]
         masks = self.masks(
             policy,
@@ -705,6 +709,28 @@ def _approved(
     from lovia.workspace.command_guard import decide_command
 
     return decide_command(policy, root, command, cwd, env=env) == "ask"
+
+
+def _external_git_dirs(root: Path) -> list[str]:
+    """The git dir of a worktree whose ``.git`` file at the root points outside it, and its
+    common dir — only when that git dir names this root back (``gitdir`` file, written by
+    ``git worktree add``): a ``.git`` file planted in the root must not open other folders."""
+    try:
+        text = (root / ".git").read_text(encoding="utf-8", errors="replace")[:4096]
+    except OSError:  # no .git, or a directory: nothing outside
+        return []
+    if not text.startswith("gitdir:"):
+        return []
+    gitdir = Path(os.path.realpath(root / text[len("gitdir:") :].strip()))
+    try:
+        back = (gitdir / "gitdir").read_text(encoding="utf-8").strip()
+        common = (gitdir / "commondir").read_text(encoding="utf-8").strip()
+    except OSError:
+        return []
+    if os.path.realpath(back) != os.path.realpath(root / ".git"):
+        return []
+    dirs = [gitdir, Path(os.path.realpath(gitdir / common))]
+    return [str(d) for d in dict.fromkeys(dirs) if d.is_dir() and relative_to_root(root, d) is None]
 
 
 def _resolver_dirs() -> list[str]:

@@ -467,3 +467,63 @@ async def test_read_only_mounts_never_reveal_what_the_scope_hides(
         os.environ["HOME"] = old
         _canonical_abs_pattern.cache_clear()
     assert "gho_secret" not in r.stdout and r.exit_code != 0
+
+
+@pytest.mark.skipif(shutil.which("git") is None, reason="needs git")
+async def test_a_git_worktree_sees_its_git_dir_read_only_unless_approved(
+    tmp_path: Path,
+) -> None:
+    """A worktree's ``.git`` is a file pointing outside the root; git still works inside."""
+    import subprocess
+
+    main, wt = tmp_path / "main", tmp_path / "wt"
+    main.mkdir()
+    env = {"PATH": os.environ["PATH"], "HOME": str(tmp_path), "GIT_CONFIG_NOSYSTEM": "1"}
+    env |= {"GIT_AUTHOR_NAME": "T", "GIT_AUTHOR_EMAIL": "t@e"}
+    env |= {"GIT_COMMITTER_NAME": "T", "GIT_COMMITTER_EMAIL": "t@e"}
+    for args in (
+        ["init", "-q"],
+        ["commit", "-q", "--allow-empty", "-m", "one"],
+        ["worktree", "add", "-q", str(wt)],
+    ):
+        subprocess.run(["git", *args], cwd=main, env=env, check=True, capture_output=True)  # noqa: ASYNC221
+    from lovia.workspace import CommandRule
+
+    policy = WorkspacePolicy(
+        write="ask",
+        read_outside="ask",
+        command_rules=(CommandRule("git log", "allow"), CommandRule("python3", "allow")),
+    )
+    # a script the agent wrote commits behind the guard's back
+    env["C"] = "import subprocess\nsubprocess.run(['git', 'commit', '-qm', 'x', '--allow-empty'])"
+    s = LocalWorkspaceSession(
+        wt.resolve(), policy=policy, executor=BubblewrapExecutor(root_writable=True), env=env
+    )
+    log = await s.run("git log --oneline")
+    assert s.decide_command(HIDDEN_CODE) == "allow"
+    unasked = await s.run(HIDDEN_CODE)
+    assert s.decide_command("git commit -qm y --allow-empty") == "ask"
+    approved = await s.run("git commit -qm y --allow-empty")
+    await s.close()
+    assert log.exit_code == 0 and "one" in log.stdout
+    assert "Read-only" in unasked.stderr
+    assert approved.exit_code == 0, approved.stderr
+    history = subprocess.run(  # noqa: ASYNC221
+        ["git", "log", "--format=%s"], cwd=main, env=env, capture_output=True, text=True
+    )
+    assert history.stdout.split() == ["one"]  # the worktree's branch got y, not x
+    branch = subprocess.run(  # noqa: ASYNC221
+        ["git", "log", "--format=%s", "wt"], cwd=main, env=env, capture_output=True, text=True
+    )
+    assert branch.stdout.split() == ["y", "one"]
+
+
+def test_a_planted_git_file_does_not_open_other_folders(tree: Path, outside: Path) -> None:
+    from lovia.workspace.sandbox import _external_git_dirs
+
+    (outside / "HEAD").write_text("ref: refs/heads/main\n")
+    (outside / "commondir").write_text(".\n")
+    (tree / ".git").write_text(f"gitdir: {outside}\n")
+    assert _external_git_dirs(tree) == []  # outside does not name this root back
+    (outside / "gitdir").write_text(f"{tree / '.git'}\n")
+    assert _external_git_dirs(tree) == [str(outside)]

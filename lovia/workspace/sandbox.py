@@ -252,6 +252,7 @@ class BubblewrapExecutor:
         approved: bool | None = None,
         proxy_socket: str | None = None,
         scan_cache: ScanCache | None = None,
+        placeholders: tuple[str, ...] = (),
     ) -> list[str]:
         """The full ``bwrap ... /bin/sh -c command`` argv for ``command``.
 
@@ -259,7 +260,9 @@ class BubblewrapExecutor:
         ``ask`` scopes, makes protected paths writable and, with ``approved_network``,
         gives a network command the network. Computed from the policy when None.
         ``proxy_socket`` is the host path of a started :class:`ProxyServer`; without one a
-        command whose network is the proxy runs offline.
+        command whose network is the proxy runs offline. ``placeholders`` are missing
+        protected paths to hold with an empty read-only directory (see
+        :meth:`missing_protected`; the caller removes them afterwards).
         """
         if approved is None:
             approved = _approved(policy, root, command, cwd, env)
@@ -300,10 +303,7 @@ class BubblewrapExecutor:
             args += ["--tmpfs", home]
         for p in self.extra_ro_paths:
             args += ["--ro-bind-try", p, p]
-        write = _normalize(policy.write)
-        root_rw = (self.root_writable and write != "deny") or _open_if_approved(
-            write, approved
-        ) == "allow"
+        root_rw = self.root_is_writable(policy, approved=approved)
         args += ["--bind" if root_rw else "--ro-bind", str(root), str(root)]
         extra = self._rule_binds(policy, root, approved=approved)
         # a worktree's (or submodule's) git dir lives outside the root: git needs it, read-only
@@ -328,6 +328,8 @@ class BubblewrapExecutor:
                 args += ["--tmpfs", mask.path, "--remount-ro", mask.path]
             else:
                 args += ["--ro-bind", "/dev/null", mask.path]
+        for path in placeholders if root_rw else ():
+            args += ["--tmpfs", path, "--remount-ro", path]
         args += ["--chdir", str(cwd)]
         shell = ["/bin/sh", "-c", command]
         python = bridge_python() if network == "proxy" else None
@@ -339,6 +341,36 @@ class BubblewrapExecutor:
             shell = [python, "-I", "-S", "-c", BRIDGE, SANDBOX_PROXY_SOCKET, str(BRIDGE_PORT)]
             shell += ["/bin/sh", "-c", command]
         return [*args, "--", *shell]
+
+    def root_is_writable(self, policy: WorkspacePolicy, *, approved: bool) -> bool:
+        write = _normalize(policy.write)
+        if self.root_writable and write != "deny":
+            return True
+        return _open_if_approved(write, approved) == "allow"
+
+    def missing_protected(self, policy: WorkspacePolicy, root: Path) -> list[str]:
+        """Protected paths inside the root that do not exist yet, as literal paths (a bare
+        name at the root; ``a/b`` with its first missing component): bubblewrap can only
+        mount over what exists, so an unapproved command could create them (a
+        ``.vscode/settings.json`` the next run obeys). A session holds each with an empty
+        read-only directory while such a command runs (git ignores an empty ``.git``)."""
+        out: list[str] = []
+        for pattern in self.protected_patterns(policy):
+            pat = _subtree(pattern).strip("/")
+            if not pat or pat.startswith("~") or any(c in pat for c in "*?[\\"):
+                continue
+            parts = [p for p in pat.split("/") if p not in ("", ".")]
+            if not parts or ".." in parts:
+                continue
+            path = root
+            for part in parts:
+                path = path / part
+                if not os.path.lexists(path):
+                    out.append(str(path))
+                    break
+                if not path.is_dir() or path.is_symlink():
+                    break  # exists (as a file, or a link the masks judge): nothing to hold
+        return list(dict.fromkeys(out))
 
     def _rule_binds(
         self, policy: WorkspacePolicy, root: Path, *, approved: bool
@@ -593,12 +625,18 @@ class PreparedCommand:
     network: Network
     proxy: ProxyServer | None = None
     _owner: BubblewrapSession | None = field(default=None, repr=False)
+    placeholders: tuple[str, ...] = ()
+    _closed: bool = field(default=False, repr=False)
 
     @property
     def refusals(self) -> list[str]:
         return list(self.proxy.refusals) if self.proxy is not None else []
 
     async def close(self) -> None:
+        if self._closed:
+            return
+        self._closed = True
+        _PLACEHOLDERS.release(self.placeholders)
         if self.proxy is not None:
             await self.proxy.close()
             if self._owner is not None:
@@ -630,6 +668,9 @@ class BubblewrapSession:
         if approved is None:
             approved = _approved(policy, root, command, cwd, env)
         network = self.executor.network_for(command, approved=approved)
+        held: tuple[str, ...] = ()
+        if not approved and self.executor.root_is_writable(policy, approved=False):
+            held = _PLACEHOLDERS.hold(self.executor.missing_protected(policy, root), root)
         proxy: ProxyServer | None = None
         if network == "proxy" and not self._closed:
             proxy = await ProxyServer(
@@ -652,14 +693,16 @@ class BubblewrapSession:
                     approved=approved,
                     proxy_socket=proxy.socket_path if proxy is not None else None,
                     scan_cache=self.scan_cache,
+                    placeholders=held,
                 )
             )
         except BaseException:
             if proxy is not None:
                 self.proxies.discard(proxy)
                 await proxy.close()
+            _PLACEHOLDERS.release(held)
             raise
-        return PreparedCommand(argv, network, proxy, self)
+        return PreparedCommand(argv, network, proxy, self, held)
 
     async def run(
         self,
@@ -731,6 +774,39 @@ def _external_git_dirs(root: Path) -> list[str]:
         return []
     dirs = [gitdir, Path(os.path.realpath(gitdir / common))]
     return [str(d) for d in dict.fromkeys(dirs) if d.is_dir() and relative_to_root(root, d) is None]
+
+
+class _Placeholders:
+    """The empty directories this process's sandboxes hold at missing protected paths, counted
+    so that one command ending never removes what another still mounts over."""
+
+    def __init__(self) -> None:
+        self._count: dict[str, int] = {}
+
+    def hold(self, paths: list[str], root: Path) -> tuple[str, ...]:
+        """Count ``paths`` that are missing — and every placeholder under ``root`` another
+        command still holds (it exists now, as that command's empty directory)."""
+        prefix = str(root).rstrip("/") + "/"
+        live = [p for p in self._count if p.startswith(prefix)]
+        held = []
+        for path in dict.fromkeys([*paths, *live]):
+            if path in self._count or not os.path.lexists(path):
+                self._count[path] = self._count.get(path, 0) + 1
+                held.append(path)
+        return tuple(held)
+
+    def release(self, paths: tuple[str, ...]) -> None:
+        for path in paths:
+            left = self._count.get(path, 0) - 1
+            if left > 0:
+                self._count[path] = left
+                continue
+            self._count.pop(path, None)
+            with contextlib.suppress(OSError):
+                os.rmdir(path)  # only if still the empty directory bubblewrap made
+
+
+_PLACEHOLDERS = _Placeholders()
 
 
 def _resolver_dirs() -> list[str]:

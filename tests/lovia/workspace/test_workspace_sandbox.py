@@ -527,3 +527,90 @@ def test_a_planted_git_file_does_not_open_other_folders(tree: Path, outside: Pat
     assert _external_git_dirs(tree) == []  # outside does not name this root back
     (outside / "gitdir").write_text(f"{tree / '.git'}\n")
     assert _external_git_dirs(tree) == [str(outside)]
+
+
+class TestMissingProtectedPaths:
+    """bubblewrap mounts only over what exists: a missing protected path is held by an empty
+    read-only directory while an unapproved command runs, and removed afterwards."""
+
+    def policy(self) -> WorkspacePolicy:
+        from lovia.workspace import CommandRule
+
+        return WorkspacePolicy(
+            write="ask",
+            read_outside="ask",
+            command_rules=(CommandRule("python3", "allow"), CommandRule("sleep", "allow")),
+            protected_paths=(".vscode", ".nvim.lua", ".github/workflows"),
+        )
+
+    async def test_an_unapproved_command_cannot_create_them(self, tree: Path) -> None:
+        code = (
+            "import os\n"
+            "for path in ('.vscode/settings.json', '.nvim.lua', '.github/workflows/x.yml'):\n"
+            "    try:\n"
+            "        os.makedirs(os.path.dirname(path) or '.', exist_ok=True)\n"
+            "        open(path, 'w').write('{}')\n"
+            "        print('wrote', path)\n"
+            "    except OSError as exc:\n"
+            "        print('refused', path, exc.strerror)\n"
+            "open('ok.txt', 'w').write('fine')\n"
+        )
+        executor = BubblewrapExecutor(root_writable=True)
+        s = LocalWorkspaceSession(tree, policy=self.policy(), executor=executor, env={"C": code})
+        r = await s.run(HIDDEN_CODE)
+        await s.close()
+        assert "wrote" not in r.stdout, r.stdout
+        assert (tree / "ok.txt").read_text() == "fine"  # other writes inside still land
+        for name in (".vscode", ".nvim.lua", ".github"):
+            assert not (tree / name).exists(), name  # no placeholder is left behind
+
+    async def test_an_approved_command_may(self, tree: Path) -> None:
+        executor = BubblewrapExecutor(root_writable=True)
+        s = LocalWorkspaceSession(tree, policy=self.policy(), executor=executor)
+        assert s.decide_command("mkdir .vscode") == "ask"
+        await s.run("mkdir .vscode")
+        await s.close()
+        assert (tree / ".vscode").is_dir()
+
+    async def test_a_placeholder_lives_as_long_as_any_command_holds_it(self, tree: Path) -> None:
+        code = "open('.vscode', 'w')"
+        executor = BubblewrapExecutor(root_writable=True)
+        s = LocalWorkspaceSession(tree, policy=self.policy(), executor=executor, env={"C": code})
+        bg = await s.spawn("sleep 30")
+        for _ in range(100):  # bubblewrap makes the mount point as it starts
+            if (tree / ".vscode").is_dir():
+                break
+            await asyncio.sleep(0.02)
+        assert (tree / ".vscode").is_dir()  # held (empty) while the background command runs
+        r = await s.run(HIDDEN_CODE)
+        assert r.exit_code != 0 and (tree / ".vscode").is_dir()  # still held for the sleeper
+        await s.kill_process(bg.process_id)
+        for _ in range(100):
+            if not (tree / ".vscode").exists():
+                break
+            await asyncio.sleep(0.02)
+        await s.close()
+        assert not (tree / ".vscode").exists()
+
+    @pytest.mark.skipif(shutil.which("git") is None, reason="needs git")
+    async def test_git_still_finds_the_parent_repository(self, tmp_path: Path) -> None:
+        import subprocess
+
+        parent = tmp_path / "mono"
+        (parent / "pkg").mkdir(parents=True)
+        env = {"PATH": os.environ["PATH"], "HOME": str(tmp_path), "GIT_CONFIG_NOSYSTEM": "1"}
+        subprocess.run(["git", "init", "-q"], cwd=parent, env=env, check=True)  # noqa: ASYNC221
+        (parent / "pkg" / "a.txt").write_text("a\n")
+        from lovia.workspace import CommandRule
+
+        policy = WorkspacePolicy(
+            write="ask", read_outside="allow", command_rules=(CommandRule("git status", "allow"),)
+        )  # the default protected paths: .git among them
+        root = (parent / "pkg").resolve()
+        s = LocalWorkspaceSession(
+            root, policy=policy, executor=BubblewrapExecutor(root_writable=True), env=env
+        )
+        r = await s.run("git status --short -uall")
+        await s.close()
+        assert r.exit_code == 0 and "a.txt" in r.stdout, r.stderr
+        assert not (root / ".git").exists()

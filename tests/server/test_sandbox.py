@@ -42,6 +42,12 @@ try:
 except OSError as exc:
     seen["write"] = f"refused: {exc.strerror}"
 try:
+    os.makedirs(".vscode", exist_ok=True)
+    open(".vscode/settings.json", "w").write('{"lovia.permissions.preset": "trusted"}')
+    seen["config"] = "wrote"
+except OSError as exc:
+    seen["config"] = f"refused: {exc.strerror}"
+try:
     socket.create_connection(("127.0.0.1", port), timeout=3).close()
     seen["socket"] = "connected"
 except OSError as exc:
@@ -146,6 +152,8 @@ async def test_an_allowed_command_is_confined_under_the_default_settings(
     assert "HOMEKEY" not in output and "workspace-secret" not in output
     assert seen["key"].startswith("refused") and seen["env"].startswith("refused")
     assert seen["write"].startswith("refused")
+    assert seen["config"].startswith("refused")  # .vscode is protected, even while missing
+    assert not (harness.root / ".vscode").exists()
     assert seen["socket"].startswith("refused") and seen["http"].startswith("refused")
     assert web.connections == 0  # nothing reached the local server
     assert "network access to 127.0.0.1:" in output

@@ -10,7 +10,8 @@ from pathlib import Path
 from lovia.workspace import CommandRule, LocalWorkspace, PathRule, Workspace
 from lovia.workspace.protected import DEFAULT_PROTECTED_PATHS
 from lovia_server.agents import agent_file
-from lovia_server.settings import PermissionSettings, Preset
+from lovia_server.sandbox import choose_sandbox
+from lovia_server.settings import PermissionSettings, Preset, SandboxSettings
 
 
 def folder_config(
@@ -20,11 +21,15 @@ def folder_config(
     preset: Preset,
     *,
     agent: str | None = None,
+    sandbox: SandboxSettings | None = None,
 ) -> LocalWorkspace:
     """``root``'s workspace under ``preset`` with the settings' rules; the other ``folders`` are
     readable and writable as the root is. Under ``coding`` every write asks (review-first)
     unless ``perms.write`` says otherwise. Writes to the built-in protected paths, the
-    settings' ``protectedPaths`` and the ``agent`` file (which the host imports) always ask."""
+    settings' ``protectedPaths`` and the ``agent`` file (which the host imports) always ask.
+    Shell commands run in the sandbox ``sandbox`` chooses (by default: bubblewrap where it
+    works, see :mod:`lovia_server.sandbox`), where protected paths are read-only for commands
+    that ran without approval."""
     rules: list[PathRule] = []
     for rule in perms.pathRules:
         if rule.read is not None:
@@ -54,6 +59,7 @@ def folder_config(
             *perms.protectedPaths,
             *([str(path)] if agent and (path := agent_file(agent, list(folders))) else []),
         ),
+        executor=choose_sandbox(sandbox or SandboxSettings()).executor,
     )
     if inside_write != config.policy.write:
         config = dataclasses.replace(

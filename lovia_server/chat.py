@@ -587,6 +587,9 @@ class ChatCommand:
             if args.demo:
                 banner += " — demo model (offline, scripted: it does the same thing every time)"
             term.line(term.c("2", banner))
+            notice = sandbox_notice(await client.request("lovia/status", {}))
+            if notice:
+                term.line(term.c("33", notice))
             status = await self._converse(chat, root)
         except RpcError as exc:
             message, hint = describe_error(exc, args)
@@ -619,6 +622,16 @@ class ChatCommand:
                 await chat.run(line.strip(), root)
 
 
+def sandbox_notice(status: Any) -> str | None:
+    """Once per session: shell commands run unconfined here (or refuse to run). Not when the
+    user turned the sandbox off on purpose."""
+    sandbox = status.get("sandbox") if isinstance(status, dict) else None
+    if not isinstance(sandbox, dict) or sandbox.get("enabled") or sandbox.get("setting") == "off":
+        return None
+    reason = sandbox.get("reason")
+    return f"note: {reason}." if isinstance(reason, str) and reason else None
+
+
 def sub_main(argv: list[str] | None = None, *, prog: str = "lovia chat") -> int:
     args = _parse(argv, prog)
     try:
@@ -627,4 +640,4 @@ def sub_main(argv: list[str] | None = None, *, prog: str = "lovia chat") -> int:
         return 130
 
 
-__all__ = ["ChatSession", "Terminal", "describe_error", "sub_main"]
+__all__ = ["ChatSession", "Terminal", "describe_error", "sandbox_notice", "sub_main"]

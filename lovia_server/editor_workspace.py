@@ -181,7 +181,12 @@ class EditorWorkspace:
         preset = perms.preset if self.server.init_options.trusted else "readonly"
         trusted = self.server.init_options.trusted
         config = folder_config(
-            root, self.folders(), perms, preset, agent=settings.agent if trusted else None
+            root,
+            self.folders(),
+            perms,
+            preset,
+            agent=settings.agent if trusted else None,
+            sandbox=settings.sandbox,
         )
         return dataclasses.replace(
             config,

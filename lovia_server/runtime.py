@@ -35,6 +35,7 @@ from lovia_server.mcp_pool import MCPPool, PooledMCP
 from lovia_server.ports import RunSpec
 from lovia_server.prices import price_for, prices_from_settings
 from lovia_server.restore_points import LiveRun, RestorePointService
+from lovia_server.sandbox import sandbox_status
 from lovia_server.settings import UNTRUSTED_MCP, default_state_dir
 from lovia_server.store import RunRecord, ServerStore
 from lovia_server.supervisor import RunSupervisor
@@ -453,6 +454,7 @@ class ServerRuntime:
             session_rules=self.supervisor.rules_view(),
             settings_problems=list(self.server.settings_problems),
             mcp_servers=self._mcp_view(),
+            sandbox=sandbox_status(settings.sandbox),
             delivery=self._delivery(),
         )
 

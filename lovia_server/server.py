@@ -330,8 +330,14 @@ async def refresh_settings(server: LoviaServer, *, pushed: Any = None) -> None:
     settings, problems = parse_settings(raw)
     if not server.init_options.trusted:
         settings = restrict_untrusted(settings)
+
+    from lovia_server.sandbox import sandbox_problems
+
+    unmet = sandbox_problems(settings.sandbox)
     server.settings = settings
-    server.settings_problems = problems
+    server.settings_problems = problems + unmet
+    for problem in unmet:
+        server.log_to_client(f"lovia: {problem}", lsp.MessageType.Warning)
     for problem in problems:
         if problem.startswith("lovia.mcpServers."):
             message = (

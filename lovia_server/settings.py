@@ -245,6 +245,34 @@ class ModelPriceSetting(_Model):
     cacheWrite: float | None = Field(default=None, ge=0)
 
 
+class SandboxSettings(_Model):
+    """``lovia.sandbox``: how shell commands of the server's runs are confined (bubblewrap)."""
+
+    enabled: Literal["auto", "on", "off"] = "auto"
+    """``auto``: sandboxed where bubblewrap works; ``on``: commands refuse to run without it;
+    ``off``: never sandboxed."""
+    network: Decision = "ask"
+    """``deny``: only ``allowedDomains``; ``ask``: also a network command (``pip install``,
+    ``git fetch``, ``curl``...) the user approved, for that run; ``allow``: every command."""
+    allowedDomains: list[str] = Field(default_factory=list)
+    """Hosts every sandboxed command may reach through the proxy: ``example.com``,
+    ``*.example.com``, ``host:port``, an IP address; without a port only 80 and 443."""
+
+    @model_validator(mode="before")
+    @classmethod
+    def _null_is_default(cls, value: Any) -> Any:
+        return {} if value is None else value
+
+    @field_validator("allowedDomains")
+    @classmethod
+    def _hosts(cls, value: list[str]) -> list[str]:
+        from lovia.workspace.allowed_hosts import AllowedHost
+
+        for entry in value:
+            AllowedHost.parse(entry)  # a ValueError names the entry and the reason
+        return [e.strip() for e in value]
+
+
 class LoviaSettings(_Model):
     """The ``lovia`` configuration section (protocol.md, "Settings")."""
 
@@ -266,6 +294,8 @@ class LoviaSettings(_Model):
     (``workspace/applyEdit``) when the client can apply edits, else the server writes."""
     modelPrices: dict[str, ModelPriceSetting] = Field(default_factory=dict)
     """USD per million tokens by model, over the built-in table (``lovia_server.prices``)."""
+    sandbox: SandboxSettings = Field(default_factory=SandboxSettings)
+    """Shell commands in a bubblewrap sandbox by default (``lovia_server.sandbox``)."""
 
     @field_validator("model", "agent", mode="before")
     @classmethod
@@ -452,6 +482,7 @@ __all__ = [
     "MCPServerSetting",
     "PermissionSettings",
     "RestorePointSettings",
+    "SandboxSettings",
     "StdioMCPServerSetting",
     "SubagentSettings",
     "default_state_dir",

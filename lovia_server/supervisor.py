@@ -1199,6 +1199,9 @@ class RunSupervisor:
             action = "shell"
             cwd = args.get("cwd") or "."
             detail = f"Run in {cwd}: {command}"
+            note = _confinement_note(ctl.spec.agent.workspace, command)
+            if note:
+                detail += f"\n{note}"
             options = APPROVAL_OPTIONS["command"]
         elif kind in ("read", "search") and paths:
             root = ctl.spec.root
@@ -1580,6 +1583,20 @@ async def _quiet(awaitable: Awaitable[T]) -> T | None:
     except Exception:
         logger.debug("supervisor.quiet_failure", exc_info=True)
         return None
+
+
+def _confinement_note(workspace: Any, command: str) -> str | None:
+    """What the workspace's executor says approving ``command`` means (the sandbox: whether
+    it gets the network), for the approval card."""
+    config = getattr(workspace, "workspace", workspace)  # a session binding wraps its config
+    note = getattr(getattr(config, "executor", None), "approval_note", None)
+    if not callable(note):
+        return None
+    try:
+        text = note(command)
+    except Exception:
+        return None
+    return text if isinstance(text, str) and text else None
 
 
 __all__ = ["RunController", "RunSpec", "RunSupervisor", "path_uri", "project_entries"]

@@ -129,7 +129,7 @@ function renderHeader(s: ChromeState): void {
 
 function renderBanner(s: ChromeState): void {
   if (!s.error) {
-    banner.replaceChildren();
+    banner.replaceChildren(...(s.sandboxNotice ? [renderSandboxNotice(s.sandboxNotice)] : []));
     return;
   }
   const needsKey = s.error.code === -32016;
@@ -148,6 +148,17 @@ function renderBanner(s: ChromeState): void {
         h("button", { type: "button", class: "link", "data-action": "dismissError" }, "Dismiss"),
       ),
     ),
+  );
+}
+
+/** Shell commands run unconfined here (or refuse to): said once, until dismissed. */
+function renderSandboxNotice(text: string): HTMLElement {
+  return h(
+    "div",
+    { class: "banner banner-warn", role: "status" },
+    h("div", {}, text.endsWith(".") ? text : `${text}.`),
+    h("div", { class: "hint" }, "Install bubblewrap (Linux) to confine them, or set lovia.sandbox.enabled."),
+    h("div", { class: "actions" }, h("button", { type: "button", class: "link", "data-action": "dismissSandboxNotice" }, "Dismiss")),
   );
 }
 
@@ -182,7 +193,7 @@ const fill = (el: HTMLElement, node: HTMLElement | null) => el.replaceChildren(.
 const SECTIONS: [ChromeField[], (s: ChromeState) => void][] = [
   [["server", "trusted", "sessionTitle", "sessionId", "model"], renderHeader],
   [["sessions", "sessionId"], (s) => sessionsPanel.replaceChildren(renderSessions(s))],
-  [["error"], renderBanner],
+  [["error", "sandboxNotice"], renderBanner],
   [["active"], (s) => fill(todosArea, renderTodos(s.active))],
   [["active", "sessionCostUsd"], (s) => fill(usageArea, renderUsage(s.active, s.sessionCostUsd))],
   [["pendingSteers"], (s) => fill(steersArea, renderSteers(s.pendingSteers))],
@@ -646,6 +657,9 @@ app.addEventListener("click", (e) => {
       return;
     case "dismissError":
       post({ type: "dismissError" });
+      return;
+    case "dismissSandboxNotice":
+      post({ type: "dismissSandboxNotice" });
       return;
     case "setApiKey":
       post({ type: "setApiKey" });

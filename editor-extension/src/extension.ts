@@ -29,6 +29,8 @@ export interface LoviaExtensionApi {
 let active: LoviaExtensionApi | undefined;
 
 const PLACE_KEY = "lovia.panelPlace";
+/** Notices of the chat panel the user dismissed (the "not sandboxed" one). */
+const NOTICES_KEY = "lovia.dismissedNotices";
 const MODEL_KEY = "lovia.modelChoice";
 
 function toContextRef(editor: vscode.TextEditor, selection: vscode.Selection): ContextRef {
@@ -110,6 +112,11 @@ export async function activate(context: vscode.ExtensionContext): Promise<LoviaE
     saveModel: (choice) => void context.workspaceState.update(MODEL_KEY, choice),
     restoreCheckpoint: (checkpointId) => restoreFlow.restoreTo(checkpointId),
     compareCheckpoint: (checkpointId) => restoreFlow.compare(checkpointId),
+    noticeDismissed: (text) => (context.globalState.get<string[]>(NOTICES_KEY) ?? []).includes(text),
+    dismissNotice: (text) => {
+      const seen = context.globalState.get<string[]>(NOTICES_KEY) ?? [];
+      if (!seen.includes(text)) void context.globalState.update(NOTICES_KEY, [...seen, text]);
+    },
   };
   // chatHost's closures reach `approvals` only once activation is done.
   const controller = new ChatController(host.lovia, store, chatHost);

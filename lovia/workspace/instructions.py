@@ -111,12 +111,14 @@ def build_instructions(root: str | Path, policy: WorkspacePolicy, *, executor: A
             f"These paths are denied: {listed}. The file tools and the shell both refuse them."
         )
     if policy.allow_shell:
-        sandboxed = type(executor).__name__ == "BubblewrapExecutor"
+        sandboxed = getattr(executor, "sandboxed", False) is True
+        summary = getattr(executor, "summary", None)
+        confinement = summary() if sandboxed and callable(summary) else ""
         if _normalize(policy.shell_default) == "allow":
             if sandboxed:
                 lines.append(
                     "Shell commands run without approval inside a sandbox that enforces the "
-                    "rules above."
+                    "rules above." + (f" {confinement}" if confinement else "")
                 )
             else:
                 lines.append(
@@ -126,7 +128,11 @@ def build_instructions(root: str | Path, policy: WorkspacePolicy, *, executor: A
         else:
             lines.append(
                 "Shell commands are gated: some need user approval and some are denied."
-                + (" They run inside a sandbox." if sandboxed else "")
+                + (
+                    (f" {confinement}" if confinement else " They run inside a sandbox.")
+                    if sandboxed
+                    else ""
+                )
             )
         lines.append(
             "Paths in shell commands (arguments, redirections, the working directory) are "

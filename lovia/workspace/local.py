@@ -185,6 +185,8 @@ class LocalWorkspaceSession:
     )
     _executor_tasks: set[asyncio.Task[Any]] = field(default_factory=set, init=False, repr=False)
     _background: dict[str, _Background] = field(default_factory=dict, init=False, repr=False)
+    _runner: Any = field(default=None, init=False, repr=False)
+    _runner_of: Any = field(default=None, init=False, repr=False)
 
     def __post_init__(self) -> None:
         try:
@@ -241,6 +243,19 @@ class LocalWorkspaceSession:
             with contextlib.suppress(BaseException):
                 await t
         self._background.clear()
+        aclose = getattr(self._runner, "aclose", None)
+        if self._runner is not self.executor and aclose is not None:
+            with contextlib.suppress(Exception):
+                await aclose()
+
+    def _shell_runner(self) -> Any:
+        """The executor's live side for this session (``executor.session()`` when it has one,
+        e.g. the sandbox's proxies), else the executor itself; closed with the session."""
+        if self._runner_of is not self.executor or self._runner is None:
+            opener = getattr(self.executor, "session", None)
+            self._runner = opener() if callable(opener) else self.executor
+            self._runner_of = self.executor
+        return self._runner
 
     # ------------------------------------------------------------------ decisions
 
@@ -932,14 +947,15 @@ class LocalWorkspaceSession:
         limit: int,
     ) -> CommandResult:
         kwargs: dict[str, Any] = {}
-        params = inspect.signature(self.executor.run).parameters
+        runner = self._shell_runner()
+        params = inspect.signature(runner.run).parameters
         if "on_output" in params:
             kwargs["on_output"] = listener
         preclipped = "max_output_chars" in params
         if preclipped:
             kwargs["max_output_chars"] = limit
         task = asyncio.ensure_future(
-            self.executor.run(
+            runner.run(
                 command,
                 cwd=cwd_abs,
                 env=env,
@@ -978,22 +994,37 @@ class LocalWorkspaceSession:
     ) -> ProcessStart:
         """Start ``command`` in the background; poll it with :meth:`read_process_output`."""
         self._check_open()
+        runner = self._shell_runner() if self.executor is not None else None
+        prepare = getattr(runner, "prepare", None)
         wrap = getattr(self.executor, "wrap_argv", None) if self.executor is not None else None
-        if self.executor is not None and wrap is None:
+        if self.executor is not None and wrap is None and prepare is None:
             raise WorkspaceError(
                 "Background execution is not supported with a custom shell executor."
             )
         cwd_abs = self._gate(command, cwd)
         merged = self._env_for(cwd_abs, env)
-        if wrap is not None:
+        prepared: Any = None
+        if prepare is not None:
+            prepared = await prepare(
+                command, cwd=cwd_abs, env=merged, policy=self.policy, root=self.root
+            )
+            argv = list(prepared.argv)
+        elif wrap is not None:
             argv = list(wrap(command, cwd=cwd_abs, env=merged, policy=self.policy, root=self.root))
         else:
             argv = [_SHELL, "-c", command]
-        proc = await spawn_exec(argv, cwd=cwd_abs, env=merged, merge_stderr=True)
+        try:
+            proc = await spawn_exec(argv, cwd=cwd_abs, env=merged, merge_stderr=True)
+        except BaseException:
+            if prepared is not None:
+                await prepared.close()
+            raise
         if self._closed:
             kill_proc(proc)
             with contextlib.suppress(Exception):
                 await proc.wait()
+            if prepared is not None:
+                await prepared.close()
             raise WorkspaceClosedError(f"Workspace session {self.id} is closed.")
         pid_hex = secrets.token_hex(3)
         while f"bg-{pid_hex}" in self._background:
@@ -1005,15 +1036,22 @@ class LocalWorkspaceSession:
             buffer=TailBuffer(self.limits.max_shell_output_chars),
         )
         listener = self._listener(self._call_id(call_id))
-        bg.reader = asyncio.create_task(self._drain(bg, listener))
+        bg.reader = asyncio.create_task(self._drain(bg, listener, prepared))
         self._background[bg.id] = bg
         return ProcessStart(process_id=bg.id, pid=proc.pid, command=command)
 
-    async def _drain(self, bg: _Background, listener: Callable[[str, str], None] | None) -> None:
-        with contextlib.suppress(asyncio.CancelledError):
-            await pump(bg.proc.stdout, "stdout", bg.buffer.append, listener)
-        with contextlib.suppress(asyncio.CancelledError):
-            await bg.proc.wait()
+    async def _drain(
+        self, bg: _Background, listener: Callable[[str, str], None] | None, prepared: Any = None
+    ) -> None:
+        try:
+            with contextlib.suppress(asyncio.CancelledError):
+                await pump(bg.proc.stdout, "stdout", bg.buffer.append, listener)
+            with contextlib.suppress(asyncio.CancelledError):
+                await bg.proc.wait()
+        finally:
+            if prepared is not None:  # the command's proxy ends with it
+                with contextlib.suppress(BaseException):
+                    await prepared.close()
 
     def _get_process(self, process_id: str) -> _Background:
         bg = self._background.get(process_id)

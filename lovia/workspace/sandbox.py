@@ -6,40 +6,64 @@ mount scopes are derived from the :class:`WorkspacePolicy`:
 * an ``ask`` scope counts as open only for a command that went through approval
   (its decision was ``ask``); a command that ran without approval gets the closed scope;
 * the workspace root is mounted read-write, or read-only when writes inside are closed;
+  ``root_writable=True`` opens it for every command that may run (unless ``write`` is
+  ``deny``): running a command is then permission to write inside the root, never outside;
 * outside the root: when reads outside are closed only system directories (``/usr``,
   ``/bin``, ``/lib*``, ``/etc``, ``/opt``, ``/nix``) are visible, read-only, plus a
   private ``/tmp`` and an empty ``$HOME``; otherwise the whole file system is visible
-  read-only (read-write only when writes outside are open) and ``TMPDIR`` is a
-  private ``/var/tmp``;
+  read-only (read-write only when writes outside are open), ``TMPDIR`` is a private
+  ``/var/tmp`` and unix sockets in ``/tmp`` and ``$HOME`` are masked; ``/run`` (the
+  session bus, the docker socket...) is always an empty tmpfs;
 * every existing path matched by ``denied_paths`` or by a read-``deny`` path rule is
   masked (files by an unreadable device node, directories by an empty read-only
   tmpfs) — including symlink targets and hard links found in the root; write-only
-  ``deny`` rules make the path read-only;
-* new pid/ipc/uts namespaces, no network unless ``network=True``, ``--die-with-parent``.
+  ``deny`` rules make the path read-only; so do ``protected_paths`` (and the policy's
+  own ``protected_paths``) for a command that ran without approval;
+* new pid/ipc/uts namespaces, ``--die-with-parent``;
+* network: ``network=True`` gives every command the host's network; otherwise a command
+  runs in its own network namespace and reaches only ``allowed_domains``, through the
+  proxy of :mod:`lovia.workspace.sandbox_proxy`. ``approved_network=True`` gives a
+  command the guard classifies as a network command (:mod:`.command_guard.network`) the
+  host's network when it went through approval.
 
 Opt in with ``Workspace.local(..., sandbox=True)`` or ``executor=BubblewrapExecutor()``.
+The proxy needs a live object: a workspace session calls :meth:`BubblewrapExecutor.session`
+and closes it with the session (a bare :meth:`run` starts and stops one per command).
 """
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
+import dataclasses
+import functools
 import glob as _glob
 import os
 import shutil
 import stat
 import subprocess
+import threading
+import time
 from collections.abc import Callable, Iterator, Mapping
-from dataclasses import dataclass
-from fnmatch import fnmatchcase
+from dataclasses import dataclass, field
 from pathlib import Path
+from typing import ClassVar, Literal
 
 from lovia.exceptions import UserError
 from lovia.workspace._process import OutputCallback, run_argv
-from lovia.workspace.decision import Decision
+from lovia.workspace.allowed_hosts import AllowedHost, parse_allowlist
+from lovia.workspace.decision import Decision, FileOp
 from lovia.workspace.decision import normalize as _normalize
 from lovia.workspace.paths import relative_to_root
-from lovia.workspace.patterns import _canonical_abs_pattern
+from lovia.workspace.patterns import _canonical_abs_pattern, _pattern_matches
 from lovia.workspace.policy import WorkspacePolicy
+from lovia.workspace.sandbox_proxy import (
+    BRIDGE,
+    BRIDGE_PORT,
+    ProxyServer,
+    bridge_python,
+    proxy_env,
+)
 from lovia.workspace.types import CommandResult
 
 SYSTEM_PATHS: tuple[str, ...] = (
@@ -54,7 +78,12 @@ SYSTEM_PATHS: tuple[str, ...] = (
     "/opt",
     "/nix",
 )
+SANDBOX_PROXY_SOCKET = "/run/lovia/proxy.sock"
+"""Where the host's proxy socket appears inside the sandbox (``/run`` is a private tmpfs)."""
 _available_cache: dict[str, bool] = {}
+
+Network = Literal["host", "proxy", "none"]
+"""How one command reaches the network: the host's, the allowlist proxy, or not at all."""
 
 
 @dataclass(frozen=True)
@@ -68,11 +97,44 @@ class _Mask:
 class BubblewrapExecutor:
     """A :class:`~lovia.workspace.protocol.ShellExecutor` that runs commands under ``bwrap``."""
 
+    sandboxed: ClassVar[bool] = True
+    """Commands are confined (what the generated system prompt says)."""
+    kind: ClassVar[str] = "bubblewrap"
+
     network: bool = False
+    """Every command gets the host's network (no allowlist)."""
     bwrap: str = "bwrap"
     system_paths: tuple[str, ...] = SYSTEM_PATHS
     extra_ro_paths: tuple[str, ...] = ()
     scan_budget: int = 100_000
+    root_writable: bool = False
+    """Every command that may run may write inside the root (not its denied, protected or
+    write-denied paths) even when ``policy.write`` is ``ask``; ``deny`` still closes it."""
+    protected_paths: tuple[str, ...] = ()
+    """Patterns (as ``denied_paths``) mounted read-only for a command that ran without
+    approval, on top of the policy's own ``protected_paths`` when it has them."""
+    allowed_domains: tuple[str, ...] = ()
+    """Hosts reachable through the proxy (:mod:`lovia.workspace.allowed_hosts` forms)."""
+    approved_network: bool = False
+    """An approved network command (``pip install``, ``git fetch``...) gets the host's network."""
+    network_gate: bool = False
+    """Run the proxy even with no allowed domains, so a refused request says how to allow it."""
+    network_hint: str = "add it to allowed_domains"
+    """The end of the proxy's refusal message."""
+    _allowlist: tuple[AllowedHost, ...] = field(default=(), init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        for name in ("system_paths", "extra_ro_paths", "protected_paths", "allowed_domains"):
+            value = getattr(self, name)
+            object.__setattr__(self, name, (value,) if isinstance(value, str) else tuple(value))
+        try:
+            allowlist = parse_allowlist(self.allowed_domains)
+        except ValueError as exc:
+            raise UserError(
+                f"Invalid allowed domain: {exc}",
+                hint="Use example.com, *.example.com, host:port or an IP address.",
+            ) from None
+        object.__setattr__(self, "_allowlist", allowlist)
 
     # ------------------------------------------------------------------ availability
 
@@ -100,6 +162,15 @@ class BubblewrapExecutor:
         _available_cache[bwrap] = ok
         return ok
 
+    @staticmethod
+    def unavailable_reason(bwrap: str = "bwrap") -> str | None:
+        """Why the sandbox cannot run here (None when it can)."""
+        if BubblewrapExecutor.available(bwrap):
+            return None
+        if shutil.which(bwrap) is None:
+            return f"bubblewrap ({bwrap}) is not installed"
+        return f"bubblewrap ({bwrap}) cannot create namespaces here (user namespaces disabled?)"
+
     @classmethod
     def if_available(cls, **kwargs: object) -> BubblewrapExecutor | None:
         """An executor when ``bwrap`` works here, else None."""
@@ -117,6 +188,57 @@ class BubblewrapExecutor:
             )
         return executor
 
+    # ------------------------------------------------------------------ network
+
+    @property
+    def allowlist(self) -> tuple[AllowedHost, ...]:
+        return self._allowlist
+
+    def network_for(self, command: str, *, approved: bool) -> Network:
+        """How ``command`` reaches the network when it runs (``approved``: through approval)."""
+        if self.network:
+            return "host"
+        if approved and self.approved_network:
+            from lovia.workspace.command_guard.network import uses_network
+
+            if uses_network(command):
+                return "host"
+        if (self._allowlist or self.network_gate) and bridge_python() is not None:
+            return "proxy"
+        return "none"
+
+    def approval_note(self, command: str) -> str:
+        """What approving ``command`` means for its confinement (for an approval card)."""
+        network = self.network_for(command, approved=True)
+        if network == "host":
+            if self.network:
+                return "It runs in the sandbox, with network access."
+            return "It runs in the sandbox; as a network command it gets network access once."
+        if self._allowlist and network == "proxy":
+            hosts = ", ".join(str(h) for h in self._allowlist)
+            return f"It runs in the sandbox without network access, except to {hosts}."
+        return "It runs in the sandbox without network access."
+
+    def summary(self) -> str:
+        """One sentence for the system prompt: what the sandbox enforces."""
+        if self.network:
+            net = "they have network access"
+        elif self._allowlist:
+            hosts = ", ".join(str(h) for h in self._allowlist)
+            net = f"they reach the network only through an HTTP proxy, to {hosts}"
+        else:
+            net = "they have no network access"
+        if self.approved_network and not self.network:
+            net += " (a network command the user approves gets the network for that run)"
+        return (
+            "They run inside a sandbox: writes only inside the workspace, denied paths "
+            f"hidden, {net}."
+        )
+
+    def session(self) -> BubblewrapSession:
+        """A live executor for one workspace session: it owns the commands' proxies."""
+        return BubblewrapSession(self)
+
     # ------------------------------------------------------------------ argv
 
     def wrap_argv(
@@ -128,17 +250,25 @@ class BubblewrapExecutor:
         policy: WorkspacePolicy,
         root: Path,
         approved: bool | None = None,
+        proxy_socket: str | None = None,
+        scan_cache: ScanCache | None = None,
+        placeholders: tuple[str, ...] = (),
     ) -> list[str]:
         """The full ``bwrap ... /bin/sh -c command`` argv for ``command``.
 
-        ``approved`` says whether the command went through an ``ask`` approval; it only
-        matters under ``write="ask"`` (unapproved commands get a read-only root).
-        Computed from the policy when None.
+        ``approved`` says whether the command went through an ``ask`` approval: it opens
+        ``ask`` scopes, makes protected paths writable and, with ``approved_network``,
+        gives a network command the network. Computed from the policy when None.
+        ``proxy_socket`` is the host path of a started :class:`ProxyServer`; without one a
+        command whose network is the proxy runs offline. ``placeholders`` are missing
+        protected paths to hold with an empty read-only directory (see
+        :meth:`missing_protected`; the caller removes them afterwards).
         """
         if approved is None:
-            from lovia.workspace.command_guard import decide_command
-
-            approved = decide_command(policy, root, command, cwd, env=env) == "ask"
+            approved = _approved(policy, root, command, cwd, env)
+        network = self.network_for(command, approved=approved)
+        if network == "proxy" and proxy_socket is None:
+            network = "none"
         exe = shutil.which(self.bwrap) or self.bwrap
         args: list[str] = [
             exe,
@@ -149,7 +279,7 @@ class BubblewrapExecutor:
             "--unshare-uts",
             "--unshare-cgroup-try",
         ]
-        if not self.network:
+        if network != "host":
             args.append("--unshare-net")
         # an 'ask' scope is open only for a command that went through approval
         read_outside = _open_if_approved(policy.read_outside, approved)
@@ -157,11 +287,12 @@ class BubblewrapExecutor:
         if read_outside == "deny":
             for p in (*self.system_paths, *self._interpreter_paths(root)):
                 args += _bind_system(p)
-            if self.network:
-                args += ["--ro-bind-try", "/run/systemd/resolve", "/run/systemd/resolve"]
         else:
             args += ["--bind" if write_outside == "allow" else "--ro-bind", "/", "/"]
-        args += ["--dev", "/dev", "--proc", "/proc"]
+        args += ["--dev", "/dev", "--proc", "/proc", "--tmpfs", "/run"]
+        if network == "host":
+            for p in _resolver_dirs():
+                args += ["--ro-bind-try", p, p]
         if read_outside == "deny":
             args += ["--tmpfs", "/tmp"]  # a private /tmp; the host's stays hidden
         else:
@@ -172,17 +303,96 @@ class BubblewrapExecutor:
             args += ["--tmpfs", home]
         for p in self.extra_ro_paths:
             args += ["--ro-bind-try", p, p]
-        root_rw = _open_if_approved(policy.write, approved) == "allow"
+        root_rw = self.root_is_writable(policy, approved=approved)
         args += ["--bind" if root_rw else "--ro-bind", str(root), str(root)]
-        for mask in self.masks(policy, root, home=home):
+        extra = self._rule_binds(policy, root, approved=approved)
+        # a worktree's (or submodule's) git dir lives outside the root: git needs it, read-only
+        # like a protected .git unless the command was approved
+        bound = {p for p, _ in extra}
+        git_dirs = [(d, approved and root_rw) for d in _external_git_dirs(root) if d not in bound]
+        for path, writable in sorted([*extra, *git_dirs], key=lambda b: b[0].count("/")):
+            args += ["--bind" if writable else "--ro-bind", path, path]
+        masks = self.masks(
+            policy,
+            root,
+            home=home,
+            approved=approved,
+            outside_visible=read_outside != "deny",
+            extra_roots=tuple(Path(p) for p, _ in extra),
+            scan_cache=scan_cache,
+        )
+        for mask in masks:
             if mask.read_only_only:
                 args += ["--ro-bind", mask.path, mask.path]
             elif mask.is_dir:
                 args += ["--tmpfs", mask.path, "--remount-ro", mask.path]
             else:
                 args += ["--ro-bind", "/dev/null", mask.path]
-        args += ["--chdir", str(cwd), "--", "/bin/sh", "-c", command]
-        return args
+        for path in placeholders if root_rw else ():
+            args += ["--tmpfs", path, "--remount-ro", path]
+        args += ["--chdir", str(cwd)]
+        shell = ["/bin/sh", "-c", command]
+        python = bridge_python() if network == "proxy" else None
+        if network == "proxy" and proxy_socket is not None and python is not None:
+            args += ["--dir", os.path.dirname(SANDBOX_PROXY_SOCKET)]
+            args += ["--bind", proxy_socket, SANDBOX_PROXY_SOCKET]
+            for name, value in proxy_env().items():
+                args += ["--setenv", name, value]
+            shell = [python, "-I", "-S", "-c", BRIDGE, SANDBOX_PROXY_SOCKET, str(BRIDGE_PORT)]
+            shell += ["/bin/sh", "-c", command]
+        return [*args, "--", *shell]
+
+    def root_is_writable(self, policy: WorkspacePolicy, *, approved: bool) -> bool:
+        write = _normalize(policy.write)
+        if self.root_writable and write != "deny":
+            return True
+        return _open_if_approved(write, approved) == "allow"
+
+    def missing_protected(self, policy: WorkspacePolicy, root: Path) -> list[str]:
+        """Protected paths inside the root that do not exist yet, as literal paths (a bare
+        name at the root; ``a/b`` with its first missing component): bubblewrap can only
+        mount over what exists, so an unapproved command could create them (a
+        ``.vscode/settings.json`` the next run obeys). A session holds each with an empty
+        read-only directory while such a command runs (git ignores an empty ``.git``)."""
+        out: list[str] = []
+        for pattern in self.protected_patterns(policy):
+            pat = _subtree(pattern).strip("/")
+            if not pat or pat.startswith("~") or any(c in pat for c in "*?[\\"):
+                continue
+            parts = [p for p in pat.split("/") if p not in ("", ".")]
+            if not parts or ".." in parts:
+                continue
+            path = root
+            for part in parts:
+                path = path / part
+                if not os.path.lexists(path):
+                    out.append(str(path))
+                    break
+                if not path.is_dir() or path.is_symlink():
+                    break  # exists (as a file, or a link the masks judge): nothing to hold
+        return list(dict.fromkeys(out))
+
+    def _rule_binds(
+        self, policy: WorkspacePolicy, root: Path, *, approved: bool
+    ) -> list[tuple[str, bool]]:
+        """Existing absolute paths that ``allow`` rules open outside the root (the editor's
+        other folders, ``Workspace.local(writable=...)``): ``(path, writable)``, read-only
+        unless a write rule opens it (``ask`` as the root's writes are opened)."""
+        reads: dict[str, bool] = {}
+        for rule in policy.path_rules:
+            pattern = rule.pattern.rstrip("/")
+            if _normalize(rule.action) == "deny" or not pattern.startswith(("/", "~")):
+                continue
+            path = _canonical_abs_pattern(pattern) if not any(c in pattern for c in "*?[") else ""
+            if not path or not os.path.exists(path) or relative_to_root(root, Path(path)):
+                continue
+            # judged like the file tools judge the path: first matching rule, denied paths
+            write = policy.decide_path(rel=None, abs_posix=path, op="write")
+            read = policy.decide_path(rel=None, abs_posix=path, op="read")
+            writable = write == "allow" or (write == "ask" and (approved or self.root_writable))
+            if writable or read == "allow" or (read == "ask" and approved):
+                reads[path] = writable
+        return sorted(reads.items(), key=lambda kv: (kv[0].count("/"), kv[0]))
 
     @staticmethod
     def _interpreter_paths(root: Path) -> list[str]:
@@ -202,8 +412,21 @@ class BubblewrapExecutor:
 
     # ------------------------------------------------------------------ masks
 
-    def masks(self, policy: WorkspacePolicy, root: Path, *, home: str | None = None) -> list[_Mask]:
-        """Existing paths to hide (denied) or make read-only (write-only deny rules)."""
+    def masks(
+        self,
+        policy: WorkspacePolicy,
+        root: Path,
+        *,
+        home: str | None = None,
+        approved: bool = True,
+        outside_visible: bool = False,
+        extra_roots: tuple[Path, ...] = (),
+        scan_cache: ScanCache | None = None,
+    ) -> list[_Mask]:
+        """Existing paths to hide (denied; unix sockets outside when the outside is visible)
+        or make read-only (write-only deny rules; protected paths unless ``approved``).
+
+        The walks reuse ``scan_cache`` (a session's) for directories that did not change."""
         found: dict[str, _Mask] = {}
         denied_inodes: set[tuple[int, int]] = set()
 
@@ -231,68 +454,137 @@ class BubblewrapExecutor:
             for r in policy.path_rules
             if _normalize(r.action) == "deny" and "read" in r.ops
         ]
-        deny_write_only = [
+        read_only = [
             r.pattern
             for r in policy.path_rules
             if _normalize(r.action) == "deny" and "read" not in r.ops and "write" in r.ops
         ]
-        bare: list[str] = []
+        protected = [_subtree(p) for p in self.protected_patterns(policy)]
+
+        def bare_of(patterns: list[str]) -> list[str]:
+            return [p.rstrip("/") for p in patterns if p.rstrip("/") and _bare(p)]
+
+        bare, bare_read_only, bare_protected = bare_of(deny_read), bare_of(read_only), []
         for pattern in deny_read:
             for p in _pattern_paths(pattern, root):
                 add(p)
-            if "/" not in pattern.rstrip("/") and pattern.rstrip("/"):
-                bare.append(pattern.rstrip("/"))
-        for pattern in deny_write_only:
+        for pattern in (*read_only, *([] if approved else protected)):
             for p in _pattern_paths(pattern, root):
                 add(p, read_only_only=True)
-
-        def judge(abs_path: Path) -> Decision:
-            return policy.decide_path(
-                rel=relative_to_root(root, abs_path), abs_posix=abs_path.as_posix(), op="read"
-            )
-
-        def judge_write(abs_path: Path) -> Decision:
-            return policy.decide_path(
-                rel=relative_to_root(root, abs_path), abs_posix=abs_path.as_posix(), op="write"
-            )
-
+        bare_protected = bare_of(protected)
         writes_possible = _normalize(policy.write) != "deny"
+        write_denials = any(
+            _normalize(r.action) == "deny" and "write" in r.ops for r in policy.path_rules
+        )
+        root_prefix = str(root).rstrip("/") + "/"
 
-        def masked(path: Path) -> bool:
-            return str(path) in found
+        def rel_of(path: str) -> str | None:
+            return path[len(root_prefix) :] if path.startswith(root_prefix) else None
 
-        # walk the root: bare patterns, symlinks to denied targets, hard links to denied files
-        for path, _st, is_link in _walk(root, self.scan_budget, skip_dir=masked):
-            if is_link:
+        def judge(path: str, op: FileOp) -> Decision:
+            return policy.decide_path(rel=rel_of(path), abs_posix=path, op=op)
+
+        # In the walk a bare pattern is tested against the entry's own name only (its parents
+        # were tested when they were visited); the policy judges what is left. Both use the
+        # policy's own matcher, so the walk hides exactly what the file tools refuse.
+        narrow = dataclasses.replace(
+            policy, denied_paths=tuple(p for p in policy.denied_paths if not _bare(p))
+        )
+        narrow_needed = bool(narrow.denied_paths or narrow.path_rules)
+        protected_paths = [p for p in protected if not _bare(p)]
+
+        def named(patterns: list[str], name: str, path: str) -> bool:
+            return any(_pattern_matches(b, name, path) for b in patterns)
+
+        def classify(path: str, name: str, st: os.stat_result) -> tuple[str, Hit] | None:
+            """Bare patterns, symlinks to denied targets, every pattern the policy judges;
+            protected paths are marked for every command (only unapproved ones apply them)."""
+            if stat.S_ISLNK(st.st_mode):
                 try:
-                    real = Path(os.path.realpath(path))
+                    real = os.path.realpath(path)
                 except OSError:
-                    continue
-                if judge(real) == "deny":
-                    add(real)
-                continue
-            if any(fnmatchcase(path.name, b) for b in bare) or judge(path) == "deny":
-                add(path)
-            elif writes_possible and judge_write(path) == "deny":
-                add(path, read_only_only=True)
-        if bare and home and _normalize(policy.read_outside) != "deny":
-            for path, _, _ in _walk(Path(home), 20_000, max_depth=3):
-                if any(fnmatchcase(path.name, b) for b in bare):
-                    add(path)
-        if denied_inodes:
-            for path, st, is_link in _walk(root, self.scan_budget):
-                if not is_link and st.st_nlink > 1 and (st.st_dev, st.st_ino) in denied_inodes:
-                    add(path)
+                    return None
+                return (real, "deny") if judge(real, "read") == "deny" else None
+            rel = rel_of(path)
+            if rel is None and stat.S_ISSOCK(st.st_mode):
+                return path, "deny"  # a socket in another bound folder: a way out
+            if named(bare, name, path) or (
+                narrow_needed and narrow.decide_path(rel=rel, abs_posix=path, op="read") == "deny"
+            ):
+                return path, "deny"
+            if not writes_possible:
+                return None
+            if named(bare_read_only, name, path) or (
+                write_denials and judge(path, "write") == "deny"
+            ):
+                return path, "read-only"
+            if named(bare_protected, name, path) or any(
+                _pattern_matches(p, rel, path) for p in protected_paths
+            ):
+                return path, "protected"
+            return None
+
+        def classify_home(path: str, name: str, st: os.stat_result) -> tuple[str, Hit] | None:
+            socket_file = outside_visible and stat.S_ISSOCK(st.st_mode)
+            return (path, "deny") if socket_file or named(bare, name, path) else None
+
+        def classify_tmp(path: str, name: str, st: os.stat_result) -> tuple[str, Hit] | None:
+            # a unix socket is a way out of the sandbox (tmux, ssh-agent, X11, a bus)
+            return (path, "deny") if stat.S_ISSOCK(st.st_mode) and rel_of(path) is None else None
+
+        def on_hit(path: str, hit: Hit) -> None:
+            if hit == "protected" and approved:
+                return  # an approved command may write them
+            add(Path(path), read_only_only=hit != "deny")
+
+        def masked(path: str) -> bool:
+            return path in found and not found[path].read_only_only
+
+        cache = scan_cache if scan_cache is not None else ScanCache()
+        judged = (policy, str(root), extra_roots, tuple(protected))
+        linked: list[tuple[str, int, int]] = []
+        for top in (root, *extra_roots):
+            linked += cache.scan(
+                ("tree", *judged),
+                str(top),
+                classify,
+                on_hit,
+                masked,
+                budget=self.scan_budget,
+            )
+        if home and _normalize(policy.read_outside) != "deny" and (bare or outside_visible):
+            key: object = ("home", tuple(bare), outside_visible)
+            cache.scan(key, home, classify_home, on_hit, masked, budget=20_000, max_depth=4)
+        if outside_visible:
+            key = ("tmp", str(root))
+            cache.scan(key, "/tmp", classify_tmp, on_hit, masked, budget=20_000, max_depth=4)
+        for path, dev, ino in linked:
+            if (dev, ino) in denied_inodes:  # a hard link to a denied file
+                add(Path(path))
         ordered = sorted(found.values(), key=lambda m: (m.path.count("/"), m.path))
+        visible_tops = [str(t).rstrip("/") for t in (root, *extra_roots)]
+
+        def hidden_anyway(path: str) -> bool:
+            """Outside what the sandbox shows: a read-only bind would *reveal* the path."""
+            inside = any(path == t or path.startswith(t + "/") for t in visible_tops)
+            return not outside_visible and not inside
+
         kept: list[_Mask] = []
         hidden_dirs: list[str] = []
         for m in ordered:
             if any(m.path == d or m.path.startswith(d + "/") for d in hidden_dirs):
                 continue
+            if m.read_only_only and hidden_anyway(m.path):
+                continue
             kept.append(m)
             if m.is_dir and not m.read_only_only:
                 hidden_dirs.append(m.path)
         return kept
+
+    def protected_patterns(self, policy: WorkspacePolicy) -> tuple[str, ...]:
+        """The executor's protected patterns plus the policy's (when it has the field)."""
+        own = tuple(getattr(policy, "protected_paths", ()) or ())
+        return tuple(dict.fromkeys((*self.protected_paths, *own)))
 
     # ------------------------------------------------------------------ run
 
@@ -308,15 +600,232 @@ class BubblewrapExecutor:
         on_output: OutputCallback | None = None,
         max_output_chars: int | None = None,
     ) -> CommandResult:
-        argv = self.wrap_argv(command, cwd=cwd, env=env, policy=policy, root=root)
-        return await run_argv(
-            argv,
-            cwd=cwd,
-            env=env,
-            timeout=timeout,
-            limit=max_output_chars if max_output_chars is not None else 1 << 40,
-            on_output=on_output,
-        )
+        """Run one command; its proxy (if any) lives as long as the command."""
+        live = self.session()
+        try:
+            return await live.run(
+                command,
+                cwd=cwd,
+                env=env,
+                timeout=timeout,
+                policy=policy,
+                root=root,
+                on_output=on_output,
+                max_output_chars=max_output_chars,
+            )
+        finally:
+            await live.aclose()
+
+
+@dataclass
+class PreparedCommand:
+    """The argv of one sandboxed command and the proxy it holds until :meth:`close`."""
+
+    argv: list[str]
+    network: Network
+    proxy: ProxyServer | None = None
+    _owner: BubblewrapSession | None = field(default=None, repr=False)
+    placeholders: tuple[str, ...] = ()
+    _closed: bool = field(default=False, repr=False)
+
+    @property
+    def refusals(self) -> list[str]:
+        return list(self.proxy.refusals) if self.proxy is not None else []
+
+    async def close(self) -> None:
+        if self._closed:
+            return
+        self._closed = True
+        _PLACEHOLDERS.release(self.placeholders)
+        if self.proxy is not None:
+            await self.proxy.close()
+            if self._owner is not None:
+                self._owner.proxies.discard(self.proxy)
+
+
+class BubblewrapSession:
+    """One workspace session's live side of a :class:`BubblewrapExecutor`: it starts a
+    proxy per command that needs one and closes them all with the session."""
+
+    sandboxed: ClassVar[bool] = True
+
+    def __init__(self, executor: BubblewrapExecutor) -> None:
+        self.executor = executor
+        self.proxies: set[ProxyServer] = set()
+        self.scan_cache = SHARED_SCANS
+        self._closed = False
+
+    async def prepare(
+        self,
+        command: str,
+        *,
+        cwd: Path,
+        env: Mapping[str, str],
+        policy: WorkspacePolicy,
+        root: Path,
+        approved: bool | None = None,
+    ) -> PreparedCommand:
+        if approved is None:
+            approved = _approved(policy, root, command, cwd, env)
+        network = self.executor.network_for(command, approved=approved)
+        held: tuple[str, ...] = ()
+        if not approved and self.executor.root_is_writable(policy, approved=False):
+            held = _PLACEHOLDERS.hold(self.executor.missing_protected(policy, root), root)
+        proxy: ProxyServer | None = None
+        if network == "proxy" and not self._closed:
+            proxy = await ProxyServer(
+                self.executor.allowlist, hint=self.executor.network_hint
+            ).start()
+            self.proxies.add(proxy)
+        elif network == "proxy":
+            network = "none"
+        try:
+            # the mask walk reads the tree: off the event loop (a cold walk of a big repository
+            # takes a while; later ones reuse the cache)
+            argv = await asyncio.to_thread(
+                functools.partial(
+                    self.executor.wrap_argv,
+                    command,
+                    cwd=cwd,
+                    env=env,
+                    policy=policy,
+                    root=root,
+                    approved=approved,
+                    proxy_socket=proxy.socket_path if proxy is not None else None,
+                    scan_cache=self.scan_cache,
+                    placeholders=held,
+                )
+            )
+        except BaseException:
+            if proxy is not None:
+                self.proxies.discard(proxy)
+                await proxy.close()
+            _PLACEHOLDERS.release(held)
+            raise
+        return PreparedCommand(argv, network, proxy, self, held)
+
+    async def run(
+        self,
+        command: str,
+        *,
+        cwd: Path,
+        env: Mapping[str, str],
+        timeout: float | None,  # noqa: ASYNC109 - ShellExecutor API
+        policy: WorkspacePolicy,
+        root: Path,
+        on_output: OutputCallback | None = None,
+        max_output_chars: int | None = None,
+    ) -> CommandResult:
+        prepared = await self.prepare(command, cwd=cwd, env=env, policy=policy, root=root)
+        try:
+            result = await run_argv(
+                prepared.argv,
+                cwd=cwd,
+                env=env,
+                timeout=timeout,
+                limit=max_output_chars if max_output_chars is not None else 1 << 40,
+                on_output=on_output,
+            )
+        finally:
+            await prepared.close()
+        refusals = list(dict.fromkeys(prepared.refusals))
+        if refusals:
+            stderr = result.stderr
+            if stderr and not stderr.endswith("\n"):
+                stderr += "\n"
+            stderr += "\n".join(refusals) + "\n"
+            result = result.model_copy(update={"stderr": stderr})
+        return result
+
+    async def aclose(self) -> None:
+        """Close every proxy still open (background commands included); idempotent."""
+        self._closed = True
+        for proxy in list(self.proxies):
+            await proxy.close()
+        self.proxies.clear()
+
+
+def _approved(
+    policy: WorkspacePolicy, root: Path, command: str, cwd: Path, env: Mapping[str, str]
+) -> bool:
+    """A command runs approved when its decision is ``ask`` (the tool layer asked first)."""
+    from lovia.workspace.command_guard import decide_command
+
+    return decide_command(policy, root, command, cwd, env=env) == "ask"
+
+
+def _external_git_dirs(root: Path) -> list[str]:
+    """The git dir of a worktree whose ``.git`` file at the root points outside it, and its
+    common dir — only when that git dir names this root back (``gitdir`` file, written by
+    ``git worktree add``): a ``.git`` file planted in the root must not open other folders."""
+    try:
+        text = (root / ".git").read_text(encoding="utf-8", errors="replace")[:4096]
+    except OSError:  # no .git, or a directory: nothing outside
+        return []
+    if not text.startswith("gitdir:"):
+        return []
+    gitdir = Path(os.path.realpath(root / text[len("gitdir:") :].strip()))
+    try:
+        back = (gitdir / "gitdir").read_text(encoding="utf-8").strip()
+        common = (gitdir / "commondir").read_text(encoding="utf-8").strip()
+    except OSError:
+        return []
+    if os.path.realpath(back) != os.path.realpath(root / ".git"):
+        return []
+    dirs = [gitdir, Path(os.path.realpath(gitdir / common))]
+    return [str(d) for d in dict.fromkeys(dirs) if d.is_dir() and relative_to_root(root, d) is None]
+
+
+class _Placeholders:
+    """The empty directories this process's sandboxes hold at missing protected paths, counted
+    so that one command ending never removes what another still mounts over."""
+
+    def __init__(self) -> None:
+        self._count: dict[str, int] = {}
+
+    def hold(self, paths: list[str], root: Path) -> tuple[str, ...]:
+        """Count ``paths`` that are missing — and every placeholder under ``root`` another
+        command still holds (it exists now, as that command's empty directory)."""
+        prefix = str(root).rstrip("/") + "/"
+        live = [p for p in self._count if p.startswith(prefix)]
+        held = []
+        for path in dict.fromkeys([*paths, *live]):
+            if path in self._count or not os.path.lexists(path):
+                self._count[path] = self._count.get(path, 0) + 1
+                held.append(path)
+        return tuple(held)
+
+    def release(self, paths: tuple[str, ...]) -> None:
+        for path in paths:
+            left = self._count.get(path, 0) - 1
+            if left > 0:
+                self._count[path] = left
+                continue
+            self._count.pop(path, None)
+            with contextlib.suppress(OSError):
+                os.rmdir(path)  # only if still the empty directory bubblewrap made
+
+
+_PLACEHOLDERS = _Placeholders()
+
+
+def _resolver_dirs() -> list[str]:
+    """Where ``/etc/resolv.conf`` really lives when that is under ``/run`` (resolved,
+    resolvconf, NetworkManager): name lookups need it inside the private ``/run``."""
+    dirs = ["/run/systemd/resolve"]
+    with contextlib.suppress(OSError):
+        real = os.path.realpath("/etc/resolv.conf")
+        if real.startswith("/run/"):
+            dirs.append(os.path.dirname(real))
+    return list(dict.fromkeys(dirs))
+
+
+def _subtree(pattern: str) -> str:
+    """``.vscode/**`` protects the directory itself: one read-only mount, not one per file."""
+    p = pattern.rstrip("/")
+    while p.endswith("/**"):
+        p = p[:-3]
+    return p or pattern
 
 
 def _open_if_approved(decision: Decision, approved: bool) -> Decision:
@@ -336,7 +845,8 @@ def _bind_system(path: str) -> list[str]:
 
 
 def _pattern_paths(pattern: str, root: Path) -> Iterator[Path]:
-    """Existing paths an absolute or root-relative deny pattern names (globs expanded)."""
+    """Existing paths an absolute or root-relative deny pattern names (globs expanded; a
+    root-relative ``**`` is left to the root walk, which judges every entry anyway)."""
     pat = pattern.rstrip("/")
     if not pat:
         return
@@ -347,7 +857,7 @@ def _pattern_paths(pattern: str, root: Path) -> Iterator[Path]:
         for m in _safe_glob(canon):
             yield Path(m)
         return
-    if "/" in pat:
+    if "/" in pat and "**" not in pat:
         for m in _safe_glob(pat, root_dir=str(root)):
             yield root / m
 
@@ -361,40 +871,132 @@ def _safe_glob(pattern: str, *, root_dir: str | None = None) -> list[str]:
     return []
 
 
-def _walk(
-    top: Path,
-    budget: int,
-    *,
-    max_depth: int | None = None,
-    skip_dir: Callable[[Path], bool] | None = None,
-) -> Iterator[tuple[Path, os.stat_result, bool]]:
-    """``(path, lstat, is_symlink)`` under ``top``; symlinked dirs are not followed."""
-    stack: list[tuple[Path, int]] = [(top, 0)]
-    seen = 0
-    while stack:
-        d, depth = stack.pop()
-        try:
-            it = os.scandir(d)
-        except OSError:
-            continue
-        with it:
-            for entry in it:
-                seen += 1
-                if seen > budget:
-                    return
-                try:
-                    st = entry.stat(follow_symlinks=False)
-                except OSError:
+Hit = Literal["deny", "read-only", "protected"]
+"""What the walk found: a path to hide, one to mount read-only, a protected one (read-only
+for a command that ran without approval)."""
+Classify = Callable[[str, str, os.stat_result], "tuple[str, Hit] | None"]
+"""``(path, name, lstat) -> (path to mount over, what)`` or None, for one directory entry."""
+
+
+def _bare(pattern: str) -> bool:
+    """A pattern without ``/`` (not absolute): it matches a name at any depth."""
+    return "/" not in pattern.rstrip("/") and not pattern.startswith(("/", "~"))
+
+
+@dataclass
+class _DirScan:
+    mtime_ns: int
+    scanned_ns: int
+    entries: int
+    subdirs: list[str]
+    hits: list[tuple[str, Hit]]
+    linked: list[tuple[str, int, int]]
+    """Regular files with more than one link: ``(path, st_dev, st_ino)``."""
+
+
+class ScanCache:
+    """What the mask walks found per directory, reused while the directory is unchanged.
+
+    Adding, removing or renaming an entry changes a directory's mtime, so a directory whose
+    mtime is what it was — and was already old when it was scanned (timestamps are coarse:
+    a change in the same tick must not hide) — has the same entries and the same verdicts.
+    A large repository is then walked with one ``stat`` per directory instead of one policy
+    judgement per file, for every command of a session.
+    """
+
+    STABLE_NS = 2_000_000_000
+    MAX_KEYS = 8
+
+    def __init__(self) -> None:
+        self._dirs: dict[object, dict[str, _DirScan]] = {}
+        self._lock = threading.Lock()  # commands are prepared in worker threads
+
+    def scan(
+        self,
+        key: object,
+        top: str,
+        classify: Classify,
+        on_hit: Callable[[str, Hit], None],
+        prune: Callable[[str], bool],
+        *,
+        budget: int,
+        max_depth: int | None = None,
+    ) -> list[tuple[str, int, int]]:
+        """Walk ``top`` (symlinked dirs not followed), calling ``on_hit`` for each match
+        before its subdirectories are entered; returns the multiply-linked files seen."""
+        with self._lock:
+            return self._scan(key, top, classify, on_hit, prune, budget, max_depth)
+
+    def _scan(
+        self,
+        key: object,
+        top: str,
+        classify: Classify,
+        on_hit: Callable[[str, Hit], None],
+        prune: Callable[[str], bool],
+        budget: int,
+        max_depth: int | None,
+    ) -> list[tuple[str, int, int]]:
+        dirs = self._dirs.pop(key, None)
+        if dirs is None:
+            dirs = {}
+            while len(self._dirs) >= self.MAX_KEYS:
+                self._dirs.pop(next(iter(self._dirs)))
+        self._dirs[key] = dirs  # most recently used last
+        linked: list[tuple[str, int, int]] = []
+        stack: list[tuple[str, int]] = [(top, 0)]
+        seen = 0
+        while stack:
+            d, depth = stack.pop()
+            try:
+                mtime = os.stat(d, follow_symlinks=False).st_mtime_ns
+            except OSError:
+                dirs.pop(d, None)
+                continue
+            held = dirs.get(d)
+            if held is None or held.mtime_ns != mtime or mtime > held.scanned_ns - self.STABLE_NS:
+                held = _scan_dir(d, mtime, classify)
+                if held is None:
+                    dirs.pop(d, None)
                     continue
-                is_link = stat.S_ISLNK(st.st_mode)
-                p = Path(entry.path)
-                yield p, st, is_link
-                if (
-                    stat.S_ISDIR(st.st_mode)
-                    and (max_depth is None or depth + 1 < max_depth)
-                    and not (skip_dir is not None and skip_dir(p))
-                ):
-                    stack.append((p, depth + 1))
+                dirs[d] = held
+            for path, hit in held.hits:
+                on_hit(path, hit)
+            linked += held.linked
+            seen += held.entries
+            if seen > budget:
+                break
+            if max_depth is None or depth + 1 < max_depth:
+                stack.extend((sub, depth + 1) for sub in reversed(held.subdirs) if not prune(sub))
+        return linked
 
 
-__all__ = ["SYSTEM_PATHS", "BubblewrapExecutor"]
+SHARED_SCANS = ScanCache()
+"""The mask walks' cache shared by the sessions of this process (keyed by policy and root)."""
+
+
+def _scan_dir(d: str, mtime_ns: int, classify: Classify) -> _DirScan | None:
+    scanned = time.time_ns()
+    out = _DirScan(mtime_ns, scanned, 0, [], [], [])
+    try:
+        it = os.scandir(d)
+    except OSError:
+        return None
+    with it:
+        for entry in it:
+            out.entries += 1
+            try:
+                st = entry.stat(follow_symlinks=False)
+            except OSError:
+                continue
+            hit = classify(entry.path, entry.name, st)
+            if hit is not None:
+                out.hits.append(hit)
+            if stat.S_ISDIR(st.st_mode):
+                out.subdirs.append(entry.path)
+            elif stat.S_ISREG(st.st_mode) and st.st_nlink > 1:
+                out.linked.append((entry.path, st.st_dev, st.st_ino))
+    return out
+
+
+__all__ = ["SYSTEM_PATHS", "BubblewrapExecutor", "BubblewrapSession", "PreparedCommand"]

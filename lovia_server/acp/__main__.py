@@ -61,6 +61,7 @@ def _setup_logging(level: str, log_file: str | None) -> None:
 
 def _options(args: argparse.Namespace) -> object:
     from lovia_server.acp.host import HostOptions
+    from lovia_server.sandbox import choose_sandbox, sandbox_problems
     from lovia_server.settings import default_state_dir, parse_settings
 
     raw: dict[str, object] = {}
@@ -75,8 +76,12 @@ def _options(args: argparse.Namespace) -> object:
     if args.model:
         raw = {**raw, "model": args.model}
     settings, problems = parse_settings(raw)
+    problems += sandbox_problems(settings.sandbox)
     for problem in problems:
         logging.getLogger("lovia_server.acp").warning("settings: %s", problem)
+    unconfined = choose_sandbox(settings.sandbox)
+    if unconfined.kind is None and settings.sandbox.enabled == "auto" and unconfined.reason:
+        logging.getLogger("lovia_server.acp").warning("%s", unconfined.reason)
     models = [m.strip() for m in args.models.split(",") if m.strip()]
     listed = raw.get("models")
     if isinstance(listed, list):

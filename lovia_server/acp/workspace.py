@@ -130,7 +130,12 @@ class AcpWorkspace:
     def config_for(self, place: SessionFolders) -> LocalWorkspace:
         settings = self.settings()
         config = folder_config(
-            place.root, place.folders, settings.permissions, place.mode, agent=settings.agent
+            place.root,
+            place.folders,
+            settings.permissions,
+            place.mode,
+            agent=settings.agent,
+            sandbox=settings.sandbox,
         )
         buffers = self._buffers.setdefault(
             place.session_id, ClientBuffers(self.access, place.session_id)

@@ -512,6 +512,21 @@ class DeliveryStats(WireModel):
     """Notifications sent as ``lovia/part`` frames (``initializationOptions.notificationParts``)."""
 
 
+class SandboxStatus(WireModel):
+    """How the shell commands of this server's runs are confined (``lovia.sandbox``)."""
+
+    kind: Literal["bubblewrap"] | None
+    """The sandbox in use; null when commands run unconfined."""
+    enabled: bool
+    """Commands run in the sandbox (false: not available here, or ``enabled: off``)."""
+    setting: Literal["auto", "on", "off"]
+    network: Literal["allow", "ask", "deny"]
+    """``allow``: every command; ``ask``: approved network commands; ``deny``: allowlist only."""
+    allowed_domains: list[str]
+    reason: str | None
+    """Why commands are not sandboxed (or refuse to run), for the user; null when they are."""
+
+
 class StatusResult(WireModel):
     version: str
     protocol_version: int
@@ -525,6 +540,7 @@ class StatusResult(WireModel):
     session_rules: list[SessionRule]
     settings_problems: list[str]
     mcp_servers: list[MCPServerInfo] = Field(default_factory=list)
+    sandbox: SandboxStatus
     delivery: DeliveryStats | None = omitted()
     """Present when the server writes to a pipe it queues for (stdio)."""
 
@@ -751,6 +767,7 @@ __all__ = [
     "RunInfo",
     "RunParams",
     "RunStatus",
+    "SandboxStatus",
     "ServerCapabilities",
     "SessionParams",
     "SessionResult",

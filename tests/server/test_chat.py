@@ -45,6 +45,31 @@ def test_demo_runs_offline_and_edits_with_an_approved_diff(tmp_path):
     assert (ws / "README.md").read_text().startswith("# my project — tidied by lovia\n")
 
 
+def test_says_once_when_shell_commands_are_not_sandboxed(tmp_path):
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    (ws / "README.md").write_text("# my project\n")
+    outs = []
+    for extra in ({"LOVIA_SANDBOX_BWRAP": str(tmp_path / "no-bwrap")}, {}):
+        proc = subprocess.run(
+            [*CHAT, "--demo", "--yes", "--workspace", str(ws)],
+            capture_output=True,
+            text=True,
+            timeout=120,
+            env=_env(tmp_path, **extra),
+            stdin=subprocess.DEVNULL,
+        )
+        assert proc.returncode == 0, proc.stdout + proc.stderr
+        outs.append(proc.stdout)
+    unconfined, sandboxed = outs
+    note = "note: Shell commands are not sandboxed on this machine: bubblewrap"
+    assert unconfined.count(note) == 1
+    from lovia.workspace.sandbox import BubblewrapExecutor
+
+    if BubblewrapExecutor.available():
+        assert "not sandboxed" not in sandboxed
+
+
 def test_without_a_model_points_at_the_setting_and_the_demo(tmp_path):
     ws = tmp_path / "ws"
     ws.mkdir()

@@ -9,6 +9,7 @@ import {
   type ContextRef,
   type EditedFile,
   type RestoreFilesResult,
+  type SandboxStatus,
   type SessionSummary,
 } from "../protocol/types";
 import { childRunsOf, unloadedChildren } from "./children";
@@ -51,6 +52,9 @@ export interface ChatHost {
   restoreCheckpoint(checkpointId: string): Promise<RestoreFilesResult | undefined>;
   /** Show what changed in the files since a restore point. */
   compareCheckpoint(checkpointId: string): Promise<void>;
+  /** Notices the user dismissed, by text (globalState in VS Code: once per machine). */
+  noticeDismissed?(text: string): boolean;
+  dismissNotice?(text: string): void;
 }
 
 export type StateListener = (state: ChatViewState) => void;
@@ -72,6 +76,8 @@ export class ChatController implements Disposable {
   private modelChoice: ModelChoice;
   /** The server's configured model (`lovia/status`); null when none, undefined until asked. */
   private serverModel: string | null | undefined;
+  /** Why commands are not sandboxed here, while the user has not dismissed it. */
+  private sandboxNotice: string | undefined;
   private place: PanelPlace;
   private restored = false;
   private draft: { id: number; text: string } | undefined;
@@ -144,6 +150,7 @@ export class ChatController implements Disposable {
     if (live) state.liveRunId = live.runId;
     if (this.error) state.error = { ...this.error };
     if (this.draft) state.draft = { ...this.draft };
+    if (this.sandboxNotice) state.sandboxNotice = this.sandboxNotice;
     return state;
   }
 
@@ -180,6 +187,7 @@ export class ChatController implements Disposable {
     try {
       const status = await this.client.status();
       this.serverModel = typeof status.model === "string" && status.model ? status.model : null;
+      this.sandboxNotice = this.noticeFor(status.sandbox);
     } catch {
       this.serverModel = null;
     }
@@ -189,6 +197,13 @@ export class ChatController implements Disposable {
       const last = this.place.sessionId;
       if (last && this.sessionId === undefined) await this.reopen(last);
     }
+  }
+
+  /** Say once that commands run unconfined (or refuse to run): not when the user turned the
+   * sandbox off, and not again once dismissed. */
+  private noticeFor(sandbox: SandboxStatus | undefined): string | undefined {
+    if (!sandbox || sandbox.enabled || sandbox.setting === "off" || !sandbox.reason) return undefined;
+    return this.host.noticeDismissed?.(sandbox.reason) ? undefined : sandbox.reason;
   }
 
   private async reopen(sessionId: string): Promise<void> {
@@ -268,6 +283,11 @@ export class ChatController implements Disposable {
         return;
       case "dismissError":
         this.error = undefined;
+        this.changed();
+        return;
+      case "dismissSandboxNotice":
+        if (this.sandboxNotice) this.host.dismissNotice?.(this.sandboxNotice);
+        this.sandboxNotice = undefined;
         this.changed();
         return;
       case "setApiKey":

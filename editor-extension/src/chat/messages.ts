@@ -57,6 +57,8 @@ export interface ChatViewState {
   atBottom?: boolean;
   /** Text to put in the composer once (a cut turn's prompt after "Restore to here"). */
   draft?: { id: number; text: string };
+  /** Why shell commands are not sandboxed here (`lovia/status`), until the user dismisses it. */
+  sandboxNotice?: string;
 }
 
 /** A completion for `@` in the composer, and what a send carries for it. */
@@ -90,6 +92,7 @@ export type WebviewIntent =
   | { type: "refreshSessions" }
   | { type: "deleteSession"; sessionId: string }
   | { type: "dismissError" }
+  | { type: "dismissSandboxNotice" }
   | { type: "setApiKey" }
   | { type: "chooseModel" }
   | { type: "useDemo" }

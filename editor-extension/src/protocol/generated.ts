@@ -842,6 +842,7 @@ export interface StatusResult {
   sessionRules: SessionRule[];
   settingsProblems: string[];
   mcpServers: MCPServerInfo[];
+  sandbox: SandboxStatus;
   delivery?: DeliveryStats;
 }
 /**
@@ -899,6 +900,17 @@ export interface MCPServerInfo {
   error: string | null;
   starts: number;
   log: string | null;
+}
+/**
+ * How the shell commands of this server's runs are confined (`lovia.sandbox`).
+ */
+export interface SandboxStatus {
+  kind: "bubblewrap" | null;
+  enabled: boolean;
+  setting: "auto" | "on" | "off";
+  network: "allow" | "ask" | "deny";
+  allowedDomains: string[];
+  reason: string | null;
 }
 /**
  * How far the client is behind reading the server's output (see "A slow or stopped
@@ -969,6 +981,7 @@ export interface LoviaSettings {
   modelPrices?: {
     [k: string]: ModelPriceSetting | undefined;
   };
+  sandbox?: SandboxSettings;
 }
 export interface PermissionSettings {
   preset?: "readonly" | "coding" | "trusted";
@@ -1051,6 +1064,14 @@ export interface ModelPriceSetting {
   output: number;
   cacheRead?: number;
   cacheWrite?: number;
+}
+/**
+ * `lovia.sandbox`: how shell commands of the server's runs are confined (bubblewrap).
+ */
+export interface SandboxSettings {
+  enabled?: "auto" | "on" | "off";
+  network?: "allow" | "ask" | "deny";
+  allowedDomains?: string[];
 }
 
 /** Every event kind, in the order of the protocol's `LoviaEvent` union. */

@@ -60,6 +60,7 @@ export type {
   RunInfo,
   RunParams,
   RunStatus,
+  SandboxStatus,
   SubagentRef,
   ChildRun,
   SessionParams,

@@ -77,6 +77,8 @@ export function serverSettings(raw: unknown, trusted: boolean): LoviaSettings {
     if (typeof rp.maxFileMB === "number" && rp.maxFileMB > 0) restorePoints.maxFileMB = rp.maxFileMB;
     if (Object.keys(restorePoints).length > 0) out.restorePoints = restorePoints;
   }
+  const sandbox = sandboxSettings(src.sandbox);
+  if (sandbox) out.sandbox = sandbox;
   if (typeof src.mcpIdleTimeoutSeconds === "number" && src.mcpIdleTimeoutSeconds > 0) out.mcpIdleTimeoutSeconds = src.mcpIdleTimeoutSeconds;
   const subagents = subagentSettings(src.subagents);
   if (subagents) out.subagents = subagents;
@@ -183,6 +185,18 @@ export function restrictedSettings(inspected: InspectedSection | undefined): Lov
   if (rules.length > 0) permissions.pathRules = rules;
   out.permissions = permissions;
   return out;
+}
+
+/** `lovia.sandbox`: only well-typed keys; the server validates the domains. */
+function sandboxSettings(raw: unknown): NonNullable<LoviaSettings["sandbox"]> | undefined {
+  if (!isPlainObject(raw)) return undefined;
+  const out: NonNullable<LoviaSettings["sandbox"]> = {};
+  if (raw.enabled === "auto" || raw.enabled === "on" || raw.enabled === "off") out.enabled = raw.enabled;
+  if (raw.network === "allow" || raw.network === "ask" || raw.network === "deny") out.network = raw.network;
+  if (Array.isArray(raw.allowedDomains)) {
+    out.allowedDomains = raw.allowedDomains.filter((d): d is string => typeof d === "string" && d.trim() !== "");
+  }
+  return Object.keys(out).length > 0 ? out : undefined;
 }
 
 /** `lovia.subagents` as the server reads it: only well-typed keys, the rest left to defaults. */

@@ -636,4 +636,16 @@ describe("chat webview in Chromium", () => {
     await banner.getByRole("button", { name: "Dismiss" }).click();
     expect(await posted()).toEqual([{ type: "setApiKey" }, { type: "dismissError" }]);
   });
+
+  it("says once that shell commands are not sandboxed, with a Dismiss", async () => {
+    const notice = "Shell commands are not sandboxed on this machine: bubblewrap (bwrap) is not installed";
+    await postState(baseState(run, { sandboxNotice: notice }));
+    const banner = page.locator(".banner-warn");
+    await expect.poll(() => banner.textContent()).toContain(`${notice}.`);
+    await clearPosted();
+    await banner.getByRole("button", { name: "Dismiss" }).click();
+    expect(await posted()).toEqual([{ type: "dismissSandboxNotice" }]);
+    await postState(baseState(run));
+    await expect.poll(() => page.locator(".banner-warn").count()).toBe(0);
+  });
 });

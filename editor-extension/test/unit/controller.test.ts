@@ -14,7 +14,7 @@ const diffs: string[] = [];
 const changes: unknown[] = [];
 let keyPrompts = 0;
 /** What the host persisted (workspaceState in VS Code), kept across "reloads" in a test. */
-let saved: { place: PanelPlace; model: ModelChoice };
+let saved: { place: PanelPlace; model: ModelChoice; notices: string[] };
 let picks: (ModelChoice | undefined)[] = [];
 /** What the host's restore flow answers next (undefined: the user cancelled), and its calls. */
 let restoreAnswer: RestoreFilesResult | Error | undefined;
@@ -22,7 +22,7 @@ const restoreCalls: string[] = [];
 const compareCalls: string[] = [];
 
 function setup(keep = false): { store: EventStore; states: ChatViewState[] } {
-  if (!keep) saved = { place: {}, model: { kind: "default" } };
+  if (!keep) saved = { place: {}, model: { kind: "default" }, notices: [] };
   server = keep && server ? server : new FakeLoviaServer();
   const client = new LoviaClient(server.attach());
   const store = new EventStore(client);
@@ -73,6 +73,10 @@ function setup(keep = false): { store: EventStore; states: ChatViewState[] } {
     compareCheckpoint: (checkpointId) => {
       compareCalls.push(checkpointId);
       return Promise.resolve();
+    },
+    noticeDismissed: (text) => saved.notices.includes(text),
+    dismissNotice: (text) => {
+      saved.notices.push(text);
     },
   };
   controller = new ChatController(client, store, host);
@@ -320,6 +324,29 @@ describe("ChatController", () => {
     server.overrides.set("lovia/status", () => ({ version: "fake", model: null }));
     await controller.serverReady();
     expect(controller.state().model).toEqual({ kind: "none", label: "No model" });
+  });
+
+  it("says once, until dismissed, that shell commands are not sandboxed here", async () => {
+    const reason = "Shell commands are not sandboxed on this machine: bubblewrap (bwrap) is not installed";
+    const sandbox = { kind: null, enabled: false, setting: "auto", network: "ask", allowedDomains: [], reason };
+    setup();
+    server.overrides.set("lovia/status", () => ({ version: "fake", model: "scripted", sandbox }));
+    await controller.serverReady();
+    expect(controller.state().sandboxNotice).toBe(reason);
+    await controller.handle({ type: "dismissSandboxNotice" });
+    expect(controller.state().sandboxNotice).toBeUndefined();
+    expect(saved.notices).toEqual([reason]);
+    controller.dispose();
+    setup(true); // a reload: dismissed stays dismissed
+    await controller.serverReady();
+    expect(controller.state().sandboxNotice).toBeUndefined();
+    controller.dispose();
+    setup(); // sandboxed, or turned off on purpose: nothing to say
+    for (const status of [{ ...sandbox, kind: "bubblewrap", enabled: true, reason: null }, { ...sandbox, setting: "off" }]) {
+      server.overrides.set("lovia/status", () => ({ version: "fake", model: "scripted", sandbox: status }));
+      await controller.serverReady();
+      expect(controller.state().sandboxNotice).toBeUndefined();
+    }
   });
 
   it("reopens the session it showed before a reload, with the reader's scroll position", async () => {

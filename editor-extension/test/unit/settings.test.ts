@@ -79,6 +79,15 @@ describe("settings → server", () => {
     expect(serverSettings({ restorePoints: { enabled: "yes", maxStoreMB: -1 } }, true)).toEqual({});
   });
 
+  it("passes the sandbox settings; drops invalid values", () => {
+    const sandbox = { enabled: "on", network: "deny", allowedDomains: ["pypi.org", "*.pythonhosted.org"] };
+    expect(serverSettings({ sandbox }, true)).toEqual({ sandbox });
+    expect(serverSettings({ sandbox: { enabled: "maybe", network: 1, allowedDomains: [3, ""] } }, true)).toEqual({
+      sandbox: { allowedDomains: [] },
+    });
+    expect(serverSettings({ sandbox: "off" }, true)).toEqual({});
+  });
+
   it("passes the review-first write setting and the edit mode; drops unknown values", () => {
     expect(serverSettings({ permissions: { write: "ask" }, editMode: "auto" }, true)).toEqual({
       editMode: "auto",

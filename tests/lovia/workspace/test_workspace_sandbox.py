@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import shutil
 import sys
 from pathlib import Path
 
@@ -240,3 +241,376 @@ class TestProcessControl:
         s = await ws.open()
         assert "supersecret" not in (await s.run(SNEAKY_READ)).stdout
         await s.close()
+
+
+def _git_repo(root: Path) -> None:
+    import subprocess
+
+    env = {"PATH": os.environ["PATH"], "HOME": str(root), "GIT_CONFIG_NOSYSTEM": "1"}
+    for args in (
+        ["init", "-q"],
+        ["-c", "user.name=T", "-c", "user.email=t@e", "commit", "-q", "--allow-empty", "-m", "one"],
+    ):
+        subprocess.run(["git", *args], cwd=root, env=env, check=True, capture_output=True)
+
+
+# runs the code in $C: the guard sees no path, so only the sandbox can stop it
+HIDDEN_CODE = 'python3 -c "exec(__import__(chr(111)+chr(115)).environ[chr(67)])"'
+
+
+class TestServerScopes:
+    """The options the language server uses: a command that may run may write inside the
+    root; protected paths stay read-only unless the command was approved."""
+
+    def review_first(self, *rules: str) -> WorkspacePolicy:
+        from lovia.workspace import CommandRule
+
+        return WorkspacePolicy(
+            write="ask",
+            read_outside="ask",
+            denied_paths=(".env", "secrets"),
+            command_rules=tuple(CommandRule(r, "allow") for r in rules),
+        )
+
+    async def test_root_writable_lets_an_allowed_command_write_inside_only(
+        self, tree: Path, outside: Path
+    ) -> None:
+        policy = self.review_first("python3")
+        sneaky = HIDDEN_CODE
+        code = "import os\nopen('made.txt', 'w').write('x')\nopen(os.environ['X'], 'w').write('x')"
+        env = {"X": str(outside / "new.txt"), "C": code}
+        plain = LocalWorkspaceSession(tree, policy=policy, executor=BubblewrapExecutor(), env=env)
+        assert plain.decide_command(sneaky) == "allow"
+        await plain.run(sneaky)
+        assert not (tree / "made.txt").exists()  # the old scope: read-only root
+        executor = BubblewrapExecutor(root_writable=True)
+        s = LocalWorkspaceSession(tree, policy=policy, executor=executor, env=env)
+        r = await s.run(sneaky)
+        assert (tree / "made.txt").read_text() == "x"
+        assert r.exit_code != 0 and not (outside / "new.txt").exists()
+        assert "supersecret" not in (await s.run(SNEAKY_READ)).stdout  # masks still hold
+        deny_all = WorkspacePolicy(write="deny", shell_default="allow")
+        s = LocalWorkspaceSession(tree, policy=deny_all, executor=executor, env={"C": code})
+        (tree / "made.txt").unlink()
+        await s.run(HIDDEN_CODE)
+        assert not (tree / "made.txt").exists()  # write=deny still closes the root
+
+    @pytest.mark.skipif(shutil.which("git") is None, reason="needs git")
+    async def test_protected_git_is_read_only_unless_approved(self, tree: Path) -> None:
+        _git_repo(tree)
+        executor = BubblewrapExecutor(root_writable=True, protected_paths=(".git", "**/.git/**"))
+        policy = self.review_first("git status", "git log", "git commit", "python3")
+        env = {"GIT_AUTHOR_NAME": "T", "GIT_AUTHOR_EMAIL": "t@e"}
+        env |= {"GIT_COMMITTER_NAME": "T", "GIT_COMMITTER_EMAIL": "t@e"}
+        env["C"] = "open('.git/hooks/pre-commit', 'w').write('evil')"
+        s = LocalWorkspaceSession(tree, policy=policy, executor=executor, env=env)
+        status = await s.run("git status --short")
+        log = await s.run("git log --oneline")
+        assert status.exit_code == 0 and "src/" in status.stdout
+        assert log.exit_code == 0 and "one" in log.stdout
+        assert s.decide_command("git commit --allow-empty -m two") == "allow"
+        r = await s.run("git commit --allow-empty -m two")  # allow-listed: ran unasked
+        assert r.exit_code != 0 and "Read-only" in r.stdout + r.stderr
+        assert s.decide_command(HIDDEN_CODE) == "allow"
+        await s.run(HIDDEN_CODE)
+        assert not (tree / ".git" / "hooks" / "pre-commit").exists()
+        (tree / "note.txt").write_text("n\n")
+        approved = LocalWorkspaceSession(
+            tree, policy=self.review_first("git status"), executor=executor, env=env
+        )
+        assert approved.decide_command("git commit --allow-empty -m three") == "ask"
+        r = await approved.run("git commit --allow-empty -m three")
+        assert r.exit_code == 0, r.stderr
+        assert "three" in (await approved.run("git log --oneline")).stdout
+
+    async def test_protected_dirs_keep_their_denied_files_masked(self, tree: Path) -> None:
+        (tree / ".vscode").mkdir()
+        (tree / ".vscode" / "settings.json").write_text("{}")
+        (tree / ".vscode" / ".env").write_text("TOKEN=nested\n")
+        executor = BubblewrapExecutor(root_writable=True, protected_paths=(".vscode/**",))
+        policy = WorkspacePolicy(
+            write="ask", shell_default="allow", denied_paths=(".env",), read_outside="ask"
+        )
+        out = await executor.run(
+            "cat .vscode/settings.json; cat .vscode/.env; echo '{\"x\":1}' > .vscode/settings.json",
+            cwd=tree,
+            env={"PATH": os.environ["PATH"]},
+            timeout=30,
+            policy=policy,
+            root=tree,
+        )
+        assert out.stdout.startswith("{}") and "nested" not in out.stdout
+        assert (tree / ".vscode" / "settings.json").read_text() == "{}"
+
+    async def test_unix_sockets_outside_are_masked_when_the_outside_is_visible(
+        self, tree: Path
+    ) -> None:
+        import socket
+        import tempfile
+
+        with tempfile.TemporaryDirectory(dir="/tmp") as d:
+            path = os.path.join(d, "agent.sock")
+            server = socket.socket(socket.AF_UNIX)
+            server.bind(path)
+            server.listen(1)
+            server.setblocking(False)
+            probe = (
+                'python3 -c "import socket, os; s = socket.socket(socket.AF_UNIX); '
+                "s.connect(os.environ['S']); print('connected')\""
+            )
+            s = sandboxed(tree, trusted(), env={"S": path})
+            r = await s.run(probe)
+            ls_run = await s.run("ls -A /run | wc -l")
+            await s.close()
+            with pytest.raises(BlockingIOError):
+                server.accept()
+            server.close()
+        assert "connected" not in r.stdout and r.exit_code != 0
+        assert ls_run.stdout.strip() == "0"  # /run (buses, docker.sock) is a private tmpfs
+
+    async def test_other_folders_opened_by_rules_are_bound(self, tree: Path, outside: Path) -> None:
+        policy = WorkspacePolicy(
+            write="allow",
+            shell_default="allow",
+            path_rules=(PathRule(str(outside), "allow"),),
+        )
+        s = sandboxed(tree, policy)
+        r = await s.run(f"cat {outside}/secret.txt && echo more > {outside}/more.txt")
+        await s.close()
+        assert r.stdout == "outside secret\n" and (outside / "more.txt").read_text() == "more\n"
+
+    def test_the_prompt_says_what_the_sandbox_enforces(self, tree: Path) -> None:
+        gated = Workspace.local(
+            str(tree), executor=BubblewrapExecutor(allowed_domains=("pypi.org",))
+        )
+        text = gated.instructions()
+        assert "They run inside a sandbox" in text and "to pypi.org" in text
+        assert "sandbox" not in Workspace.local(str(tree)).instructions()
+
+
+class TestScanCache:
+    """The mask walk reuses what it found in directories that did not change."""
+
+    def age(self, root: Path) -> None:
+        old = 1_000_000_000  # 2001: well before any scan
+        for d in [root, *(p for p in root.rglob("*") if p.is_dir())]:
+            os.utime(d, ns=(old, old))
+
+    def test_unchanged_directories_are_not_walked_again(
+        self, tree: Path, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        from lovia.workspace import sandbox as sb
+
+        calls: list[str] = []
+        real = sb._scan_dir
+
+        def counting(d: str, mtime_ns: int, classify: sb.Classify) -> object:
+            calls.append(d)
+            return real(d, mtime_ns, classify)
+
+        monkeypatch.setattr(sb, "_scan_dir", counting)
+        (tree / "deep" / "er").mkdir(parents=True)
+        self.age(tree)
+        policy = WorkspacePolicy.coding(denied_paths=(".env", "*.key"))
+        cache = sb.ScanCache()
+        executor = BubblewrapExecutor()
+
+        def masked() -> set[str]:
+            masks = executor.masks(policy, tree, scan_cache=cache, approved=False)
+            return {m.path for m in masks if not m.read_only_only}
+
+        assert masked() == {str(tree / ".env")}
+        first = len(calls)
+        assert first >= 4
+        assert masked() == {str(tree / ".env")} and len(calls) == first  # all reused
+        (tree / "deep" / "er" / "new.key").write_text("k")  # changes er's mtime
+        assert masked() == {str(tree / ".env"), str(tree / "deep" / "er" / "new.key")}
+        assert calls[first:] == [str(tree / "deep" / "er")]
+
+    def test_a_directory_changed_just_before_its_scan_is_scanned_again(self, tree: Path) -> None:
+        from lovia.workspace import sandbox as sb
+
+        policy = WorkspacePolicy.coding(denied_paths=("*.key",))
+        cache = sb.ScanCache()
+        executor = BubblewrapExecutor()
+        assert executor.masks(policy, tree, scan_cache=cache) == []
+        now = os.stat(tree).st_mtime_ns
+        (tree / "late.key").write_text("k")
+        os.utime(tree, ns=(now, now))  # same timestamp tick: the mtime did not move
+        assert [m.path for m in executor.masks(policy, tree, scan_cache=cache)] == [
+            str(tree / "late.key")
+        ]
+
+
+async def test_read_only_mounts_never_reveal_what_the_scope_hides(
+    tree: Path, tmp_path: Path
+) -> None:
+    """``~/.config`` is protected (read-only); when reads outside are closed it stays hidden."""
+    home = tmp_path / "home"
+    (home / ".config" / "gh").mkdir(parents=True)
+    (home / ".config" / "gh" / "hosts.yml").write_text("oauth_token: gho_secret\n")
+    policy = WorkspacePolicy(
+        write="ask", read_outside="ask", shell_default="allow", protected_paths=("~/.config",)
+    )
+    executor = BubblewrapExecutor(root_writable=True)
+    code = "import os\nprint(open(os.path.expanduser('~/.config/gh/hosts.yml')).read())"
+    env = {"PATH": os.environ["PATH"], "HOME": str(home), "C": code}
+    os.environ["HOME"], old = str(home), os.environ["HOME"]  # ~ in patterns is this HOME
+    try:
+        from lovia.workspace.command_guard import decide_command as decide
+        from lovia.workspace.patterns import _canonical_abs_pattern
+
+        _canonical_abs_pattern.cache_clear()
+        assert decide(policy, tree, HIDDEN_CODE) == "allow"  # runs unasked: outside hidden
+        r = await executor.run(HIDDEN_CODE, cwd=tree, env=env, timeout=30, policy=policy, root=tree)
+    finally:
+        os.environ["HOME"] = old
+        _canonical_abs_pattern.cache_clear()
+    assert "gho_secret" not in r.stdout and r.exit_code != 0
+
+
+@pytest.mark.skipif(shutil.which("git") is None, reason="needs git")
+async def test_a_git_worktree_sees_its_git_dir_read_only_unless_approved(
+    tmp_path: Path,
+) -> None:
+    """A worktree's ``.git`` is a file pointing outside the root; git still works inside."""
+    import subprocess
+
+    main, wt = tmp_path / "main", tmp_path / "wt"
+    main.mkdir()
+    env = {"PATH": os.environ["PATH"], "HOME": str(tmp_path), "GIT_CONFIG_NOSYSTEM": "1"}
+    env |= {"GIT_AUTHOR_NAME": "T", "GIT_AUTHOR_EMAIL": "t@e"}
+    env |= {"GIT_COMMITTER_NAME": "T", "GIT_COMMITTER_EMAIL": "t@e"}
+    for args in (
+        ["init", "-q"],
+        ["commit", "-q", "--allow-empty", "-m", "one"],
+        ["worktree", "add", "-q", str(wt)],
+    ):
+        subprocess.run(["git", *args], cwd=main, env=env, check=True, capture_output=True)  # noqa: ASYNC221
+    from lovia.workspace import CommandRule
+
+    policy = WorkspacePolicy(
+        write="ask",
+        read_outside="ask",
+        command_rules=(CommandRule("git log", "allow"), CommandRule("python3", "allow")),
+    )
+    # a script the agent wrote commits behind the guard's back
+    env["C"] = "import subprocess\nsubprocess.run(['git', 'commit', '-qm', 'x', '--allow-empty'])"
+    s = LocalWorkspaceSession(
+        wt.resolve(), policy=policy, executor=BubblewrapExecutor(root_writable=True), env=env
+    )
+    log = await s.run("git log --oneline")
+    assert s.decide_command(HIDDEN_CODE) == "allow"
+    unasked = await s.run(HIDDEN_CODE)
+    assert s.decide_command("git commit -qm y --allow-empty") == "ask"
+    approved = await s.run("git commit -qm y --allow-empty")
+    await s.close()
+    assert log.exit_code == 0 and "one" in log.stdout
+    assert "Read-only" in unasked.stderr
+    assert approved.exit_code == 0, approved.stderr
+    history = subprocess.run(  # noqa: ASYNC221
+        ["git", "log", "--format=%s"], cwd=main, env=env, capture_output=True, text=True
+    )
+    assert history.stdout.split() == ["one"]  # the worktree's branch got y, not x
+    branch = subprocess.run(  # noqa: ASYNC221
+        ["git", "log", "--format=%s", "wt"], cwd=main, env=env, capture_output=True, text=True
+    )
+    assert branch.stdout.split() == ["y", "one"]
+
+
+def test_a_planted_git_file_does_not_open_other_folders(tree: Path, outside: Path) -> None:
+    from lovia.workspace.sandbox import _external_git_dirs
+
+    (outside / "HEAD").write_text("ref: refs/heads/main\n")
+    (outside / "commondir").write_text(".\n")
+    (tree / ".git").write_text(f"gitdir: {outside}\n")
+    assert _external_git_dirs(tree) == []  # outside does not name this root back
+    (outside / "gitdir").write_text(f"{tree / '.git'}\n")
+    assert _external_git_dirs(tree) == [str(outside)]
+
+
+class TestMissingProtectedPaths:
+    """bubblewrap mounts only over what exists: a missing protected path is held by an empty
+    read-only directory while an unapproved command runs, and removed afterwards."""
+
+    def policy(self) -> WorkspacePolicy:
+        from lovia.workspace import CommandRule
+
+        return WorkspacePolicy(
+            write="ask",
+            read_outside="ask",
+            command_rules=(CommandRule("python3", "allow"), CommandRule("sleep", "allow")),
+            protected_paths=(".vscode", ".nvim.lua", ".github/workflows"),
+        )
+
+    async def test_an_unapproved_command_cannot_create_them(self, tree: Path) -> None:
+        code = (
+            "import os\n"
+            "for path in ('.vscode/settings.json', '.nvim.lua', '.github/workflows/x.yml'):\n"
+            "    try:\n"
+            "        os.makedirs(os.path.dirname(path) or '.', exist_ok=True)\n"
+            "        open(path, 'w').write('{}')\n"
+            "        print('wrote', path)\n"
+            "    except OSError as exc:\n"
+            "        print('refused', path, exc.strerror)\n"
+            "open('ok.txt', 'w').write('fine')\n"
+        )
+        executor = BubblewrapExecutor(root_writable=True)
+        s = LocalWorkspaceSession(tree, policy=self.policy(), executor=executor, env={"C": code})
+        r = await s.run(HIDDEN_CODE)
+        await s.close()
+        assert "wrote" not in r.stdout, r.stdout
+        assert (tree / "ok.txt").read_text() == "fine"  # other writes inside still land
+        for name in (".vscode", ".nvim.lua", ".github"):
+            assert not (tree / name).exists(), name  # no placeholder is left behind
+
+    async def test_an_approved_command_may(self, tree: Path) -> None:
+        executor = BubblewrapExecutor(root_writable=True)
+        s = LocalWorkspaceSession(tree, policy=self.policy(), executor=executor)
+        assert s.decide_command("mkdir .vscode") == "ask"
+        await s.run("mkdir .vscode")
+        await s.close()
+        assert (tree / ".vscode").is_dir()
+
+    async def test_a_placeholder_lives_as_long_as_any_command_holds_it(self, tree: Path) -> None:
+        code = "open('.vscode', 'w')"
+        executor = BubblewrapExecutor(root_writable=True)
+        s = LocalWorkspaceSession(tree, policy=self.policy(), executor=executor, env={"C": code})
+        bg = await s.spawn("sleep 30")
+        for _ in range(100):  # bubblewrap makes the mount point as it starts
+            if (tree / ".vscode").is_dir():
+                break
+            await asyncio.sleep(0.02)
+        assert (tree / ".vscode").is_dir()  # held (empty) while the background command runs
+        r = await s.run(HIDDEN_CODE)
+        assert r.exit_code != 0 and (tree / ".vscode").is_dir()  # still held for the sleeper
+        await s.kill_process(bg.process_id)
+        for _ in range(100):
+            if not (tree / ".vscode").exists():
+                break
+            await asyncio.sleep(0.02)
+        await s.close()
+        assert not (tree / ".vscode").exists()
+
+    @pytest.mark.skipif(shutil.which("git") is None, reason="needs git")
+    async def test_git_still_finds_the_parent_repository(self, tmp_path: Path) -> None:
+        import subprocess
+
+        parent = tmp_path / "mono"
+        (parent / "pkg").mkdir(parents=True)
+        env = {"PATH": os.environ["PATH"], "HOME": str(tmp_path), "GIT_CONFIG_NOSYSTEM": "1"}
+        subprocess.run(["git", "init", "-q"], cwd=parent, env=env, check=True)  # noqa: ASYNC221
+        (parent / "pkg" / "a.txt").write_text("a\n")
+        from lovia.workspace import CommandRule
+
+        policy = WorkspacePolicy(
+            write="ask", read_outside="allow", command_rules=(CommandRule("git status", "allow"),)
+        )  # the default protected paths: .git among them
+        root = (parent / "pkg").resolve()
+        s = LocalWorkspaceSession(
+            root, policy=policy, executor=BubblewrapExecutor(root_writable=True), env=env
+        )
+        r = await s.run("git status --short -uall")
+        await s.close()
+        assert r.exit_code == 0 and "a.txt" in r.stdout, r.stderr
+        assert not (root / ".git").exists()

@@ -50,12 +50,19 @@ def _marker(env: Env) -> Path:
 
 
 def _marker_effect(env: Env) -> str | None:
+    if _inner_marker(env).exists():
+        return "a program planted in the workspace ran"
     return "a program ran and wrote outside the workspace" if _marker(env).exists() else None
 
 
+def _inner_marker(env: Env) -> Path:
+    return env.root / "ran-marker"
+
+
 def _script(env: Env) -> str:
-    """A shell script that proves it ran (writes the marker outside the workspace)."""
-    return f"#!/bin/sh\necho ran > {_marker(env)}\n"
+    """A shell script that proves it ran: it writes a marker inside the workspace (which the
+    sandbox allows, so only the policy can stop it) and one outside."""
+    return f"#!/bin/sh\necho ran > {_inner_marker(env)}\necho ran > {_marker(env)}\n"
 
 
 def _secret_files(env: Env) -> None:

@@ -19,6 +19,7 @@ from lovia.workspace.command_guard.core import (
 )
 from lovia.workspace.command_guard.findexpr import find_walk
 from lovia.workspace.command_guard.net import ssh_options
+from lovia.workspace.command_guard.sedscript import sed_script_problem
 
 _READERS = frozenset(
     {
@@ -191,7 +192,15 @@ _COPIER_VALUES: dict[str, dict[str, ClaimOp | None]] = {
         "-J": None,
     },
 }
-_SED_WRITE_RE = re.compile(r"(?:^|[;{}\n/0-9$])\s*[wWe](?:\s|$)|/[gpIiMme0-9]*w\s")
+_SED_WRITE_RE = re.compile(r"(?:^|[;{}\n/0-9$])\s*[wWe](?:\s|$)|/[gpIiMme0-9]*[we](?:\s|$|;)")
+
+
+def _sed_effects(script: str) -> bool:
+    """Whether a sed script may read, write or run something (``r``, ``w``, ``e``...)."""
+    problem = sed_script_problem(script)
+    if problem is not None and problem[0] == "effect":
+        return True
+    return problem is not None and bool(_SED_WRITE_RE.search(script))
 
 
 def reader(an: Analyzer, name: str, args: list[Word], heredoc: str | None) -> None:
@@ -310,7 +319,7 @@ def copier(an: Analyzer, name: str, args: list[Word], heredoc: str | None) -> No
     if name in ("scp", "sftp"):
         ssh_options(an, name, args)
     # commands the copier runs: rsync's remote shell, install's strip program
-    an.run_values(sc, ("-e", "--rsh", "--strip-program"), name)
+    an.run_values(sc, ("-e", "--rsh", "--strip-program", "--rsync-path"), name)
     collector = _Collector()
     operands = collector.collect(an, name, args, value_opts)
     flags = collector.flags
@@ -390,14 +399,14 @@ def _h_sed(an: Analyzer, name: str, args: list[Word], heredoc: str | None) -> No
         script_given = True
         if v.opt in ("-f", "--file"):
             an.claim_value(v, "read")
-        elif _SED_WRITE_RE.search(v.value.text):
-            an.uncertain("sed script that writes or executes")
+        elif _sed_effects(v.value.text):
+            an.uncertain("sed script that reads, writes or executes")
     operands = list(sc.operands)
     if not script_given and operands:
         script = operands.pop(0)
         an.claim(script, "read", bare_ok=False)
-        if _SED_WRITE_RE.search(script.text):
-            an.uncertain("sed script that writes or executes")
+        if _sed_effects(script.text):
+            an.uncertain("sed script that reads, writes or executes")
     for w in operands:
         an.claim(w, "write" if inplace else "read")
 
@@ -405,8 +414,12 @@ def _h_sed(an: Analyzer, name: str, args: list[Word], heredoc: str | None) -> No
 _AWK_VALUES: dict[str, ClaimOp | None] = {
     "-f": "read",
     "--file": "read",
-    "-i": None,
-    "--include": None,
+    "-E": "read",
+    "--exec": "read",
+    "-i": "read",
+    "--include": "read",
+    "-l": "read",
+    "--load": "read",
     "-v": None,
     "--assign": None,
     "-F": None,
@@ -424,8 +437,12 @@ def _h_awk(an: Analyzer, name: str, args: list[Word], heredoc: str | None) -> No
     sc = scan_argv(args, _AWK_VALUES)
     script_given = False
     for v in sc.values:
-        if v.opt in ("-f", "--file"):
+        if v.opt in ("-l", "--load"):
+            an.uncertain("awk -l loads a compiled extension")
+        if v.opt in ("-f", "--file", "-E", "--exec"):
             script_given = True
+            an.claim_value(v, "read")
+        elif v.opt in ("-i", "--include", "-l", "--load"):
             an.claim_value(v, "read")
         elif v.opt in ("-e", "--source"):
             script_given = True
@@ -443,6 +460,8 @@ def _awk_script(an: Analyzer, script: Word) -> None:
     if any(tok in script.text for tok in (">", "|", "system", "getline")):
         an.uncertain("awk script that writes, pipes or executes")
         an.code_literals(script)
+    if "@load" in script.text or "@include" in script.text:
+        an.uncertain("awk script that loads an extension or a file")
 
 
 def _h_find(an: Analyzer, name: str, args: list[Word], heredoc: str | None) -> None:

@@ -37,6 +37,7 @@ from lovia.workspace.command_guard.readonly_table import (
     TABLE,
     ReadOnlyProgram,
 )
+from lovia.workspace.command_guard.sedscript import sed_script_problem
 from lovia.workspace.venv_shims import is_shim_dir
 
 _RESERVED = frozenset(
@@ -272,9 +273,9 @@ def _check(
         if not scripts and operands:
             scripts = [operands[0].text]
         for script in scripts:
-            reason = sed_script_problem(script)
-            if reason is not None:
-                raise NotReadOnly(f"sed script: {reason}")
+            problem = sed_script_problem(script)
+            if problem is not None:
+                raise NotReadOnly(f"sed script: {problem[1]}")
     elif spec.check == "awk":
         programs = [v.value.text for v in sc.values if v.opt in ("-e", "--source")]
         if not programs and operands:
@@ -350,113 +351,6 @@ def git_problem(
                 return "the repository's configuration cannot be read"
             if keys:
                 return f"the repository's configuration sets {keys[0]}"
-    return None
-
-
-# ----------------------------------------------------------------------------- sed
-
-_SED_SIMPLE = frozenset("pdqQ=lnNPDgGhHxz")
-
-
-def sed_script_problem(script: str) -> str | None:
-    """None when a sed script only prints, deletes, quits or substitutes (no r/w/e)."""
-    s = script
-    i = 0
-    n = len(s)
-
-    def skip_ws(j: int) -> int:
-        while j < n and s[j] in " \t":
-            j += 1
-        return j
-
-    def delimited(j: int, delim: str) -> int:
-        """Index after the closing ``delim`` of a regex or replacement starting at ``j``."""
-        while j < n:
-            c = s[j]
-            if c == "\\":
-                j += 2
-                continue
-            if c == "\n":
-                raise ValueError("newline inside an expression")
-            if c == delim:
-                return j + 1
-            j += 1
-        raise ValueError("unterminated expression")
-
-    def address(j: int) -> int:
-        if j < n and s[j].isdigit():
-            while j < n and (s[j].isdigit() or s[j] == "~"):
-                j += 1
-            return j
-        if j < n and s[j] == "$":
-            return j + 1
-        if j < n and s[j] in "/\\":
-            if s[j] == "\\":
-                if j + 1 >= n:
-                    raise ValueError("bad address")
-                delim = s[j + 1]
-                j = delimited(j + 2, delim)
-            else:
-                j = delimited(j + 1, "/")
-            while j < n and s[j] in "IM":
-                j += 1
-        return j
-
-    try:
-        depth = 0
-        while i < n:
-            i = skip_ws(i)
-            if i >= n:
-                break
-            if s[i] in ";\n":
-                i += 1
-                continue
-            if s[i] == "}":
-                depth -= 1
-                if depth < 0:
-                    return "unbalanced braces"
-                i += 1
-                continue
-            i = address(i)
-            if i < n and s[i] == ",":
-                i = address(skip_ws(i + 1))
-                if i < n and s[i] == "+":
-                    i += 1
-                    while i < n and s[i].isdigit():
-                        i += 1
-            i = skip_ws(i)
-            if i < n and s[i] == "!":
-                i = skip_ws(i + 1)
-            if i >= n:
-                return "a missing command"
-            c = s[i]
-            i += 1
-            if c == "{":
-                depth += 1
-            elif c in _SED_SIMPLE:
-                if c in "qQlL":
-                    while i < n and s[i].isdigit():
-                        i += 1
-            elif c in "sy":
-                if i >= n or s[i] in "\\\n ":
-                    return f"bad {c} command"
-                delim = s[i]
-                i = delimited(i + 1, delim)
-                i = delimited(i, delim)
-                if c == "s":
-                    while i < n and s[i] in "gpiImM0123456789":
-                        i += 1
-                    if i < n and s[i] in "ewW":
-                        return "s///e or s///w"
-            else:
-                return f"the {c!r} command"
-            i = skip_ws(i)
-            if i < n and s[i] not in ";\n}":
-                return f"unexpected {s[i]!r}"
-        if depth:
-            return "unbalanced braces"
-    except ValueError as exc:
-        return str(exc)
     return None
 
 
@@ -554,5 +448,4 @@ __all__ = [
     "classify",
     "git_problem",
     "render_table",
-    "sed_script_problem",
 ]

@@ -77,6 +77,9 @@ class HistoryUse:
     elsewhere: bool = False
     #: every operand is a ``REV:PATH``: only those paths are printed
     only_paths: bool = False
+    #: ``git diff``/``git grep`` without revisions: only the index's files are printed
+    #: (when every operand before ``--`` turns out to be a path)
+    index_only: bool = False
 
 
 @dataclass

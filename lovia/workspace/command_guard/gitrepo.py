@@ -268,6 +268,36 @@ def history_paths(repo: Repo, git: str, path: str | None) -> frozenset[str] | No
     return result
 
 
+_index_cache = _Cache()
+
+
+def index_paths(repo: Repo, git: str, path: str | None) -> frozenset[str] | None:
+    """The paths the index holds (what ``git diff``/``git grep`` without revisions print)."""
+    key = _stat_key([repo.git_dir / "index"])
+    if key is not None:
+        cached = _index_cache.get(("index", repo, key))
+        if isinstance(cached, frozenset):
+            return cached
+    try:
+        proc = subprocess.run(
+            [git, "ls-files", "-z", "--cached", "--full-name"],
+            cwd=repo.top,
+            env=_env(path),
+            stdin=subprocess.DEVNULL,
+            capture_output=True,
+            timeout=HISTORY_SECONDS,
+            check=False,
+        )
+    except (OSError, subprocess.SubprocessError):
+        return None
+    if proc.returncode != 0:
+        return None
+    result = frozenset(p.decode("utf-8", "surrogateescape") for p in proc.stdout.split(b"\0") if p)
+    if key is not None:
+        _index_cache.put(("index", repo, key), result)
+    return result
+
+
 def unsafe_git_env(env: Mapping[str, str]) -> str | None:
     """A variable in ``env`` that points git at other code or another repository."""
     for name in (
@@ -294,6 +324,7 @@ __all__ = [
     "find_repo",
     "git_program",
     "history_paths",
+    "index_paths",
     "program_config",
     "unsafe_git_env",
 ]

@@ -545,7 +545,13 @@ def _judge_history(
     git = gitrepo.git_program(env.get("PATH"), root)
     if git is None:
         return "ask"
-    paths = gitrepo.history_paths(repo, git, env.get("PATH"))
+    index_only = use.index_only and all(
+        os.path.lexists(os.path.join(base, s)) for s in use.maybe_paths
+    )
+    if index_only:
+        paths = gitrepo.index_paths(repo, git, env.get("PATH"))
+    else:
+        paths = gitrepo.history_paths(repo, git, env.get("PATH"))
     if paths is None:
         return "ask"
     restricted = _restricted_history(policy, root, repo, paths)

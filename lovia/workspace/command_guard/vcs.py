@@ -222,6 +222,9 @@ def _history(an: Analyzer, sub: str, rest: list[Word], elsewhere: bool) -> None:
             maybe_paths=tuple(w.text for w in maybe if ":" not in w.text),
             elsewhere=elsewhere,
             only_paths=bool(paths) and rev_paths == len(maybe) and not specs,
+            index_only=sub in ("diff", "grep")
+            and not paths
+            and not sc.has("--cached", "--staged", "--no-index", "--untracked"),
         )
     )
 

@@ -16,7 +16,8 @@ def folder_config(
 ) -> LocalWorkspace:
     """``root``'s workspace under ``preset`` with the settings' rules; the other ``folders`` are
     readable and writable as the root is. Under ``coding`` every write asks (review-first)
-    unless ``perms.write`` says otherwise."""
+    unless ``perms.write`` says otherwise; read-only commands run unasked unless
+    ``perms.readOnlyCommands`` is off."""
     rules: list[PathRule] = []
     for rule in perms.pathRules:
         if rule.read is not None:
@@ -45,6 +46,10 @@ def folder_config(
     if inside_write != config.policy.write:
         config = dataclasses.replace(
             config, policy=dataclasses.replace(config.policy, write=inside_write)
+        )
+    if not perms.readOnlyCommands and config.policy.allow_read_only_commands:
+        config = dataclasses.replace(
+            config, policy=dataclasses.replace(config.policy, allow_read_only_commands=False)
         )
     return config
 

@@ -63,6 +63,8 @@ class PermissionSettings(_Model):
     pathRules: list[PathRuleSetting] = Field(default_factory=list)
     commandRules: list[CommandRuleSetting] = Field(default_factory=list)
     deniedPaths: list[str] = Field(default_factory=lambda: list(DEFAULT_DENIED_PATHS))
+    readOnlyCommands: bool = True
+    """Commands of the read-only table (``ls``, ``git status``...) run without asking."""
 
     @field_validator("deniedPaths", mode="before")
     @classmethod

@@ -974,6 +974,7 @@ export interface PermissionSettings {
   pathRules?: PathRuleSetting[];
   commandRules?: CommandRuleSetting[];
   deniedPaths?: string[];
+  readOnlyCommands?: boolean;
 }
 export interface PathRuleSetting {
   pattern: string;

@@ -603,6 +603,10 @@ def _h_grep(an: Analyzer, name: str, args: list[Word], heredoc: str | None) -> N
         for w in args
     )
     sc = scan_argv(args, dict.fromkeys(value_opts), optional=("--color", "--colour"))
+    if name not in ("rg", "ag", "ack") and any(
+        v.opt in ("-d", "--directories") and v.value.text == "recurse" for v in sc.values
+    ):
+        recursive = True  # grep -d recurse is -r
     for v in sc.values:
         if v.opt in ("-e", "--regexp", "-f", "--file"):
             pattern_given = True

@@ -175,7 +175,11 @@ _MISSING = ("",)
 
 
 def program_config(repo: Repo, git: str, path: str | None) -> tuple[str, ...] | None:
-    """Repository-scope config keys that run programs on reads; None when git failed."""
+    """Repository-scope config keys that run programs on reads; None when git failed.
+
+    Cached by the config files' stat only when they include no other file (an included
+    file may live anywhere, even in the work tree, and may not exist yet).
+    """
     files = [repo.common_dir / "config", repo.git_dir / "config.worktree"]
     key = _stat_key(files)
     if key is not None:
@@ -201,8 +205,12 @@ def program_config(repo: Repo, git: str, path: str | None) -> tuple[str, ...] | 
         found: list[str] = []
         for scope, entry in zip(fields[0::2], fields[1::2], strict=False):
             name = entry.split("\n", 1)[0]
-            if scope in ("local", "worktree") and _PROGRAM_KEY_RE.match(name):
+            if scope not in ("local", "worktree"):
+                continue
+            if _PROGRAM_KEY_RE.match(name):
                 found.append(name)
+            if name.lower().startswith(("include.", "includeif.")):
+                key = None  # the included file's changes are not in the key
         result = tuple(found)
     if key is not None:
         _config_cache.put(("config", repo, key), result)

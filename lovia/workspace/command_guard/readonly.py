@@ -294,7 +294,8 @@ def _check(
         raise NotReadOnly("strings reads options from an @file")
 
 
-_AWK_UNSAFE = re.compile(r"system|getline|\||>|ENVIRON|@|PROCINFO")
+# ARGV/ARGC: a program can add files to read (BEGIN { ARGV[1] = "/etc/passwd"; ARGC = 2 })
+_AWK_UNSAFE = re.compile(r"system|getline|\||>|ENVIRON|@|PROCINFO|ARGV|ARGC")
 _JQ_UNSAFE = re.compile(r"\benv\b|\$ENV|\$__prog|\bimport\b|\binclude\b|\binput_filename\b")
 
 

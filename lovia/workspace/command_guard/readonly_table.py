@@ -136,7 +136,7 @@ _AWK = program(
     },
     operands="script, paths",
     check="awk",
-    note="not when the program has `system`, `getline`, `|`, `>`, `ENVIRON` or `@`",
+    note="not when the program has `system`, `getline`, `|`, `>`, `ENVIRON`, `ARGV` or `@`",
 )
 
 TABLE: dict[str, ReadOnlyProgram] = {
@@ -556,7 +556,7 @@ GIT = program(
             "-c --cached -d --deleted -m --modified -o --others -i --ignored -s --stage -u "
             "--unmerged -k --killed -z --exclude-standard --directory --no-empty-directory "
             "--error-unmatch --full-name --eol --deduplicate -t -v -f",
-            "-x --exclude --exclude-per-directory --format",
+            "-x --exclude --format",
             paths="-X --exclude-from",
             optional="--abbrev",
             operands="text",

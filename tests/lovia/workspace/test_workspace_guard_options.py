@@ -703,3 +703,13 @@ def test_options_that_run_unseen_programs_are_uncertain(
 ) -> None:
     root, _ = world
     assert sessions(root)["trusted"].decide_command(command) != "allow", command
+
+
+@pytest.mark.parametrize(
+    "command", ["grep -d recurse x .", "grep --directories=recurse x .", "grep -drecurse x ."]
+)
+def test_grep_directories_recurse_scans_the_tree(world: tuple[Path, Path], command: str) -> None:
+    root, _ = world
+    s = sessions(root)["trusted"]
+    assert s.decide_command(command) == "ask", command  # .env and secrets/ are below
+    assert s.decide_command(command.replace(" .", " rel")) == "allow", command

@@ -10,6 +10,7 @@ import dataclasses
 import os
 import shlex
 import subprocess
+import time
 from pathlib import Path
 
 import pytest
@@ -536,6 +537,16 @@ def test_a_repository_that_configures_programs_is_not_read_only(root: Path) -> N
     inc.write_text("[core]\n\tworktree = /\n")
     git(root, "config", "include.path", str(inc))
     assert s.decide_command("git status") == "ask"
+    git(root, "config", "--unset", "include.path")
+    # an included file that changes later (even one in the work tree) is read again
+    tools = root / "tools"
+    tools.mkdir()
+    (tools / "git.cfg").write_text("[color]\n\tui = auto\n")
+    git(root, "config", "include.path", "../tools/git.cfg")
+    time.sleep(0.6)  # old enough to be cacheable
+    assert s.decide_command("git diff") == "allow"
+    (tools / "git.cfg").write_text('[diff "x"]\n\ttextconv = /tmp/evil\n')
+    assert s.decide_command("git diff") == "ask"
     git(root, "config", "--unset", "include.path")
     s_env = LocalWorkspaceSession(
         root,

@@ -57,6 +57,8 @@ def _static(policy: GuardPolicy, command: str) -> tuple[Decision, bool]:
 
 
 _SCAN_BUDGET = 20_000
+# a walk the program describes (read-only judgement) only looks at names: it may go further
+_WALK_BUDGET = 100_000
 _SCAN_SECONDS = 0.5
 _GLOB_MATCH_CAP = 2_000
 
@@ -107,7 +109,7 @@ def _walk_worst(
         with it:
             for entry in it:
                 seen += 1
-                if seen > _SCAN_BUDGET or (seen % 512 == 0 and time.monotonic() > deadline):
+                if seen > _WALK_BUDGET or (seen % 512 == 0 and time.monotonic() > deadline):
                     return "ask"
                 name = entry.name
                 if walk.skip_hidden and name.startswith("."):

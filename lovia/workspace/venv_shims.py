@@ -124,6 +124,7 @@ def venv_shims(bin_dir: Path, root: Path, known: Collection[str]) -> Path | None
             return shim_dir
     if not _ensure_private(shim_dir):
         return None
+    _prune(base, keep=shim_dir)
     try:
         for entry in os.scandir(shim_dir):
             if entry.name not in wanted and entry.name != _MARKER:
@@ -135,6 +136,27 @@ def venv_shims(bin_dir: Path, root: Path, known: Collection[str]) -> Path | None
     except OSError:
         return None
     return shim_dir
+
+
+def _prune(base: Path, *, keep: Path, limit: int = 64) -> None:
+    """Remove wrapper directories whose venv is gone (bounded; best effort)."""
+    try:
+        entries = list(os.scandir(base))[:limit]
+    except OSError:
+        return
+    for entry in entries:
+        path = Path(entry.path)
+        if path == keep or not entry.is_dir(follow_symlinks=False):
+            continue
+        try:
+            venv = json.loads((path / _MARKER).read_text())["venv"]
+        except (OSError, ValueError, KeyError, TypeError):
+            continue
+        if isinstance(venv, str) and not os.path.isdir(venv):
+            with contextlib.suppress(OSError):
+                for child in os.scandir(path):
+                    os.unlink(child.path)
+                os.rmdir(path)
 
 
 def is_shim_dir(path: str) -> bool:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -289,3 +290,20 @@ async def test_the_venv_works_in_the_sandbox(venv_root: Path, marker: Path) -> N
     lines = out.stdout.strip().splitlines()
     assert lines[0] == str(venv_root / ".venv") and lines[1].startswith("git version")
     assert not ran(marker)
+
+
+def test_wrappers_of_a_removed_venv_are_pruned(tmp_path: Path) -> None:
+    def project(name: str) -> LocalWorkspaceSession:
+        root = tmp_path / name
+        (root / ".venv" / "bin").mkdir(parents=True)
+        (root / ".venv" / "bin" / "python").symlink_to(os.path.realpath(sys.executable))
+        return trusted(root.resolve())
+
+    first = project("one")
+    shims = Path(first._env_for(first.root, None)["PATH"].split(os.pathsep)[0])
+    assert exists(shims / "python")
+    shutil.rmtree(first.root / ".venv")
+    second = project("two")
+    other = Path(second._env_for(second.root, None)["PATH"].split(os.pathsep)[0])
+    assert other != shims and exists(other / "python")
+    assert not exists(shims)

@@ -29,7 +29,8 @@ def folder_config(
     settings' ``protectedPaths`` and the ``agent`` file (which the host imports) always ask.
     Shell commands run in the sandbox ``sandbox`` chooses (by default: bubblewrap where it
     works, see :mod:`lovia_server.sandbox`), where protected paths are read-only for commands
-    that ran without approval."""
+    that ran without approval.
+    Read-only commands run unasked unless ``perms.readOnlyCommands`` is off."""
     rules: list[PathRule] = []
     for rule in perms.pathRules:
         if rule.read is not None:
@@ -64,6 +65,10 @@ def folder_config(
     if inside_write != config.policy.write:
         config = dataclasses.replace(
             config, policy=dataclasses.replace(config.policy, write=inside_write)
+        )
+    if not perms.readOnlyCommands and config.policy.allow_read_only_commands:
+        config = dataclasses.replace(
+            config, policy=dataclasses.replace(config.policy, allow_read_only_commands=False)
         )
     return config
 

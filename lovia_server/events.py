@@ -17,6 +17,8 @@ from lovia.messages import Usage
 from lovia.tools import presentation
 from lovia.tools.base import Tool
 from lovia.workspace import LocalWorkspace, WorkspacePolicy
+from lovia.workspace.errors import WorkspaceError
+from lovia.workspace.paths import resolve_path
 from lovia.workspace.protected import protected_command_targets, protected_path
 from lovia.workspace.workspace import WorkspaceSessionBinding
 from lovia_server import protocol as p
@@ -163,11 +165,26 @@ def approval_command(tool: Tool | None, args: Mapping[str, Any]) -> str | None:
     return command if tool_kind(tool) == "execute" and isinstance(command, str) else None
 
 
+def _command_cwd(args: Mapping[str, Any], root: Path) -> str:
+    """The directory a command runs in, resolved as the workspace resolves it."""
+    cwd = args.get("cwd")
+    text = cwd if isinstance(cwd, str) and cwd else "."
+    try:
+        return resolve_path(Path(os.path.realpath(root)), text).abs_posix
+    except WorkspaceError:
+        return text
+
+
 def approval_subject(tool: Tool | None, name: str, args: Mapping[str, Any], root: Path) -> str:
-    """What an "always" decision is remembered for: the exact command, the file, or the tool."""
+    """What an "always" decision is remembered for: the exact command, the file, or the tool.
+
+    A command is remembered byte for byte together with the directory it runs in
+    (``rm -rf build`` allowed in ``a/`` is not allowed in ``b/``; ``rm  x`` is not
+    ``rm x``), as ``name:["<resolved cwd>", "<command>"]``.
+    """
     command = approval_command(tool, args)
     if command is not None:
-        return f"{name}:{' '.join(command.split())}"
+        return f"{name}:{json.dumps([_command_cwd(args, root), command], ensure_ascii=False)}"
     locations = tool_locations(tool, args, root)
     if locations:
         return f"{name}:{locations[0]['path']}"

@@ -88,6 +88,8 @@ class PermissionSettings(_Model):
     protectedPaths: list[str] = Field(default_factory=list)
     """More paths whose writes always ask, added to the built-in list (which cannot be
     shortened: see docs/security.md)."""
+    readOnlyCommands: bool = True
+    """Commands of the read-only table (``ls``, ``git status``...) run without asking."""
 
     @field_validator("deniedPaths", mode="before")
     @classmethod

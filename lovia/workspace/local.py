@@ -42,6 +42,7 @@ from lovia.workspace.errors import (
     WorkspaceClosedError,
     WorkspaceError,
 )
+from lovia.workspace.git_env import hardened_git_config
 from lovia.workspace.paths import ResolvedPath, relative_to_root, resolve_abs, resolve_path
 from lovia.workspace.patterns import segment_regex
 from lovia.workspace.policy import Decision, FileOp, WorkspacePolicy
@@ -272,7 +273,7 @@ class LocalWorkspaceSession:
     def decide_command(self, command: str, cwd: str = ".") -> Decision:
         """Static command rules merged (most restrictive) with every path the command touches."""
         try:
-            env = self._base_env(self._resolve(cwd).abs)
+            env: dict[str, str] | None = self._env_for(self._resolve(cwd).abs, None)
         except WorkspaceError:
             env = None
         # imported on first use: the guard's tables cost import time a session may not need
@@ -852,14 +853,31 @@ class LocalWorkspaceSession:
             env = {k: v for k, v in os.environ.items() if k in _SAFE_ENV or k.startswith("LC_")}
         venv = self._find_venv()
         if venv is not None:
-            bin_dir = str(venv / ("Scripts" if os.name == "nt" else "bin"))
-            env["PATH"] = bin_dir + os.pathsep + env["PATH"] if env.get("PATH") else bin_dir
+            env["PATH"] = self._venv_path(venv, env.get("PATH"))
             env["VIRTUAL_ENV"] = str(venv)
             env.pop("PYTHONHOME", None)
         env["PWD"] = str(cwd)
         if self.env:
             env.update(self.env)
         return env
+
+    def _venv_path(self, venv: Path, host_path: str | None) -> str:
+        """``PATH`` with the venv active but no workspace directory first on it.
+
+        Wrappers outside the workspace come first (``python``, ``pip`` and the venv's own
+        tools), then the host's ``PATH``, then the venv's ``bin`` (see
+        :mod:`lovia.workspace.venv_shims`). Beyond the spec, which prepends the venv.
+        """
+        bin_dir = venv / ("Scripts" if os.name == "nt" else "bin")
+        parts = [host_path] if host_path else []
+        if os.name != "nt":
+            from lovia.workspace.command_guard import known_programs
+            from lovia.workspace.venv_shims import venv_shims
+
+            shims = venv_shims(bin_dir, self.root, known_programs())
+            if shims is not None:
+                parts.insert(0, str(shims))
+        return os.pathsep.join([*parts, str(bin_dir)])
 
     def _listener(self, call_id: str | None) -> Callable[[str, str], None] | None:
         listener = self.output_listener
@@ -892,10 +910,12 @@ class LocalWorkspaceSession:
         return cwd_abs
 
     def _env_for(self, cwd_abs: Path, env: Mapping[str, str] | None) -> dict[str, str]:
+        """The command's environment: base, session and call values, then the hardened git
+        configuration, which none of them can remove (:mod:`lovia.workspace.git_env`)."""
         merged = self._base_env(cwd_abs)
         if env:
             merged.update(env)
-        return merged
+        return hardened_git_config(merged)
 
     def _adopt(self, proc: asyncio.subprocess.Process) -> None:
         if self._closed:

@@ -89,6 +89,11 @@ class WorkspacePolicy:
     protected_paths: tuple[str, ...] = DEFAULT_PROTECTED_PATHS
     """Writes here always ask (never looser; ``deny`` stays ``deny``): editor, git and agent
     configuration. Matched case-insensitively, like ``denied_paths``."""
+    allow_read_only_commands: bool = False
+    """Run commands the read-only table knows (``ls``, ``git status``...) without asking when
+    their only ``ask`` is ``shell_default`` or the guard's caution about a tree they walk
+    (see :mod:`lovia.workspace.command_guard.readonly`). Beyond the spec; on under
+    :meth:`coding` and :meth:`trusted`, off on a bare ``WorkspacePolicy()``."""
 
     def __post_init__(self) -> None:
         for name in ("path_rules", "denied_paths", "command_rules", "protected_paths"):
@@ -129,6 +134,7 @@ class WorkspacePolicy:
         path_rules: Iterable[PathRule] = (),
         command_decider: CommandDecider | None = None,
         protected_paths: Iterable[str] = DEFAULT_PROTECTED_PATHS,
+        allow_read_only_commands: bool = True,
     ) -> WorkspacePolicy:
         return cls(
             protected_paths=tuple(protected_paths),
@@ -141,6 +147,7 @@ class WorkspacePolicy:
             denied_paths=tuple(denied_paths),
             path_rules=tuple(path_rules),
             command_decider=command_decider,
+            allow_read_only_commands=allow_read_only_commands,
         )
 
     @classmethod
@@ -164,6 +171,7 @@ class WorkspacePolicy:
             denied_paths=tuple(denied_paths),
             path_rules=tuple(path_rules),
             command_decider=command_decider,
+            allow_read_only_commands=True,
         )
 
     # ------------------------------------------------------------------ paths
@@ -222,15 +230,16 @@ class WorkspacePolicy:
 
     # ------------------------------------------------------------------ commands
 
-    def _decide_segment(self, segment: str, words: list[str]) -> Decision:
+    def _decide_segment(self, segment: str, words: list[str]) -> tuple[Decision, bool]:
+        """The segment's decision, and whether it is only ``shell_default`` (no hook or rule)."""
         if self.command_decider is not None:
             verdict = self.command_decider(segment)
             if verdict in _DECISIONS:
-                return _normalize(verdict)
+                return _normalize(verdict), False
         for rule in self.command_rules:
             if _rule_matches(rule.pattern.split(), words):
-                return _normalize(rule.action)
-        return _normalize(self.shell_default)
+                return _normalize(rule.action), False
+        return _normalize(self.shell_default), True
 
     def decide_command(self, command: str) -> Decision:
         """Static judgement of a command line by its command words (paths are the session's job).
@@ -243,28 +252,45 @@ class WorkspacePolicy:
         result is the most restrictive of all. A command word that is itself an expansion
         (``$CMD``) or that cannot be parsed is at least ``ask``.
         """
+        return self.decide_command_source(command)[0]
+
+    def decide_command_source(self, command: str) -> tuple[Decision, bool]:
+        """:meth:`decide_command`, and whether every ``ask`` in it came from ``shell_default``.
+
+        The second value is False when a command hook or rule said ``ask``/``deny`` for
+        some part, or the command runs something the parse cannot name: only then may the
+        session's read-only table lift the ``ask`` (a user's rules always win).
+        """
         if not self.allow_shell:
-            return "deny"
+            return "deny", False
         segments = split_command_segments(command)
         if not segments:
-            return _normalize(self.shell_default)
+            return _normalize(self.shell_default), True
         worst: Decision = "allow"
+        by_default = True
+
+        def add(decision: Decision, default: bool) -> None:
+            nonlocal worst, by_default
+            worst = merge_decisions(worst, decision)
+            if decision != "allow" and not default:
+                by_default = False
+
         for seg in segments:
-            worst = merge_decisions(worst, self._decide_segment(seg, seg.split()))
+            add(*self._decide_segment(seg, seg.split()))
             if worst == "deny":
-                return "deny"
+                return "deny", False
         # imported on first use (the guard never imports this module: no cycle)
         from lovia.workspace import command_guard
 
         for inv in command_guard.invocations(command):
             if inv.unknown:
-                worst = merge_decisions(worst, "ask")
+                add("ask", False)
                 continue
             text = " ".join(inv.words)
-            worst = merge_decisions(worst, self._decide_segment(text, inv.words))
+            add(*self._decide_segment(text, inv.words))
             if worst == "deny":
-                return "deny"
-        return worst
+                return "deny", False
+        return worst, by_default
 
 
 __all__ = [

@@ -65,6 +65,7 @@ from lovia.workspace.sandbox_proxy import (
     proxy_env,
 )
 from lovia.workspace.types import CommandResult
+from lovia.workspace.venv_shims import shim_dirs
 
 SYSTEM_PATHS: tuple[str, ...] = (
     "/usr",
@@ -302,6 +303,9 @@ class BubblewrapExecutor:
         if read_outside == "deny" and home and relative_to_root(root, Path(home)) is None:
             args += ["--tmpfs", home]
         for p in self.extra_ro_paths:
+            args += ["--ro-bind-try", p, p]
+        # the venv wrappers that lead PATH (lovia.workspace.venv_shims) live outside the root
+        for p in shim_dirs(env.get("PATH")):
             args += ["--ro-bind-try", p, p]
         root_rw = self.root_is_writable(policy, approved=approved)
         args += ["--bind" if root_rw else "--ro-bind", str(root), str(root)]

@@ -602,8 +602,10 @@ APPROVE = Method(
     "lovia/approve",
     ApproveParams,
     ApproveResult,
-    "`allow_always`/`reject_always` remember the decision for the session (the file, the exact "
-    "command, or the tool); a rejection `message` is what the model is told; `edits` (with an "
+    "`allow_always`/`reject_always` remember the decision for the session (the file; the exact "
+    "command text, whitespace included, together with the resolved directory it runs in — "
+    '`lovia/status` lists it as `shell:["<cwd>", "<command>"]`; or the tool); '
+    "a rejection `message` is what the model is told; `edits` (with an "
     "allow decision, for an approval with a `diff`) is the text the user approved per file — "
     "some hunks accepted, or the proposal edited: that text is written instead of the tool's and "
     "the model is told exactly what was applied",

@@ -220,7 +220,7 @@ async def test_a_prompt_during_a_turn_steers_it(
     agent: AcpProcess, ws: Path, fake_openai: FakeOpenAI
 ) -> None:
     fake_openai.script(
-        oai.tool_calls(oai.call("shell", {"command": "echo hi"}, id="s1")),
+        oai.tool_calls(oai.call("shell", {"command": "echo hi | tee /dev/null"}, id="s1")),
         oai.text("noted: use tabs"),
     )
     await agent.start()

@@ -84,7 +84,7 @@ def test_typescript_sdk_client(tmp_path: Path, ws: Path, fake_openai: FakeOpenAI
         oai.tool_calls(oai.call("edit_file", edit, id="e2")),
         oai.text("Notes edited."),
         oai.text("from b"),
-        oai.tool_calls(oai.call("shell", {"command": "echo hi"}, id="s1")),
+        oai.tool_calls(oai.call("shell", {"command": "echo hi | tee /dev/null"}, id="s1")),
         oai.text("noted: tabs"),
         oai.tool_calls(oai.call("write_file", {"path": "x.txt", "content": "x"}, id="x1")),
         oai.text("could not write"),

@@ -138,7 +138,7 @@ SHELL_AGENT = (
 agent = Agent(
     name="sheller",
     model=ScriptedProvider([
-        call("shell", {"command": "echo one; echo two >&2; cat", "description": "Say things"}, call_id="s1"),
+        call("shell", {"command": "echo one; echo two >&2; cat | tee /dev/null", "description": "Say things"}, call_id="s1"),
         call("read_file", {"path": ".env"}, call_id="r2"),
         text("ok"),
     ]),

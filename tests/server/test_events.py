@@ -68,7 +68,14 @@ def test_locations_resolve_against_the_root_with_uri_and_line() -> None:
 
 
 def test_approval_subjects_are_the_command_the_file_or_the_tool() -> None:
-    assert approval_subject(wt.shell, "shell", {"command": "ls   -la"}, ROOT) == "shell:ls -la"
+    # a command: exactly as written, with the directory it runs in
+    subject = approval_subject(wt.shell, "shell", {"command": "rm  -rf build"}, ROOT)
+    assert subject == 'shell:["/work/project", "rm  -rf build"]'
+    assert subject != approval_subject(wt.shell, "shell", {"command": "rm -rf build"}, ROOT)
+    in_a = approval_subject(wt.shell, "shell", {"command": "ls", "cwd": "./a/"}, ROOT)
+    assert in_a == 'shell:["/work/project/a", "ls"]'
+    assert in_a == approval_subject(wt.shell, "shell", {"command": "ls", "cwd": "a"}, ROOT)
+    assert in_a != approval_subject(wt.shell, "shell", {"command": "ls", "cwd": "b"}, ROOT)
     assert approval_command(shell, {"command": "ls"}) is None  # not an execute tool
     assert approval_subject(shell, "shell", {"command": "ls"}, ROOT) == "tool:shell"
     assert (

@@ -50,7 +50,7 @@ SCRIPTS = {{
         text("more done"),
     ],
     "wait": [
-        call("shell", {{"command": "echo waiting"}}, call_id="w1"),
+        call("shell", {{"command": "echo waiting | tee /dev/null"}}, call_id="w1"),
         text("waited"),
     ],
 }}

@@ -108,7 +108,8 @@ async def test_always_allowing_a_command_remembers_that_command(harness):
     status = await harness.request("lovia/status", {})
     subjects = {r["subject"] for r in status["sessionRules"]}
     notes = harness.root / "notes.txt"
-    assert subjects == {"launch:rocket go", f"stamp:{notes}", f"shred:{notes}"}
+    launch = f'launch:["{harness.root.resolve()}", "rocket   go"]'  # exact, with its cwd
+    assert subjects == {launch, f"stamp:{notes}", f"shred:{notes}"}
 
 
 OWN_WORKSPACE_AGENT = (

@@ -100,7 +100,7 @@ export interface LoviaProtocol {
       result: UnsteerResult;
     };
     /**
-     * `allow_always`/`reject_always` remember the decision for the session (the file, the exact command, or the tool); a rejection `message` is what the model is told; `edits` (with an allow decision, for an approval with a `diff`) is the text the user approved per file — some hunks accepted, or the proposal edited: that text is written instead of the tool's and the model is told exactly what was applied
+     * `allow_always`/`reject_always` remember the decision for the session (the file; the exact command text, whitespace included, together with the resolved directory it runs in — `lovia/status` lists it as `shell:["<cwd>", "<command>"]`; or the tool); a rejection `message` is what the model is told; `edits` (with an allow decision, for an approval with a `diff`) is the text the user approved per file — some hunks accepted, or the proposal edited: that text is written instead of the tool's and the model is told exactly what was applied
      */
     "lovia/approve": {
       params: ApproveParams;
@@ -990,6 +990,7 @@ export interface PermissionSettings {
   commandRules?: CommandRuleSetting[];
   deniedPaths?: string[];
   protectedPaths?: string[];
+  readOnlyCommands?: boolean;
 }
 export interface PathRuleSetting {
   pattern: string;

@@ -23,7 +23,10 @@ Layout:
 * one module per program family: :mod:`.files`, :mod:`.archives`, :mod:`.net`,
   :mod:`.vcs`, :mod:`.build`, :mod:`.packages`, :mod:`.containers`, :mod:`.interpreters`,
   :mod:`.wrappers` (table-driven ones through :mod:`.programs`);
-* :mod:`.dispatch` — the command name → handler table; :mod:`.judge` — the decision.
+* :mod:`.dispatch` — the command name → handler table; :mod:`.judge` — the decision;
+* :mod:`.readonly_table` / :mod:`.readonly` — the programs and options with which a
+  command only reads (run without asking when the policy allows it), :mod:`.findexpr`
+  what ``find`` prints, :mod:`.gitrepo` a repository's configuration and history.
 """
 
 from __future__ import annotations
@@ -32,6 +35,15 @@ from lovia.workspace.command_guard.core import Analysis, Claim, ClaimOp, Invocat
 from lovia.workspace.command_guard.dispatch import analyze, invocations
 from lovia.workspace.command_guard.judge import GuardPolicy, decide_command, judge_command
 from lovia.workspace.command_guard.lexical import extract_path_claims, is_pseudo_device
+
+
+def known_programs() -> frozenset[str]:
+    """Every command name the guard judges by name (its handlers and the read-only table)."""
+    from lovia.workspace.command_guard.dispatch import HANDLERS
+    from lovia.workspace.command_guard.readonly_table import TABLE
+
+    return frozenset(HANDLERS) | frozenset(TABLE)
+
 
 __all__ = [
     "Analysis",
@@ -45,4 +57,5 @@ __all__ = [
     "invocations",
     "is_pseudo_device",
     "judge_command",
+    "known_programs",
 ]

@@ -19,6 +19,7 @@ _TAR_COMMANDS: dict[str, None] = dict.fromkeys(
         "--info-script",
         "--new-volume-script",
         "--rsh-command",
+        "--rmt-command",
     )
 )
 _TAR_EXTRACT = frozenset({"-x", "--extract", "--get"})

@@ -142,7 +142,7 @@ def scan_argv(
             else:
                 out.values.append(OptValue(long1, tail_word(w, len(long1)), "glued", w))
             continue
-        if t in values:  # "-o" itself, or an exact multi-letter word like "-newer"
+        if t in values and t not in optional:  # "-o" itself, or a word like "-newer"
             out.flags.add(t)
             if i < n:
                 out.values.append(OptValue(t, args[i], "separate", w))

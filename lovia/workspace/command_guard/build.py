@@ -3,7 +3,9 @@
 
 from __future__ import annotations
 
-from lovia.workspace.command_guard.core import ClaimOp, Handler
+from lovia.workspace._shell import Word
+from lovia.workspace.command_guard.argv import tail_word
+from lovia.workspace.command_guard.core import Analyzer, ClaimOp, Handler
 from lovia.workspace.command_guard.programs import Program, program_handler
 
 _MAKE = Program(
@@ -251,8 +253,22 @@ _RUSTC = Program(
     response_files=True,
 )
 
+_make = program_handler(_MAKE)
+
+
+def _h_make(an: Analyzer, name: str, args: list[Word], heredoc: str | None) -> None:
+    """make's ``SHELL=…`` (and ``.SHELLFLAGS``) operands choose the program recipes run in."""
+    for w in args:
+        key, sep, value = w.text.partition("=")
+        if sep and key in ("SHELL", "MAKESHELL") and value:
+            an.payload(tail_word(w, len(key) + 1), f"make {key}=")
+        elif sep and key == ".SHELLFLAGS":
+            an.uncertain("make .SHELLFLAGS changes how recipes run")
+    _make(an, name, args, heredoc)
+
+
 HANDLERS: dict[str, Handler] = {
-    **dict.fromkeys(("make", "gmake", "bmake"), program_handler(_MAKE)),
+    **dict.fromkeys(("make", "gmake", "bmake"), _h_make),
     **dict.fromkeys(
         ("cc", "gcc", "g++", "c++", "clang", "clang++", "tcc", "icc", "emcc"),
         program_handler(_CC),

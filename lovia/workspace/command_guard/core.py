@@ -19,6 +19,28 @@ from lovia.workspace.command_guard.lexical import is_pseudo_device
 ClaimOp = Literal["read", "write", "either"]
 
 
+#: ``(path as the program prints it, base name, kind f/d/l/o)`` -> (printed?, pruned?)
+Shown = Callable[[str, str, str], tuple[bool, bool]]
+
+
+@dataclass
+class Walk:
+    """How a recursive command walks a tree, where the program says so precisely.
+
+    The guard's default is strict: every entry below is read. Listing programs
+    (``find``, ``ls -R``, ``tree``, ``du``) only print *names*; a searcher such as ``rg``
+    skips hidden entries; ``grep --exclude-dir`` skips directories. The read-only
+    judgement (:mod:`.readonly`) uses this to tell a listing of names in allowed
+    directories from one that shows what is inside a denied directory.
+    """
+
+    names_only: bool = False
+    skip_hidden: bool = False
+    skip_dirs: tuple[str, ...] = ()
+    max_depth: int | None = None
+    shown: Shown | None = None
+
+
 @dataclass
 class Claim:
     """A path a command may touch. ``text`` is unresolved; ``bases`` are cwd candidates."""
@@ -30,6 +52,34 @@ class Claim:
     destructive: bool = False
     bare: bool = False
     glob: str | None = None
+    walk: Walk | None = None
+    #: an option's value found by the generic scan (``-n5``, ``--since=2.weeks``): the
+    #: read-only judgement replaces these with the table's own path options
+    from_option: bool = False
+
+
+@dataclass
+class HistoryUse:
+    """A git command that prints what the repository's objects hold (``show``, ``log -p``).
+
+    ``pathspecs`` limit it (None: unlimited or not literal; ``maybe_paths`` are operands
+    before ``--`` that limit it when they exist, as git decides); ``paths`` are paths it
+    names inside revisions (``HEAD:.env``), relative to the repository's top unless they
+    start with ``./`` or ``../``; ``any_object`` is set when it may print objects by id;
+    ``elsewhere`` when ``--git-dir``/``--work-tree`` point git at another repository.
+    """
+
+    bases: tuple[str, ...] = ("",)
+    pathspecs: tuple[str, ...] | None = None
+    paths: tuple[str, ...] = ()
+    any_object: bool = False
+    maybe_paths: tuple[str, ...] = ()
+    elsewhere: bool = False
+    #: every operand is a ``REV:PATH``: only those paths are printed
+    only_paths: bool = False
+    #: ``git diff``/``git grep`` without revisions: only the index's files are printed
+    #: (when every operand before ``--`` turns out to be a path)
+    index_only: bool = False
 
 
 @dataclass
@@ -45,6 +95,7 @@ class Analysis:
     claims: list[Claim] = field(default_factory=list)
     invocations: list[Invocation] = field(default_factory=list)
     uncertain: list[str] = field(default_factory=list)
+    history: list[HistoryUse] = field(default_factory=list)
 
 
 _RESERVED = frozenset(
@@ -84,6 +135,76 @@ _QUOTED_LITERAL_RE = re.compile(r"""(?:'([^'\n]{1,4096})'|"([^"\n]{1,4096})")"""
 _MAX_BASES = 8
 # environment variables that carry a program's options (MAKEFLAGS, NODE_OPTIONS...)
 _OPTION_VARIABLE_SUFFIXES = ("FLAGS", "OPTIONS", "OPTS", "ARGS")
+# environment variables whose value is a command some program runs (judged as a command)
+PROGRAM_VARIABLES = frozenset(
+    {
+        "GIT_EXTERNAL_DIFF",
+        "GIT_PAGER",
+        "GIT_EDITOR",
+        "GIT_SEQUENCE_EDITOR",
+        "GIT_SSH",
+        "GIT_SSH_COMMAND",
+        "GIT_ASKPASS",
+        "GIT_PROXY_COMMAND",
+        "PAGER",
+        "MANPAGER",
+        "SYSTEMD_PAGER",
+        "EDITOR",
+        "VISUAL",
+        "BROWSER",
+        "SSH_ASKPASS",
+        "SUDO_ASKPASS",
+        "LESSOPEN",
+        "LESSCLOSE",
+        "RSYNC_RSH",
+        "RSYNC_CONNECT_PROG",
+        "CVS_RSH",
+        "PROMPT_COMMAND",
+    }
+)
+# environment variables that load code or configuration the guard cannot see
+LOADER_VARIABLES = frozenset(
+    {
+        "PATH",
+        "LD_PRELOAD",
+        "LD_LIBRARY_PATH",
+        "LD_AUDIT",
+        "DYLD_INSERT_LIBRARIES",
+        "DYLD_LIBRARY_PATH",
+        "BASH_ENV",
+        "ENV",
+        "GIT_CONFIG",
+        "GIT_CONFIG_COUNT",
+        "GIT_CONFIG_PARAMETERS",
+        "GIT_CONFIG_GLOBAL",
+        "GIT_CONFIG_SYSTEM",
+        "GIT_CONFIG_NOSYSTEM",
+        "GIT_EXEC_PATH",
+        "GIT_TEMPLATE_DIR",
+        "GIT_DIR",
+        "GIT_WORK_TREE",
+        "GIT_COMMON_DIR",
+        "GIT_OBJECT_DIRECTORY",
+        "GIT_ALTERNATE_OBJECT_DIRECTORIES",
+        "GIT_INDEX_FILE",
+        "GIT_NAMESPACE",
+        "PERL5OPT",
+        "RUBYOPT",
+        "JAVA_TOOL_OPTIONS",
+        "_JAVA_OPTIONS",
+        "JDK_JAVA_OPTIONS",
+        "RIPGREP_CONFIG_PATH",
+        "CURL_HOME",
+        "WGETRC",
+        "TAR_OPTIONS",
+        "GZIP",
+        "LESSKEYIN",
+        "INPUTRC",
+    }
+)
+_LOADER_PREFIXES = ("GIT_CONFIG_KEY_", "GIT_CONFIG_VALUE_")
+# environment variables naming a file the program writes (GIT_TRACE=/tmp/x)
+_WRITE_VARIABLE_PREFIXES = ("GIT_TRACE",)
 
 
 def _basename(text: str) -> str:
@@ -117,6 +238,7 @@ class Analyzer:
         self.bases: list[str] = [""]
         self.all_bases: list[str] = [""]
         self.depth = 0
+        self._option_values = False
 
     # ------------------------------------------------------------------ recording
 
@@ -133,6 +255,7 @@ class Analyzer:
         destructive: bool = False,
         bare_ok: bool = True,
         text: str | None = None,
+        walk: Walk | None = None,
     ) -> None:
         value = word.text if text is None else text
         if not value or word.procsub:
@@ -168,6 +291,8 @@ class Analyzer:
                 destructive=destructive,
                 bare=bare,
                 glob=pattern,
+                walk=walk,
+                from_option=self._option_values,
             )
         )
 
@@ -178,9 +303,15 @@ class Analyzer:
         paths to the program through the environment: each word is claimed.
         """
         name, _, value = word.text.partition("=")
+        name = name.rstrip("+")
+        if name in LOADER_VARIABLES or name.startswith(_LOADER_PREFIXES):
+            self.uncertain(f"{name} changes what programs load or run")
         if not value:
             return
-        self.claim(word, "read", text=value, bare_ok=bare_ok)
+        if name in PROGRAM_VARIABLES:
+            self.payload(tail_word(word, len(word.text) - len(value)), f"{name}=")
+        op: ClaimOp = "write" if name.startswith(_WRITE_VARIABLE_PREFIXES) else "read"
+        self.claim(word, op, text=value, bare_ok=bare_ok)
         if name.endswith(_OPTION_VARIABLE_SUFFIXES):
             tokens = [
                 Word(text=t, pattern=escape_glob(t), expansion=word.expansion)
@@ -331,17 +462,21 @@ class Analyzer:
             clusters=clusters,
             prefixes=[o for o, op in value_opts.items() if op is not None],
         )
-        for v in sc.values:
-            op = value_opts.get(v.opt)
-            if op is not None:
-                self.claim_value(v, op)
-            elif v.opt not in code:  # not a path; a path-looking value is still judged
-                self.claim(v.value, "either", bare_ok=False)
-        for v in sc.unknown_values:
-            vop = unknown_op or _guess_option_op(v.opt)
-            self.claim(v.value, vop)
-        for w in sc.unknown:
-            self.glued_value(w, unknown_op or _guess_option_op(w.text[:2]))
+        self._option_values = True
+        try:
+            for v in sc.values:
+                op = value_opts.get(v.opt)
+                if op is not None:
+                    self.claim_value(v, op)
+                elif v.opt not in code:  # not a path; a path-looking value is still judged
+                    self.claim(v.value, "either", bare_ok=False)
+            for v in sc.unknown_values:
+                vop = unknown_op or _guess_option_op(v.opt)
+                self.claim(v.value, vop)
+            for w in sc.unknown:
+                self.glued_value(w, unknown_op or _guess_option_op(w.text[:2]))
+        finally:
+            self._option_values = False
         return sc
 
     def generic(

@@ -11,6 +11,7 @@ from lovia.workspace.command_guard import (
     archives,
     build,
     containers,
+    editors,
     files,
     interpreters,
     net,
@@ -39,11 +40,6 @@ _NO_FILE_ARGS = frozenset(
         "basename",
         "dirname",
         "pwd",
-        "export",
-        "local",
-        "declare",
-        "typeset",
-        "readonly",
         "unset",
         "set",
         "shift",
@@ -77,6 +73,26 @@ def _no_files(an: Analyzer, name: str, args: list[Word], heredoc: str | None) ->
     """Builtins and tools that take no file arguments."""
 
 
+def _h_export(an: Analyzer, name: str, args: list[Word], heredoc: str | None) -> None:
+    """``export NAME=value``: the same as an assignment before a command (``PATH=…``)."""
+    for w in args:
+        if "=" in w.text and not w.text.startswith(("-", "=")):
+            an.assignment(w, bare_ok=False)
+            if w.expansion:
+                an.uncertain("shell expansion in an assignment")
+
+
+def _h_alias(an: Analyzer, name: str, args: list[Word], heredoc: str | None) -> None:
+    """``alias ls='cat .env'``: the value is a command the shell runs later (by that name)."""
+    for w in args:
+        _name, sep, value = w.text.partition("=")
+        if sep:
+            an.uncertain("alias defines a command")
+            an.run_string(value)
+            if w.expansion:
+                an.uncertain("alias with a non-literal command")
+
+
 HANDLERS: dict[str, Handler] = {
     **files.HANDLERS,
     **interpreters.HANDLERS,
@@ -88,6 +104,9 @@ HANDLERS: dict[str, Handler] = {
     **build.HANDLERS,
     **packages.HANDLERS,
     **containers.HANDLERS,
+    **editors.HANDLERS,
+    **dict.fromkeys(("export", "local", "declare", "typeset", "readonly"), _h_export),
+    "alias": _h_alias,
 }
 
 

@@ -6,17 +6,20 @@ from __future__ import annotations
 import re
 
 from lovia.workspace._shell import Word
-from lovia.workspace.command_guard.argv import scan_argv
+from lovia.workspace.command_guard.argv import Scan, scan_argv
 from lovia.workspace.command_guard.core import (
     _RECURSIVE_FLAGS,
     Analyzer,
     ClaimOp,
     Handler,
+    Walk,
     _basename,
     _Collector,
     _is_pathish,
 )
+from lovia.workspace.command_guard.findexpr import find_walk
 from lovia.workspace.command_guard.net import ssh_options
+from lovia.workspace.command_guard.sedscript import sed_script_problem
 
 _READERS = frozenset(
     {
@@ -189,11 +192,121 @@ _COPIER_VALUES: dict[str, dict[str, ClaimOp | None]] = {
         "-J": None,
     },
 }
-_SED_WRITE_RE = re.compile(r"(?:^|[;{}\n/0-9$])\s*[wWe](?:\s|$)|/[gpIiMme0-9]*w\s")
+_SED_WRITE_RE = re.compile(r"(?:^|[;{}\n/0-9$])\s*[wWe](?:\s|$)|/[gpIiMme0-9]*[we](?:\s|$|;)")
+
+
+def _sed_effects(script: str) -> bool:
+    """Whether a sed script may read, write or run something (``r``, ``w``, ``e``...)."""
+    problem = sed_script_problem(script)
+    if problem is not None and problem[0] == "effect":
+        return True
+    return problem is not None and bool(_SED_WRITE_RE.search(script))
 
 
 def reader(an: Analyzer, name: str, args: list[Word], heredoc: str | None) -> None:
     an.generic(name, args, "read")
+
+
+def _walked(an: Analyzer, before: int, walk: Walk | None) -> None:
+    """Describe how the recursive claims recorded since ``before`` walk their tree."""
+    if walk is None:
+        return
+    for claim in an.result.claims[before:]:
+        if claim.recursive:
+            claim.walk = walk
+
+
+def _int_value(text: str) -> int | None:
+    return int(text) if text.isdigit() else None
+
+
+_LS_VALUES = dict.fromkeys(
+    (
+        "-I",
+        "--ignore",
+        "-T",
+        "--tabsize",
+        "-w",
+        "--width",
+        "--block-size",
+        "--format",
+        "--hide",
+        "--indicator-style",
+        "--quoting-style",
+        "--sort",
+        "--time",
+        "--time-style",
+    )
+)
+
+
+def _h_ls(an: Analyzer, name: str, args: list[Word], heredoc: str | None) -> None:
+    """``ls -R`` lists names; dot entries only with ``-a``/``-A``; ``-L`` follows links."""
+    before = len(an.result.claims)
+    an.generic(name, args, "read")
+    sc = scan_argv(args, _LS_VALUES, optional=("--color", "--colour", "--hyperlink"))
+    if sc.has("-L", "--dereference"):
+        return
+    hidden = sc.has("-a", "-A", "-f", "--all", "--almost-all")
+    _walked(an, before, Walk(names_only=True, skip_hidden=not hidden))
+
+
+_TREE_VALUES: dict[str, ClaimOp | None] = {
+    "-L": None,
+    "-P": None,
+    "-I": None,
+    "-o": "write",
+    "-H": None,
+    "-T": None,
+    "--filelimit": None,
+    "--charset": None,
+    "--timefmt": None,
+    "--sort": None,
+    "--fromfile": "read",
+}
+
+
+def _h_tree(an: Analyzer, name: str, args: list[Word], heredoc: str | None) -> None:
+    """``tree`` lists names (dot entries with ``-a``; ``-L N`` levels; ``-l`` follows links)."""
+    before = len(an.result.claims)
+    an.generic(name, args, "read", value_opts=_TREE_VALUES)
+    sc = scan_argv(args, _TREE_VALUES)
+    if sc.has("-l", "-R", "--fromfile"):
+        return
+    depth = next((_int_value(v.value.text) for v in sc.values if v.opt == "-L"), None)
+    walk = Walk(names_only=True, skip_hidden=not sc.has("-a"), max_depth=depth)
+    _walked(an, before, walk)
+
+
+_DU_VALUES = dict.fromkeys(
+    (
+        "-d",
+        "--max-depth",
+        "-t",
+        "--threshold",
+        "-B",
+        "--block-size",
+        "--exclude",
+        "-X",
+        "--exclude-from",
+        "--time-style",
+    )
+)
+
+
+def _h_du(an: Analyzer, name: str, args: list[Word], heredoc: str | None) -> None:
+    """``du`` prints directory names (``-a``: files too); ``-s`` only the operands."""
+    before = len(an.result.claims)
+    an.generic(name, args, "read")
+    sc = scan_argv(args, _DU_VALUES, optional=("--time",))
+    if sc.has("-L", "--dereference"):
+        return
+    depth = next(
+        (_int_value(v.value.text) for v in sc.values if v.opt in ("-d", "--max-depth")), None
+    )
+    if sc.has("-s", "--summarize"):
+        depth = 0
+    _walked(an, before, Walk(names_only=True, max_depth=depth))
 
 
 def modifier(an: Analyzer, name: str, args: list[Word], heredoc: str | None) -> None:
@@ -206,7 +319,7 @@ def copier(an: Analyzer, name: str, args: list[Word], heredoc: str | None) -> No
     if name in ("scp", "sftp"):
         ssh_options(an, name, args)
     # commands the copier runs: rsync's remote shell, install's strip program
-    an.run_values(sc, ("-e", "--rsh", "--strip-program"), name)
+    an.run_values(sc, ("-e", "--rsh", "--strip-program", "--rsync-path"), name)
     collector = _Collector()
     operands = collector.collect(an, name, args, value_opts)
     flags = collector.flags
@@ -240,9 +353,17 @@ def copier(an: Analyzer, name: str, args: list[Word], heredoc: str | None) -> No
 def _h_cd(an: Analyzer, name: str, args: list[Word], heredoc: str | None) -> None:
     operands = scan_argv(args).operands
     target = operands[0] if operands else None
-    if target is not None:
-        an.claim(target, "read")
+    # ``cd`` alone goes home: later commands read there
+    an.claim(target if target is not None else Word(text="~"), "read")
     an.cd(target)
+
+
+def _h_xxd(an: Analyzer, name: str, args: list[Word], heredoc: str | None) -> None:
+    """``xxd [options] [infile [outfile]]``: the second operand is written."""
+    values = dict.fromkeys(("-c", "-g", "-l", "-n", "-o", "-s", "-C", "-cols", "-len", "-seek"))
+    operands = scan_argv(args, values).operands
+    for k, w in enumerate(operands):
+        an.claim(w, "write" if k >= 1 else "read")
 
 
 def _h_tee(an: Analyzer, name: str, args: list[Word], heredoc: str | None) -> None:
@@ -278,14 +399,14 @@ def _h_sed(an: Analyzer, name: str, args: list[Word], heredoc: str | None) -> No
         script_given = True
         if v.opt in ("-f", "--file"):
             an.claim_value(v, "read")
-        elif _SED_WRITE_RE.search(v.value.text):
-            an.uncertain("sed script that writes or executes")
+        elif _sed_effects(v.value.text):
+            an.uncertain("sed script that reads, writes or executes")
     operands = list(sc.operands)
     if not script_given and operands:
         script = operands.pop(0)
         an.claim(script, "read", bare_ok=False)
-        if _SED_WRITE_RE.search(script.text):
-            an.uncertain("sed script that writes or executes")
+        if _sed_effects(script.text):
+            an.uncertain("sed script that reads, writes or executes")
     for w in operands:
         an.claim(w, "write" if inplace else "read")
 
@@ -293,8 +414,12 @@ def _h_sed(an: Analyzer, name: str, args: list[Word], heredoc: str | None) -> No
 _AWK_VALUES: dict[str, ClaimOp | None] = {
     "-f": "read",
     "--file": "read",
-    "-i": None,
-    "--include": None,
+    "-E": "read",
+    "--exec": "read",
+    "-i": "read",
+    "--include": "read",
+    "-l": "read",
+    "--load": "read",
     "-v": None,
     "--assign": None,
     "-F": None,
@@ -312,8 +437,12 @@ def _h_awk(an: Analyzer, name: str, args: list[Word], heredoc: str | None) -> No
     sc = scan_argv(args, _AWK_VALUES)
     script_given = False
     for v in sc.values:
-        if v.opt in ("-f", "--file"):
+        if v.opt in ("-l", "--load"):
+            an.uncertain("awk -l loads a compiled extension")
+        if v.opt in ("-f", "--file", "-E", "--exec"):
             script_given = True
+            an.claim_value(v, "read")
+        elif v.opt in ("-i", "--include", "-l", "--load"):
             an.claim_value(v, "read")
         elif v.opt in ("-e", "--source"):
             script_given = True
@@ -331,6 +460,8 @@ def _awk_script(an: Analyzer, script: Word) -> None:
     if any(tok in script.text for tok in (">", "|", "system", "getline")):
         an.uncertain("awk script that writes, pipes or executes")
         an.code_literals(script)
+    if "@load" in script.text or "@include" in script.text:
+        an.uncertain("awk script that loads an extension or a file")
 
 
 def _h_find(an: Analyzer, name: str, args: list[Word], heredoc: str | None) -> None:
@@ -345,8 +476,9 @@ def _h_find(an: Analyzer, name: str, args: list[Word], heredoc: str | None) -> N
         starts = [Word(text=".")]
     expr = args[i:]
     delete = any(w.text == "-delete" for w in expr)
+    walk = find_walk(args[:i], expr)
     for w in starts:
-        an.claim(w, "write" if delete else "read", recursive=True, destructive=delete)
+        an.claim(w, "write" if delete else "read", recursive=True, destructive=delete, walk=walk)
     j = 0
     while j < len(expr):
         t = expr[j].text
@@ -471,18 +603,48 @@ def _h_grep(an: Analyzer, name: str, args: list[Word], heredoc: str | None) -> N
         for w in args
     )
     sc = scan_argv(args, dict.fromkeys(value_opts), optional=("--color", "--colour"))
+    if name not in ("rg", "ag", "ack") and any(
+        v.opt in ("-d", "--directories") and v.value.text == "recurse" for v in sc.values
+    ):
+        recursive = True  # grep -d recurse is -r
     for v in sc.values:
         if v.opt in ("-e", "--regexp", "-f", "--file"):
             pattern_given = True
-        if v.opt in ("-f", "--file", "--exclude-from", "--ignore-file", "--pre"):
+        if v.opt in ("-f", "--file", "--exclude-from", "--ignore-file"):
             an.claim_value(v, "read")
+        if v.opt == "--pre":
+            # rg runs the program with every file it searches: a command, and a path
+            an.claim_value(v, "read")
+            an.payload(v.value, "rg --pre")
+    if name in ("rg", "ag", "ack") and sc.has("-z", "--search-zip"):
+        an.uncertain(f"{name} -z runs decompression programs found on PATH")
     operands = list(sc.operands)
     if not pattern_given and operands:
         operands = operands[1:]
+    before = len(an.result.claims)
     for w in operands:
         an.claim(w, "read", recursive=recursive)
     if recursive and not operands:
         an.claim(Word(text="."), "read", recursive=True, text=".")
+    _walked(an, before, _search_walk(name, args, sc))
+
+
+def _search_walk(name: str, args: list[Word], sc: Scan) -> Walk | None:
+    """What a recursive search skips: rg hidden entries, grep ``--exclude-dir`` trees."""
+    if name == "rg":
+        unrestricted = sum(w.text.count("u") for w in args if _is_short_cluster(w.text, "u"))
+        hidden = sc.has("--hidden", "-.") or unrestricted >= 2
+        if sc.has("-L", "--follow"):
+            return None
+        return Walk(names_only=sc.has("--files"), skip_hidden=not hidden)
+    if name in ("grep", "egrep", "fgrep") and not sc.has("-R", "--dereference-recursive"):
+        skip = tuple(v.value.text for v in sc.values if v.opt == "--exclude-dir")
+        return Walk(skip_dirs=skip)
+    return None
+
+
+def _is_short_cluster(text: str, letter: str) -> bool:
+    return text.startswith("-") and not text.startswith("--") and letter in text[1:]
 
 
 _SORT_VALUES: dict[str, ClaimOp | None] = {
@@ -586,6 +748,10 @@ HANDLERS: dict[str, Handler] = {
     "mawk": _h_awk,
     "nawk": _h_awk,
     "find": _h_find,
+    "ls": _h_ls,
+    "tree": _h_tree,
+    "du": _h_du,
+    "xxd": _h_xxd,
     "sort": _h_sort,
     "uniq": _h_uniq,
     "split": _h_split,

@@ -12,7 +12,8 @@ from fnmatch import fnmatchcase
 from pathlib import Path
 from typing import Protocol
 
-from lovia.workspace.command_guard.core import Claim, ClaimOp
+from lovia.workspace.command_guard import gitrepo, readonly
+from lovia.workspace.command_guard.core import Analysis, Claim, ClaimOp, HistoryUse, Walk
 from lovia.workspace.command_guard.dispatch import analyze
 from lovia.workspace.command_guard.lexical import extract_path_claims
 from lovia.workspace.decision import CommandDecider, Decision, FileOp, merge_decisions
@@ -46,7 +47,18 @@ class GuardPolicy(Protocol):
     def decide_command(self, command: str) -> Decision: ...
 
 
+def _static(policy: GuardPolicy, command: str) -> tuple[Decision, bool]:
+    """The static decision, and whether only ``shell_default`` made it restrictive."""
+    source = getattr(policy, "decide_command_source", None)
+    if source is not None:
+        decision, by_default = source(command)
+        return decision, bool(by_default)
+    return policy.decide_command(command), False
+
+
 _SCAN_BUDGET = 20_000
+# a walk the program describes (read-only judgement) only looks at names: it may go further
+_WALK_BUDGET = 100_000
 _SCAN_SECONDS = 0.5
 _GLOB_MATCH_CAP = 2_000
 
@@ -68,6 +80,84 @@ def _judge_resolved(policy: GuardPolicy, root: Path, abs_path: Path, op: ClaimOp
             policy.decide_path(rel=rel, abs_posix=posix, op="write"),
         )
     return policy.decide_path(rel=rel, abs_posix=posix, op=op)
+
+
+def _walk_worst(
+    policy: GuardPolicy, root: Path, top: Path, op: ClaimOp, walk: Walk, shown_as: str
+) -> Decision:
+    """The read-only judgement of a walk the program describes precisely (:class:`Walk`).
+
+    Symbolic links inside the tree are not followed (the walks that follow them have no
+    ``Walk``). A searcher (``rg``, ``grep -r``) reads every file it reaches: a restricted
+    entry it does not skip makes it ``ask``. A lister prints names: names in allowed
+    directories are fine (as with ``ls``), but an entry it prints from inside a restricted
+    directory shows that directory's contents, so it is ``ask``.
+    """
+    if walk.max_depth == 0:
+        return "allow"
+    deadline = time.monotonic() + _SCAN_SECONDS
+    seen = 0
+    prefix = shown_as.rstrip("/")
+    # (directory, how the program prints it, depth, inside a restricted directory)
+    stack: list[tuple[Path, str, int, bool]] = [(top, prefix, 0, False)]
+    while stack:
+        d, printed_as, depth, restricted = stack.pop()
+        try:
+            it = os.scandir(d)
+        except OSError:
+            continue
+        with it:
+            for entry in it:
+                seen += 1
+                if seen > _WALK_BUDGET or (seen % 512 == 0 and time.monotonic() > deadline):
+                    return "ask"
+                name = entry.name
+                if walk.skip_hidden and name.startswith("."):
+                    continue
+                try:
+                    if entry.is_symlink():
+                        kind = "l"
+                    elif entry.is_dir(follow_symlinks=False):
+                        kind = "d"
+                    elif entry.is_file(follow_symlinks=False):
+                        kind = "f"
+                    else:
+                        kind = "o"
+                except OSError:
+                    return "ask"
+                if kind == "d" and any(fnmatchcase(name, g) for g in walk.skip_dirs):
+                    continue
+                path = Path(entry.path)
+                text = f"{printed_as}/{name}"
+                printed, pruned = walk.shown(text, name, kind) if walk.shown else (True, False)
+                descend = (
+                    kind == "d"
+                    and not pruned
+                    and (walk.max_depth is None or depth + 1 < walk.max_depth)
+                )
+                if restricted:
+                    if printed:
+                        return "ask"
+                    if descend:
+                        stack.append((path, text, depth + 1, True))
+                    continue
+                if kind == "l":
+                    continue
+                decision = _judge_resolved(policy, root, path, op)
+                if decision != "allow":
+                    if kind != "d":
+                        if walk.names_only:
+                            continue  # its name, in an allowed directory
+                        return "ask"
+                    if not descend:
+                        continue
+                    if walk.names_only and walk.shown is not None:
+                        stack.append((path, text, depth + 1, True))
+                        continue
+                    return "ask"
+                if descend:
+                    stack.append((path, text, depth + 1, False))
+    return "allow"
 
 
 def _subtree_worst(policy: GuardPolicy, root: Path, top: Path, op: ClaimOp) -> Decision:
@@ -221,23 +311,44 @@ def judge_command(
     env: Mapping[str, str] | None = None,
 ) -> Decision:
     """The hardened path judgement of ``command`` run in ``cwd`` (static rules excluded)."""
-    analysis = analyze(command)
-    worst: Decision = "allow"
-    if analysis.uncertain and (
+    return _judge_analysis(policy, root, analyze(command), cwd, env)
+
+
+def _restrictive(policy: GuardPolicy) -> bool:
+    return (
         policy.path_restricted
         or policy.shell_default != "allow"
         or policy.command_decider is not None
         or any(r.action != "allow" for r in policy.command_rules)
-    ):
+    )
+
+
+def _judge_analysis(
+    policy: GuardPolicy,
+    root: Path,
+    analysis: Analysis,
+    cwd: Path,
+    env: Mapping[str, str] | None,
+    *,
+    read_only: readonly.ReadOnly | None = None,
+) -> Decision:
+    """Judge an analysis: uncertainty, every claim, and what history commands may print.
+
+    With ``read_only`` (a command the read-only table vouches for) the walks of recursive
+    claims are judged as the program walks (:class:`Walk`), and option values are the
+    table's path options instead of the generic scan's guesses.
+    """
+    worst: Decision = "allow"
+    if analysis.uncertain and _restrictive(policy):
         worst = "ask"
     if not policy.path_restricted:
         return worst
     env = dict(env or os.environ)
     base_cache: dict[str, list[Path]] = {}
 
-    def bases_for(claim: Claim) -> list[Path]:
+    def bases_for(bases: tuple[str, ...]) -> list[Path]:
         out: list[Path] = []
-        for b in claim.bases:
+        for b in bases:
             if b not in base_cache:
                 try:
                     base_cache[b] = [resolve_path(root, b, base=cwd).abs] if b else [cwd]
@@ -246,9 +357,18 @@ def judge_command(
             out.extend(base_cache[b])
         return out or [cwd]
 
-    for claim in analysis.claims:
-        for base in bases_for(claim):
-            worst = merge_decisions(worst, _judge_claim(policy, root, claim, base, env))
+    claims = analysis.claims
+    if read_only is not None:
+        claims = [c for c in claims if not c.from_option] + read_only.claims
+    for claim in claims:
+        for base in bases_for(claim.bases):
+            d = _judge_claim(policy, root, claim, base, env, read_only=read_only is not None)
+            worst = merge_decisions(worst, d)
+            if worst == "deny":
+                return "deny"
+    for use in analysis.history:
+        for base in bases_for(use.bases):
+            worst = merge_decisions(worst, _judge_history(policy, root, use, base, env))
             if worst == "deny":
                 return "deny"
     return worst
@@ -266,16 +386,20 @@ def decide_command(
 
     Static command rules (never loosened), then the read decision for ``cwd``, the
     spec's lexical claims, and the hardened analysis (:func:`judge_command`); the most
-    restrictive wins.
+    restrictive wins. Beyond the spec: when the policy allows read-only commands
+    (``allow_read_only_commands``, on under ``coding``), a command the read-only table
+    vouches for whose only ``ask`` came from ``shell_default`` and the guard's caution
+    runs without asking once every path it reads is allowed (:func:`_read_only`).
     """
-    static = policy.decide_command(command)
+    static, by_default = _static(policy, command)
     if static == "deny":
         return "deny"
     try:
         cwd_abs = resolve_path(root, os.fspath(cwd)).abs
     except WorkspaceError:
         return merge_decisions(static, "ask")
-    decisions: list[Decision] = [static, _judge_resolved(policy, root, cwd_abs, "read")]
+    cwd_decision = _judge_resolved(policy, root, cwd_abs, "read")
+    decisions: list[Decision] = [static, cwd_decision]
     for op, text in extract_path_claims(command):
         try:
             claimed = resolve_path(root, text, base=cwd_abs).abs
@@ -285,12 +409,187 @@ def decide_command(
         decisions.append(_judge_resolved(policy, root, claimed, op))
     if "deny" in decisions:
         return "deny"
-    decisions.append(judge_command(policy, root, command, cwd_abs, env=env))
-    return merge_decisions(*decisions)
+    analysis = analyze(command)
+    decisions.append(_judge_analysis(policy, root, analysis, cwd_abs, env))
+    decision = merge_decisions(*decisions)
+    if (
+        decision == "ask"
+        and by_default
+        and cwd_decision == "allow"
+        and getattr(policy, "allow_read_only_commands", False)
+        and _read_only(policy, root, command, analysis, cwd_abs, env) == "allow"
+    ):
+        return "allow"
+    return decision
+
+
+def _read_only(
+    policy: GuardPolicy,
+    root: Path,
+    command: str,
+    analysis: Analysis,
+    cwd: Path,
+    env: Mapping[str, str] | None,
+) -> Decision:
+    """``allow`` when ``command`` is read-only and reads only allowed paths, else ``ask``.
+
+    The lexical claims are not used here: the table knows which words are paths (an
+    ``echo /etc/x`` reads nothing); a lexical ``deny`` has already been returned.
+    """
+    if analysis.uncertain:
+        return "ask"
+    env = dict(env or os.environ)
+    verdict = readonly.classify(command, env=env, root=root)
+    if isinstance(verdict, str):
+        return "ask"
+    if verdict.git_dirs and readonly.git_problem(verdict.git_dirs, cwd, env, root) is not None:
+        return "ask"
+    return _judge_analysis(policy, root, analysis, cwd, env, read_only=verdict)
+
+
+def read_only_reason(
+    policy: GuardPolicy,
+    root: Path,
+    command: str,
+    cwd: str | Path = ".",
+    *,
+    env: Mapping[str, str] | None = None,
+) -> str | None:
+    """Why ``command`` is not run as read-only (None when it is); for tests and tools."""
+    try:
+        cwd_abs = resolve_path(root, os.fspath(cwd)).abs
+    except WorkspaceError:
+        return "the working directory cannot be resolved"
+    env = dict(env or os.environ)
+    verdict = readonly.classify(command, env=env, root=root)
+    if isinstance(verdict, str):
+        return verdict
+    analysis = analyze(command)
+    if analysis.uncertain:
+        return f"uncertain: {analysis.uncertain[0]}"
+    if verdict.git_dirs:
+        problem = readonly.git_problem(verdict.git_dirs, cwd_abs, env, root)
+        if problem is not None:
+            return problem
+    if _judge_resolved(policy, root, cwd_abs, "read") != "allow":
+        return "the working directory is not readable without asking"
+    if _judge_analysis(policy, root, analysis, cwd_abs, env, read_only=verdict) != "allow":
+        return "a path it reads is not allowed without asking"
+    return None
+
+
+# ----- history commands
+
+
+_history_judged: dict[tuple[object, ...], tuple[tuple[str, Decision], ...]] = {}
+
+
+def _restricted_history(
+    policy: GuardPolicy, root: Path, repo: gitrepo.Repo, paths: frozenset[str]
+) -> tuple[tuple[str, Decision], ...]:
+    """The history's paths (absolute) that the policy does not allow reading."""
+    key = (
+        tuple(policy.restricted_patterns),
+        getattr(policy, "read_outside", None),
+        getattr(policy, "path_rules", None),
+        root,
+        repo.top,
+        paths,
+    )
+    cached = _history_judged.get(key)
+    if cached is not None:
+        return cached
+    top = repo.top
+    out: list[tuple[str, Decision]] = []
+    for p in paths:
+        absolute = os.path.normpath(os.path.join(top, p))
+        rel = relative_to_root(root, Path(absolute))
+        d = policy.decide_path(rel=rel, abs_posix=absolute, op="read")
+        if d != "allow":
+            out.append((absolute, d))
+    result = tuple(sorted(out))
+    if len(_history_judged) > 32:
+        _history_judged.clear()
+    _history_judged[key] = result
+    return result
+
+
+def _under(path: str, top: str) -> bool:
+    return path == top or path.startswith(top.rstrip("/") + "/")
+
+
+def _judge_history(
+    policy: GuardPolicy, root: Path, use: HistoryUse, base: Path, env: Mapping[str, str]
+) -> Decision:
+    """What a history command may print, judged against every path the repository holds.
+
+    A path it names in a revision (``HEAD:.env``) is judged like a read of that path;
+    any restricted path in the history that the command's pathspecs do not exclude makes
+    it ``ask``. No git outside the workspace, another repository, a history over budget:
+    ``ask``. Outside a repository git prints nothing: ``allow``.
+    """
+    repo = gitrepo.find_repo(base)
+    top = repo.top if repo is not None else base
+    worst: Decision = "allow"
+    for p in use.paths:
+        relative = p.startswith(("./", "../")) or p in (".", "..")
+        absolute = os.path.normpath(os.path.join(base if relative else top, p))
+        d = policy.decide_path(
+            rel=relative_to_root(root, Path(absolute)), abs_posix=absolute, op="read"
+        )
+        worst = merge_decisions(worst, d)
+    if worst == "deny":
+        return "deny"
+    if use.elsewhere or gitrepo.unsafe_git_env(env) is not None:
+        return "ask"
+    if repo is None:
+        return worst
+    git = gitrepo.git_program(env.get("PATH"), root)
+    if git is None:
+        return "ask"
+    index_only = use.index_only and all(
+        os.path.lexists(os.path.join(base, s)) for s in use.maybe_paths
+    )
+    if index_only:
+        paths = gitrepo.index_paths(repo, git, env.get("PATH"))
+    else:
+        paths = gitrepo.history_paths(repo, git, env.get("PATH"))
+    if paths is None:
+        return "ask"
+    restricted = _restricted_history(policy, root, repo, paths)
+    if not restricted:
+        return worst
+    named = [
+        os.path.normpath(os.path.join(base if p.startswith(("./", "../")) else repo.top, p))
+        for p in use.paths
+    ]
+    scope: list[str] | None = None
+    if use.any_object:
+        scope = None
+    elif use.only_paths:
+        scope = named
+    else:
+        specs = [os.path.normpath(os.path.join(base, s)) for s in use.pathspecs or ()]
+        specs += [
+            os.path.normpath(os.path.join(base, s))
+            for s in use.maybe_paths
+            if not s.startswith("-") and os.path.lexists(os.path.join(base, s))
+        ]
+        scope = specs or None
+    for absolute, _d in restricted:
+        if scope is None or any(_under(absolute, s) for s in scope):
+            return merge_decisions(worst, "ask")
+    return worst
 
 
 def _judge_claim(
-    policy: GuardPolicy, root: Path, claim: Claim, base: Path, env: Mapping[str, str]
+    policy: GuardPolicy,
+    root: Path,
+    claim: Claim,
+    base: Path,
+    env: Mapping[str, str],
+    *,
+    read_only: bool = False,
 ) -> Decision:
     texts = [claim.text]
     expanded = _var_expand(claim.text, env, base)
@@ -313,16 +612,21 @@ def _judge_claim(
             except OSError:
                 is_dir = False
             if is_dir:
-                sub = _subtree_worst(policy, root, resolved.abs, claim.op)
+                if read_only and claim.walk is not None:
+                    sub = _walk_worst(policy, root, resolved.abs, claim.op, claim.walk, text)
+                else:
+                    sub = _subtree_worst(policy, root, resolved.abs, claim.op)
                 if not claim.destructive and sub == "deny":
                     sub = "ask"
                 worst = merge_decisions(worst, sub)
     if claim.glob is not None:
-        worst = merge_decisions(worst, _judge_glob(policy, root, claim, base))
+        worst = merge_decisions(worst, _judge_glob(policy, root, claim, base, read_only=read_only))
     return worst
 
 
-def _judge_glob(policy: GuardPolicy, root: Path, claim: Claim, base: Path) -> Decision:
+def _judge_glob(
+    policy: GuardPolicy, root: Path, claim: Claim, base: Path, *, read_only: bool = False
+) -> Decision:
     pattern = _expand_user(claim.glob or "")
     if "\x00" in pattern:
         return "ask"
@@ -357,9 +661,15 @@ def _judge_glob(policy: GuardPolicy, root: Path, claim: Claim, base: Path) -> De
         matches = matches[:_GLOB_MATCH_CAP]
     for m in matches:
         sub_claim = Claim(
-            op=claim.op, text=m, recursive=claim.recursive, destructive=claim.destructive
+            op=claim.op,
+            text=m,
+            recursive=claim.recursive,
+            destructive=claim.destructive,
+            walk=claim.walk,
         )
-        worst = merge_decisions(worst, _judge_claim(policy, root, sub_claim, base, {}))
+        worst = merge_decisions(
+            worst, _judge_claim(policy, root, sub_claim, base, {}, read_only=read_only)
+        )
         if worst == "deny":
             break
     return worst

@@ -47,6 +47,8 @@ def _h_curl(an: Analyzer, name: str, args: list[Word], heredoc: str | None) -> N
     for v in sc.values:
         if v.opt in data_opts:
             _data_ref(an, v.value)
+        if v.opt in ("-K", "--config"):
+            an.uncertain("curl reads options (outputs, uploads) from a file")
     remote_name = sc.has("-O", "--remote-name", "--remote-name-all", "-J")
     an.generic(name, [w for w in args], "either", value_opts=value_opts)
     if remote_name:
@@ -83,10 +85,18 @@ def _h_wget(an: Analyzer, name: str, args: list[Word], heredoc: str | None) -> N
     an.generic(name, args, "either", value_opts=value_opts)
     if not any(w.text.startswith(("-O", "--output-document")) for w in args):
         an.claim(Word(text="."), "write", text=".")
+    runs = dict.fromkeys(("-e", "--execute", "--config", "--use-askpass"))
+    sc = scan_argv(args, {**value_opts, **runs})
+    for v in sc.values:
+        if v.opt == "--use-askpass":
+            an.payload(v.value, "wget --use-askpass")
+        elif v.opt in runs:
+            an.uncertain(f"wget {v.opt} runs wgetrc commands")
 
 
 # ssh -o keys whose value is a command ssh runs locally, and keys naming a local file
 _SSH_COMMAND_KEYS = frozenset({"proxycommand", "localcommand", "knownhostscommand"})
+_SSH_LIBRARY_KEYS = frozenset({"pkcs11provider", "securitykeyprovider"})
 _SSH_FILE_KEYS = frozenset(
     {
         "identityfile",
@@ -130,6 +140,8 @@ _SSH_VALUES: dict[str, ClaimOp | None] = {
 def ssh_options(an: Analyzer, name: str, args: list[Word]) -> None:
     """``-o Key=Value``: commands ssh runs locally are analysed, local files claimed."""
     for v in scan_argv(args, _SSH_VALUES).values:
+        if v.opt == "-F":
+            an.uncertain(f"{name} -F reads a configuration that can run commands")
         if v.opt != "-o":
             continue
         text = v.value.text.strip()
@@ -139,13 +151,21 @@ def ssh_options(an: Analyzer, name: str, args: list[Word]) -> None:
             continue
         if key.lower() in _SSH_COMMAND_KEYS:
             an.payload(Word(text=value, expansion=v.value.expansion), f"{name} -o {key}")
+        elif key.lower() in _SSH_LIBRARY_KEYS:
+            an.uncertain(f"{name} -o {key} loads a library")
+            an.claim(Word(text=value, expansion=v.value.expansion), "either")
         elif key.lower() in _SSH_FILE_KEYS:
             an.claim(Word(text=value, expansion=v.value.expansion), "either")
 
 
 def _h_ssh(an: Analyzer, name: str, args: list[Word], heredoc: str | None) -> None:
     ssh_options(an, name, args)
+    if name == "sftp":
+        # -S PROGRAM connects through a local program, -D runs a local sftp server
+        for v in scan_argv(args, {**_SSH_VALUES, "-S": None, "-D": None}).values:
+            if v.opt in ("-S", "-D"):
+                an.payload(v.value, f"sftp {v.opt}")
     an.generic(name, args, "either", value_opts=_SSH_VALUES)
 
 
-HANDLERS: dict[str, Handler] = {"curl": _h_curl, "wget": _h_wget, "ssh": _h_ssh}
+HANDLERS: dict[str, Handler] = {"curl": _h_curl, "wget": _h_wget, "ssh": _h_ssh, "sftp": _h_ssh}

@@ -66,6 +66,38 @@ _WRAPPERS: dict[str, frozenset[str]] = {
     "watch": frozenset({"-n", "--interval", "-d", "--differences", "-q", "--equexit"}),
     "parallel": frozenset({"-j", "--jobs", "-S", "--sshlogin"}),
 }
+# wrappers with a large option grammar: the command they run is analysed as well as the
+# guard can, and the line is uncertain (a misread option must not hide the command)
+_LOOSE_WRAPPERS: dict[str, frozenset[str]] = {
+    "unshare": frozenset(
+        {"-S", "-G", "-R", "-w", "--setuid", "--setgid", "--root", "--wd", "--map-user"}
+        | {"--map-group", "--map-users", "--map-groups", "--propagation"}
+    ),
+    "setpriv": frozenset(
+        {"--reuid", "--regid", "--ruid", "--rgid", "--euid", "--egid", "--groups"}
+        | {"--inh-caps", "--ambient-caps", "--bounding-set", "--securebits", "--pdeathsig"}
+    ),
+    "chroot": frozenset({"--userspec", "--groups"}),
+    "systemd-run": frozenset(
+        {"-p", "--property", "-u", "--unit", "--description", "--slice", "-E", "--setenv"}
+        | {"--uid", "--gid", "--nice", "-H", "--host", "-M", "--machine"}
+        | {"--working-directory", "--on-active", "--on-calendar"}
+    ),
+    "pkexec": frozenset({"--user"}),
+    "xvfb-run": frozenset(
+        {"-n", "--server-num", "-s", "--server-args", "-f", "--auth-file", "-e"}
+        | {"--error-file", "-w", "--wait", "-p", "--xauth-protocol"}
+    ),
+    "dbus-run-session": frozenset({"--config-file", "--dbus-daemon"}),
+    "ssh-agent": frozenset({"-a", "-E", "-P", "-t", "-O"}),
+    "entr": frozenset(),
+    "watchexec": frozenset({"-e", "--exts", "-w", "--watch", "-i", "--ignore", "-s", "--signal"}),
+    "prlimit": frozenset({"-p", "--pid"}),
+    "nsenter": frozenset({"-t", "--target", "-S", "--setuid", "-G", "--setgid", "-r", "-w"}),
+    "sg": frozenset(),
+    "cpulimit": frozenset({"-l", "--limit", "-p", "--pid", "-e", "--exe"}),
+}
+_LOOSE_SKIP = {"chroot": 1, "sg": 1}
 # wrappers whose first operand is not the command (timeout DURATION, taskset MASK...)
 _WRAPPER_SKIP_OPERANDS = {"timeout": 1, "chrt": 1, "taskset": 1, "flock": 1}
 # runner options whose value is shell code, and those naming the project directory
@@ -152,6 +184,18 @@ def wrapper(an: Analyzer, name: str, args: list[Word], heredoc: str | None = Non
         an.command(rest)
 
 
+def loose_wrapper(an: Analyzer, name: str, args: list[Word], heredoc: str | None = None) -> None:
+    """A wrapper the guard knows only roughly: analyse its command and stay uncertain."""
+    an.uncertain(f"{name} runs a command")
+    sc = scan_argv(args, dict.fromkeys(_LOOSE_WRAPPERS[name]), stop_at_operand=True)
+    rest = sc.operands[_LOOSE_SKIP.get(name, 0) :]
+    if name == "sg" and rest[:1] and rest[0].text == "-c":
+        an.payload(rest[1] if len(rest) > 1 else None, "sg -c")
+        return
+    if rest:
+        an.command(rest)
+
+
 def runner_wrapper(an: Analyzer, value_opts: frozenset[str], args: list[Word]) -> None:
     """The runner's own options (``--directory``, ``-c CODE``...), then the command it runs."""
     values: dict[str, ClaimOp | None] = dict.fromkeys(value_opts | _RUNNER_CODE_OPTS)
@@ -208,6 +252,7 @@ def _h_su(an: Analyzer, name: str, args: list[Word], heredoc: str | None) -> Non
 HANDLERS: dict[str, Handler] = {
     **{tool: runner for tool, _sub in _RUNNERS},
     **dict.fromkeys(_WRAPPERS, wrapper),
+    **dict.fromkeys(_LOOSE_WRAPPERS, loose_wrapper),
     "eval": _h_eval,
     "source": _h_source,
     ".": _h_source,

@@ -38,7 +38,11 @@ async def test_read_edit_shell_with_approval_and_a_denied_path(root: Path, outsi
         [
             call("read_file", {"path": "app.py"}, call_id="read"),
             call("edit_file", {"path": "app.py", "old": "'hello'", "new": "'hi'"}, call_id="edit"),
-            call("shell", {"command": "cat app.py", "description": "show"}, call_id="sh"),
+            call(
+                "shell",
+                {"command": "cat app.py | tee out.txt", "description": "show"},
+                call_id="sh",
+            ),
             batch(
                 ("read_file", {"path": ".env"}, "env"), ("shell", {"command": "cat .env"}, "sh_env")
             ),

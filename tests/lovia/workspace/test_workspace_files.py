@@ -439,6 +439,7 @@ class TestLocksAndClose:
             with pytest.raises(WorkspaceClosedError, match=msg):
                 await op
         assert s.decide_path("f.txt") == "allow"
-        assert s.decide_command("ls") == "ask"
+        assert s.decide_command("rm f.txt") == "ask"
+        assert s.decide_command("ls") == "allow"  # read-only under coding
         assert s.background_processes() == []
         assert s.id.startswith("local-") and len(s.id) == len("local-") + 8

@@ -594,3 +594,122 @@ def test_copier_flags_do_not_hide_the_destination(world: tuple[Path, Path], comm
 def test_grep_family_flags(world: tuple[Path, Path], command: str) -> None:
     root, _ = world
     assert sessions(root)["trusted"].decide_command(command) == "deny", command
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        # option values that are commands are judged as commands
+        "rg --pre='cat .env' x",
+        "rg --pre 'cat .env' x",
+        "tar -cf o.tar --rmt-command='cat .env' src",
+        "rsync --rsync-path='cat .env' a host:b",
+        "make SHELL='cat .env'",
+        "git clone -u 'cat .env' host:r",
+        "git clone --upload-pack='cat .env' host:r",
+        "git fetch --upload-pack='cat .env' origin",
+        "git ls-remote --upload-pack='cat .env' origin",
+        "git push --receive-pack='cat .env' origin",
+        "git push --exec='cat .env' origin",
+        "git archive --remote=r --exec='cat .env' HEAD",
+        "git rebase -x 'cat .env' main",
+        "git rebase --exec='cat .env' main",
+        "git submodule foreach 'cat .env'",
+        "git bisect run cat .env",
+        "git filter-branch --tree-filter 'cat .env' HEAD",
+        "git difftool -x 'cat .env'",
+        "git grep -O'cat .env' x",
+        "git grep --open-files-in-pager='cat .env' x",
+        "sftp -S 'cat .env' host",
+        "script -qc 'cat .env' /dev/null",
+        "script --command='cat .env'",
+        "GIT_EXTERNAL_DIFF='cat .env' git diff",
+        "GIT_SSH_COMMAND='cat .env' git fetch",
+        "PAGER='cat .env' man ls",
+        "LESSOPEN='|cat .env' less a",
+        "EDITOR='cat .env' git commit",
+        "export GIT_PAGER='cat .env'; git log",
+        "alias ls='cat .env'",
+        "unshare -r cat .env",
+        "chroot / cat .env",
+        "systemd-run --user cat .env",
+        "xvfb-run cat .env",
+        "sg staff -c 'cat .env'",
+    ],
+)
+def test_commands_in_option_values_are_judged(world: tuple[Path, Path], command: str) -> None:
+    root, _ = world
+    assert sessions(root)["trusted"].decide_command(command) == "deny", command
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        # options and settings that run something the guard cannot see: at least ask
+        "git -c core.sshCommand=x fetch",
+        "git -c diff.x.textconv=x log -p",
+        "git -c filter.x.clean=x status",
+        "git -c gpg.program=x log",
+        "git -c credential.helper=x fetch",
+        "git -c include.path=x status",
+        "git -c uploadpack.packObjectsHook=x fetch",
+        "git clone -c core.fsmonitor=x https://h/r",
+        "git clone --config=core.hooksPath=x https://h/r",
+        "git clone --template=t https://h/r",
+        "git --exec-path=bin status",
+        "git config diff.x.textconv 'sh x'",
+        "git config filter.x.smudge x",
+        "git config --add gpg.program x",
+        "git difftool",
+        "git mergetool",
+        "git grep -O x",
+        "curl -K cfg https://e.com",
+        "curl --config cfg https://e.com",
+        "wget -e use_proxy=on https://e.com",
+        "wget --config=rc https://e.com",
+        "ssh -F cfg host",
+        "scp -F cfg a host:b",
+        "ssh -o PKCS11Provider=./lib.so host",
+        "rg -z x",
+        "rg --search-zip x",
+        "awk -l ext '{print}' f",
+        "awk '@load \"x\"; {print}' f",
+        "sed 'r /etc/passwd' f",
+        "sed 's/a/b/ge' f",
+        "sed -e 'e ls' f",
+        "vim -c '!id' f",
+        "vim +'!id' f",
+        "vim -es f",
+        "ex f",
+        "emacs --batch --eval '(shell-command \"id\")'",
+        "gdb -batch -ex 'shell id'",
+        "lldb -o 'platform shell id'",
+        "PATH=./bin:/usr/bin ls",
+        "LD_PRELOAD=./x.so ls",
+        "BASH_ENV=./x bash -c true",
+        "GIT_CONFIG_COUNT=1 GIT_CONFIG_KEY_0=core.fsmonitor GIT_CONFIG_VALUE_0=x git status",
+        "GIT_CONFIG_PARAMETERS=\"'core.fsmonitor'='x'\" git status",
+        "GIT_DIR=./x.git git log -p",
+        "RIPGREP_CONFIG_PATH=./rc rg x",
+        "TAR_OPTIONS=--to-command=x tar -xf a.tar",
+        "export PATH=.:$PATH; ls",
+        "nsenter -t 1 ls",
+        "watchexec ls",
+        "make .SHELLFLAGS=-x",
+    ],
+)
+def test_options_that_run_unseen_programs_are_uncertain(
+    world: tuple[Path, Path], command: str
+) -> None:
+    root, _ = world
+    assert sessions(root)["trusted"].decide_command(command) != "allow", command
+
+
+@pytest.mark.parametrize(
+    "command", ["grep -d recurse x .", "grep --directories=recurse x .", "grep -drecurse x ."]
+)
+def test_grep_directories_recurse_scans_the_tree(world: tuple[Path, Path], command: str) -> None:
+    root, _ = world
+    s = sessions(root)["trusted"]
+    assert s.decide_command(command) == "ask", command  # .env and secrets/ are below
+    assert s.decide_command(command.replace(" .", " rel")) == "allow", command

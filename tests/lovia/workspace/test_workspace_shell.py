@@ -242,7 +242,9 @@ class TestEnvironment:
         dot = self._venv(root, ".venv")
         out = (await make(root).run("env")).stdout
         assert f"VIRTUAL_ENV={dot}" in out
-        assert f"PATH={dot}/bin:" in out
+        path = next(line for line in out.splitlines() if line.startswith("PATH="))[5:].split(":")
+        # no workspace directory first: wrappers outside the root, the host's PATH, the venv
+        assert path[-1] == f"{dot}/bin" and not path[0].startswith(str(root))
         assert "PYTHONHOME" not in out
         r = await make(root, env={"VIRTUAL_ENV": "/mine", "PATH": "/usr/bin:/bin"}).run("env")
         assert "VIRTUAL_ENV=/mine" in r.stdout and "PATH=/usr/bin:/bin\n" in r.stdout

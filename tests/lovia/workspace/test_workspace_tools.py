@@ -163,12 +163,13 @@ class TestPredicates:
     def test_shell_predicate(self, root: Path) -> None:
         s = LocalWorkspaceSession(root, policy=WorkspacePolicy.coding())
         c = ctx(s)
-        base = {"command": "ls"}
+        base = {"command": "make"}
         assert wt.shell.requires_approval(base, c) is True
-        for extra in ({"description": "list"}, {"background": True}, {"timeout": 5}):
+        for extra in ({"description": "build"}, {"background": True}, {"timeout": 5}):
             assert wt.shell.requires_approval({**base, **extra}, c) is True
         assert wt.shell.requires_approval({"command": 3}, c) is True
         assert wt.shell.requires_approval({"command": "ls", "cwd": 3}, c) is True
+        assert wt.shell.requires_approval({"command": "ls"}, c) is False  # read-only
         t = LocalWorkspaceSession(root, policy=WorkspacePolicy.trusted(denied_paths=(".env",)))
         assert wt.shell.requires_approval({"command": "ls"}, ctx(t)) is False
         assert wt.shell.requires_approval({"command": "cat .env"}, ctx(t)) is False  # deny

@@ -470,7 +470,7 @@ ATTACKS: list[Attack] = [
                 {"command": "tar --use-compress-program=./tools/x.sh -cf /dev/null notes.txt"},
             ),
         ],
-        "asked",
+        "blocked",
         settings={
             "permissions": {
                 "commandRules": [

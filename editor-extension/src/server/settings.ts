@@ -105,6 +105,7 @@ export function serverSettings(raw: unknown, trusted: boolean): LoviaSettings {
   if (Array.isArray(perms.deniedPaths)) {
     permissions.deniedPaths = perms.deniedPaths.filter((p): p is string => typeof p === "string");
   }
+  if (typeof perms.readOnlyCommands === "boolean") permissions.readOnlyCommands = perms.readOnlyCommands;
   if (Array.isArray(perms.protectedPaths)) {
     // Only ever more: the server's built-in list of protected paths cannot be shortened.
     const extra = perms.protectedPaths.filter((p): p is string => typeof p === "string" && p.trim() !== "");

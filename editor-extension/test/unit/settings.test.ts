@@ -66,6 +66,11 @@ describe("settings → server", () => {
     expect(serverSettings({ permissions: { protectedPaths: [] } }, true).permissions).toBeUndefined();
   });
 
+  it("passes readOnlyCommands when it is a boolean", () => {
+    expect(serverSettings({ permissions: { readOnlyCommands: false } }, true).permissions).toEqual({ readOnlyCommands: false });
+    expect(serverSettings({ permissions: { readOnlyCommands: "no" } }, true).permissions).toBeUndefined();
+  });
+
   it("passes model prices on to the server", () => {
     const prices = { "openai:mine": { input: 0.5, output: 1.5 } };
     expect(serverSettings({ ...raw, modelPrices: prices }, true).modelPrices).toEqual(prices);

@@ -79,8 +79,28 @@ def protected_path(
     except (OSError, RuntimeError, ValueError):
         return None
     if policy.is_protected(rel=resolved.rel, abs_posix=resolved.abs_posix):
+        git = _enclosing_git(root, resolved.abs)
+        if git is not None:
+            resolved = resolve_path(root, str(git))
         return resolved.display()
     return None
+
+
+def _enclosing_git(root: Path, target: Path) -> Path | None:
+    """``sub/.git/config`` that does not exist, run in a subdirectory of a repository: the
+    repository's own ``.git/config`` (what git will write)."""
+    parts = target.parts
+    if ".git" not in parts or os.path.lexists(target):
+        return None
+    at = parts.index(".git")
+    tail = parts[at + 1 :]
+    here = Path(*parts[:at])
+    while True:
+        if (here / ".git").is_dir():
+            return here / ".git" / Path(*tail) if tail else here / ".git"
+        if here == root or here.parent == here or not here.is_relative_to(root):
+            return None
+        here = here.parent
 
 
 def protected_command_targets(

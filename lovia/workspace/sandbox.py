@@ -302,6 +302,9 @@ class BubblewrapExecutor:
         home = env.get("HOME")
         if read_outside == "deny" and home and relative_to_root(root, Path(home)) is None:
             args += ["--tmpfs", home]
+            # git's identity and settings (the user's own, read-only; protected besides)
+            for name in USER_GIT_CONFIG:
+                args += ["--ro-bind-try", os.path.join(home, name), os.path.join(home, name)]
         for p in self.extra_ro_paths:
             args += ["--ro-bind-try", p, p]
         # the venv wrappers that lead PATH (lovia.workspace.venv_shims) live outside the root
@@ -321,6 +324,7 @@ class BubblewrapExecutor:
             root,
             home=home,
             approved=approved,
+            exempt=approved_targets(policy, root, command, cwd) if approved else (),
             outside_visible=read_outside != "deny",
             extra_roots=tuple(Path(p) for p, _ in extra),
             scan_cache=scan_cache,
@@ -426,9 +430,16 @@ class BubblewrapExecutor:
         outside_visible: bool = False,
         extra_roots: tuple[Path, ...] = (),
         scan_cache: ScanCache | None = None,
+        exempt: tuple[str, ...] | None = None,
     ) -> list[_Mask]:
         """Existing paths to hide (denied; unix sockets outside when the outside is visible)
-        or make read-only (write-only deny rules; protected paths unless ``approved``).
+        or make read-only (write-only deny rules; protected paths).
+
+        A protected path stays read-only for an approved command too, unless it is one the
+        command names as something it writes (``exempt``: what its approval card warned
+        about); ``exempt=None`` with ``approved`` opens them all (a caller that cannot tell).
+        A git directory keeps only what can run code or redirect git read-only (its config,
+        hooks, info, modules and worktrees), so git itself can commit and fetch.
 
         The walks reuse ``scan_cache`` (a session's) for directories that did not change."""
         found: dict[str, _Mask] = {}
@@ -472,9 +483,28 @@ class BubblewrapExecutor:
         for pattern in deny_read:
             for p in _pattern_paths(pattern, root):
                 add(p)
-        for pattern in (*read_only, *([] if approved else protected)):
+        open_all = approved and exempt is None
+        opened = tuple(exempt or ())
+
+        def held_open(path: str) -> bool:
+            return open_all or any(_overlaps(path, e) for e in opened)
+
+        def protect(path: Path) -> None:
+            if held_open(str(path)):
+                return
+            if path.name.casefold() == ".git" and path.is_dir() and not path.is_symlink():
+                for child in GIT_DIR_GUARDED:
+                    if not held_open(str(path / child)):
+                        add(path / child, read_only_only=True)
+                return
+            add(path, read_only_only=True)
+
+        for pattern in read_only:
             for p in _pattern_paths(pattern, root):
                 add(p, read_only_only=True)
+        for pattern in protected:
+            for p in _pattern_paths(pattern, root):
+                protect(p)
         bare_protected = bare_of(protected)
         writes_possible = _normalize(policy.write) != "deny"
         write_denials = any(
@@ -537,8 +567,9 @@ class BubblewrapExecutor:
             return (path, "deny") if stat.S_ISSOCK(st.st_mode) and rel_of(path) is None else None
 
         def on_hit(path: str, hit: Hit) -> None:
-            if hit == "protected" and approved:
-                return  # an approved command may write them
+            if hit == "protected":
+                protect(Path(path))
+                return
             add(Path(path), read_only_only=hit != "deny")
 
         def masked(path: str) -> bool:
@@ -673,8 +704,12 @@ class BubblewrapSession:
             approved = _approved(policy, root, command, cwd, env)
         network = self.executor.network_for(command, approved=approved)
         held: tuple[str, ...] = ()
-        if not approved and self.executor.root_is_writable(policy, approved=False):
-            held = _PLACEHOLDERS.hold(self.executor.missing_protected(policy, root), root)
+        if self.executor.root_is_writable(policy, approved=approved):
+            missing = self.executor.missing_protected(policy, root)
+            if approved:
+                opened = approved_targets(policy, root, command, cwd)
+                missing = [m for m in missing if not any(_overlaps(m, e) for e in opened)]
+            held = _PLACEHOLDERS.hold(missing, root)
         proxy: ProxyServer | None = None
         if network == "proxy" and not self._closed:
             proxy = await ProxyServer(
@@ -747,6 +782,38 @@ class BubblewrapSession:
         for proxy in list(self.proxies):
             await proxy.close()
         self.proxies.clear()
+
+
+USER_GIT_CONFIG: tuple[str, ...] = (".gitconfig", ".config/git")
+"""Kept visible (read-only) in a hidden home: without them ``git commit`` has no identity."""
+
+GIT_DIR_GUARDED: tuple[str, ...] = (
+    "config",
+    "config.worktree",
+    "hooks",
+    "info",
+    "modules",
+    "worktrees",
+)
+"""What stays read-only of a protected git directory: the parts that can run programs or point
+git elsewhere. Objects, refs and the index stay writable, so git itself works."""
+
+
+def approved_targets(
+    policy: WorkspacePolicy, root: Path, command: str, cwd: Path
+) -> tuple[str, ...]:
+    """The protected paths an approved command named as something it writes (absolute): the
+    only ones its sandbox opens."""
+    from lovia.workspace.protected import protected_command_targets
+
+    shown = protected_command_targets(policy, root, command, str(cwd))
+    return tuple(str(root / t) if not os.path.isabs(t) else t for t in shown)
+
+
+def _overlaps(path: str, target: str) -> bool:
+    """``path`` is ``target``, lies below it, or holds it."""
+    a, b = path.rstrip("/"), target.rstrip("/")
+    return a == b or a.startswith(b + "/") or b.startswith(a + "/")
 
 
 def _approved(

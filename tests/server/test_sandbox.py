@@ -274,10 +274,12 @@ async def test_git_works_in_the_sandbox(harness: Harness, home: Path) -> None:
     assert asked == ["g3", "g4"]  # status, log and the allow-listed commit ran unasked
     assert "?? agent.py" in _result(harness, rid, "g1")
     assert "initial" in _result(harness, rid, "g2")
-    assert "Read-only file system" in _result(harness, rid, "g0")  # .git is protected
+    # git writes objects and refs unasked (with the user's identity from ~/.gitconfig); what
+    # could run code (config, hooks) stays read-only: the sandbox tests show that part
+    assert "exit code: 0" in _result(harness, rid, "g0")
     assert "exit code: 0" in _result(harness, rid, "g4")
     log = _git(root, "log", "--oneline", home=home)
-    assert "from the sandbox" in log and "unasked" not in log
+    assert "from the sandbox" in log and "unasked" in log
 
 
 async def test_status_reports_the_sandbox(harness: Harness) -> None:

@@ -287,6 +287,78 @@ def _runs(an: Analyzer, sub: str, rest: list[Word]) -> None:
             an.uncertain("git config --edit starts an editor")
 
 
+_CONFIG_READS = frozenset(
+    {
+        "--get",
+        "--get-all",
+        "--get-regexp",
+        "--get-urlmatch",
+        "--get-color",
+        "--get-colorbool",
+        "-l",
+        "--list",
+        "-e",
+        "--edit",  # opens an editor: judged as uncertain elsewhere, not a write we can see
+    }
+)
+_CONFIG_EDITS = frozenset(
+    {"--add", "--replace-all", "--unset", "--unset-all", "--remove-section", "--rename-section"}
+)
+# sub-subcommands that write the repository's configuration (or its hooks and worktrees)
+_CONFIG_WRITERS: dict[str, frozenset[str]] = {
+    "remote": frozenset({"add", "rename", "remove", "rm", "set-head", "set-branches", "set-url"}),
+    "submodule": frozenset(
+        {"add", "init", "deinit", "sync", "update", "set-branch", "set-url", "absorbgitdirs"}
+    ),
+    "worktree": frozenset({"add", "move", "remove", "prune", "repair", "lock", "unlock"}),
+}
+_BRANCH_CONFIG = frozenset(
+    {
+        "-u",
+        "--set-upstream-to",
+        "--unset-upstream",
+        "-m",
+        "-M",
+        "--move",
+        "-c",
+        "-C",
+        "--copy",
+        "-d",
+        "-D",
+        "--delete",
+        "--edit-description",
+    }
+)
+
+
+def _config_writes(an: Analyzer, sub: str, rest: list[Word]) -> None:
+    """Git commands that change the repository's configuration claim a write of it: the
+    config is a protected path, so they ask (and their sandbox opens it) even where the
+    command itself is allowed. Git's own writes (objects, refs, the index) are not claims."""
+    words = [w.text for w in rest]
+    target: str | None = None
+    if sub == "init":
+        target = ".git"
+    elif sub == "config":
+        if any(w.split("=", 1)[0] in _CONFIG_READS for w in words):
+            return
+        operands = [w for w in words if not w.startswith("-")]
+        if len(operands) < 2 and not any(w.split("=", 1)[0] in _CONFIG_EDITS for w in words):
+            return  # `git config user.name`: a read
+        if "--global" in words:
+            target = "~/.gitconfig"
+        elif "--system" in words:
+            target = "/etc/gitconfig"
+        else:
+            target = ".git/config"
+    elif sub in _CONFIG_WRITERS and words and words[0] in _CONFIG_WRITERS[sub]:
+        target = ".git/config" if sub != "worktree" else ".git/worktrees"
+    elif sub == "branch" and any(w.split("=", 1)[0] in _BRANCH_CONFIG for w in words):
+        target = ".git/config"
+    if target is not None:
+        an.claim(Word(text=target), "write", text=target)
+
+
 def _h_git(an: Analyzer, name: str, args: list[Word], heredoc: str | None) -> None:
     sc = scan_argv(args, _GIT_GLOBAL, stop_at_operand=True)
     elsewhere = False
@@ -308,6 +380,7 @@ def _h_git(an: Analyzer, name: str, args: list[Word], heredoc: str | None) -> No
     sub = sc.operands[0].text
     rest = sc.operands[1:]
     _runs(an, sub, rest)
+    _config_writes(an, sub, rest)
     if sub in _HISTORY_ALWAYS or sub in _HISTORY_WITH_PATCH:
         _history(an, sub, rest, elsewhere)
     if sub == "add":

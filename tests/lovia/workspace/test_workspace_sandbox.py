@@ -118,11 +118,13 @@ class TestScopes:
         self, tree: Path, outside: Path
     ) -> None:
         command = (
-            f"cat {outside}/secret.txt; ls -A ~ | wc -l; echo x > /tmp/scratch; cat /tmp/scratch"
-        )
+            f"cat {outside}/secret.txt; ls -A ~ | grep -vx -e .gitconfig -e .config | wc -l; "
+            "ls -A ~/.config 2>/dev/null | grep -vx git | wc -l; "
+            "echo x > /tmp/scratch; cat /tmp/scratch"
+        )  # the home is empty but for git's own settings (the user's identity)
         out = await raw(tree, WorkspacePolicy(), command)
         assert "outside secret" not in out
-        assert "0\nx\n" in out
+        assert "0\n0\nx\n" in out
         assert _read_or_none(Path("/tmp/scratch")) != "x\n"
 
     async def test_ask_scopes_open_only_for_approved_commands(
@@ -296,13 +298,23 @@ class TestServerScopes:
         assert not (tree / "made.txt").exists()  # write=deny still closes the root
 
     @pytest.mark.skipif(shutil.which("git") is None, reason="needs git")
-    async def test_protected_git_is_read_only_unless_approved(self, tree: Path) -> None:
+    async def test_git_works_but_what_runs_code_stays_read_only_unless_named(
+        self, tree: Path
+    ) -> None:
         _git_repo(tree)
         executor = BubblewrapExecutor(root_writable=True, protected_paths=(".git", "**/.git/**"))
         policy = self.review_first("git status", "git log", "git commit", "python3")
         env = {"GIT_AUTHOR_NAME": "T", "GIT_AUTHOR_EMAIL": "t@e"}
         env |= {"GIT_COMMITTER_NAME": "T", "GIT_COMMITTER_EMAIL": "t@e"}
-        env["C"] = "open('.git/hooks/pre-commit', 'w').write('evil')"
+        env["C"] = (
+            "import pathlib\n"
+            "for p in ('.git/hooks/pre-commit', '.git/config', '.git/info/attributes'):\n"
+            "    try:\n"
+            "        pathlib.Path(p).write_text('evil')\n"
+            "    except OSError as e:\n"
+            "        print('blocked', p)\n"
+        )
+        config = (tree / ".git" / "config").read_text()
         s = LocalWorkspaceSession(tree, policy=policy, executor=executor, env=env)
         status = await s.run("git status --short")
         log = await s.run("git log --oneline")
@@ -310,15 +322,24 @@ class TestServerScopes:
         assert log.exit_code == 0 and "one" in log.stdout
         assert s.decide_command("git commit --allow-empty -m two") == "allow"
         r = await s.run("git commit --allow-empty -m two")  # allow-listed: ran unasked
-        assert r.exit_code != 0 and "Read-only" in r.stdout + r.stderr
+        assert r.exit_code == 0, r.stdout + r.stderr  # git writes objects and refs
         assert s.decide_command(HIDDEN_CODE) == "allow"
-        await s.run(HIDDEN_CODE)
+        out = (await s.run(HIDDEN_CODE)).stdout
+        assert out.count("blocked") == 3, out
         assert not (tree / ".git" / "hooks" / "pre-commit").exists()
-        (tree / "note.txt").write_text("n\n")
+        assert (tree / ".git" / "config").read_text() == config
+        # approved, but naming no protected path: still read-only where code could be planted
         approved = LocalWorkspaceSession(
             tree, policy=self.review_first("git status"), executor=executor, env=env
         )
-        assert approved.decide_command("git commit --allow-empty -m three") == "ask"
+        assert approved.decide_command(HIDDEN_CODE) == "ask"
+        assert (await approved.run(HIDDEN_CODE)).stdout.count("blocked") == 3
+        # approved and named on its card: that path opens for this command
+        change = "git config core.hooksPath .githooks"
+        assert approved.decide_command(change) == "ask"
+        r = await approved.run(change)
+        assert r.exit_code == 0, r.stderr
+        assert "hooksPath = .githooks" in (tree / ".git" / "config").read_text()
         r = await approved.run("git commit --allow-empty -m three")
         assert r.exit_code == 0, r.stderr
         assert "three" in (await approved.run("git log --oneline")).stdout

@@ -324,7 +324,8 @@ describe("chat webview in Chromium", () => {
     });
     await postState(baseState(r));
     const transcript = page.locator("main.transcript");
-    expect(await transcript.locator("article").count()).toBe(1);
+    // the page renders the posted state on its own schedule
+    await expect.poll(() => transcript.locator("article").count()).toBe(1);
     const card = transcript.locator("article.tool.approval-pending");
     expect(await card.getAttribute("role")).toBe("alertdialog");
     expect(await card.locator(".tool-command").count()).toBe(1);

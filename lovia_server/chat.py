@@ -220,8 +220,8 @@ class ChatSession:
 
     async def _approve(self, event: dict[str, Any]) -> None:
         self.term.line(self.term.c("33", f"? approval needed: {event['title']}"))
-        if event.get("detail"):
-            self.term.line(self.term.c("33", f"  {event['detail']}"))
+        for line in str(event.get("detail") or "").splitlines():
+            self.term.line(self.term.c("33", f"  {line}"))
         for diff in event.get("diff") or []:
             self.term.diff(diff)
         warning = event.get("warning")

@@ -57,6 +57,7 @@ from lovia.workspace.decision import normalize as _normalize
 from lovia.workspace.paths import relative_to_root
 from lovia.workspace.patterns import _canonical_abs_pattern, _pattern_matches
 from lovia.workspace.policy import WorkspacePolicy
+from lovia.workspace.protected import DEFAULT_PROTECTED_PATHS
 from lovia.workspace.sandbox_proxy import (
     BRIDGE,
     BRIDGE_PORT,
@@ -361,9 +362,15 @@ class BubblewrapExecutor:
         name at the root; ``a/b`` with its first missing component): bubblewrap can only
         mount over what exists, so an unapproved command could create them (a
         ``.vscode/settings.json`` the next run obeys). A session holds each with an empty
-        read-only directory while such a command runs (git ignores an empty ``.git``)."""
+        read-only directory while such a command runs. Of the built-in list only what tools
+        obey while the agent works is held (:data:`HELD_WHEN_MISSING`): every placeholder is
+        an empty directory the command (and ``ls``) sees. The executor's own patterns are all
+        held."""
         out: list[str] = []
         for pattern in self.protected_patterns(policy):
+            built_in = pattern in DEFAULT_PROTECTED_PATHS and pattern not in self.protected_paths
+            if built_in and pattern not in HELD_WHEN_MISSING:
+                continue
             pat = _subtree(pattern).strip("/")
             if not pat or pat.startswith("~") or any(c in pat for c in "*?[\\"):
                 continue
@@ -783,6 +790,11 @@ class BubblewrapSession:
             await proxy.close()
         self.proxies.clear()
 
+
+HELD_WHEN_MISSING: tuple[str, ...] = (".vscode", ".lovia", ".github/workflows")
+"""Built-in protected paths that a sandbox holds with a placeholder when they do not exist:
+editor settings the editor reloads at once, lovia's own skills and memory, CI workflows. The
+other built-in ones are still protected from the file tools and from writes a command names."""
 
 USER_GIT_CONFIG: tuple[str, ...] = (".gitconfig", ".config/git")
 """Kept visible (read-only) in a hidden home: without them ``git commit`` has no identity."""

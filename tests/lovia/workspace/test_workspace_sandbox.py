@@ -561,13 +561,13 @@ class TestMissingProtectedPaths:
             write="ask",
             read_outside="ask",
             command_rules=(CommandRule("python3", "allow"), CommandRule("sleep", "allow")),
-            protected_paths=(".vscode", ".nvim.lua", ".github/workflows"),
+            protected_paths=(".vscode", ".lovia", ".github/workflows", ".nvim.lua"),
         )
 
     async def test_an_unapproved_command_cannot_create_them(self, tree: Path) -> None:
         code = (
             "import os\n"
-            "for path in ('.vscode/settings.json', '.nvim.lua', '.github/workflows/x.yml'):\n"
+            "for path in ('.vscode/settings.json', '.lovia/skills/x.md', '.github/workflows/x.yml'):\n"
             "    try:\n"
             "        os.makedirs(os.path.dirname(path) or '.', exist_ok=True)\n"
             "        open(path, 'w').write('{}')\n"
@@ -575,6 +575,7 @@ class TestMissingProtectedPaths:
             "    except OSError as exc:\n"
             "        print('refused', path, exc.strerror)\n"
             "open('ok.txt', 'w').write('fine')\n"
+            "print('listed', sorted(os.listdir('.')))\n"
         )
         executor = BubblewrapExecutor(root_writable=True)
         s = LocalWorkspaceSession(tree, policy=self.policy(), executor=executor, env={"C": code})
@@ -582,7 +583,9 @@ class TestMissingProtectedPaths:
         await s.close()
         assert "wrote" not in r.stdout, r.stdout
         assert (tree / "ok.txt").read_text() == "fine"  # other writes inside still land
-        for name in (".vscode", ".nvim.lua", ".github"):
+        # only what tools obey while the agent works is held: fewer empty dirs for `ls`
+        assert "'.nvim.lua'" not in r.stdout and "'.vscode'" in r.stdout
+        for name in (".vscode", ".lovia", ".github"):
             assert not (tree / name).exists(), name  # no placeholder is left behind
 
     async def test_an_approved_command_may(self, tree: Path) -> None:

@@ -255,6 +255,7 @@ class BubblewrapExecutor:
         proxy_socket: str | None = None,
         scan_cache: ScanCache | None = None,
         placeholders: tuple[str, ...] = (),
+        opened: tuple[str, ...] | None = None,
     ) -> list[str]:
         """The full ``bwrap ... /bin/sh -c command`` argv for ``command``.
 
@@ -264,7 +265,9 @@ class BubblewrapExecutor:
         ``proxy_socket`` is the host path of a started :class:`ProxyServer`; without one a
         command whose network is the proxy runs offline. ``placeholders`` are missing
         protected paths to hold with an empty read-only directory (see
-        :meth:`missing_protected`; the caller removes them afterwards).
+        :meth:`missing_protected`; the caller removes them afterwards). ``opened`` are the
+        protected paths an approved command may write (:func:`approved_targets`; computed
+        when None).
         """
         if approved is None:
             approved = _approved(policy, root, command, cwd, env)
@@ -325,7 +328,11 @@ class BubblewrapExecutor:
             root,
             home=home,
             approved=approved,
-            exempt=approved_targets(policy, root, command, cwd) if approved else (),
+            exempt=(
+                (opened if opened is not None else approved_targets(policy, root, command, cwd))
+                if approved
+                else ()
+            ),
             outside_visible=read_outside != "deny",
             extra_roots=tuple(Path(p) for p, _ in extra),
             scan_cache=scan_cache,
@@ -711,11 +718,11 @@ class BubblewrapSession:
             approved = _approved(policy, root, command, cwd, env)
         network = self.executor.network_for(command, approved=approved)
         held: tuple[str, ...] = ()
+        # what an approved command's card named: judged once, for the placeholders and masks
+        opened = approved_targets(policy, root, command, cwd) if approved else ()
         if self.executor.root_is_writable(policy, approved=approved):
             missing = self.executor.missing_protected(policy, root)
-            if approved:
-                opened = approved_targets(policy, root, command, cwd)
-                missing = [m for m in missing if not any(_overlaps(m, e) for e in opened)]
+            missing = [m for m in missing if not any(_overlaps(m, e) for e in opened)]
             held = _PLACEHOLDERS.hold(missing, root)
         proxy: ProxyServer | None = None
         if network == "proxy" and not self._closed:
@@ -740,6 +747,7 @@ class BubblewrapSession:
                     proxy_socket=proxy.socket_path if proxy is not None else None,
                     scan_cache=self.scan_cache,
                     placeholders=held,
+                    opened=opened,
                 )
             )
         except BaseException:

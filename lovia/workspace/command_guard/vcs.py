@@ -297,12 +297,19 @@ _CONFIG_READS = frozenset(
         "--get-colorbool",
         "-l",
         "--list",
-        "-e",
-        "--edit",  # opens an editor: judged as uncertain elsewhere, not a write we can see
     }
 )
 _CONFIG_EDITS = frozenset(
-    {"--add", "--replace-all", "--unset", "--unset-all", "--remove-section", "--rename-section"}
+    {
+        "--add",
+        "--replace-all",
+        "--unset",
+        "--unset-all",
+        "--remove-section",
+        "--rename-section",
+        "-e",
+        "--edit",
+    }
 )
 # sub-subcommands that write the repository's configuration (or its hooks and worktrees)
 _CONFIG_WRITERS: dict[str, frozenset[str]] = {

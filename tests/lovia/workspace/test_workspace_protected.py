@@ -128,6 +128,8 @@ def test_the_card_lists_what_a_command_or_edit_would_change(root):
     ]
     assert ".git" in protected_command_targets(policy, root, "git checkout .")
     assert protected_command_targets(policy, root, "cat .git/config") == []
+    assert protected_command_targets(policy, root, "git config --edit") == [".git/config"]
+    assert protected_command_targets(policy, root, "git config --get user.name") == []
     assert protected_command_targets(policy, root, "ls -la") == []
     assert protected_path(policy, root, "src/../.vscode/x.json") == ".vscode/x.json"
     assert protected_path(policy, root, "src/a.py") is None

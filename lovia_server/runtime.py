@@ -7,57 +7,40 @@ names (folders, agents, runs) and delegates to the supervisor.
 from __future__ import annotations
 
 import asyncio
-import gc
-import importlib
 import logging
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from lsprotocol import types as lsp
 
 import lovia
-from lovia.plugins.todo import Todo
-from lovia.stores import SQLiteCheckpointer, SQLiteSession
-from lovia.tools.human import HumanChannel, ask_human
-from lovia_server import codegen_cache
 from lovia_server import protocol as p
-from lovia_server.agents import (
-    BUILTIN_CODING,
-    BUILTIN_DEMO,
-    check_model,
-    coding_agent,
-    load_user_agent,
-)
+from lovia_server.agent_factory import AgentFactory, RunPlace
+from lovia_server.agents import BUILTIN_CODING
 from lovia_server.editor_workspace import EditorWorkspace
 from lovia_server.event_log import Publisher
+from lovia_server.host_core import HostCore
 from lovia_server.lsp_editor import LspEditor
-from lovia_server.mcp_pool import MCPPool, PooledMCP
 from lovia_server.ports import RunSpec
-from lovia_server.prices import price_for, prices_from_settings
 from lovia_server.restore_points import LiveRun, RestorePointService
 from lovia_server.sandbox import sandbox_status
-from lovia_server.settings import UNTRUSTED_MCP, default_state_dir
+from lovia_server.settings import default_state_dir
 from lovia_server.store import RunRecord, ServerStore
-from lovia_server.supervisor import RunSupervisor
 from lovia_server.writer import queue_cap
 
 if TYPE_CHECKING:
     from lovia_server.server import LoviaServer
-    from lovia_server.settings import LoviaSettings
 
 logger = logging.getLogger("lovia_server.runtime")
 
 
 class ServerRuntime:
+    """The language server's front door: LSP requests in, the host core's runs out."""
+
     def __init__(self, server: LoviaServer, store: ServerStore, state_dir: Path) -> None:
         self.server = server
         self.store = store
         self.state_dir = state_dir
-        db = state_dir / "state.db"
-        self.session_store = SQLiteSession(db)
-        self.checkpointer = SQLiteCheckpointer(db)
-        self.channel = HumanChannel()
-        self._warned_untrusted_mcp = False
         self.editor = LspEditor(server)
         self.workspace = EditorWorkspace(
             server, on_output=lambda *args: self.supervisor.tool_output(*args)
@@ -80,45 +63,41 @@ class ServerRuntime:
             ],
             never_store=(state_dir,),
         )
-        self.supervisor = RunSupervisor(
+        self.core = HostCore(
+            state_dir=state_dir,
             store=store,
-            session_store=self.session_store,
-            checkpointer=self.checkpointer,
             publisher=self.publisher,
             editor=self.editor,
             workspace=self.workspace,
-            questions=self.channel,
-            approval_timeout=lambda: server.settings.approvalTimeoutSeconds,
+            settings=lambda: server.settings,
+            trusted=lambda: server.init_options.trusted,
             restore=self.restore_points,
+            mcp_refused=lambda: server.log_to_client(
+                "lovia: MCP servers (lovia.mcpServers) are not started in an untrusted workspace",
+                lsp.MessageType.Warning,
+            ),
         )
-        self.mcp = MCPPool(
-            log_dir=state_dir / "mcp-logs",
-            notify=self.supervisor.emit_to_session,
-            idle_timeout=lambda: server.settings.mcpIdleTimeoutSeconds,
+        self.supervisor = self.core.supervisor
+        self.agents = AgentFactory(
+            self.core, attach=lambda agent, place: self.workspace.attach(
+                agent, place.root, place.session_id
+            )
         )
-        self._questions_task: asyncio.Task[None] | None = None
-        self._closed = False
-        self._warm_up: asyncio.Task[None] | None = None
         self._recovery: asyncio.Task[None] | None = None
-        self._warm_runs: asyncio.Task[None] | None = None
 
     @classmethod
     async def start(cls, server: LoviaServer) -> ServerRuntime:
         state_dir = _state_dir(server)
-        await asyncio.to_thread(state_dir.mkdir, parents=True, exist_ok=True)
-        store = ServerStore(state_dir / "state.db")
-        await store.open()
-        runtime = cls(server, store, state_dir)
-        await runtime.supervisor.recover()
+        runtime = cls(server, await HostCore.open_store(state_dir), state_dir)
+        await runtime.core.start(warm_workspace=runtime._warm_workspace)
         # Finish a restore a crash interrupted (in the background: start-up stays quick).
         runtime._recovery = asyncio.get_running_loop().create_task(runtime._recover_restores())
-        runtime._questions_task = asyncio.get_running_loop().create_task(
-            runtime.supervisor.serve_questions()
-        )
-        loop = asyncio.get_running_loop()
-        runtime._warm_up = loop.create_task(runtime._warm_provider())
-        runtime._warm_runs = loop.create_task(runtime._warm_first_run())
         return runtime
+
+    def _warm_workspace(self) -> None:
+        folders = self.workspace.folders()
+        if folders:
+            self.workspace.config_for(folders[0]).tools()
 
     async def _recover_restores(self) -> None:
         try:
@@ -130,104 +109,16 @@ class ServerRuntime:
         if self._recovery is not None and not self._recovery.done():
             await asyncio.shield(self._recovery)
 
-    async def _warm_provider(self) -> None:
-        """Import the configured vendor SDK in the background (it takes seconds), so the first
-        run does not wait for it."""
-        model = self.server.settings.effective_model() or ""
-        vendor = model.split(":", 1)[0].lower() if ":" in model else "openai"
-        modules = [{"anthropic": "anthropic", "claude": "anthropic"}.get(vendor, "openai")]
-        if not model:
-            modules = []
-        if self.server.settings.mcpServers and self.server.init_options.trusted:
-            modules += ["mcp.client.session", "mcp.client.stdio"]  # seconds to import, too
-        if not modules:
-            return
-        # Runs wait for these imports, so little else makes garbage meanwhile: collections (one
-        # every few ms, 20-30 ms in all here) would only slow them down, and what they load is
-        # the server's for good (frozen at the end, like the rest of start-up).
-        collecting = gc.isenabled()
-        gc.disable()
-        try:
-            for module in modules:
-                try:
-                    await asyncio.to_thread(importlib.import_module, module)
-                except Exception:
-                    logger.debug("warm_up.failed: %s", module, exc_info=True)
-        finally:
-            if collecting:
-                gc.freeze()
-                gc.enable()
-
-    async def _warm_first_run(self) -> None:
-        """Make the first run as fast as the next ones, while the editor is still idle.
-
-        Runs do not wait for this (only for the SDK import before it): the stores open their
-        connections, the built-in agent is built once (tool schemas are cached by function,
-        so every run after reuses them), and the provider builds its SDK client and opens its
-        connection, probing the context window, before the first request needs them.
-        """
-        await self._imports_settled()
-        settings = self.server.settings
-        try:
-            await self._warm_run_path(settings)
-        finally:
-            # Everything loaded so far lives as long as the server: moved out of the collector's
-            # reach, a full collection no longer pauses a streaming run for tens of ms.
-            gc.freeze()
-            await codegen_cache.settle_in_thread()  # start-up's code, for the next start
-
-    async def _warm_run_path(self, settings: LoviaSettings) -> None:
-        try:
-            await self.session_store.segments("")
-            await self.checkpointer.load("")
-            model = settings.effective_model()
-            if model is None or (settings.agent or BUILTIN_CODING) != BUILTIN_CODING:
-                return
-            check_model(model)
-            coding_agent(model, extra_tools=[ask_human(self.channel)])
-            await (await Todo().setup()).aclose()
-            folders = self.workspace.folders()
-            if folders:
-                self.workspace.config_for(folders[0]).tools()
-            from lovia.providers import provider_from_string
-
-            provider = provider_from_string(model)
-            gc.freeze()  # before the network wait: what loaded so far is the server's for good
-            await codegen_cache.settle_in_thread()  # start-up's code, for the next start
-            warm_up = getattr(provider, "warm_up", None)
-            if warm_up is not None:
-                await warm_up()
-        except Exception:
-            logger.debug("warm_up.first_run_failed", exc_info=True)
-
     async def shutdown(self) -> None:
-        if self._closed:
+        if self.core.stopped:
             return
-        self._closed = True
-        if self._warm_runs is not None:
-            self._warm_runs.cancel()
-        await self.supervisor.shutdown()
-        await self.mcp.aclose()
-        self.channel.close("server shutdown")
-        if self._questions_task is not None:
-            self._questions_task.cancel()
-        await self.workspace.aclose()
+        await self.core.stop("server shutdown")
         await self.restore_points.aclose()
-        for closer in (self.session_store, self.checkpointer):
-            aclose = getattr(closer, "aclose", None)
-            if aclose is not None:
-                try:
-                    await aclose()
-                except Exception:
-                    logger.debug("store.close_failed", exc_info=True)
-        await self.store.close()
+        await self.core.close_stores()
 
     def settings_changed(self) -> None:
         self.workspace.settings_changed()
-        if self.server.init_options.trusted:
-            affected = self.mcp.configure(self.server.settings.mcpServers)
-            if affected:
-                logger.info("mcp.reconfigured: %s", ", ".join(affected))
+        self.core.mcp.settings_changed()
 
     def cancel_from_progress(self, run_id: str) -> None:
         ctl = self.supervisor.by_run.get(run_id)
@@ -236,14 +127,8 @@ class ServerRuntime:
 
     # ================================================================== requests
 
-    async def _imports_settled(self) -> None:
-        """Wait for the background SDK imports: importing the same package from two threads
-        at once can hand one of them a partially initialised module."""
-        if self._warm_up is not None and not self._warm_up.done():
-            await asyncio.shield(self._warm_up)
-
     async def run(self, params: p.RunParams) -> p.LaunchResult:
-        await self._imports_settled()
+        await self.core.imports_settled()
         folders = self.workspace.folders()
         if not folders:
             raise p.ProtocolError(
@@ -276,99 +161,14 @@ class ServerRuntime:
         cwd: Path,
         session_id: str,
     ) -> RunSpec:
-        settings = self.server.settings
-        folders = self.workspace.folders()
-        root = self.workspace.root_for(cwd)
-        choice = agent or settings.agent or BUILTIN_CODING
-        model_label = model or settings.effective_model()
-        if choice == BUILTIN_CODING:
-            model_name = check_model(model_label)
-            built = coding_agent(
-                model_name,
-                extra_tools=[ask_human(self.channel)],
-                plugins=[*self._mcp_plugins(root), *self._subagent_plugins()],
-            )
-        elif choice == BUILTIN_DEMO:
-            from lovia_server.demo import demo_agent
+        return await self.agents.spec(self._place(cwd, session_id), agent=agent, model=model)
 
-            built = demo_agent(root)
-            model_label = "demo (scripted)"
-        else:
-            if not self.server.init_options.trusted:
-                raise p.ProtocolError(
-                    p.INVALID_PARAMS,
-                    "User agents are only loaded in a trusted workspace",
-                    {"field": "agent"},
-                )
-            built = load_user_agent(choice, folders)
-            if model:
-                built = built.clone(model=check_model(model))
-            if model_label is None or not model:
-                model_label = _model_label(built.model)
-        built = await self.workspace.attach(built, root, session_id)
-        window = self._context_window(built)
-        return RunSpec(
-            agent=built,
-            agent_label=choice,
-            model_label=model_label,
-            root=root,
-            cwd=cwd,
-            context_window=window,
-            price=price_for(model_label, prices_from_settings(settings.modelPrices)),
-        )
-
-    def _mcp_plugins(self, root: Path) -> list[Any]:
-        servers = self.server.settings.mcpServers
-        if not servers:
-            return []
-        if not self.server.init_options.trusted:
-            if not self._warned_untrusted_mcp:
-                self._warned_untrusted_mcp = True
-                self.server.log_to_client(
-                    "lovia: MCP servers (lovia.mcpServers) are not started in an untrusted "
-                    "workspace",
-                    lsp.MessageType.Warning,
-                )
-            return []
-        if self.mcp.settings is not servers:
-            self.mcp.configure(servers)
-        if not any(self.mcp._enabled()):
-            return []
-        return [PooledMCP(self.mcp, root)]
-
-    def _subagent_plugins(self) -> list[Any]:
-        """The built-in agent's Subagents plugin (bare: children clone the agent), by setting."""
-        limits = self.server.settings.subagents
-        if not limits.active(self.server.init_options.trusted):
-            return []
-        from lovia.plugins.subagents import Subagents
-        from lovia.reliability import RunBudget
-
-        budget = RunBudget(max_total_tokens=limits.maxTotalTokens, max_seconds=limits.maxSeconds)
-        return [
-            Subagents(
-                max_concurrent=limits.maxConcurrent,
-                max_turns=limits.maxTurns,
-                budget=budget,
-            )
-        ]
-
-    def _context_window(self, agent: Any) -> int | None:
-        from lovia.providers.base import context_window
-
-        model = agent.model
-        if model is None or isinstance(model, str):
-            return None
-        try:
-            return context_window(model)
-        except Exception:
-            return None
+    def _place(self, cwd: Path, session_id: str) -> RunPlace:
+        return RunPlace(session_id, self.workspace.root_for(cwd), cwd, self.workspace.folders())
 
     async def _spec_for_record(self, record: RunRecord) -> RunSpec:
         cwd = Path(record.cwd) if record.cwd else self.workspace.resolve_cwd(None)
-        agent = record.agent if record.agent not in (None, BUILTIN_CODING) else None
-        model = record.model if agent is None else None
-        return await self._spec(agent=agent, model=model, cwd=cwd, session_id=record.session_id)
+        return await self.agents.spec_for_record(self._place(cwd, record.session_id), record)
 
     async def steer(self, params: p.SteerParams) -> p.SteerResult:
         ctl = await self.supervisor.active_controller(params.run_id)
@@ -397,7 +197,7 @@ class ServerRuntime:
         return self.supervisor.cancel(ctl)
 
     async def resume(self, params: p.RunIdParams) -> p.LaunchResult:
-        await self._imports_settled()
+        await self.core.imports_settled()
         return await self.supervisor.resume(
             params.run_id, self._spec_for_record, max_turns=self.server.settings.maxTurns
         )
@@ -473,28 +273,12 @@ class ServerRuntime:
 
     def _mcp_view(self) -> list[p.MCPServerInfo]:
         folders = self.workspace.folders()
-        if self.mcp.settings is not self.server.settings.mcpServers:
-            self.mcp.configure(self.server.settings.mcpServers)  # never starts a server
-        if not self.server.init_options.trusted:
-            return [
-                info.model_copy(update={"state": "stopped", "error": _UNTRUSTED_MCP})
-                for info in self.mcp.infos(None)
-            ]
-        return self.mcp.infos(self.workspace.root_for(folders[0]) if folders else None)
+        return self.core.mcp.infos(self.workspace.root_for(folders[0]) if folders else None)
 
     async def mcp_restart(self, params: p.MCPRestartParams) -> p.MCPRestartResult:
-        if not self.server.init_options.trusted:
-            raise p.invalid_params(_UNTRUSTED_MCP, "name")
         folders = self.workspace.folders()
-        if not folders:
-            raise p.invalid_params("The editor has no workspace folder open", "name")
-        if self.mcp.settings is not self.server.settings.mcpServers:
-            self.mcp.configure(self.server.settings.mcpServers)
-        info = await self.mcp.restart(params.name, self.workspace.root_for(folders[0]))
-        return p.MCPRestartResult(server=info)
-
-
-_UNTRUSTED_MCP = UNTRUSTED_MCP
+        root = self.workspace.root_for(folders[0]) if folders else None
+        return p.MCPRestartResult(server=await self.core.mcp.restart(params.name, root))
 
 
 def _state_dir(server: LoviaServer) -> Path:
@@ -502,16 +286,6 @@ def _state_dir(server: LoviaServer) -> Path:
     if configured:
         return Path(configured).expanduser()
     return default_state_dir(server.folders[0] if server.folders else None)
-
-
-def _model_label(model: Any) -> str | None:
-    if model is None:
-        return None
-    if isinstance(model, str):
-        return model
-    return str(
-        getattr(model, "model", None) or getattr(model, "name", None) or type(model).__name__
-    )
 
 
 __all__ = ["ServerRuntime"]

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import importlib
 import logging
 import os
 from collections.abc import Mapping
@@ -23,9 +22,7 @@ from acp import RequestError
 from acp import schema as a
 
 import lovia
-from lovia.stores import SQLiteCheckpointer, SQLiteSession
-from lovia.tools.human import HumanChannel, ask_human
-from lovia_server import codegen_cache
+from lovia.plugins.base import Plugin
 from lovia_server import protocol as p
 from lovia_server.acp.commands import (
     commands_update,
@@ -55,8 +52,10 @@ from lovia_server.acp.workspace import (
     FileAccess,
     SessionFolders,
 )
-from lovia_server.agents import BUILTIN_CODING, BUILTIN_DEMO, check_model, coding_agent
+from lovia_server.agent_factory import AgentFactory, RunPlace
+from lovia_server.agents import BUILTIN_DEMO, check_model
 from lovia_server.event_log import Publisher
+from lovia_server.host_core import DEMO_MODEL, HostCore
 from lovia_server.ports import ProgressStage, RunSpec
 from lovia_server.settings import (
     HttpMCPServerSetting,
@@ -64,14 +63,11 @@ from lovia_server.settings import (
     MCPServerSetting,
     StdioMCPServerSetting,
 )
-from lovia_server.store import RunRecord, ServerStore
-from lovia_server.supervisor import RunSupervisor
+from lovia_server.store import RunRecord
 
 logger = logging.getLogger("lovia_server.acp")
 
 PROTOCOL_VERSION = 1
-DEMO_MODEL = "demo"
-"""The model picker's offline choice: the scripted demo agent (no key needed)."""
 LIST_PAGE = 50
 AUTH_METHOD = "lovia-api-key"
 KEY_VARS = ("OPENAI_API_KEY", "ANTHROPIC_API_KEY")
@@ -109,14 +105,6 @@ class AcpSession:
     commands: set[str] = field(default_factory=set)
     # held while a prompt decides between starting a run and steering the live one
     starting: asyncio.Lock = field(default_factory=asyncio.Lock)
-
-
-@dataclass
-class _Core:
-    store: ServerStore
-    session_store: SQLiteSession
-    checkpointer: SQLiteCheckpointer
-    supervisor: RunSupervisor
 
 
 def session_not_found(session_id: str) -> RequestError:
@@ -181,12 +169,10 @@ class LoviaAcpAgent:
         self.client: ClientPort | None = None
         self.sessions: dict[str, AcpSession] = {}
         self._outbox: asyncio.Queue[tuple[str, Any, Any]] = asyncio.Queue()
-        self._ready: asyncio.Task[_Core] | None = None
+        self._ready: asyncio.Task[HostCore] | None = None
         self._sender: asyncio.Task[None] | None = None
-        self._warm: asyncio.Task[None] | None = None
         self._closed = False
         self._tasks: set[asyncio.Task[None]] = set()
-        self.channel = HumanChannel()
 
     # ================================================================== lifecycle
 
@@ -201,34 +187,28 @@ class LoviaAcpAgent:
         self._ready = loop.create_task(self._open())
         self._sender = loop.create_task(self._send_loop())
 
-    async def _open(self) -> _Core:
+    async def _open(self) -> HostCore:
         state_dir = self.options.state_dir
-        await asyncio.to_thread(state_dir.mkdir, parents=True, exist_ok=True)
+        store = await HostCore.open_store(state_dir)
         _load_stored_keys(state_dir)
-        db = state_dir / "state.db"
-        store = ServerStore(db)
-        await store.open()
         editor = AcpEditor(self)
-        publisher = Publisher(store, editor.notify)
-        supervisor = RunSupervisor(
+        core = HostCore(
+            state_dir=state_dir,
             store=store,
-            session_store=(session_store := SQLiteSession(db)),
-            checkpointer=(checkpointer := SQLiteCheckpointer(db)),
-            publisher=publisher,
+            publisher=Publisher(store, editor.notify),
             editor=editor,
             workspace=self.workspace,
-            questions=self.channel,
-            approval_timeout=lambda: self.options.settings.approvalTimeoutSeconds,
+            settings=lambda: self.options.settings,
         )
-        await supervisor.recover()
-        self._spawn(supervisor.serve_questions())
-        return _Core(store, session_store, checkpointer, supervisor)
+        self.agents = AgentFactory(core, attach=self._attach, extra_plugins=self._skills)
+        await core.start()
+        return core
 
     def _tool_output(self, session_id: str, call_id: str | None, stream: str, text: str) -> None:
         if self._ready is not None and self._ready.done() and not self._ready.cancelled():
             self._ready.result().supervisor.tool_output(session_id, call_id, stream, text)
 
-    async def core(self) -> _Core:
+    async def core(self) -> HostCore:
         assert self._ready is not None, "start() first"
         return await asyncio.shield(self._ready)
 
@@ -240,13 +220,8 @@ class LoviaAcpAgent:
         if self._ready is not None:
             with contextlib.suppress(Exception):
                 core = await self._ready
-                await core.supervisor.shutdown()
-                await self.workspace.aclose()
-                for closer in (core.session_store, core.checkpointer):
-                    with contextlib.suppress(Exception):
-                        await closer.aclose()
-                await core.store.close()
-        self.channel.close("the client went away")
+                await core.stop("the client went away")
+                await core.close_stores()
         for task in list(self._tasks):
             task.cancel()
         if self._sender is not None:
@@ -326,7 +301,6 @@ class LoviaAcpAgent:
         fs = caps.fs or a.FileSystemCapabilities()
         self.access.read = bool(fs.read_text_file)
         self.access.write = bool(fs.write_text_file)
-        self._warm = asyncio.get_running_loop().create_task(self._warm_provider())
         return a.InitializeResponse(
             protocol_version=PROTOCOL_VERSION,
             agent_capabilities=a.AgentCapabilities(
@@ -353,19 +327,8 @@ class LoviaAcpAgent:
             agent_info=a.Implementation(name="lovia", title="lovia", version=lovia.__version__),
         )
 
-    async def _warm_provider(self) -> None:
-        """Import the configured vendor SDK in the background (it takes seconds)."""
-        model = self.options.settings.effective_model() or ""
-        if model and model != DEMO_MODEL:
-            vendor = model.split(":", 1)[0].lower() if ":" in model else "openai"
-            module = {"anthropic": "anthropic", "claude": "anthropic"}.get(vendor, "openai")
-            with contextlib.suppress(Exception):
-                await asyncio.to_thread(importlib.import_module, module)
-        await codegen_cache.settle_in_thread()  # start-up's generated code, for the next start
-
     async def _imports_settled(self) -> None:
-        if self._warm is not None and not self._warm.done():
-            await asyncio.shield(self._warm)
+        await (await self.core()).imports_settled()
 
     async def authenticate(self, method_id: str, **kwargs: Any) -> a.AuthenticateResponse:
         if method_id != AUTH_METHOD:
@@ -554,7 +517,7 @@ class LoviaAcpAgent:
             if ctl.task is not None:
                 await asyncio.wait({ctl.task}, timeout=10)
         self.sessions.pop(session.place.session_id, None)
-        await self.workspace.close_session(session_id)
+        await core.close_session(session_id)
         return a.CloseSessionResponse()
 
     async def delete_session(self, session_id: str, **kwargs: Any) -> a.DeleteSessionResponse:
@@ -566,7 +529,7 @@ class LoviaAcpAgent:
         if not result.deleted and session_id not in self.sessions:
             raise session_not_found(session_id)
         self.sessions.pop(session_id, None)
-        await self.workspace.close_session(session_id)
+        await core.close_session(session_id)
         return a.DeleteSessionResponse()
 
     # ================================================================== modes and options
@@ -766,50 +729,29 @@ class LoviaAcpAgent:
     # ================================================================== agents
 
     async def _spec(self, session: AcpSession, record: RunRecord | None = None) -> RunSpec:
-        settings = self.options.settings
+        """The session's model picks the agent: ``demo`` is the scripted demo; a stored run
+        continues on its own agent and model unless the session picked another."""
         root = session.place.root
+        place = RunPlace(session.place.session_id, root, root, session.place.folders)
+        await self.core()  # the factory is built with the core
+        if record is not None and session.model is None:
+            return await self.agents.spec_for_record(place, record, session.mcp)
         model = self._current_model(session)
-        if record is not None and record.model and session.model is None:
-            model = DEMO_MODEL if record.agent == BUILTIN_DEMO else record.model
-        model_label: str | None
         if model == DEMO_MODEL:
-            from lovia_server.demo import demo_agent
-
-            built, label, model_label = demo_agent(root), BUILTIN_DEMO, "demo (scripted)"
-        elif settings.agent and settings.agent not in (BUILTIN_CODING, BUILTIN_DEMO):
-            from lovia_server.agents import load_user_agent
-
-            built = load_user_agent(settings.agent, session.place.folders)
-            if session.model:
-                built = built.clone(model=check_model(session.model))
-            label, model_label = settings.agent, session.model or _model_label(built.model)
-        else:
-            roots = await asyncio.to_thread(skill_roots, root)
-            plugins = [*self._mcp(session), *([skills_plugin(roots)] if roots else [])]
-            tools = [ask_human(self.channel)]
-            built = coding_agent(check_model(model), extra_tools=tools, plugins=plugins)
-            label, model_label = BUILTIN_CODING, model
-        built = await self.workspace.attach_to(built, session.place)
-        return RunSpec(
-            agent=built,
-            agent_label=label,
-            model_label=model_label,
-            root=root,
-            cwd=root,
-            context_window=_context_window(built),
-        )
+            return await self.agents.spec(place, agent=BUILTIN_DEMO)
+        return await self.agents.spec(place, model=session.model, mcp_servers=session.mcp)
 
     async def _spec_for_record(self, record: RunRecord) -> RunSpec:
         return await self._spec(self._session(record.session_id), record)
 
-    def _mcp(self, session: AcpSession) -> list[Any]:
-        from lovia_server.agents import mcp_plugin
+    async def _attach(self, agent: Any, place: RunPlace) -> Any:
+        """Bind the ACP session's live workspace (its folders and mode)."""
+        return await self.workspace.attach_to(agent, self._session(place.session_id).place)
 
-        servers: dict[str, Any] = {**self.options.settings.mcpServers, **session.mcp}
-        if not servers:
-            return []
-        plugin = mcp_plugin(servers, session.place.root)
-        return [plugin] if plugin is not None else []
+    async def _skills(self, place: RunPlace) -> list[Plugin]:
+        """The built-in agent loads the skills the session's commands name."""
+        roots = await asyncio.to_thread(skill_roots, place.root)
+        return [skills_plugin(roots)] if roots else []
 
 
 # ---------------------------------------------------------------------------- helpers
@@ -888,24 +830,6 @@ def _load_stored_keys(state_dir: Path) -> None:
         value = data.get(name)
         if isinstance(value, str) and value and not os.environ.get(name):
             os.environ[name] = value
-
-
-def _context_window(agent: Any) -> int | None:
-    from lovia.providers.base import context_window
-
-    model = agent.model
-    if model is None or isinstance(model, str):
-        return None
-    try:
-        return context_window(model)
-    except Exception:
-        return None
-
-
-def _model_label(model: Any) -> str | None:
-    if model is None or isinstance(model, str):
-        return model
-    return str(getattr(model, "model", None) or type(model).__name__)
 
 
 def _iso(ms: Any) -> str | None:

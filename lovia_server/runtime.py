@@ -79,9 +79,8 @@ class ServerRuntime:
         )
         self.supervisor = self.core.supervisor
         self.agents = AgentFactory(
-            self.core, attach=lambda agent, place: self.workspace.attach(
-                agent, place.root, place.session_id
-            )
+            self.core,
+            attach=lambda agent, place: self.workspace.attach(agent, place.root, place.session_id),
         )
         self._recovery: asyncio.Task[None] | None = None
 

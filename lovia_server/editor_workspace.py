@@ -7,7 +7,7 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import logging
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -27,13 +27,11 @@ from lovia_server.events import file_diffs
 from lovia_server.reviewed_edits import ReviewedEdits, ReviewedFile
 from lovia_server.text_edits import LineEdit, Position, minimal_edits
 from lovia_server.uris import path_uri, uri_to_path
+from lovia_server.workspace_sessions import OutputListener, WorkspaceSessions, close_quietly
 
 if TYPE_CHECKING:
     from lovia_server.ports import RunSpec
     from lovia_server.server import LoviaServer
-
-OutputListener = Callable[[str, str | None, str, str], None]
-"""(session id, tool call id, stream, text): a chunk of a shell command's output."""
 
 logger = logging.getLogger("lovia_server.workspace")
 
@@ -111,9 +109,7 @@ class EditorWorkspace:
     def __init__(self, server: LoviaServer, *, on_output: OutputListener | None = None) -> None:
         self.server = server
         self.overlay = DocumentOverlay(server)
-        self.on_output = on_output
-        self._sessions: dict[str, tuple[LocalWorkspace, Any]] = {}
-        self._lock = asyncio.Lock()
+        self.sessions = WorkspaceSessions(on_output)
         self.declined_calls: set[str] = set()
         self.reviews = ReviewedEdits()
 
@@ -228,21 +224,7 @@ class EditorWorkspace:
 
     async def session_for(self, session_id: str, root: Path) -> Any:
         """The conversation's live workspace session (rebuilt when the configuration changed)."""
-        config = self.config_for(root)
-        async with self._lock:
-            held = self._sessions.get(session_id)
-            if held is not None and held[0] == config:
-                return held[1]
-            if held is not None:
-                await _close_quietly(held[1])
-            session = await config.open()
-            listener = self.on_output
-            if listener is not None:
-                session.output_listener = lambda call_id, stream, text: listener(
-                    session_id, call_id, stream, text
-                )
-            self._sessions[session_id] = (config, session)
-            return session
+        return await self.sessions.session(session_id, self.config_for(root))
 
     async def attach(self, agent: Agent[Any], root: Path, session_id: str) -> Agent[Any]:
         """Bind the conversation's workspace to an agent that has none."""
@@ -255,17 +237,10 @@ class EditorWorkspace:
         return agent.clone(workspace=binding)
 
     async def close_session(self, session_id: str) -> None:
-        async with self._lock:
-            held = self._sessions.pop(session_id, None)
-        if held is not None:
-            await _close_quietly(held[1])
+        await self.sessions.close(session_id)
 
     async def aclose(self) -> None:
-        async with self._lock:
-            held = list(self._sessions.values())
-            self._sessions.clear()
-        for _, session in held:
-            await _close_quietly(session)
+        await self.sessions.aclose()
 
     def settings_changed(self) -> None:
         """Sessions are rebuilt lazily: the next run compares its configuration."""
@@ -298,7 +273,7 @@ class EditorWorkspace:
             try:
                 diffs = await preview_call(tool, args, session)
             finally:
-                await _close_quietly(session)
+                await close_quietly(session)
         else:  # no workspace, or a backend too costly to open for a preview
             return []
         return file_diffs(diffs)
@@ -410,13 +385,6 @@ def _document_changes(
             annotation: lsp.ChangeAnnotation(label=f"lovia: {title}", needs_confirmation=False)
         },
     )
-
-
-async def _close_quietly(session: Any) -> None:
-    try:
-        await session.close()
-    except Exception:
-        logger.debug("workspace.close_failed", exc_info=True)
 
 
 __all__ = ["DocumentOverlay", "EditorWorkspace"]

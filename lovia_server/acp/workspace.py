@@ -25,6 +25,7 @@ from lovia_server.ports import RunSpec
 from lovia_server.protocol import FileDiff, invalid_params
 from lovia_server.reviewed_edits import ReviewedFile
 from lovia_server.settings import LoviaSettings, Preset
+from lovia_server.workspace_sessions import OutputListener, WorkspaceSessions
 
 logger = logging.getLogger("lovia_server.acp.workspace")
 
@@ -117,15 +118,13 @@ class AcpWorkspace:
         settings: Callable[[], LoviaSettings],
         access: FileAccess,
         *,
-        on_output: Callable[[str, str | None, str, str], None] | None = None,
+        on_output: OutputListener | None = None,
     ) -> None:
         self.settings = settings
         self.access = access
-        self.output_listener = on_output  # (session id, call id, stream, text): shell output
         self.declined_calls: set[str] = set()
         self._buffers: dict[str, ClientBuffers] = {}
-        self._sessions: dict[str, tuple[LocalWorkspace, Any]] = {}
-        self._lock = asyncio.Lock()
+        self.sessions = WorkspaceSessions(on_output)
 
     def config_for(self, place: SessionFolders) -> LocalWorkspace:
         settings = self.settings()
@@ -168,31 +167,12 @@ class AcpWorkspace:
 
     async def session_for(self, place: SessionFolders) -> Any:
         """The session's live workspace session (rebuilt when the configuration changed)."""
-        config = self.config_for(place)
-        async with self._lock:
-            held = self._sessions.get(place.session_id)
-            if held is not None and held[0] == config:
-                return held[1]
-            if held is not None:
-                await _close_quietly(held[1])
-            session = await config.open()
-            listener = self.output_listener
-            if listener is not None:
-                sid = place.session_id
-                session.output_listener = lambda call_id, stream, text: listener(
-                    sid, call_id, stream, text
-                )
-            self._sessions[place.session_id] = (config, session)
-            return session
+        return await self.sessions.session(place.session_id, self.config_for(place))
 
     def apply_mode(self, place: SessionFolders) -> None:
         """A mode change reaches a run already working in the session at once."""
-        held = self._sessions.get(place.session_id)
-        if held is None:
-            return
-        config = self.config_for(place)
-        held[1].policy = config.policy
-        self._sessions[place.session_id] = (config, held[1])
+        if self.sessions.held(place.session_id) is not None:
+            self.sessions.repolicy(place.session_id, self.config_for(place))
 
     async def attach_to(self, agent: Agent[Any], place: SessionFolders) -> Agent[Any]:
         """Bind the ACP session's live workspace to an agent that has none."""
@@ -203,7 +183,7 @@ class AcpWorkspace:
 
     async def attach(self, agent: Agent[Any], root: Path, session_id: str) -> Agent[Any]:
         """WorkspacePort: a subagent child shares its parent session's workspace session."""
-        held = self._sessions.get(session_id)
+        held = self.sessions.held(session_id)
         if agent.workspace is not None or held is None:
             return await self.attach_to(agent, SessionFolders(session_id=session_id, root=root))
         config, session = held
@@ -241,25 +221,11 @@ class AcpWorkspace:
             return None
 
     async def close_session(self, session_id: str) -> None:
-        async with self._lock:
-            held = self._sessions.pop(session_id, None)
-            self._buffers.pop(session_id, None)
-        if held is not None:
-            await _close_quietly(held[1])
+        self._buffers.pop(session_id, None)
+        await self.sessions.close(session_id)
 
     async def aclose(self) -> None:
-        async with self._lock:
-            held = list(self._sessions.values())
-            self._sessions.clear()
-        for _, session in held:
-            await _close_quietly(session)
-
-
-async def _close_quietly(session: Any) -> None:
-    try:
-        await session.close()
-    except Exception:
-        logger.debug("workspace.close_failed", exc_info=True)
+        await self.sessions.aclose()
 
 
 __all__ = [

@@ -10,7 +10,8 @@ from pathlib import Path
 import pytest
 from lsprotocol import types as lsp
 
-from lovia_server.agents import BrokenMCPServer, mcp_plugin
+from lovia_server.agents import BrokenMCPServer, mcp_server_config
+from lovia_server.mcp_policy import MCPPolicy
 from lovia_server.settings import (
     HttpMCPServerSetting,
     InvalidMCPServerSetting,
@@ -435,9 +436,11 @@ def test_mcp_server_settings_shapes() -> None:
     assert problems == ["lovia.mcpServers: Input should be a valid dictionary"]
 
 
-async def test_mcp_plugin_from_settings(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+async def test_mcp_server_configs_from_settings(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     from lovia.exceptions import MCPError
-    from lovia.plugins.mcp import MCP, MCPServerStdio, MCPServerStreamableHTTP
+    from lovia.plugins.mcp import MCPServerStdio, MCPServerStreamableHTTP
 
     monkeypatch.setenv("LOVIA_TEST_TOKEN", "tok")
     monkeypatch.delenv("LOVIA_TEST_UNSET", raising=False)
@@ -463,9 +466,9 @@ async def test_mcp_plugin_from_settings(tmp_path: Path, monkeypatch: pytest.Monk
             }
         }
     )
-    plugin = mcp_plugin(settings.mcpServers, tmp_path)
-    assert isinstance(plugin, MCP) and plugin.name == "mcp"
-    local, web, unset, bad = plugin.servers
+    local, web, _, unset, bad = (
+        mcp_server_config(name, entry, tmp_path) for name, entry in settings.mcpServers.items()
+    )
     assert isinstance(local, MCPServerStdio)
     assert local.name == "my_server" and local.command == "srv"
     assert local.args == ["--root", str(tmp_path)] and local.cwd == tmp_path / "sub"
@@ -477,8 +480,20 @@ async def test_mcp_plugin_from_settings(tmp_path: Path, monkeypatch: pytest.Monk
     assert isinstance(bad, BrokenMCPServer)
     with pytest.raises(MCPError, match="MCP server 'bad' \\(lovia.mcpServers\\) is misconfigured"):
         await bad.open()
-    assert mcp_plugin({}, tmp_path) is None
-    assert mcp_plugin({"off": settings.mcpServers["off"]}, tmp_path) is None
+
+    def policy(servers: dict) -> MCPPolicy:
+        chosen = settings.model_copy(update={"mcpServers": servers})
+        return MCPPolicy(
+            log_dir=tmp_path / "logs",
+            notify=lambda *_: None,
+            settings=lambda: chosen,
+            trusted=lambda: True,
+        )
+
+    # a run gets no MCP plugin when no server is enabled; a broken entry still counts
+    assert policy({}).plugins(tmp_path, "s") == []
+    assert policy({"off": settings.mcpServers["off"]}).plugins(tmp_path, "s") == []
+    assert len(policy({"bad": settings.mcpServers["bad"]}).plugins(tmp_path, "s")) == 1
 
 
 async def test_mcp_tools_ask_by_default_per_tool_and_denied_paths_never_reach_the_server(

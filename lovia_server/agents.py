@@ -8,7 +8,6 @@ import inspect
 import os
 import re
 import sys
-from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -27,7 +26,7 @@ from lovia_server.settings import (
 
 if TYPE_CHECKING:
     from lovia.plugins.base import Plugin
-    from lovia.plugins.mcp import MCP, MCPConnection, MCPServerLike
+    from lovia.plugins.mcp import MCPConnection, MCPServerLike
 
 BUILTIN_CODING = "lovia:coding"
 BUILTIN_DEMO = "lovia:demo"
@@ -211,24 +210,6 @@ def mcp_server_config(
         return BrokenMCPServer(name, str(exc))
 
 
-def mcp_plugin(
-    servers: Mapping[str, MCPServerSetting | InvalidMCPServerSetting], root: Path
-) -> MCP | None:
-    """The built-in agent's MCP plugin for ``lovia.mcpServers`` (``None`` if none is enabled).
-
-    Servers start when a run starts and stop when it ends; one that cannot start fails the
-    run with an ``MCPError``. Stdio servers run in the run's workspace folder by default.
-    """
-    from lovia.plugins.mcp import MCP
-
-    entries = [
-        mcp_server_config(name, entry, root)
-        for name, entry in servers.items()
-        if isinstance(entry, InvalidMCPServerSetting) or not entry.disabled
-    ]
-    return MCP(*entries, name="mcp") if entries else None
-
-
 def check_model(model: str | None) -> str:
     """Fail fast with -32016 when no usable model is configured."""
     if not model:
@@ -266,6 +247,5 @@ __all__ = [
     "check_model",
     "coding_agent",
     "load_user_agent",
-    "mcp_plugin",
     "mcp_server_config",
 ]

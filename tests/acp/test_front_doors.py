@@ -17,6 +17,7 @@ from tests.acp.harness import AcpProcess, message_text
 from tests.server.harness import Harness
 from tests.support import fake_openai as oai
 from tests.support.fake_openai import FakeOpenAI
+from tests.support.fake_server import RecordedRequest, Reply
 
 STDIO_SCRIPT = str(Path(__file__).resolve().parents[1] / "support" / "mcp_stdio_server.py")
 
@@ -124,3 +125,40 @@ async def test_an_mcp_server_that_cannot_start_fails_the_run_through_neither_doo
     for system in (lsp_system, acp_system):
         assert "## Unavailable MCP servers" in system and "`down` is not available" in system
     assert "`mine` is not available" in acp_system
+
+
+async def test_the_built_in_agent_has_subagents_in_lovia_acp_too(
+    tmp_path: Path, fake_openai: FakeOpenAI
+) -> None:
+    """The ACP door builds the same built-in agent: a child run spawned over ACP reports back."""
+    ws = (tmp_path / "ws").resolve()
+    ws.mkdir()
+    child_prompt = "say hi from the child"
+
+    def responder(request: RecordedRequest) -> Reply:
+        messages = request.messages
+        first_user = next(m.get("content") for m in messages if m.get("role") == "user")
+        if child_prompt in str(first_user):
+            return oai.text("hi from the child")
+        done = sum(m.get("role") == "tool" for m in messages)
+        if done == 0:
+            return oai.tool_calls(oai.call("spawn_subagent", {"prompt": child_prompt}, id="s1"))
+        if not any("hi from the child" in str(m.get("content")) for m in messages):
+            return oai.tool_calls(oai.call("wait_subagents", {"timeout_seconds": 60}, id="w1"))
+        return oai.text("the child said hi")
+
+    fake_openai.responder = responder
+    acp = AcpProcess(tmp_path / "acp-state", env=fake_openai.env())
+    try:
+        await acp.start("--settings", _settings_file(tmp_path, {"model": "openai:fake-model"}))
+        sid = (await acp.new_session(ws)).session_id
+        acp.client.answer(*["allow_once"] * 4)  # the spawn (and the wait) may ask
+        assert (await acp.prompt(sid, "delegate")).stop_reason == "end_turn"
+        said = message_text(acp.client.of(sid))
+        thoughts = message_text(acp.client.of(sid), "agent_thought_chunk")
+    finally:
+        await acp.stop()
+    assert said.endswith("the child said hi")
+    first = next(r for r in fake_openai.requests if r.method == "POST")
+    assert "spawn_subagent" in {t["function"]["name"] for t in first.json["tools"]}
+    assert "hi from the child" in thoughts  # subagent.finished, with the start of its report

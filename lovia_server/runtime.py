@@ -1,7 +1,9 @@
-"""ServerRuntime: the pieces a started server runs on (stores, supervisor, editor workspace).
+"""ServerRuntime: the language server's front door over the host core.
 
-Built on ``initialized``; each request method validates params, resolves what the request
-names (folders, agents, runs) and delegates to the supervisor.
+Built on ``initialized``: the editor's pieces (the LSP editor port, the editor workspace,
+restore points) plus the :class:`~lovia_server.host_core.HostCore` both front doors share. Each
+request method resolves what the request names (folders, cwd, context, runs), builds the run's
+agent with the :class:`~lovia_server.agent_factory.AgentFactory` and delegates to the supervisor.
 """
 
 from __future__ import annotations

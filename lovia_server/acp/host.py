@@ -22,6 +22,7 @@ from acp import RequestError
 from acp import schema as a
 
 import lovia
+from lovia.agent import Agent
 from lovia.plugins.base import Plugin
 from lovia_server import protocol as p
 from lovia_server.acp.commands import (
@@ -160,6 +161,9 @@ class AcpEditor:
 
 
 class LoviaAcpAgent:
+    agents: AgentFactory
+    """Builds every run's agent; set once the host core is open (:meth:`core`)."""
+
     def __init__(self, options: HostOptions) -> None:
         self.options = options
         self.access = FileAccess()
@@ -744,7 +748,7 @@ class LoviaAcpAgent:
     async def _spec_for_record(self, record: RunRecord) -> RunSpec:
         return await self._spec(self._session(record.session_id), record)
 
-    async def _attach(self, agent: Any, place: RunPlace) -> Any:
+    async def _attach(self, agent: Agent[Any], place: RunPlace) -> Agent[Any]:
         """Bind the ACP session's live workspace (its folders and mode)."""
         return await self.workspace.attach_to(agent, self._session(place.session_id).place)
 

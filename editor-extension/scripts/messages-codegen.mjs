@@ -73,6 +73,7 @@ class Generator {
         `  return ${fn}(value, ${JSON.stringify(lowerFirst(name))});`,
         `}`,
         ``,
+        `/** Whether \`value\` is a valid {@link ${name}} (see {@link check${name}} for why not). */`,
         `export function is${name}(value: unknown): value is ${name} {`,
         `  return check${name}(value) === undefined;`,
         `}`,
@@ -184,7 +185,7 @@ class Generator {
         return "null";
       case "array": {
         const item = this.type(node.items ?? {}, [...path, "items"], indent);
-        return /^[A-Za-z0-9_.<>"]+$/.test(item) ? `${item}[]` : `(${item})[]`;
+        return /^[A-Za-z0-9_.<>"]+$/.test(item) || isBraced(item) ? `${item}[]` : `(${item})[]`;
       }
       case "object":
         return this.objectType(node, path, indent);
@@ -218,6 +219,7 @@ class Generator {
   }
 
   addImport(name, module) {
+    if (name in (this.root.$defs ?? {})) throw new SchemaError(`${name} is both defined here and imported from ${module}`);
     const known = this.imports.get(name);
     if (known !== undefined && known !== module) throw new SchemaError(`${name} is imported from both ${known} and ${module}`);
     this.imports.set(name, module);
@@ -410,6 +412,17 @@ function validateKeywords(node, path) {
   }
   const kinds = ["$ref", "tsType", "const", "enum", "oneOf", "anyOf", "type"].filter((k) => node[k] !== undefined && !(k === "type" && values !== undefined));
   if (kinds.length > 1) throw new SchemaError(`${path.join("/")}: use one of ${kinds.join(", ")}, not several`);
+}
+
+/** `{ ... }` as one object type (not `{ ... } | { ... }`). */
+function isBraced(t) {
+  if (!t.startsWith("{")) return false;
+  let depth = 0;
+  for (let i = 0; i < t.length; i++) {
+    if (t[i] === "{") depth += 1;
+    else if (t[i] === "}" && --depth === 0) return i === t.length - 1;
+  }
+  return false;
 }
 
 function isPlainObject(node) {

@@ -187,10 +187,10 @@ export interface PatchMessage {
   /** Keys of rows that are gone. */
   remove?: string[];
   /** New rows, in order; `after` is the key of the row before it (null: first). */
-  insert?: ({
+  insert?: {
     after: string | null;
     row: Row;
-  })[];
+  }[];
   patch?: RowPatch[];
 }
 
@@ -219,6 +219,7 @@ export function checkWebviewIntent(value: unknown): string | undefined {
   return webviewIntentProblem(value, "webviewIntent");
 }
 
+/** Whether `value` is a valid {@link WebviewIntent} (see {@link checkWebviewIntent} for why not). */
 export function isWebviewIntent(value: unknown): value is WebviewIntent {
   return checkWebviewIntent(value) === undefined;
 }

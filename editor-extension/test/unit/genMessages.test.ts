@@ -135,6 +135,8 @@ describe("the messages code generator", () => {
       { load: () => ({}), banner: "" },
     ) as string;
     expect(text).toContain("export interface Root {\n  a: string | null;\n  b?: (1 | 2)[];\n}");
+    const rows = generate({ $defs: { Rows: { type: "array", items: { type: "object", properties: { k: { type: "string" } } } } } }, { load: () => ({}), banner: "" }) as string;
+    expect(rows).toContain("export type Rows = {\n  k?: string;\n}[];");
   });
 
   it("refuses what it could not both type and validate", () => {
@@ -148,5 +150,8 @@ describe("the messages code generator", () => {
     expect(refuses({ Root: { type: "object", properties: {}, required: ["a"] } })).toContain('required "a" is not a property');
     expect(refuses({ Root: { const: 1, type: "string" } })).toContain("type string does not fit [1]");
     expect(refuses({}, { "x-validate": ["Nope"] })).toBe('x-validate: no definition "Nope"');
+    expect(refuses({ Root: { type: "array", items: { tsType: "Row" } }, Row: { type: "string" } }, { "x-validate": [], "x-tsImports": { Row: "./rows" } })).toBe(
+      "Row is both defined here and imported from ./rows",
+    );
   });
 });

@@ -72,8 +72,7 @@ def _serve_stdio() -> None:
     sys.stdout = sys.stderr
     writer = QueuedWriter(stdout)
     server.protocol.set_writer(writer)
-    stop = threading.Event()
-    server._stop_event = stop
+    stop = threading.Event()  # run_async's; nothing sets it: EOF, exit or SIGTERM end the loop
 
     async def serve() -> None:
         loop = asyncio.get_running_loop()

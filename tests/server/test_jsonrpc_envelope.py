@@ -100,6 +100,7 @@ def test_malformed_notifications_and_responses_are_never_answered(frame: Any) ->
 
 
 def test_params_must_be_an_object_or_an_array() -> None:
+    params: Any
     for params in ({}, [], None):
         envelope = classify({"jsonrpc": "2.0", "id": 1, "method": "m", "params": params})
         assert isinstance(envelope, Envelope) and params_error(envelope) is None

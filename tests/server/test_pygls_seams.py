@@ -16,7 +16,6 @@ from typing import Any
 
 from lsprotocol import types as lsp
 from pygls import io_
-from pygls.exceptions import FeatureNotificationError, FeatureRequestError
 from pygls.feature_manager import FeatureManager
 from pygls.lsp.server import LanguageServer
 from pygls.protocol import JsonRPCProtocol, LanguageServerProtocol
@@ -218,5 +217,4 @@ def test_features_commands_and_error_reports_are_where_the_guard_looks() -> None
     ]
     assert "FeatureNotificationError" in inspect.getsource(JsonRPCProtocol._check_handler_result)
     assert "FeatureRequestError" in inspect.getsource(JsonRPCProtocol._handle_request)
-    assert FeatureNotificationError is not FeatureRequestError
     assert issubclass(GuardedLanguageServer, LanguageServer)

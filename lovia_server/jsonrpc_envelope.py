@@ -23,7 +23,6 @@ The rules (JSON-RPC 2.0, with LSP's id type for both doors):
 from __future__ import annotations
 
 import enum
-from dataclasses import dataclass
 from typing import Any
 
 from lovia_server.protocol.errors import ErrorCode
@@ -55,13 +54,15 @@ class Kind(enum.Enum):
     RESPONSE = "response"
 
 
-@dataclass(frozen=True, slots=True)
 class Envelope:
-    """A frame that passed the envelope checks (its params are not judged here beyond their
-    JSON type: that is each method's business)."""
+    """A frame that passed the envelope checks (its params are judged by ``params_error`` and
+    then by each method). A plain class: a dataclass would cost start-up a compile."""
 
-    kind: Kind
-    raw: dict[str, Any]
+    __slots__ = ("kind", "raw")
+
+    def __init__(self, kind: Kind, raw: dict[str, Any]) -> None:
+        self.kind = kind
+        self.raw = raw
 
     @property
     def id(self) -> MsgId:
@@ -80,15 +81,23 @@ class Envelope:
         return self.raw.get("params")
 
 
-@dataclass(frozen=True, slots=True)
 class Rejection:
-    """Why a decoded frame is not a usable message, and whether (and with what) to answer."""
+    """Why a decoded frame is not a usable message, and whether (and with what) to answer:
+    ``answer`` is False for malformed notifications and responses (nobody waits for one)."""
 
-    error: dict[str, Any]
-    answer: bool
-    """False for malformed notifications and responses: nobody waits for an answer."""
-    answer_id: MsgId | None = None
-    kind: Kind | None = None
+    __slots__ = ("answer", "answer_id", "error", "kind")
+
+    def __init__(
+        self,
+        error: dict[str, Any],
+        answer: bool,
+        answer_id: MsgId | None = None,
+        kind: Kind | None = None,
+    ) -> None:
+        self.error = error
+        self.answer = answer
+        self.answer_id = answer_id
+        self.kind = kind
 
     @property
     def reason(self) -> str:

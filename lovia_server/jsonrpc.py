@@ -231,7 +231,7 @@ class GuardedProtocol(LanguageServerProtocol):
         if msg_id not in self._outgoing:
             logger.warning("response.stray ignored: id %s", short(msg_id))
             return
-        future = self._outgoing.pop(msg_id)
+        del self._outgoing[msg_id]
         try:
             # pygls' own structuring: typed by the request's result type, which it forgets here.
             message = super().structure_message(response.raw)
@@ -239,11 +239,6 @@ class GuardedProtocol(LanguageServerProtocol):
             logger.warning("response.malformed for %s: %s", short(msg_id), short(response.raw))
             error = lsp.ResponseError(code=INVALID_PARAMS, message="malformed response")
             message = lsp.ResponseErrorMessage(id=msg_id, error=error)
-        if future is not None and future.done():
-            logger.info(
-                "response.unawaited ignored: id %s (its request was cancelled)", short(msg_id)
-            )
-            return
         super().handle_message(message)
 
     def _forget_finished(self) -> None:

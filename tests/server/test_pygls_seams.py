@@ -14,6 +14,7 @@ import inspect
 from concurrent.futures import Future
 from typing import Any
 
+import pytest
 from lsprotocol import types as lsp
 from pygls import io_
 from pygls.feature_manager import FeatureManager
@@ -167,6 +168,20 @@ async def test_finished_notification_futures_do_not_pile_up() -> None:
         await settle()
     assert len(protocol._request_futures) <= 3  # the last message's, at most
     assert len(writer.messages()) == 40
+
+
+async def test_an_answer_to_a_request_its_waiter_gave_up_on_is_a_stray(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """pygls 2.1.1 would set the result of the cancelled future and raise InvalidStateError
+    (openlawlibrary/pygls#621); the guard has forgotten the request by then."""
+    server, protocol, writer = make_server()
+    future = protocol.send_request("workspace/configuration", {"items": []}, msg_id="c1")
+    future.cancel()
+    protocol.handle_message({"jsonrpc": "2.0", "id": "c1", "result": [None]})
+    assert "response.stray" in caplog.text
+    assert "route_failed" not in caplog.text
+    assert "c1" not in protocol._request_futures
 
 
 def test_shutdown_is_the_flag_pygls_reads() -> None:

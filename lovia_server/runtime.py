@@ -7,7 +7,6 @@ names (folders, agents, runs) and delegates to the supervisor.
 from __future__ import annotations
 
 import asyncio
-import gc
 import importlib
 import logging
 from pathlib import Path
@@ -19,7 +18,6 @@ import lovia
 from lovia.plugins.todo import Todo
 from lovia.stores import SQLiteCheckpointer, SQLiteSession
 from lovia.tools.human import HumanChannel, ask_human
-from lovia_server import codegen_cache
 from lovia_server import protocol as p
 from lovia_server.agents import (
     BUILTIN_CODING,
@@ -142,21 +140,11 @@ class ServerRuntime:
             modules += ["mcp.client.session", "mcp.client.stdio"]  # seconds to import, too
         if not modules:
             return
-        # Runs wait for these imports, so little else makes garbage meanwhile: collections (one
-        # every few ms, 20-30 ms in all here) would only slow them down, and what they load is
-        # the server's for good (frozen at the end, like the rest of start-up).
-        collecting = gc.isenabled()
-        gc.disable()
-        try:
-            for module in modules:
-                try:
-                    await asyncio.to_thread(importlib.import_module, module)
-                except Exception:
-                    logger.debug("warm_up.failed: %s", module, exc_info=True)
-        finally:
-            if collecting:
-                gc.freeze()
-                gc.enable()
+        for module in modules:
+            try:
+                await asyncio.to_thread(importlib.import_module, module)
+            except Exception:
+                logger.debug("warm_up.failed: %s", module, exc_info=True)
 
     async def _warm_first_run(self) -> None:
         """Make the first run as fast as the next ones, while the editor is still idle.
@@ -167,14 +155,7 @@ class ServerRuntime:
         connection, probing the context window, before the first request needs them.
         """
         await self._imports_settled()
-        settings = self.server.settings
-        try:
-            await self._warm_run_path(settings)
-        finally:
-            # Everything loaded so far lives as long as the server: moved out of the collector's
-            # reach, a full collection no longer pauses a streaming run for tens of ms.
-            gc.freeze()
-            await codegen_cache.settle_in_thread()  # start-up's code, for the next start
+        await self._warm_run_path(self.server.settings)
 
     async def _warm_run_path(self, settings: LoviaSettings) -> None:
         try:
@@ -192,8 +173,6 @@ class ServerRuntime:
             from lovia.providers import provider_from_string
 
             provider = provider_from_string(model)
-            gc.freeze()  # before the network wait: what loaded so far is the server's for good
-            await codegen_cache.settle_in_thread()  # start-up's code, for the next start
             warm_up = getattr(provider, "warm_up", None)
             if warm_up is not None:
                 await warm_up()

@@ -25,7 +25,6 @@ from acp import schema as a
 import lovia
 from lovia.stores import SQLiteCheckpointer, SQLiteSession
 from lovia.tools.human import HumanChannel, ask_human
-from lovia_server import codegen_cache
 from lovia_server import protocol as p
 from lovia_server.acp.commands import (
     commands_update,
@@ -361,7 +360,6 @@ class LoviaAcpAgent:
             module = {"anthropic": "anthropic", "claude": "anthropic"}.get(vendor, "openai")
             with contextlib.suppress(Exception):
                 await asyncio.to_thread(importlib.import_module, module)
-        await codegen_cache.settle_in_thread()  # start-up's generated code, for the next start
 
     async def _imports_settled(self) -> None:
         if self._warm is not None and not self._warm.done():

@@ -70,7 +70,7 @@ class SubagentHost:
     # ------------------------------------------------------------------ run_child
 
     async def run_child(self, spec: ChildSpec) -> RunResult:
-        parent = self.supervisor.live.get(spec.parent_session_id or "")
+        parent = self.supervisor.runs.of_session(spec.parent_session_id or "")
         if parent is None:
             raise UserError(
                 "A subagent was spawned outside a supervised run",
@@ -101,7 +101,8 @@ class SubagentHost:
             launch = await sup.resume(
                 record.id, same_spec, max_turns=spec.max_turns, link=link, mailbox=spec.mailbox
             )
-        ctl = sup.by_run[launch.run_id]
+        ctl = sup.runs.get(launch.run_id)
+        assert ctl is not None  # registered before start/resume return
         parent.log.emit(
             SubagentStarted(
                 child_run_id=ctl.run_id,
@@ -140,10 +141,10 @@ class SubagentHost:
                     return await asyncio.wait_for(asyncio.shield(ctl.outcome), WATCH_INTERVAL)
                 except TimeoutError:
                     if token.is_cancelled and not ctl.user_cancelled:
-                        sup.cancel(ctl, reason=token.reason or "cancelled by the parent agent")
+                        sup.stop(ctl.run_id, reason=token.reason or "cancelled by the parent agent")
         except asyncio.CancelledError:
-            if not ctl.shutting_down and ctl.run_id in sup.by_run:
-                sup.cancel(ctl, reason="the parent run ended")
+            if not ctl.shutting_down:
+                sup.stop(ctl.run_id, reason="the parent run ended")
             with contextlib.suppress(BaseException):
                 await asyncio.wait_for(asyncio.shield(ctl.outcome), 10)
             raise
@@ -152,7 +153,7 @@ class SubagentHost:
 
     async def restore(self, ctx: RunContext[Any]) -> list[RestoredChild]:
         """The children an interrupted attempt of this run spawned, as the roster takes them."""
-        parent = self.supervisor.live.get(ctx.session_id or "")
+        parent = self.supervisor.runs.of_session(ctx.session_id or "")
         if parent is None or not parent.resumed or ctx.run_id is None:
             return []
         prefix = f"{ctx.run_id}:"

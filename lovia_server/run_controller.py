@@ -23,7 +23,7 @@ from lovia_server.child_link import ChildLink, RunOutcome
 from lovia_server.event_log import EventLog
 from lovia_server.ports import EditorPort, ProgressStage, RunSpec, RunTurn
 from lovia_server.protocol import FileDiff, RunStatus
-from lovia_server.store import checkpoint_id
+from lovia_server.store import RunRecord, checkpoint_id
 
 if TYPE_CHECKING:
     from lovia_server.approval_broker import PendingApproval
@@ -175,6 +175,26 @@ class RunController:
             turn_index=self.turn_index,
             prompt=self.prompt,
             root=self.spec.root,
+        )
+
+    def record(self) -> RunRecord:
+        """The run's record as it starts (or resumes)."""
+        return RunRecord(
+            id=self.run_id,
+            session_id=self.session_id,
+            status="running",
+            error=None,
+            prompt=self.prompt,
+            model=self.spec.model_label,
+            agent=self.spec.agent_label,
+            cwd=str(self.spec.cwd),
+            started_at=self.started_at,
+            finished_at=None,
+            usage=None,
+            resumable=False,
+            parent_run_id=self.parent_run_id,
+            task_id=self.link.task_id if self.link is not None else None,
+            spawn_key=self.link.spawn_key if self.link is not None else None,
         )
 
     def new_message(self) -> str:

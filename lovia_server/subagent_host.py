@@ -27,9 +27,11 @@ from lovia.reliability import CancelToken
 from lovia.run_context import RunContext
 from lovia.runtime.result import RunResult
 from lovia.transcript import InputEntry, ToolResultEntry, TranscriptEntry
+from lovia_server import protocol as p
 from lovia_server.child_link import ChildLink, RunOutcome
 from lovia_server.ports import RunSpec
-from lovia_server.protocol import SubagentStarted
+from lovia_server.protocol import SubagentFinished, SubagentStarted
+from lovia_server.run_controller import FinalStatus, quiet
 from lovia_server.store import RunRecord
 
 if TYPE_CHECKING:
@@ -149,6 +151,36 @@ class SubagentHost:
                 await asyncio.wait_for(asyncio.shield(ctl.outcome), 10)
             raise
 
+    # ------------------------------------------------------------------ finished
+
+    async def child_finished(
+        self,
+        ctl: RunController,
+        status: FinalStatus,
+        usage: p.Usage,
+        result: Any,
+        run_error: p.RunError | None,
+    ) -> None:
+        """Keep a finished child's report until its parent has it; tell the parent's stream."""
+        assert ctl.link is not None
+        summary: str | None = None
+        if status == "completed" and result is not None:
+            summary = child_report_text(result.output)
+            await quiet(self.supervisor.store.set_report(ctl.run_id, summary))
+        parent = self.supervisor.runs.get(ctl.link.parent_run_id)
+        if parent is None:
+            return
+        parent.log.emit(
+            SubagentFinished(
+                child_run_id=ctl.run_id,
+                task_id=ctl.link.task_id,
+                status=status,
+                usage=usage,
+                summary=_first_line(summary) if summary else None,
+                error=run_error,
+            )
+        )
+
     # ------------------------------------------------------------------ restore
 
     async def restore(self, ctx: RunContext[Any]) -> list[RestoredChild]:
@@ -225,4 +257,16 @@ def _stored_outcome(record: RunRecord, spec: ChildSpec) -> RunResult:
     raise SubagentFailed(f"the subagent run ended {record.status} ({record.error or 'no answer'})")
 
 
-__all__ = ["SubagentFailed", "SubagentHost"]
+def child_report_text(output: Any) -> str:
+    """A child's output as the text its report carries (and the store keeps)."""
+    if output is None:
+        return ""
+    return output if isinstance(output, str) else repr(output)
+
+
+def _first_line(text: str, limit: int = 160) -> str:
+    line = text.strip().splitlines()[0] if text.strip() else ""
+    return line if len(line) <= limit else line[: limit - 1] + "…"
+
+
+__all__ = ["SubagentFailed", "SubagentHost", "child_report_text"]

@@ -42,7 +42,6 @@ from lovia_server.protocol import (
     Decision,
     RunFinished,
     RunStarted,
-    SubagentFinished,
     ToolResult,
     UserMessage,
 )
@@ -193,7 +192,7 @@ class RunSupervisor:
                 cwd=str(spec.cwd),
                 parent_id=link.parent_session_id if link is not None else None,
             )
-            await self.store.insert_run(self._record(ctl))
+            await self.store.insert_run(ctl.record())
 
         return await self._launch(ctl, model_input, persist)
 
@@ -253,7 +252,7 @@ class RunSupervisor:
         async def persist() -> None:
             runs = [r.id for r in await self.store.runs_for_session(record.session_id)]
             ctl.turn_index = runs.index(run_id) if run_id in runs else len(runs)
-            await self.store.insert_run(self._record(ctl))
+            await self.store.insert_run(ctl.record())
             await self.store.touch_session(record.session_id)
 
         return await self._launch(ctl, record.prompt if from_prompt else "", persist)
@@ -400,9 +399,6 @@ class RunSupervisor:
     ) -> tuple[list[str], str | None]:
         return await self.queries.cut_conversation(session_id, turn_index)
 
-    async def ensure_known_run(self, run_id: str) -> RunRecord:
-        return await self.queries.known_run(run_id)
-
     def live_runs(self) -> list[p.LiveRun]:
         return self.queries.live_runs()
 
@@ -430,25 +426,6 @@ class RunSupervisor:
         self.projection.tool_output(session_id, call_id, stream, text)
 
     # ================================================================== driving a run
-
-    def _record(self, ctl: RunController) -> RunRecord:
-        return RunRecord(
-            id=ctl.run_id,
-            session_id=ctl.session_id,
-            status="running",
-            error=None,
-            prompt=ctl.prompt,
-            model=ctl.spec.model_label,
-            agent=ctl.spec.agent_label,
-            cwd=str(ctl.spec.cwd),
-            started_at=ctl.started_at,
-            finished_at=None,
-            usage=None,
-            resumable=False,
-            parent_run_id=ctl.parent_run_id,
-            task_id=ctl.link.task_id if ctl.link is not None else None,
-            spawn_key=ctl.link.spawn_key if ctl.link is not None else None,
-        )
 
     async def _drive(self, ctl: RunController, model_input: Any) -> None:
         result: Any = None
@@ -604,49 +581,9 @@ class RunSupervisor:
             )
             await self.store.touch_session(ctl.session_id)
         if ctl.link is not None:
-            await self._child_finished(ctl, status, usage, result, run_error)
+            await self.subagents.child_finished(ctl, status, usage, result, run_error)
         if not ctl.outcome.done():
             ctl.outcome.set_result(RunOutcome(status, result, error, run_error))
-
-    async def _child_finished(
-        self,
-        ctl: RunController,
-        status: FinalStatus,
-        usage: p.Usage,
-        result: Any,
-        run_error: p.RunError | None,
-    ) -> None:
-        """Keep a finished child's report until its parent has it; tell the parent's stream."""
-        assert ctl.link is not None
-        summary: str | None = None
-        if status == "completed" and result is not None:
-            summary = child_report_text(result.output)
-            await quiet(self.store.set_report(ctl.run_id, summary))
-        parent = self.runs.get(ctl.link.parent_run_id)
-        if parent is None:
-            return
-        parent.log.emit(
-            SubagentFinished(
-                child_run_id=ctl.run_id,
-                task_id=ctl.link.task_id,
-                status=status,
-                usage=usage,
-                summary=_first_line(summary) if summary else None,
-                error=run_error,
-            )
-        )
-
-
-def child_report_text(output: Any) -> str:
-    """A child's output as the text its report carries (and the store keeps)."""
-    if output is None:
-        return ""
-    return output if isinstance(output, str) else repr(output)
-
-
-def _first_line(text: str, limit: int = 160) -> str:
-    line = text.strip().splitlines()[0] if text.strip() else ""
-    return line if len(line) <= limit else line[: limit - 1] + "…"
 
 
 __all__ = ["RunController", "RunSpec", "RunSupervisor", "path_uri", "project_entries"]

@@ -33,6 +33,8 @@ class PendingQuestion:
 
 
 class QuestionBroker:
+    """Questions of live runs (on their controllers), and which run asked each."""
+
     def __init__(self, channel: HumanChannel, runs: RunTable, editor: EditorPort) -> None:
         self.channel = channel
         self.runs = runs

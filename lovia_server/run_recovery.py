@@ -23,6 +23,8 @@ from lovia_server.store import RunRecord, ServerStore
 
 
 class RunRecovery:
+    """Closes and keeps what stopped runs left in the store, session and checkpoints."""
+
     def __init__(
         self,
         *,

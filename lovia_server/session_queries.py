@@ -26,7 +26,6 @@ from lovia.transcript import (
 from lovia_server import protocol as p
 from lovia_server.approval_broker import ApprovalBroker
 from lovia_server.event_log import Publisher
-from lovia_server.event_projection import EventProjection
 from lovia_server.events import parse_arguments, todo_items, tool_kind, tool_title
 from lovia_server.ports import RunTurn
 from lovia_server.protocol import as_run_status, as_tool_kind
@@ -35,6 +34,8 @@ from lovia_server.store import RunRecord, ServerStore, checkpoint_id
 
 
 class SessionQueries:
+    """Reads the store and the live runs; the only writes are the two conversation edits."""
+
     def __init__(
         self,
         *,
@@ -44,7 +45,7 @@ class SessionQueries:
         publisher: Publisher,
         runs: RunTable,
         approvals: ApprovalBroker,
-        projection: EventProjection,
+        tools_seen: Mapping[str, Mapping[str, Tool]],
     ) -> None:
         self.store = store
         self.sessions = sessions
@@ -52,7 +53,8 @@ class SessionQueries:
         self.publisher = publisher
         self.runs = runs
         self.approvals = approvals
-        self.projection = projection
+        # the event projection's tools by agent label: stored calls are titled as live ones
+        self.tools_seen = tools_seen
 
     async def replay(self, run_id: str, after_seq: int) -> p.ReplayResult:
         record = await self.known_run(run_id)
@@ -129,9 +131,7 @@ class SessionQueries:
         return p.SessionResult(
             session_id=session_id,
             title=row["title"],
-            entries=project_entries(
-                entries, self.projection.tools_seen.get(row["agent"] or "", {})
-            ),
+            entries=project_entries(entries, self.tools_seen.get(row["agent"] or "", {})),
             todos=todo_items(todos_from_entries(entries)),
             runs=[r.to_wire() for r in runs],
             children=await self._children_view([r.id for r in runs]),

@@ -111,7 +111,7 @@ class RunSupervisor:
             publisher=publisher,
             runs=self.runs,
             approvals=self.approvals,
-            projection=self.projection,
+            tools_seen=self.projection.tools_seen,
         )
 
     # ================================================================== start-up

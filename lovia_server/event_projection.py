@@ -83,27 +83,27 @@ class EventProjection:
         """Show one lovia event in the run's stream, with what it implies (see the module)."""
         log = ctl.log
         if isinstance(ev, events.TextDelta):
-            ctl.message_has_text = True
-            log.delta("message.delta", ctl.message_id, ev.delta)
+            ctl.stream.message_has_text = True
+            log.delta("message.delta", ctl.stream.message_id, ev.delta)
             if log.needs_turn():
                 await asyncio.sleep(0)
         elif isinstance(ev, events.ReasoningDelta):
-            log.delta("reasoning.delta", ctl.message_id, ev.delta)
+            log.delta("reasoning.delta", ctl.stream.message_id, ev.delta)
             if log.needs_turn():
                 await asyncio.sleep(0)
         elif isinstance(ev, events.TurnStarted):
-            ctl.turns = ev.turn
-            ctl.awaiting_model = True
+            ctl.stream.turns = ev.turn
+            ctl.stream.awaiting_model = True
         elif isinstance(ev, events.OutputDiscarded):
-            log.emit(OutputDiscarded(message_id=ctl.message_id))
+            log.emit(OutputDiscarded(message_id=ctl.stream.message_id))
         elif isinstance(ev, events.MessageCompleted):
-            ctl.awaiting_model = False
+            ctl.stream.awaiting_model = False
             self._message_completed(ctl, ev)
             await self._checkpoint_before_batch(ctl, ev)
         elif isinstance(ev, events.UserMessageInjected):
             self._steer_delivered(ctl, ev)
         elif isinstance(ev, events.ToolCallStarted):
-            known = ctl.calls.get(ev.call.id)
+            known = ctl.stream.calls.get(ev.call.id)
             await self.checkpoint(ctl, [ev.tool or (known.tool if known else None)])
             info = self.announce(ctl, ev.call.id, ev.call.name, ev.call.arguments, ev.tool)
             report_progress(
@@ -120,7 +120,7 @@ class EventProjection:
                 Handoff(
                     from_agent=ev.from_agent.name,
                     to_agent=ev.to_agent.name,
-                    reason=ctl.last_handoff_reason,
+                    reason=ctl.stream.last_handoff_reason,
                 )
             )
         elif isinstance(ev, events.ContextCompacted):
@@ -137,28 +137,28 @@ class EventProjection:
 
     def _message_completed(self, ctl: RunController, ev: events.MessageCompleted) -> None:
         text = "".join(e.content for e in ev.entries if isinstance(e, AssistantTextEntry))
-        if text or ctl.message_has_text:
-            ctl.log.emit(MessageCompleted(message_id=ctl.message_id, text=text))
+        if text or ctl.stream.message_has_text:
+            ctl.log.emit(MessageCompleted(message_id=ctl.stream.message_id, text=text))
         if ev.usage is not None:
-            ctl.usage.add(ev.usage)
+            ctl.stream.usage.add(ev.usage)
             if ev.usage.input_tokens > 0:
-                ctl.context_tokens = ev.usage.input_tokens
+                ctl.stream.context_tokens = ev.usage.input_tokens
             ctl.log.emit(
                 UsageUpdated.of(
                     usage_payload(
-                        ctl.usage,
-                        context_tokens=ctl.context_tokens,
+                        ctl.stream.usage,
+                        context_tokens=ctl.stream.context_tokens,
                         context_window=ctl.spec.context_window,
                         price=ctl.spec.price,
                     )
                 )
             )
-        ctl.new_message()
+        ctl.stream.new_message()
 
     async def checkpoint(self, ctl: RunController, tools: list[Tool | None]) -> None:
         """The turn's restore point, before the first of its calls that may change files.
         A subagent's run takes none: its parent's turn took one before spawning it."""
-        if self.restore is None or ctl.checkpointed or ctl.link is not None:
+        if self.restore is None or ctl.stream.checkpointed or ctl.link is not None:
             return
         try:
             created = await self.restore.before_write(ctl.turn, tools)
@@ -166,7 +166,7 @@ class EventProjection:
             logger.warning("restore_point.failed: %s", ctl.run_id, exc_info=True)
             return
         if created is not None:
-            ctl.checkpointed = True
+            ctl.stream.checkpointed = True
             ctl.log.emit(created)
 
     async def _checkpoint_before_batch(
@@ -175,7 +175,12 @@ class EventProjection:
         """Calls of one message may run concurrently, each starting before its ``tool.call``
         reaches us: take the point now when a parallel (or not yet seen) tool may write."""
         names = [e.name for e in ev.entries if isinstance(e, ToolCallEntry)]
-        if len(names) < 2 or ctl.checkpointed or self.restore is None or ctl.link is not None:
+        if (
+            len(names) < 2
+            or ctl.stream.checkpointed
+            or self.restore is None
+            or ctl.link is not None
+        ):
             return  # a lone call runs by itself, after its announcement
         known = {**_declared_tools(ctl.spec.agent), **self.tools_seen.get(ctl.spec.agent_label, {})}
         tools = [known.get(name) for name in names]
@@ -191,9 +196,9 @@ class EventProjection:
     def announce(
         self, ctl: RunController, call_id: str, name: str, arguments: str, tool: Tool | None
     ) -> CallInfo:
-        info = ctl.calls.get(call_id)
+        info = ctl.stream.calls.get(call_id)
         if info is None:
-            info = ctl.calls[call_id] = CallInfo(name, parse_arguments(arguments))
+            info = ctl.stream.calls[call_id] = CallInfo(name, parse_arguments(arguments))
         if info.tool is None and tool is not None:
             info.tool = tool
             self.tools_seen.setdefault(ctl.spec.agent_label, {})[name] = tool
@@ -248,7 +253,7 @@ class EventProjection:
         )
         if info.tool is not None and info.tool.is_handoff and not ev.is_error:
             reason = info.args.get("reason")
-            ctl.last_handoff_reason = reason if isinstance(reason, str) else None
+            ctl.stream.last_handoff_reason = reason if isinstance(reason, str) else None
         if not ev.is_error and _is_todo_update(info.tool, ev.result):
             ctl.log.emit(TodoUpdated(items=todo_items(ev.result)))
             done = sum(1 for i in ev.result if getattr(i, "status", "") == "completed")
@@ -263,14 +268,14 @@ class EventProjection:
         if ctl is None or not call_id:
             return
         # Subagents share their parent's workspace session: the call says whose output it is.
-        owner = ctl if call_id in ctl.calls else self._call_owner(ctl, call_id)
+        owner = ctl if call_id in ctl.stream.calls else self._call_owner(ctl, call_id)
         owner.log.delta("tool.update", call_id, text, _stream(stream))
 
     def _call_owner(self, ctl: RunController, call_id: str) -> RunController:
         pending = self.runs.children_of(ctl.run_id)
         while pending:
             child = pending.pop()
-            if call_id in child.calls:
+            if call_id in child.stream.calls:
                 return child
             pending.extend(self.runs.children_of(child.run_id))
         return ctl

@@ -101,7 +101,7 @@ class QuestionBroker:
             question_id=question_id,
             run_id=ctl.run_id,
             session_id=ctl.session_id,
-            tool_call_id=call_id if call_id in ctl.calls else None,
+            tool_call_id=call_id if call_id in ctl.stream.calls else None,
         )
 
 

@@ -104,6 +104,26 @@ class SteerQueue:
 
 
 @dataclass
+class StreamState:
+    """What a run's stream has shown so far: the event projection's working state."""
+
+    calls: dict[str, CallInfo] = field(default_factory=dict)
+    message_id: str = ""  # the assistant message being streamed
+    message_has_text: bool = False
+    usage: Usage = field(default_factory=Usage)
+    context_tokens: int | None = None
+    turns: int = 0
+    awaiting_model: bool = False  # a turn started and its message is not complete yet
+    last_handoff_reason: str | None = None
+    checkpointed: bool = False  # this attempt took its turn's restore point
+
+    def new_message(self) -> str:
+        self.message_id = short_id("msg")
+        self.message_has_text = False
+        return self.message_id
+
+
+@dataclass
 class RunController:
     """A live run: what it is, how it is stopped, and what its stream has shown so far."""
 
@@ -134,16 +154,7 @@ class RunController:
     # waiting on the user
     approvals: dict[str, PendingApproval] = field(default_factory=dict)
     questions: set[str] = field(default_factory=set)
-    # the stream so far (the event projection's)
-    calls: dict[str, CallInfo] = field(default_factory=dict)
-    message_id: str = ""
-    message_has_text: bool = False
-    usage: Usage = field(default_factory=Usage)
-    context_tokens: int | None = None
-    turns: int = 0
-    awaiting_model: bool = False  # a turn started and its message is not complete yet
-    last_handoff_reason: str | None = None
-    checkpointed: bool = False  # this attempt took its turn's restore point
+    stream: StreamState = field(default_factory=StreamState)
 
     @property
     def status(self) -> RunStatus:
@@ -197,11 +208,6 @@ class RunController:
             spawn_key=self.link.spawn_key if self.link is not None else None,
         )
 
-    def new_message(self) -> str:
-        self.message_id = short_id("msg")
-        self.message_has_text = False
-        return self.message_id
-
 
 class RunTable:
     """The live runs of this process, by run id and by session (one live run per session)."""
@@ -249,6 +255,7 @@ __all__ = [
     "RunController",
     "RunTable",
     "SteerQueue",
+    "StreamState",
     "quiet",
     "report_progress",
     "short_id",

@@ -278,7 +278,7 @@ def _live_view(c: RunController) -> p.LiveRun:
         run_id=c.run_id,
         session_id=c.session_id,
         status=c.status,
-        turns=c.turns,
+        turns=c.stream.turns,
         agent=c.spec.agent_label,
         model=c.spec.model_label,
         started_at=int(c.started_at * 1000),

@@ -247,7 +247,7 @@ class RunSupervisor:
             steering=SteerQueue(mailbox) if mailbox is not None else SteerQueue(),
         )
         if snapshot is not None:
-            ctl.usage = snapshot.usage.clone()
+            ctl.stream.usage = snapshot.usage.clone()
 
         async def persist() -> None:
             runs = [r.id for r in await self.store.runs_for_session(record.session_id)]
@@ -367,7 +367,7 @@ class RunSupervisor:
             ctl.shutting_down = True
             ctl.cancel_token.cancel("server shutdown")
             self.approvals.cancel_all(ctl)
-            if ctl.awaiting_model and ctl.task is not None:
+            if ctl.stream.awaiting_model and ctl.task is not None:
                 ctl.task.cancel()
         tasks = [c.task for c in self.runs.all() if c.task is not None]
         if tasks:
@@ -453,7 +453,7 @@ class RunSupervisor:
             report_progress(self.editor, "begin", ctl.run_id, ctl.prompt)
             if self.restore is not None:
                 self.restore.run_started(ctl.turn)
-            ctl.new_message()
+            ctl.stream.new_message()
             resume = ctl.resumed and not ctl.from_prompt
             while True:
                 # The checkpoint is deleted after the session append (below), never before:
@@ -535,13 +535,13 @@ class RunSupervisor:
             await self.recovery.keep_completed_turns(ctl.session_id, ctl.checkpoint_id)
         self.approvals.cancel_all(ctl)
         self.questions.cancel_all(ctl)
-        for call_id, info in ctl.calls.items():
+        for call_id, info in ctl.stream.calls.items():
             if info.announced and not info.result_sent:
                 info.result_sent = True
                 ctl.log.emit(ToolResult.cancelled(call_id, "Cancelled."))
         usage = usage_payload(
-            ctl.usage,
-            context_tokens=ctl.context_tokens,
+            ctl.stream.usage,
+            context_tokens=ctl.stream.context_tokens,
             context_window=ctl.spec.context_window,
             price=ctl.spec.price,
         )

@@ -11,7 +11,6 @@ to the next run.
 from __future__ import annotations
 
 import asyncio
-import gc
 import importlib
 import logging
 from collections.abc import Callable, Coroutine
@@ -20,7 +19,6 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from lovia.stores import SQLiteCheckpointer, SQLiteSession
 from lovia.tools.human import HumanChannel, ask_human
-from lovia_server import codegen_cache
 from lovia_server.agents import BUILTIN_CODING, check_model, coding_agent
 from lovia_server.mcp_policy import MCPPolicy
 from lovia_server.ports import EditorPort, RestorePort, WorkspacePort
@@ -130,23 +128,11 @@ class HostCore:
         """Import the configured vendor SDK in the background (it takes seconds), so the first
         run does not wait for it."""
         modules = self._sdk_modules()
-        if not modules:
-            return
-        # Runs wait for these imports, so little else makes garbage meanwhile: collections (one
-        # every few ms, 20-30 ms in all here) would only slow them down, and what they load is
-        # the server's for good (frozen at the end, like the rest of start-up).
-        collecting = gc.isenabled()
-        gc.disable()
-        try:
-            for module in modules:
-                try:
-                    await asyncio.to_thread(importlib.import_module, module)
-                except Exception:
-                    logger.debug("warm_up.failed: %s", module, exc_info=True)
-        finally:
-            if collecting:
-                gc.freeze()
-                gc.enable()
+        for module in modules:
+            try:
+                await asyncio.to_thread(importlib.import_module, module)
+            except Exception:
+                logger.debug("warm_up.failed: %s", module, exc_info=True)
 
     async def imports_settled(self) -> None:
         """Wait for the background SDK imports: importing the same package from two threads
@@ -163,13 +149,7 @@ class HostCore:
         connection, probing the context window, before the first request needs them.
         """
         await self.imports_settled()
-        try:
-            await self._warm_run_path(warm_workspace)
-        finally:
-            # Everything loaded so far lives as long as the server: moved out of the collector's
-            # reach, a full collection no longer pauses a streaming run for tens of ms.
-            gc.freeze()
-            await codegen_cache.settle_in_thread()  # start-up's code, for the next start
+        await self._warm_run_path(warm_workspace)
 
     async def _warm_run_path(self, warm_workspace: Callable[[], object] | None) -> None:
         from lovia.plugins.todo import Todo
@@ -189,8 +169,6 @@ class HostCore:
             from lovia.providers import provider_from_string
 
             provider = provider_from_string(model)
-            gc.freeze()  # before the network wait: what loaded so far is the server's for good
-            await codegen_cache.settle_in_thread()  # start-up's code, for the next start
             warm_up = getattr(provider, "warm_up", None)
             if warm_up is not None:
                 await warm_up()

@@ -60,8 +60,7 @@ class ServerRuntime:
             self.workspace,
             state_dir / "restore-points",
             live_runs=lambda: [
-                LiveRun(c.run_id, c.session_id, c.spec.root)
-                for c in self.supervisor.by_run.values()
+                LiveRun(t.run_id, t.session_id, t.root) for t in self.supervisor.live_turns()
             ],
             never_store=(state_dir,),
         )
@@ -122,9 +121,7 @@ class ServerRuntime:
         self.core.mcp.settings_changed()
 
     def cancel_from_progress(self, run_id: str) -> None:
-        ctl = self.supervisor.by_run.get(run_id)
-        if ctl is not None:
-            self.supervisor.cancel(ctl)
+        self.supervisor.stop(run_id)
 
     # ================================================================== requests
 
@@ -172,30 +169,21 @@ class ServerRuntime:
         return await self.agents.spec_for_record(self._place(cwd, record.session_id), record)
 
     async def steer(self, params: p.SteerParams) -> p.SteerResult:
-        ctl = await self.supervisor.active_controller(params.run_id)
-        return self.supervisor.steer(ctl, params.message)
+        return await self.supervisor.steer(params.run_id, params.message)
 
     async def unsteer(self, params: p.UnsteerParams) -> p.UnsteerResult:
-        ctl = self.supervisor.by_run.get(params.run_id)
-        if ctl is None:
-            # A finished run delivered (or dropped) its steers: nothing left to withdraw.
-            await self.supervisor.ensure_known_run(params.run_id)
-            return p.UnsteerResult(withdrawn=False)
-        return self.supervisor.unsteer(ctl, params.message_id)
+        return await self.supervisor.unsteer(params.run_id, params.message_id)
 
     async def approve(self, params: p.ApproveParams) -> p.ApproveResult:
-        ctl = await self.supervisor.active_controller(params.run_id)
-        return self.supervisor.approve(
-            ctl, params.approval_id, params.decision, params.message, params.edits
+        return await self.supervisor.approve(
+            params.run_id, params.approval_id, params.decision, params.message, params.edits
         )
 
     async def answer(self, params: p.AnswerParams) -> p.AnswerResult:
-        ctl = await self.supervisor.active_controller(params.run_id)
-        return self.supervisor.answer(ctl, params.question_id, params.answer)
+        return await self.supervisor.answer(params.run_id, params.question_id, params.answer)
 
     async def cancel(self, params: p.RunIdParams) -> p.CancelResult:
-        ctl = await self.supervisor.active_controller(params.run_id)
-        return self.supervisor.cancel(ctl)
+        return await self.supervisor.cancel(params.run_id)
 
     async def resume(self, params: p.RunIdParams) -> p.LaunchResult:
         await self.core.imports_settled()

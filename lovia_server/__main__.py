@@ -30,13 +30,9 @@ def _parse(argv: list[str] | None, prog: str) -> Any:
 
     parser = argparse.ArgumentParser(prog=prog, description="The lovia language server.")
     parser.add_argument("--tcp", metavar="HOST:PORT", help="listen on TCP instead of stdio")
-    parser.add_argument("--log-file", help="write logs to this file (default: stderr)")
-    parser.add_argument(
-        "--log-level",
-        default=os.environ.get("LOVIA_LOG_LEVEL", "WARNING"),
-        help="DEBUG, INFO, WARNING (default) or ERROR",
-    )
-    parser.add_argument("--version", action="store_true", help="print the version and exit")
+    from lovia_server.host_logging import add_arguments
+
+    add_arguments(parser)
     parser.add_argument(
         "--probe",
         action="store_true",
@@ -44,18 +40,6 @@ def _parse(argv: list[str] | None, prog: str) -> Any:
         "check an interpreter before starting the server)",
     )
     return parser.parse_args(argv)
-
-
-def _setup_logging(level: str, log_file: str | None) -> None:
-    handler: logging.Handler = (
-        logging.FileHandler(log_file) if log_file else logging.StreamHandler(sys.stderr)
-    )
-    handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)-7s %(name)s: %(message)s"))
-    root = logging.getLogger()
-    root.handlers = [handler]
-    root.setLevel(getattr(logging, level.upper(), logging.WARNING))
-    # pygls logs every message body at INFO; keep it quiet unless debugging.
-    logging.getLogger("pygls").setLevel(max(root.level, logging.WARNING))
 
 
 def _serve_stdio() -> None:
@@ -125,7 +109,10 @@ def sub_main(argv: list[str] | None = None, *, prog: str = "lovia-server") -> in
 
         print(f"lovia-server {server_version()}")
         return 0
-    _setup_logging(args.log_level, args.log_file)
+    from lovia_server.host_logging import setup_logging
+
+    # pygls logs every message body at INFO; keep it quiet unless debugging.
+    setup_logging(args.log_level, args.log_file, quiet=("pygls",))
     if args.tcp:
         from lovia_server.server import create_server
 

@@ -39,24 +39,10 @@ def _parse(argv: list[str] | None, prog: str) -> argparse.Namespace:
         default=os.environ.get("LOVIA_MODELS", ""),
         help="comma-separated models the client's model picker offers",
     )
-    parser.add_argument("--log-file", help="write logs to this file (default: stderr)")
-    parser.add_argument(
-        "--log-level",
-        default=os.environ.get("LOVIA_LOG_LEVEL", "WARNING"),
-        help="DEBUG, INFO, WARNING (default) or ERROR",
-    )
-    parser.add_argument("--version", action="store_true", help="print the version and exit")
+    from lovia_server.host_logging import add_arguments
+
+    add_arguments(parser)
     return parser.parse_args(argv)
-
-
-def _setup_logging(level: str, log_file: str | None) -> None:
-    handler: logging.Handler = (
-        logging.FileHandler(log_file) if log_file else logging.StreamHandler(sys.stderr)
-    )
-    handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)-7s %(name)s: %(message)s"))
-    root = logging.getLogger()
-    root.handlers = [handler]
-    root.setLevel(getattr(logging, level.upper(), logging.WARNING))
 
 
 def _options(args: argparse.Namespace) -> object:
@@ -99,7 +85,9 @@ def sub_main(argv: list[str] | None = None, *, prog: str = "lovia acp") -> int:
 
         print(f"lovia acp {server_version()}")
         return 0
-    _setup_logging(args.log_level, args.log_file)
+    from lovia_server.host_logging import setup_logging
+
+    setup_logging(args.log_level, args.log_file)
     # Only protocol frames may reach the client's stdout: the real one is kept for the writer,
     # and fd 1 (print(), stray child output) goes to stderr from here on.
     protocol_out = os.fdopen(os.dup(1), "wb", buffering=0)

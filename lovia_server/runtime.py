@@ -39,7 +39,6 @@ from lovia_server.sandbox import sandbox_status
 from lovia_server.settings import UNTRUSTED_MCP, default_state_dir
 from lovia_server.store import RunRecord, ServerStore
 from lovia_server.supervisor import RunSupervisor
-from lovia_server.writer import queue_cap
 
 if TYPE_CHECKING:
     from lovia_server.server import LoviaServer
@@ -62,14 +61,7 @@ class ServerRuntime:
         self.workspace = EditorWorkspace(
             server, on_output=lambda *args: self.supervisor.tool_output(*args)
         )
-        self.publisher = Publisher(
-            store,
-            self.editor.notify,
-            send_json=self.editor.notify_json,
-            backlog=self.editor.backlog,
-            drained=self.editor.drained,
-            backlog_limit=queue_cap(),
-        )
+        self.publisher = Publisher(store, self.editor.notify, wire=self.editor)
         self.restore_points = RestorePointService(
             server,
             self.workspace,
@@ -468,7 +460,6 @@ class ServerRuntime:
             dropped_events=stats["dropped"],
             dropped_bytes=stats["droppedBytes"],
             skipped_deltas=self.publisher.skipped,
-            split_notifications=stats.get("split", 0),
         )
 
     def _mcp_view(self) -> list[p.MCPServerInfo]:

@@ -28,6 +28,7 @@ import asyncio
 import collections
 import logging
 import os
+import stat
 from typing import BinaryIO, Literal, Protocol
 
 logger = logging.getLogger("lovia_server.writer")
@@ -60,7 +61,8 @@ class Sink(Protocol):
 
 
 class _FileSink:
-    """A regular file as a sink: writing to it never waits for a reader."""
+    """A file or terminal as a sink, written with plain blocking writes: a file never waits for
+    a reader, and a terminal shared with the user's shell must not be left non-blocking."""
 
     def __init__(self, stream: BinaryIO) -> None:
         self._stream = stream
@@ -116,15 +118,18 @@ class FrameWriter:
 
     @classmethod
     async def open(cls, stream: BinaryIO, *, cap: int | None = None) -> FrameWriter:
-        """A writer over ``stream`` on the running loop: a pipe, socket or terminal through the
-        loop's non-blocking transport, a regular file with plain writes."""
+        """A writer over ``stream`` on the running loop: a pipe or socket (how editors start the
+        server) through the loop's non-blocking transport, anything else with plain writes."""
         writer = cls(cap=cap)
-        loop = asyncio.get_running_loop()
         try:
-            transport, _ = await loop.connect_write_pipe(lambda: _PipeProtocol(writer), stream)
-        except ValueError:  # not a pipe, socket or character device
+            mode = os.fstat(stream.fileno()).st_mode
+        except (OSError, ValueError):
+            mode = 0
+        if not (stat.S_ISFIFO(mode) or stat.S_ISSOCK(mode)):
             writer._sink = _FileSink(stream)
             return writer
+        loop = asyncio.get_running_loop()
+        transport, _ = await loop.connect_write_pipe(lambda: _PipeProtocol(writer), stream)
         # Pause as soon as the pipe leaves anything behind: queued frames then wait here, where
         # an answer can overtake them, not in the transport's buffer.
         transport.set_write_buffer_limits(high=0, low=0)

@@ -143,7 +143,7 @@ def sub_main(argv: list[str] | None = None, *, prog: str = "lovia-server") -> in
     from lovia_server import codegen_cache
 
     codegen_cache.install()
-    # The database and stdout threads hand each result back through the GIL; while the loop
+    # The database thread hands each result back through the GIL; while the loop
     # is busy (a burst of deltas) every hand-back would wait up to the default 5 ms.
     sys.setswitchinterval(SWITCH_INTERVAL)
     if args.tcp:

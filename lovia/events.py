@@ -97,6 +97,8 @@ class MessageCompleted(MessageEvent):
 class UserMessageInjected(MessageEvent):
     content: str | list[ContentPart]
     turn: int
+    token: int | None = field(default=None, kw_only=True)
+    """The message's ``Mailbox.push`` token (None when built outside the loop)."""
 
 
 @dataclass

@@ -30,7 +30,13 @@ class Mailbox:
         return self._items.pop(token, None) is not None
 
     def drain(self) -> list[InjectedContent]:
-        items = list(self._items.values())
+        return [content for _token, content in self.take()]
+
+    def take(self) -> list[tuple[int, InjectedContent]]:
+        """Drain, keeping each message's token: the run loop reports the token with the
+        delivery (``UserMessageInjected.token``), so whoever pushed a message knows when that
+        one arrived (two messages may say the same thing)."""
+        items = list(self._items.items())
         self._items.clear()
         return items
 

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import gc
 import logging
 import os
 import signal
@@ -15,9 +14,6 @@ import sys
 import threading
 import types
 from typing import Any
-
-SWITCH_INTERVAL = 0.0005
-"""Seconds a thread may hold the GIL while another waits for it (Python's default: 0.005)."""
 
 
 def _parse(argv: list[str] | None, prog: str) -> Any:
@@ -70,15 +66,13 @@ def _serve_stdio() -> None:
     from lovia_server.writer import FrameWriter
 
     server = create_server()
-    server.collector_paused = True
     stdin = sys.stdin.buffer
     # Nothing else may write to the protocol stream: the writer keeps its own descriptor of it,
     # and fd 1 (print(), a library's or a child's stray output) is stderr from here on.
     protocol_out = os.fdopen(os.dup(1), "wb", buffering=0)
     os.dup2(2, 1)
     sys.stdout = sys.stderr
-    stop = threading.Event()
-    server._stop_event = stop
+    stop = threading.Event()  # run_async's; nothing sets it: EOF, exit or SIGTERM end the loop
 
     async def serve() -> None:
         loop = asyncio.get_running_loop()
@@ -133,19 +127,7 @@ def sub_main(argv: list[str] | None = None, *, prog: str = "lovia-server") -> in
 
         print(f"lovia-server {server_version()}")
         return 0
-    # No collections while the server starts: the imports make well over 100,000 long-lived
-    # objects, and each full collection among them pauses start-up for tens of ms (before the
-    # ``initialize`` answer, too). The ``initialized`` handler turns the collector back on once
-    # the runtime is ready or failed to start (``LoviaServer.resume_collector``).
-    gc.disable()
     _setup_logging(args.log_level, args.log_file)
-    # Before pygls and lsprotocol: their classes' generated methods come from the cache.
-    from lovia_server import codegen_cache
-
-    codegen_cache.install()
-    # The database thread hands each result back through the GIL; while the loop
-    # is busy (a burst of deltas) every hand-back would wait up to the default 5 ms.
-    sys.setswitchinterval(SWITCH_INTERVAL)
     if args.tcp:
         from lovia_server.server import create_server
 
@@ -154,7 +136,6 @@ def sub_main(argv: list[str] | None = None, *, prog: str = "lovia-server") -> in
             print(f"error: --tcp expects HOST:PORT, got {args.tcp!r}", file=sys.stderr)
             return 2
         server = create_server()
-        server.collector_paused = True
         server.start_tcp(host, int(port))
         return 0
     _serve_stdio()

@@ -1,12 +1,20 @@
-"""JSON-RPC hygiene, enforced where messages enter and leave the server.
+"""The language server's JSON-RPC guard: every request answered once, no traceback leaks.
 
 pygls dispatches whatever it manages to build: a request without ``params`` or with params that
 do not fit the method's type is dropped without a reply, invalid JSON is reported through
 ``window/showMessage``, and an unexpected exception travels to the client with its traceback.
-``GuardedProtocol`` validates every incoming message itself and answers each request exactly
-once, with a result or a typed error (-32700, -32600, -32601, -32602, -32603, ...). Exception
+``GuardedProtocol`` judges every incoming frame with the envelope rules both front doors share
+(``jsonrpc_envelope``), answers what is malformed itself, and hands the rest to pygls' own
+``handle_message``. Answers leave through one exit that sends each accepted request exactly one
+answer, a result or a typed error (-32700, -32600, -32601, -32602, -32603, ...); exception
 details go to the log only. Because this happens below the handlers, a new method cannot forget
 it.
+
+Only documented pygls extension points are subclassed (``structure_message``,
+``handle_message``, ``send_request``, the ``@lsp_method`` builtins, ``report_server_error``),
+except for the few private members listed under "pygls seams" in docs/architecture.md, each
+with the reason pygls offers no hook for it; ``tests/server/test_pygls_seams.py`` fails when
+pygls changes one of them.
 """
 
 from __future__ import annotations
@@ -21,68 +29,43 @@ import uuid
 from collections import Counter
 from collections.abc import Generator
 from concurrent.futures import Future
-from functools import partial
 from typing import Any
 
 import cattrs
 from lsprotocol import types as lsp
-from pygls.exceptions import JsonRpcException
+from pygls.exceptions import (
+    FeatureNotificationError,
+    FeatureRequestError,
+    JsonRpcException,
+    JsonRpcInvalidParams,
+)
 from pygls.lsp.server import LanguageServer
 from pygls.protocol import LanguageServerProtocol, lsp_method
-from pygls.protocol.json_rpc import MsgId
-from pygls.protocol.language_server import _prepare_command_arguments
+from pygls.protocol.json_rpc import JsonRPCNotification, JsonRPCRequestMessage
 
 from lovia_server import protocol as p
+from lovia_server.jsonrpc_envelope import (
+    INTERNAL_ERROR,
+    INTERNAL_MESSAGE,
+    INVALID_PARAMS,
+    Envelope,
+    Kind,
+    MsgId,
+    Rejection,
+    classify,
+    error_object,
+    internal_error,
+    method_not_found,
+    params_error,
+    parse_error,
+    safe_error,
+    short,
+)
 from lovia_server.writer import FrameWriter, Lane
 
 logger = logging.getLogger("lovia_server.jsonrpc")
 
-PARSE_ERROR = p.ErrorCode.PARSE_ERROR
-INVALID_REQUEST = p.ErrorCode.INVALID_REQUEST
-METHOD_NOT_FOUND = p.ErrorCode.METHOD_NOT_FOUND
-INVALID_PARAMS = p.INVALID_PARAMS
-INTERNAL_ERROR = p.INTERNAL_ERROR
-REQUEST_CANCELLED = p.ErrorCode.REQUEST_CANCELLED
-
-INTERNAL_MESSAGE = "Internal error (details are in the server log)"
-
-_TRACEBACK_MARK = "Traceback (most recent call last)"
-_LOG_LIMIT = 200
-
-
-def _is_id(value: Any) -> bool:
-    """JSON-RPC ids we accept: strings and integers (``true`` is not an id)."""
-    return isinstance(value, (str, int)) and not isinstance(value, bool)
-
-
-def _short(value: Any) -> str:
-    """A bounded repr for logs (a 1 MB payload must not become a 1 MB log line)."""
-    text = repr(value)
-    return text if len(text) <= _LOG_LIMIT else text[:_LOG_LIMIT] + "..."
-
-
-def error_object(code: int, message: str, data: Any = None) -> dict[str, Any]:
-    error: dict[str, Any] = {"code": code, "message": message}
-    if data is not None:
-        error["data"] = data
-    return error
-
-
-def internal_error(exc: BaseException | None = None) -> dict[str, Any]:
-    """-32603 with a generic message: the exception's text and traceback stay in the log."""
-    return error_object(
-        INTERNAL_ERROR, INTERNAL_MESSAGE, {"type": type(exc).__name__} if exc else None
-    )
-
-
-def _mentions_traceback(value: Any) -> bool:
-    if isinstance(value, str):
-        return _TRACEBACK_MARK in value
-    if isinstance(value, dict):
-        return "traceback" in value or any(_mentions_traceback(v) for v in value.values())
-    if isinstance(value, (list, tuple)):
-        return any(_mentions_traceback(v) for v in value)
-    return False
+REQUEST_CANCELLED = int(p.ErrorCode.REQUEST_CANCELLED)
 
 
 def error_for(exc: BaseException) -> dict[str, Any]:
@@ -94,9 +77,7 @@ def error_for(exc: BaseException) -> dict[str, Any]:
     if isinstance(exc, p.ProtocolError):
         return error_object(exc.code, exc.message, exc.data or None)
     if isinstance(exc, JsonRpcException):
-        if _mentions_traceback(exc.message) or _mentions_traceback(exc.data):
-            return internal_error(exc)
-        return error_object(exc.code, exc.message, exc.data)
+        return safe_error(exc.code, exc.message, exc.data, exc)
     return internal_error(exc)
 
 
@@ -130,10 +111,11 @@ class GuardedProtocol(LanguageServerProtocol):
 
     def __init__(self, server: LanguageServer, converter: cattrs.Converter) -> None:
         super().__init__(server, converter)
+        self.converter = converter
         # Client requests accepted and not answered yet (a Counter: a buggy client may reuse ids).
         self._awaiting: Counter[MsgId] = Counter()
-        # Ids of our own requests to the client: only these may be answered by a response.
-        self._outgoing: set[MsgId] = set()
+        # Our own requests to the client (None while being sent): only these may be answered.
+        self._outgoing: dict[MsgId, Future[Any] | None] = {}
         self._writes: set[asyncio.Future[None]] = set()  # pending writes of an async transport
         self.outgoing: FrameWriter | None = None  # the stdio transport (``set_outgoing``)
         self._shutdown_id: MsgId | None = None  # the shutdown request being handled
@@ -142,192 +124,160 @@ class GuardedProtocol(LanguageServerProtocol):
     # ------------------------------------------------------------------ incoming
 
     def structure_message(self, data: dict[str, Any]) -> Any:
-        """Keep the raw JSON: ``handle_message`` validates and structures it."""
+        """Keep the raw JSON (pygls' reader calls this for every object it decodes):
+        ``handle_message`` judges the envelope first, then structures what pygls will get."""
         return data
 
     def handle_message(self, message: Any) -> None:
-        """Route one parsed frame; never raises (a bad message must not end the reader)."""
+        """Route one decoded frame; never raises (a bad message must not end the reader)."""
         try:
             contextvars.copy_context().run(self._route, message)
         except Exception:
-            logger.exception("jsonrpc.route_failed for %s", _short(message))
+            logger.exception("jsonrpc.route_failed for %s", short(message))
 
     def _route(self, raw: Any) -> None:
-        if not isinstance(raw, dict):
-            kind = type(raw).__name__
-            self._send_error(
-                None, INVALID_REQUEST, f"Invalid request: expected an object, got {kind}"
-            )
-            return
-        if "method" in raw:
-            if "id" in raw:
-                self._on_request(raw)
+        self._forget_finished()
+        verdict = classify(raw)
+        if isinstance(verdict, Rejection):
+            if verdict.answer:
+                error = verdict.error
+                self._send_error(
+                    verdict.answer_id, error["code"], error["message"], error.get("data")
+                )
             else:
-                self._on_notification(raw)
-        elif "id" in raw and ("result" in raw or "error" in raw):
-            self._on_response(raw)
+                kind = verdict.kind.value if verdict.kind else "message"
+                logger.warning("%s.invalid ignored: %s: %s", kind, verdict.reason, short(raw))
+        elif verdict.kind is Kind.REQUEST:
+            self._on_request(verdict)
+        elif verdict.kind is Kind.NOTIFICATION:
+            self._on_notification(verdict)
         else:
-            msg_id = raw.get("id") if _is_id(raw.get("id")) else None
-            self._send_error(
-                msg_id,
-                INVALID_REQUEST,
-                "Invalid request: not a JSON-RPC request, notification or response",
-            )
+            self._on_response(verdict)
 
-    def _on_request(self, raw: dict[str, Any]) -> None:
-        msg_id = raw["id"]
-        if not _is_id(msg_id):
-            self._send_error(
-                None, INVALID_REQUEST, "Invalid request: id must be a string or an integer"
-            )
-            return
+    def _serves(self, method: str) -> bool:
+        return method in self.fm.builtin_features or method in self.fm.features
+
+    def _on_request(self, request: Envelope) -> None:
+        msg_id = request.id
         self._awaiting[msg_id] += 1
         try:
-            self._dispatch_request(msg_id, raw)
+            error = self._refusal(request)
+            if error is not None:
+                self._answer(msg_id, error=error)
+                return
+            message = self._structured(request)
         except p.ProtocolError as exc:
             self._answer(msg_id, error=error_for(exc))
+            return
         except Exception as exc:
-            logger.exception("request.dispatch_failed: %s", _short(raw.get("method")))
+            logger.exception("request.dispatch_failed: %s", short(request.method))
             self._answer(msg_id, error=internal_error(exc))
+            return
+        # pygls runs the handler; its outcome comes back through ``_send_handler_result``.
+        super().handle_message(message)
 
-    def _dispatch_request(self, msg_id: MsgId, raw: dict[str, Any]) -> None:
-        method = raw["method"]
-        if raw.get("jsonrpc") != self.VERSION:
-            raise p.ProtocolError(INVALID_REQUEST, 'Invalid request: jsonrpc must be "2.0"')
-        if not isinstance(method, str):
-            raise p.ProtocolError(INVALID_REQUEST, "Invalid request: method must be a string")
+    def _refusal(self, request: Envelope) -> dict[str, Any] | None:
+        """The error for a well-formed request we will not run, or None."""
         if self._shutdown:
-            raise p.ProtocolError(INVALID_REQUEST, "The server is shutting down")
-        handler = self._handler_for(method)
-        if handler is None:
-            logger.info("request.unknown_method: %s", _short(method))
-            raise p.ProtocolError(
-                METHOD_NOT_FOUND, f"Method not found: {method[:100]}", {"method": method[:100]}
-            )
-        params = self._params_for(msg_id, method, raw)
-        self._ctx_msg_id.set(msg_id)
-        self._execute_handler(
-            msg_id,
-            handler,
-            partial(self._send_handler_result, msg_id=msg_id),
-            args=(params,),
-        )
+            return error_object(p.ErrorCode.INVALID_REQUEST, "The server is shutting down")
+        if not self._serves(request.method):
+            logger.info("request.unknown_method: %s", short(request.method))
+            return method_not_found(request.method)
+        return params_error(request)
 
-    def _handler_for(self, method: str) -> Any:
-        return self.fm.builtin_features.get(method) or self.fm.features.get(method)
-
-    def _params_for(self, msg_id: MsgId | None, method: str, raw: dict[str, Any]) -> Any:
-        """The handler's argument: typed for LSP methods, the raw value for our own methods."""
-        params = raw.get("params")
-        if "params" in raw and params is not None and not isinstance(params, (dict, list)):
-            raise p.invalid_params("Invalid params: params must be an object or an array", "params")
+    def _structured(self, envelope: Envelope) -> Any:
+        """The message object pygls dispatches: typed params for LSP methods (-32602 naming
+        the field when they do not fit), the raw params for our own methods."""
+        method, params = envelope.method, envelope.params
         message_type = self.get_message_type(method)
         if message_type is None:
-            return params
+            if envelope.kind is Kind.REQUEST:
+                return JsonRPCRequestMessage(
+                    id=envelope.id, method=method, jsonrpc=self.VERSION, params=params
+                )
+            return JsonRPCNotification(method=method, jsonrpc=self.VERSION, params=params)
         message: dict[str, Any] = {"jsonrpc": self.VERSION, "method": method}
-        if msg_id is not None:
-            message["id"] = msg_id
+        if envelope.kind is Kind.REQUEST:
+            message["id"] = envelope.id
         if params is not None:
             message["params"] = params
         try:
-            structured = self._converter.structure(message, message_type)
+            return self.converter.structure(message, message_type)
         except Exception as exc:
             raise invalid_params_from(exc) from None
-        return getattr(structured, "params", None)
 
-    def _on_notification(self, raw: dict[str, Any]) -> None:
-        method = raw["method"]
-        if raw.get("jsonrpc") != self.VERSION or not isinstance(method, str):
-            logger.warning("notification.invalid ignored: %s", _short(raw))
-            return
+    def _on_notification(self, notification: Envelope) -> None:
+        method = notification.method
         if self._shutdown and method != lsp.EXIT:
-            logger.warning("notification.after_shutdown ignored: %s", _short(method))
+            logger.warning("notification.after_shutdown ignored: %s", short(method))
             return
-        try:
-            params = self._params_for(None, method, raw)
-        except p.ProtocolError as exc:
-            logger.warning("notification.bad_params ignored: %s: %s", _short(method), exc.message)
-            return
-        try:
-            self._handle_notification(method, params)
-        except Exception:
-            logger.exception("notification.failed: %s", _short(method))
-
-    def _handle_notification(self, method_name: str, params: Any) -> None:
-        if method_name == lsp.CANCEL_REQUEST:
-            self._handle_cancel_notification(params.id)
-            return
-        handler = self._handler_for(method_name)
-        if handler is None:
+        if method != lsp.CANCEL_REQUEST and not self._serves(method):
             # "$/" notifications may be ignored by contract; others are logged.
-            log = logger.debug if method_name.startswith("$/") else logger.info
-            log("notification.unknown_method ignored: %s", _short(method_name))
+            log = logger.debug if method.startswith("$/") else logger.info
+            log("notification.unknown_method ignored: %s", short(method))
             return
-        key = f"notification/{uuid.uuid4()}"
-        self._execute_handler(
-            key, handler, partial(self._notification_done, key=key), args=(params,)
-        )
+        if (error := params_error(notification)) is not None:
+            logger.warning("notification.bad_params ignored: %s: %s", short(method), error)
+            return
+        try:
+            message = self._structured(notification)
+        except p.ProtocolError as exc:
+            logger.warning("notification.bad_params ignored: %s: %s", short(method), exc.message)
+            return
+        # pygls runs the handler; a failure reaches ``report_server_error`` (logged only).
+        super().handle_message(message)
 
-    def _notification_done(self, future: Future[Any], *, key: str) -> None:
-        self._request_futures.pop(key, None)
-        if future.cancelled():
+    def _on_response(self, response: Envelope) -> None:
+        msg_id = response.id
+        if msg_id not in self._outgoing:
+            logger.warning("response.stray ignored: id %s", short(msg_id))
             return
-        exc = future.exception()
-        if exc is not None:
-            logger.error("notification.failed", exc_info=exc)
+        del self._outgoing[msg_id]
+        try:
+            # pygls' own structuring: typed by the request's result type, which it forgets here.
+            message = super().structure_message(response.raw)
+        except Exception:
+            logger.warning("response.malformed for %s: %s", short(msg_id), short(response.raw))
+            error = lsp.ResponseError(code=INVALID_PARAMS, message="malformed response")
+            message = lsp.ResponseErrorMessage(id=msg_id, error=error)
+        super().handle_message(message)
 
-    def _check_handler_result(self, future: Future[Any]) -> None:
-        """pygls' notification callback, kept for its other callers: log, never tell the client."""
-        if not future.cancelled() and (exc := future.exception()) is not None:
-            logger.error("notification.failed", exc_info=exc)
+    def _forget_finished(self) -> None:
+        """Drop the futures pygls keeps after they finished.
 
-    def _on_response(self, raw: dict[str, Any]) -> None:
-        msg_id = raw["id"]
-        if not _is_id(msg_id) or msg_id not in self._outgoing:
-            logger.warning("response.stray ignored: id %s", _short(msg_id))
-            return
-        self._outgoing.discard(msg_id)
-        result_type = self._result_types.pop(msg_id, None)
-        if "error" in raw:
-            try:
-                error = self._converter.structure(raw["error"], lsp.ResponseError)
-            except Exception:
-                logger.warning("response.malformed_error for %s: %s", msg_id, _short(raw["error"]))
-                error = lsp.ResponseError(code=INTERNAL_ERROR, message="malformed error response")
-            self._handle_response(msg_id, None, error)
-            return
-        result = raw.get("result")
-        if result_type is not None:
-            try:
-                message = {"jsonrpc": self.VERSION, "id": msg_id, "result": result}
-                result = self._converter.structure(message, result_type).result
-            except Exception:
-                logger.warning("response.malformed_result for %s: %s", msg_id, _short(result))
-                error = lsp.ResponseError(code=INVALID_PARAMS, message="malformed result")
-                self._handle_response(msg_id, None, error)
-                return
-        self._handle_response(msg_id, result)
+        pygls 2.1 files the future of every notification handler, and of every handler a
+        builtin yields to, in ``_request_futures`` and never removes it: one per ``didChange``.
+        Finished ones are looked up by nobody (a ``$/cancelRequest`` for a finished request
+        does nothing either way), so they are dropped before each message. Our own requests
+        the waiter gave up on are forgotten too: a late answer is then a stray."""
+        for key, future in list(self._request_futures.items()):
+            if future.done():
+                self._request_futures.pop(key, None)
+        for key, pending in list(self._outgoing.items()):
+            if pending is not None and pending.done():
+                self._outgoing.pop(key, None)
 
     @lsp_method(lsp.WORKSPACE_EXECUTE_COMMAND)
-    def lsp_workspace__execute_command(self, params: lsp.ExecuteCommandParams) -> Any:
+    def lsp_workspace__execute_command(
+        self, params: lsp.ExecuteCommandParams
+    ) -> Generator[Any, Any, Any]:
         """pygls' executeCommand, with errors that name the field and carry no exception text."""
-        handler = self.fm.commands.get(params.command)
-        if handler is None:
+        if params.command not in self.fm.commands:
             raise p.invalid_params(f"Unknown command: {params.command[:100]}", "command")
         try:
-            args, kwargs = _prepare_command_arguments(handler, params, self._converter)
-        except Exception:
+            return (yield from super().lsp_workspace__execute_command(params))
+        except JsonRpcInvalidParams:
+            # Raised while pygls fits the arguments to the handler (the handler's own errors
+            # never come back into this generator).
             logger.warning("command.bad_arguments: %s", params.command[:100], exc_info=True)
             raise p.invalid_params(
                 f"Invalid arguments for command {params.command[:100]}", "arguments"
             ) from None
-        result = yield handler, args, kwargs
-        return result
 
     @lsp_method(lsp.SHUTDOWN)
     def lsp_shutdown(self, *args: Any) -> Any:
-        """pygls' shutdown over a copy of the futures: cancelling one runs a callback that
-        removes it from ``_request_futures``."""
+        """pygls' shutdown over a copy of the futures: cancelling a concurrent future runs its
+        callback at once, which removes it from ``_request_futures`` while pygls iterates it."""
         current = self.msg_id
         self._shutdown_id = current
         if (user_handler := self.fm.features.get(lsp.SHUTDOWN)) is not None:
@@ -349,7 +299,7 @@ class GuardedProtocol(LanguageServerProtocol):
             return
         yield from super().lsp_exit(*args)
 
-    # ------------------------------------------------------------------ outgoing
+    # ------------------------------------------------------------------ answers
 
     def send_request(
         self,
@@ -359,11 +309,15 @@ class GuardedProtocol(LanguageServerProtocol):
         msg_id: MsgId | None = None,
     ) -> Future[Any]:
         msg_id = msg_id if msg_id is not None else str(uuid.uuid4())
-        self._outgoing.add(msg_id)
+        self._outgoing[msg_id] = None
         future: Future[Any] = super().send_request(method, params, callback, msg_id)
+        if msg_id in self._outgoing:  # not answered while it was being sent
+            self._outgoing[msg_id] = future
         return future
 
     def _send_handler_result(self, future: Future[Any], *, msg_id: MsgId) -> None:
+        """pygls seam: a request handler's outcome becomes its answer here. pygls would send an
+        exception's text with its traceback and log typed errors as crashes."""
         self._request_futures.pop(msg_id, None)
         if future.cancelled():
             self._answer(msg_id, error=error_object(REQUEST_CANCELLED, "Request cancelled"))
@@ -379,7 +333,8 @@ class GuardedProtocol(LanguageServerProtocol):
     def _send_response(
         self, msg_id: MsgId, result: Any | None = None, error: Any | None = None
     ) -> None:
-        """pygls' own answers go through the same single exit."""
+        """pygls seam: every answer pygls sends itself (a handler it could not start, ...)
+        goes through the same single exit."""
         if error is not None and not isinstance(error, dict):
             error = error_for(JsonRpcException(error.message, error.code, error.data))
         self._answer(msg_id, result=result, error=error)
@@ -389,7 +344,7 @@ class GuardedProtocol(LanguageServerProtocol):
     ) -> None:
         """The single exit for answers to client requests: exactly one per accepted request."""
         if self._awaiting[msg_id] <= 0:
-            logger.warning("response.duplicate suppressed for id %s", _short(msg_id))
+            logger.warning("response.duplicate suppressed for id %s", short(msg_id))
             return
         self._awaiting[msg_id] -= 1
         if self._awaiting[msg_id] <= 0:
@@ -400,7 +355,7 @@ class GuardedProtocol(LanguageServerProtocol):
             super()._send_response(msg_id, result=result)
         if self._exit_after_shutdown and msg_id == self._shutdown_id:
             self._exit_after_shutdown = False
-            self._handle_notification(lsp.EXIT, None)  # the exit deferred by lsp_exit
+            self.handle_message({"jsonrpc": self.VERSION, "method": lsp.EXIT})  # deferred
 
     def _send_error(self, msg_id: MsgId | None, code: int, message: str, data: Any = None) -> None:
         self._send_data(
@@ -493,10 +448,20 @@ class GuardedProtocol(LanguageServerProtocol):
 
         The reader reports with ``source=JsonRpcException`` when a frame could not be parsed
         (invalid JSON or UTF-8, nesting too deep): that gets a -32700 answer with id null.
+        A notification handler's failure arrives as ``FeatureNotificationError`` with pygls'
+        traceback in ``data``: it goes to the log.
         """
         if source is JsonRpcException:
-            logger.warning("frame.unparsable: %s", _short(error))
-            self._send_error(None, PARSE_ERROR, "Parse error: the message is not valid JSON")
+            logger.warning("frame.unparsable: %s", short(error))
+            parse = parse_error()
+            self._send_error(None, parse["code"], parse["message"])
+            return
+        if source is FeatureRequestError:
+            return  # the request was answered with a typed error; its failure is logged
+        if source is FeatureNotificationError:
+            lines = getattr(error, "data", None) or {}
+            trace = "".join(lines.get("traceback", [])) if isinstance(lines, dict) else ""
+            logger.error("notification.failed: %s\n%s", error, trace)
             return
         logger.error("server.error (%s)", getattr(source, "__name__", source), exc_info=error)
 
@@ -532,6 +497,7 @@ class GuardedLanguageServer(LanguageServer):
 
 
 __all__ = [
+    "INTERNAL_MESSAGE",
     "GuardedLanguageServer",
     "GuardedProtocol",
     "error_for",

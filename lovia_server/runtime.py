@@ -7,7 +7,6 @@ names (folders, agents, runs) and delegates to the supervisor.
 from __future__ import annotations
 
 import asyncio
-import gc
 import importlib
 import logging
 from pathlib import Path
@@ -19,7 +18,6 @@ import lovia
 from lovia.plugins.todo import Todo
 from lovia.stores import SQLiteCheckpointer, SQLiteSession
 from lovia.tools.human import HumanChannel, ask_human
-from lovia_server import codegen_cache
 from lovia_server import protocol as p
 from lovia_server.agents import (
     BUILTIN_CODING,
@@ -67,8 +65,7 @@ class ServerRuntime:
             self.workspace,
             state_dir / "restore-points",
             live_runs=lambda: [
-                LiveRun(c.run_id, c.session_id, c.spec.root)
-                for c in self.supervisor.by_run.values()
+                LiveRun(t.run_id, t.session_id, t.root) for t in self.supervisor.live_turns()
             ],
             never_store=(state_dir,),
         )
@@ -134,21 +131,11 @@ class ServerRuntime:
             modules += ["mcp.client.session", "mcp.client.stdio"]  # seconds to import, too
         if not modules:
             return
-        # Runs wait for these imports, so little else makes garbage meanwhile: collections (one
-        # every few ms, 20-30 ms in all here) would only slow them down, and what they load is
-        # the server's for good (frozen at the end, like the rest of start-up).
-        collecting = gc.isenabled()
-        gc.disable()
-        try:
-            for module in modules:
-                try:
-                    await asyncio.to_thread(importlib.import_module, module)
-                except Exception:
-                    logger.debug("warm_up.failed: %s", module, exc_info=True)
-        finally:
-            if collecting:
-                gc.freeze()
-                gc.enable()
+        for module in modules:
+            try:
+                await asyncio.to_thread(importlib.import_module, module)
+            except Exception:
+                logger.debug("warm_up.failed: %s", module, exc_info=True)
 
     async def _warm_first_run(self) -> None:
         """Make the first run as fast as the next ones, while the editor is still idle.
@@ -159,14 +146,7 @@ class ServerRuntime:
         connection, probing the context window, before the first request needs them.
         """
         await self._imports_settled()
-        settings = self.server.settings
-        try:
-            await self._warm_run_path(settings)
-        finally:
-            # Everything loaded so far lives as long as the server: moved out of the collector's
-            # reach, a full collection no longer pauses a streaming run for tens of ms.
-            gc.freeze()
-            await codegen_cache.settle_in_thread()  # start-up's code, for the next start
+        await self._warm_run_path(self.server.settings)
 
     async def _warm_run_path(self, settings: LoviaSettings) -> None:
         try:
@@ -184,8 +164,6 @@ class ServerRuntime:
             from lovia.providers import provider_from_string
 
             provider = provider_from_string(model)
-            gc.freeze()  # before the network wait: what loaded so far is the server's for good
-            await codegen_cache.settle_in_thread()  # start-up's code, for the next start
             warm_up = getattr(provider, "warm_up", None)
             if warm_up is not None:
                 await warm_up()
@@ -222,9 +200,7 @@ class ServerRuntime:
                 logger.info("mcp.reconfigured: %s", ", ".join(affected))
 
     def cancel_from_progress(self, run_id: str) -> None:
-        ctl = self.supervisor.by_run.get(run_id)
-        if ctl is not None:
-            self.supervisor.cancel(ctl)
+        self.supervisor.stop(run_id)
 
     # ================================================================== requests
 
@@ -363,30 +339,21 @@ class ServerRuntime:
         return await self._spec(agent=agent, model=model, cwd=cwd, session_id=record.session_id)
 
     async def steer(self, params: p.SteerParams) -> p.SteerResult:
-        ctl = await self.supervisor.active_controller(params.run_id)
-        return self.supervisor.steer(ctl, params.message)
+        return await self.supervisor.steer(params.run_id, params.message)
 
     async def unsteer(self, params: p.UnsteerParams) -> p.UnsteerResult:
-        ctl = self.supervisor.by_run.get(params.run_id)
-        if ctl is None:
-            # A finished run delivered (or dropped) its steers: nothing left to withdraw.
-            await self.supervisor.ensure_known_run(params.run_id)
-            return p.UnsteerResult(withdrawn=False)
-        return self.supervisor.unsteer(ctl, params.message_id)
+        return await self.supervisor.unsteer(params.run_id, params.message_id)
 
     async def approve(self, params: p.ApproveParams) -> p.ApproveResult:
-        ctl = await self.supervisor.active_controller(params.run_id)
-        return self.supervisor.approve(
-            ctl, params.approval_id, params.decision, params.message, params.edits
+        return await self.supervisor.approve(
+            params.run_id, params.approval_id, params.decision, params.message, params.edits
         )
 
     async def answer(self, params: p.AnswerParams) -> p.AnswerResult:
-        ctl = await self.supervisor.active_controller(params.run_id)
-        return self.supervisor.answer(ctl, params.question_id, params.answer)
+        return await self.supervisor.answer(params.run_id, params.question_id, params.answer)
 
     async def cancel(self, params: p.RunIdParams) -> p.CancelResult:
-        ctl = await self.supervisor.active_controller(params.run_id)
-        return self.supervisor.cancel(ctl)
+        return await self.supervisor.cancel(params.run_id)
 
     async def resume(self, params: p.RunIdParams) -> p.LaunchResult:
         await self._imports_settled()

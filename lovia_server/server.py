@@ -11,7 +11,6 @@ Nothing here loads pydantic or lovia: ``initialize`` is answered from the genera
 from __future__ import annotations
 
 import asyncio
-import gc
 import logging
 import os
 from collections.abc import Awaitable, Callable, Generator
@@ -98,20 +97,9 @@ class LoviaServer(GuardedLanguageServer):
         # Open documents the user changed since they were opened or saved: where their text
         # differs from the disk it is unsaved work (a stale, untouched buffer is not).
         self.edited_uris: set[str] = set()
-        self.collector_paused = False
-        """Set by ``__main__``, which turns the garbage collector off while the server starts."""
         self._stopping: asyncio.Task[None] | None = None
 
     # ------------------------------------------------------------------ helpers
-
-    def resume_collector(self) -> None:
-        """Start-up is over: what it loaded lives as long as the server, so it is frozen (never
-        traversed again) and turning the collector back on costs no pause. The little garbage
-        start-up made is frozen with it (no measurable RSS)."""
-        if self.collector_paused:
-            self.collector_paused = False
-            gc.freeze()
-            gc.enable()
 
     async def stop_runtime(self) -> None:
         """Shut the runtime down once: ``shutdown`` and the end of input (EOF, SIGTERM) wait for
@@ -222,7 +210,6 @@ def create_server() -> LoviaServer:
             server.startup_error = exc
             server.log_to_client(f"lovia failed to start: {exc}", lsp.MessageType.Error)
         finally:
-            server.resume_collector()
             server.ready.set()
 
     @server.feature(lsp.SHUTDOWN)

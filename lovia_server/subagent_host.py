@@ -27,9 +27,11 @@ from lovia.reliability import CancelToken
 from lovia.run_context import RunContext
 from lovia.runtime.result import RunResult
 from lovia.transcript import InputEntry, ToolResultEntry, TranscriptEntry
+from lovia_server import protocol as p
 from lovia_server.child_link import ChildLink, RunOutcome
 from lovia_server.ports import RunSpec
-from lovia_server.protocol import SubagentStarted
+from lovia_server.protocol import SubagentFinished, SubagentStarted
+from lovia_server.run_controller import FinalStatus, quiet
 from lovia_server.store import RunRecord
 
 if TYPE_CHECKING:
@@ -70,7 +72,7 @@ class SubagentHost:
     # ------------------------------------------------------------------ run_child
 
     async def run_child(self, spec: ChildSpec) -> RunResult:
-        parent = self.supervisor.live.get(spec.parent_session_id or "")
+        parent = self.supervisor.runs.of_session(spec.parent_session_id or "")
         if parent is None:
             raise UserError(
                 "A subagent was spawned outside a supervised run",
@@ -101,7 +103,8 @@ class SubagentHost:
             launch = await sup.resume(
                 record.id, same_spec, max_turns=spec.max_turns, link=link, mailbox=spec.mailbox
             )
-        ctl = sup.by_run[launch.run_id]
+        ctl = sup.runs.get(launch.run_id)
+        assert ctl is not None  # registered before start/resume return
         parent.log.emit(
             SubagentStarted(
                 child_run_id=ctl.run_id,
@@ -140,19 +143,49 @@ class SubagentHost:
                     return await asyncio.wait_for(asyncio.shield(ctl.outcome), WATCH_INTERVAL)
                 except TimeoutError:
                     if token.is_cancelled and not ctl.user_cancelled:
-                        sup.cancel(ctl, reason=token.reason or "cancelled by the parent agent")
+                        sup.stop(ctl.run_id, reason=token.reason or "cancelled by the parent agent")
         except asyncio.CancelledError:
-            if not ctl.shutting_down and ctl.run_id in sup.by_run:
-                sup.cancel(ctl, reason="the parent run ended")
+            if not ctl.shutting_down:
+                sup.stop(ctl.run_id, reason="the parent run ended")
             with contextlib.suppress(BaseException):
                 await asyncio.wait_for(asyncio.shield(ctl.outcome), 10)
             raise
+
+    # ------------------------------------------------------------------ finished
+
+    async def child_finished(
+        self,
+        ctl: RunController,
+        status: FinalStatus,
+        usage: p.Usage,
+        result: Any,
+        run_error: p.RunError | None,
+    ) -> None:
+        """Keep a finished child's report until its parent has it; tell the parent's stream."""
+        assert ctl.link is not None
+        summary: str | None = None
+        if status == "completed" and result is not None:
+            summary = child_report_text(result.output)
+            await quiet(self.supervisor.store.set_report(ctl.run_id, summary))
+        parent = self.supervisor.runs.get(ctl.link.parent_run_id)
+        if parent is None:
+            return
+        parent.log.emit(
+            SubagentFinished(
+                child_run_id=ctl.run_id,
+                task_id=ctl.link.task_id,
+                status=status,
+                usage=usage,
+                summary=_first_line(summary) if summary else None,
+                error=run_error,
+            )
+        )
 
     # ------------------------------------------------------------------ restore
 
     async def restore(self, ctx: RunContext[Any]) -> list[RestoredChild]:
         """The children an interrupted attempt of this run spawned, as the roster takes them."""
-        parent = self.supervisor.live.get(ctx.session_id or "")
+        parent = self.supervisor.runs.of_session(ctx.session_id or "")
         if parent is None or not parent.resumed or ctx.run_id is None:
             return []
         prefix = f"{ctx.run_id}:"
@@ -224,4 +257,16 @@ def _stored_outcome(record: RunRecord, spec: ChildSpec) -> RunResult:
     raise SubagentFailed(f"the subagent run ended {record.status} ({record.error or 'no answer'})")
 
 
-__all__ = ["SubagentFailed", "SubagentHost"]
+def child_report_text(output: Any) -> str:
+    """A child's output as the text its report carries (and the store keeps)."""
+    if output is None:
+        return ""
+    return output if isinstance(output, str) else repr(output)
+
+
+def _first_line(text: str, limit: int = 160) -> str:
+    line = text.strip().splitlines()[0] if text.strip() else ""
+    return line if len(line) <= limit else line[: limit - 1] + "…"
+
+
+__all__ = ["SubagentFailed", "SubagentHost", "child_report_text"]

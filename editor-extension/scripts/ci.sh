@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# CI for the VS Code extension: install, check the generated protocol types, lint, build, test
-# (unit + webview in Chromium), package.
+# CI for the VS Code extension: install, check the generated protocol types and webview
+# messages, lint, build, test (unit + webview in Chromium), package.
 # Needs Node 20+ and Debian's chromium (/usr/bin/chromium, or set LOVIA_CHROMIUM).
 # With LOVIA_PYTHON set (a Python with lovia installed) it also runs the integration test
 # against the real Python server, and fails if that test skipped.
@@ -12,6 +12,9 @@ npm ci --no-audit --no-fund
 
 echo "== editor-extension: generated protocol types are current"
 npm run gen:protocol:check
+
+echo "== editor-extension: generated webview messages are current"
+npm run gen:messages:check
 
 echo "== editor-extension: lint"
 npm run lint

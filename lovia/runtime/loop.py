@@ -630,10 +630,11 @@ class RunLoop:
     async def _drain_mailbox(self, state: RunState) -> AsyncIterator[ev.Event]:
         if not self.mailbox:
             return
-        items = self.mailbox.drain()
-        for content in items:
+        items = self.mailbox.take()
+        for token, content in items:
             state.transcript.append(InputEntry(role="user", content=content))
-            yield await self._emit(state, ev.UserMessageInjected(content, state.turns))
+            injected = ev.UserMessageInjected(content, state.turns, token=token)
+            yield await self._emit(state, injected)
         if items:
             await self.checkpoints.save_running(state)
 

@@ -100,9 +100,6 @@ def sub_main(argv: list[str] | None = None, *, prog: str = "lovia acp") -> int:
         print(f"lovia acp {server_version()}")
         return 0
     _setup_logging(args.log_level, args.log_file)
-    from lovia_server import codegen_cache
-
-    codegen_cache.install()  # before the imports whose classes it has generated code for
     # Only protocol frames may reach the client's stdout: the real one is kept for the writer,
     # and fd 1 (print(), stray child output) goes to stderr from here on.
     protocol_out = os.fdopen(os.dup(1), "wb", buffering=0)

@@ -25,7 +25,6 @@ from acp import schema as a
 import lovia
 from lovia.stores import SQLiteCheckpointer, SQLiteSession
 from lovia.tools.human import HumanChannel, ask_human
-from lovia_server import codegen_cache
 from lovia_server import protocol as p
 from lovia_server.acp.commands import (
     commands_update,
@@ -109,6 +108,8 @@ class AcpSession:
     commands: set[str] = field(default_factory=set)
     # held while a prompt decides between starting a run and steering the live one
     starting: asyncio.Lock = field(default_factory=asyncio.Lock)
+    # steers this client's prompts queued that the run has not taken in yet (by message id)
+    undelivered: set[str] = field(default_factory=set)
 
 
 @dataclass
@@ -261,6 +262,8 @@ class LoviaAcpAgent:
         session = self.sessions.get(str(session_id))
         if session is None:
             return
+        if event.get("kind") == "user.message" and event.get("source") == "steer":
+            session.undelivered.discard(str(event.get("messageId")))
         for update in session.mapper.updates(event):
             self._outbox.put_nowait(("update", session_id, update))
         if event.get("kind") == "run.finished":
@@ -361,7 +364,6 @@ class LoviaAcpAgent:
             module = {"anthropic": "anthropic", "claude": "anthropic"}.get(vendor, "openai")
             with contextlib.suppress(Exception):
                 await asyncio.to_thread(importlib.import_module, module)
-        await codegen_cache.settle_in_thread()  # start-up's generated code, for the next start
 
     async def _imports_settled(self) -> None:
         if self._warm is not None and not self._warm.done():
@@ -502,7 +504,7 @@ class LoviaAcpAgent:
         pending approvals are asked again)."""
         core = await self.core()
         sid = session.place.session_id
-        if sid in core.supervisor.live:
+        if core.supervisor.live_run(sid) is not None:
             return
         runs = await core.store.runs_for_session(sid)
         if not runs or not runs[-1].resumable:
@@ -548,11 +550,7 @@ class LoviaAcpAgent:
     async def close_session(self, session_id: str, **kwargs: Any) -> a.CloseSessionResponse:
         session = self._session(session_id)
         core = await self.core()
-        ctl = core.supervisor.live.get(session_id)
-        if ctl is not None:
-            core.supervisor.cancel(ctl, reason="session closed")
-            if ctl.task is not None:
-                await asyncio.wait({ctl.task}, timeout=10)
+        await core.supervisor.stop_session(session_id, reason="session closed", wait=10)
         self.sessions.pop(session.place.session_id, None)
         await self.workspace.close_session(session_id)
         return a.CloseSessionResponse()
@@ -672,7 +670,7 @@ class LoviaAcpAgent:
         while True:
             waiter: asyncio.Future[Mapping[str, Any]] = asyncio.get_running_loop().create_future()
             async with session.starting:
-                live = core.supervisor.live.get(session_id)
+                live = core.supervisor.live_run(session_id)
                 steered: str | None = None
                 if live is not None:
                     # A prompt during a turn steers it: delivered at the next turn boundary,
@@ -680,14 +678,17 @@ class LoviaAcpAgent:
                     text = (
                         given.model_input if isinstance(given.model_input, str) else given.display
                     )
-                    steered = core.supervisor.steer(live, text).message_id
+                    steered = (await core.supervisor.steer(live.run_id, text)).message_id
+                    session.undelivered.add(steered)
                     run_id = live.run_id
                 else:
                     run_id = await self._start_run(session, given)
                 session.waiters.setdefault(run_id, []).append(waiter)
             finished = await waiter
-            if live is None or not any(item[0] == steered for item in live.steers):
+            # the run's user.message event (before its run.finished) says a steer arrived
+            if steered is None or steered not in session.undelivered:
                 return _prompt_response(finished)
+            session.undelivered.discard(steered)
             if finished.get("status") == "cancelled":
                 return _prompt_response(finished)
             # the run ended before it could take the message in: it starts the next run
@@ -714,22 +715,13 @@ class LoviaAcpAgent:
         if self._ready is None or session_id not in self.sessions:
             return
         core = await self.core()
-        ctl = core.supervisor.live.get(session_id)
-        if ctl is not None:
-            core.supervisor.cancel(ctl)
+        await core.supervisor.stop_session(session_id)
 
     async def _ask_permission(self, payload: p.ApprovalRequested) -> p.Decision | None:
         """The supervisor's approval, asked as ``session/request_permission`` once the tool
         call it is about has reached the client."""
         core = await self.core()
-        session_id = next(
-            (
-                ctl.session_id
-                for ctl in core.supervisor.by_run.values()
-                if payload.approval_id in ctl.approvals
-            ),
-            None,
-        )
+        session_id = core.supervisor.approval_session(payload.approval_id)
         if session_id is None or self.client is None:
             return None
         await self._flushed()
@@ -741,18 +733,15 @@ class LoviaAcpAgent:
         """An ``ask_human`` question: its choices as a permission request on the asking tool
         call; a question without choices is answered that the editor cannot take text."""
         core = await self.core()
-        ctl = core.supervisor.by_run.get(str(event.get("runId")))
         question_id = str(event.get("questionId"))
-        if ctl is None or question_id not in ctl.questions:
+        pending = core.supervisor.pending_question(question_id)
+        if pending is None:
             return
         choices = [str(c) for c in event.get("choices") or []]
         answer = NO_TYPED_ANSWER
         if choices and self.client is not None:
             await self._flushed()
-            asked = {q.id: q for q in core.supervisor.questions.pending}.get(question_id)
-            asking = asked.tool_call_id if asked is not None else None
-            if asking not in ctl.calls:
-                asking = question_id
+            asking = pending.tool_call_id or question_id
             tool_call, options = question_request(event, asking)
             try:
                 response = await self.client.request_permission(session_id, tool_call, options)
@@ -760,8 +749,8 @@ class LoviaAcpAgent:
                 logger.warning("acp.question_failed", exc_info=True)
                 return
             answer = question_answer(response, choices)
-        if question_id in ctl.questions:
-            core.supervisor.answer(ctl, question_id, answer)
+        if core.supervisor.pending_question(question_id) is not None:
+            await core.supervisor.answer(pending.run_id, question_id, answer)
 
     # ================================================================== agents
 

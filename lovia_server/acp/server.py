@@ -1,9 +1,11 @@
 """The ACP connection over stdio: framing that never gives up on bad input, the SDK's router with
 ``session/delete`` added, and the client port the host calls.
 
-Every line is one JSON-RPC message. A line that is not JSON is answered with -32700, a message
-that is not a request, notification or response with -32600; bad params get -32602 whose
-``data.field`` names the field. Only protocol frames reach stdout.
+Every line is one JSON-RPC message, judged by the envelope rules the language server uses too
+(``lovia_server.jsonrpc_envelope``): a line that is not JSON is answered with -32700, a message
+that is not a request, notification or response (or a request whose id is not a string or an
+integer) with -32600; bad params get -32602 whose ``data.field`` names the field. Malformed
+notifications and responses are dropped. Only protocol frames reach stdout.
 """
 
 from __future__ import annotations
@@ -27,44 +29,23 @@ from pydantic import ValidationError
 from lovia_server import protocol as p
 from lovia_server.acp.host import LoviaAcpAgent, from_protocol_error
 from lovia_server.acp.mapping import Update
+from lovia_server.jsonrpc_envelope import (
+    Kind,
+    Rejection,
+    classify,
+    error_response,
+    internal_error,
+    invalid_request,
+    params_error,
+    parse_error,
+    short,
+)
 
 logger = logging.getLogger("lovia_server.acp.server")
 
 MAX_FRAME_BYTES = 64 * 1024 * 1024
 
 Handler = Callable[[str, Any, bool], Awaitable[Any]]
-
-
-def _error(id_: Any, code: int, message: str, data: Any = None) -> dict[str, Any]:
-    error: dict[str, Any] = {"code": code, "message": message}
-    if data is not None:
-        error["data"] = data
-    return {"jsonrpc": "2.0", "id": id_, "error": error}
-
-
-def _valid_id(value: Any) -> bool:
-    return value is None or (isinstance(value, int | float | str) and not isinstance(value, bool))
-
-
-def frame_problem(message: Any) -> tuple[Any, str] | None:
-    """Why a decoded frame is not a JSON-RPC message (and the id to answer), or None."""
-    if not isinstance(message, dict):
-        return None, "A message must be a JSON object"
-    id_ = message.get("id")
-    if "id" in message and not _valid_id(id_):
-        return None, "id must be a string, a number or null"
-    if message.get("jsonrpc") != "2.0":
-        return id_, 'jsonrpc must be "2.0"'
-    if "method" in message:
-        if not isinstance(message["method"], str):
-            return id_, "method must be a string"
-        params = message.get("params")
-        if params is not None and not isinstance(params, dict | list):
-            return id_, "params must be an object"
-        return None
-    if "id" not in message or ("result" not in message and "error" not in message):
-        return id_, "A message needs a method (request) or a result or error (response)"
-    return None
 
 
 class GuardedTransport:
@@ -78,10 +59,10 @@ class GuardedTransport:
     async def send(self, message: dict[str, Any]) -> None:
         try:
             data = json.dumps(message, ensure_ascii=False, separators=(",", ":"))
-        except (TypeError, ValueError):
+        except (TypeError, ValueError) as exc:
             logger.exception("acp.unserialisable_message")
             if "id" in message and ("result" in message or "error" in message):
-                data = json.dumps(_error(message["id"], -32603, "Internal error"))
+                data = json.dumps(error_response(message["id"], internal_error(exc)))
             else:
                 return
         self._write(data.encode("utf-8") + b"\n")
@@ -97,20 +78,30 @@ class GuardedTransport:
             self.frames_in += 1
             try:
                 message = json.loads(line)
-            except (ValueError, UnicodeDecodeError):
-                await self.send(
-                    _error(
-                        None, -32700, "Parse error", {"hint": "Each line must be one JSON value"}
-                    )
-                )
+            except (ValueError, UnicodeDecodeError) as exc:
+                logger.warning("acp.frame_unparsable: %s", short(exc))
+                await self.send(error_response(None, parse_error()))
                 continue
-            problem = frame_problem(message)
-            if problem is not None:
-                if isinstance(message, dict) and "method" in message and "id" not in message:
-                    continue  # a malformed notification gets no answer (JSON-RPC 2.0)
-                await self.send(_error(problem[0], -32600, "Invalid request", {"hint": problem[1]}))
-                continue
-            return message  # type: ignore[no-any-return]
+            if await self._routable(message):
+                return message  # type: ignore[no-any-return]
+
+    async def _routable(self, message: Any) -> bool:
+        """Judge one decoded frame by the shared envelope rules; answer what must be answered
+        (malformed notifications and responses are dropped: nobody waits for them)."""
+        verdict = classify(message)
+        if isinstance(verdict, Rejection):
+            if verdict.answer:
+                await self.send(error_response(verdict.answer_id, verdict.error))
+            else:
+                logger.debug("acp.frame_dropped: %s: %s", verdict.reason, short(message))
+            return False
+        if verdict.kind is not Kind.RESPONSE and (error := params_error(verdict)) is not None:
+            if verdict.kind is Kind.REQUEST:
+                await self.send(error_response(verdict.id, error))
+            else:
+                logger.debug("acp.notification_dropped: %s", short(message))
+            return False
+        return True
 
     async def _read_line(self) -> bytes | None:
         try:
@@ -127,9 +118,7 @@ class GuardedTransport:
                     await self._reader.readexactly(exc.consumed)
                 except asyncio.IncompleteReadError:
                     return None
-            await self.send(
-                _error(None, -32600, "Invalid request", {"hint": "The frame exceeds 64 MiB"})
-            )
+            await self.send(error_response(None, invalid_request("the frame exceeds 64 MiB")))
             return b""
 
     async def close(self) -> None:
@@ -173,9 +162,8 @@ def guarded_handler(router: Handler) -> Handler:
             raise from_protocol_error(exc) from None
         except Exception as exc:
             logger.exception("acp.request_failed: %s", method)
-            raise RequestError(
-                -32603, "Internal error", {"type": type(exc).__name__, "message": str(exc)[:500]}
-            ) from None
+            error = internal_error(exc)
+            raise RequestError(error["code"], error["message"], error.get("data")) from None
 
     return handle
 
@@ -277,7 +265,6 @@ __all__ = [
     "ConnectionPort",
     "GuardedTransport",
     "build_router",
-    "frame_problem",
     "guarded_handler",
     "invalid_params_error",
     "serve",

@@ -4,6 +4,9 @@ The wire object is flat: the envelope (``sessionId, runId, seq, ts, parentRunId?
 by the payload's fields. The supervisor builds a payload model; the event log adds the envelope
 and serialises it once. ``LoviaEvent`` is the whole notification as one union on ``kind`` (used for
 the JSON Schema and to validate what a client receives).
+
+Long because it is the protocol's one list of event kinds, kept together for the same reason as
+the methods: everything generated from the protocol reads it.
 """
 
 from __future__ import annotations

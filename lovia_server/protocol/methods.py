@@ -2,6 +2,9 @@
 
 Each method is one ``Method`` row: its name, params model, result model and a one-line note
 for the docs. The server registers its handlers against these rows.
+
+Long because it is the protocol's one list of requests: the schema, the generated TypeScript
+and the docs tables are made from it, and a reader compares methods side by side.
 """
 
 from __future__ import annotations

@@ -245,6 +245,38 @@ async def test_a_prompt_during_a_turn_steers_it(
     assert roles.index("tool") < len(roles) - 1 - roles[::-1].index("user")
 
 
+async def test_a_steer_the_run_never_took_in_starts_the_next_run(
+    tmp_path: Path, ws: Path, fake_openai: FakeOpenAI
+) -> None:
+    """The turn's run stops at its turn limit before the next turn takes the steer in: the
+    steering prompt is not lost, it runs as the session's next run."""
+    settings = tmp_path / "settings.json"
+    settings.write_text('{"maxTurns": 1}')
+    fake_openai.script(
+        oai.tool_calls(oai.call("shell", {"command": "echo hi | tee /dev/null"}, id="s1")),
+        oai.text("noted: use tabs"),
+    )
+    env = {**fake_openai.env(), "LOVIA_MODEL": "openai:model-a", "LOVIA_SETTINGS": str(settings)}
+    agent = AcpProcess(tmp_path / "state", env=env)
+    try:
+        await agent.start()
+        sid = (await agent.new_session(ws)).session_id
+        c = agent.client
+        first = asyncio.ensure_future(agent.prompt(sid, "format the code"))
+        await c.wait_for(lambda: c.permissions)
+        second = asyncio.ensure_future(agent.prompt(sid, "use tabs, not spaces"))
+        await asyncio.sleep(0.5)
+        c.answer("allow_once")
+        one, two = await asyncio.gather(first, second)
+        assert one.stop_reason == "max_turn_requests"
+        assert two.stop_reason == "end_turn"
+        assert one.field_meta["lovia"]["runId"] != two.field_meta["lovia"]["runId"]
+        last = _requests(fake_openai)[-1]["messages"]
+        assert [m["content"] for m in last if m["role"] == "user"][-1] == "use tabs, not spaces"
+    finally:
+        await agent.stop()
+
+
 async def test_session_load_replays_what_was_streamed(
     tmp_path: Path, ws: Path, fake_openai: FakeOpenAI
 ) -> None:

@@ -14,6 +14,7 @@ from lovia.plugins.todo import TodoItem
 from lovia.tools.base import Tool
 from lovia.transcript import AssistantTextEntry, InputEntry, ToolCallEntry, ToolResultEntry
 from lovia.workspace import tools as wt
+from lovia_server.event_projection import _is_todo_update
 from lovia_server.events import (
     approval_command,
     approval_subject,
@@ -21,7 +22,7 @@ from lovia_server.events import (
     tool_locations,
     tool_title,
 )
-from lovia_server.supervisor import _is_todo_update, project_entries
+from lovia_server.session_queries import project_entries
 
 ROOT = Path("/work/project")
 

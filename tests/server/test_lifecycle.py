@@ -274,29 +274,6 @@ async def test_a_run_sent_with_the_handshake_waits_for_the_runtime(tmp_path):
         await client.close()
 
 
-def test_the_collector_paused_for_start_up_is_turned_back_on():
-    import gc
-
-    from lovia_server.server import LoviaServer
-
-    server = LoviaServer()
-    was_enabled = gc.isenabled()
-    try:
-        gc.disable()
-        server.resume_collector()
-        assert not gc.isenabled()  # not paused by __main__: an embedder's choice is kept
-        server.collector_paused = True
-        server.resume_collector()
-        assert gc.isenabled() and not server.collector_paused
-        assert gc.get_freeze_count() > 0
-    finally:
-        gc.unfreeze()
-        if was_enabled:
-            gc.enable()
-        else:
-            gc.disable()
-
-
 SLOW_AGENT_FILE = """
 import asyncio
 

@@ -283,6 +283,52 @@ async def test_steer_unsteer_and_cancel_keep_completed_turns(harness):
     assert "also tidy up" in [m.get("content") for m in view["entries"]]
 
 
+NOTE_AGENT = (
+    AGENT_HEADER
+    + """
+from lovia import RunContext
+
+@tool
+async def work(ctx: RunContext) -> str:
+    "Queue a note for the next turn, then wait for a release file."
+    ctx.mailbox.push("a note from the tool")
+    await wait_for_file("release")
+    return "done"
+
+agent = Agent(
+    name="noter",
+    model=ScriptedProvider([call("work", {}, call_id="w1"), text("ok")]),
+    tools=[work],
+)
+"""
+)
+
+
+async def test_each_delivered_steer_keeps_its_own_id(harness):
+    """Two steers with the same text, behind a message the run queued itself (as a subagent's
+    report is): each echo carries the id its ``lovia/steer`` returned, in order, and the other
+    message gets an id of its own. Matching by text lost both ids here."""
+    await start(harness, NOTE_AGENT)
+    run = await harness.run("work")
+    rid = run["runId"]
+    await harness.wait_kind(rid, "tool.call", toolCallId="w1")
+    first = await harness.request("lovia/steer", {"runId": rid, "message": "same words"})
+    second = await harness.request("lovia/steer", {"runId": rid, "message": "same words"})
+    assert first["messageId"] != second["messageId"]
+    (harness.root / "release").write_text("go")
+    done = await harness.finished(rid)
+    assert done["status"] == "completed"
+    echoes = [
+        e for e in harness.of_run(rid) if e["kind"] == "user.message" and e["source"] == "steer"
+    ]
+    assert [(e["text"], e["messageId"]) for e in echoes[1:]] == [
+        ("same words", first["messageId"]),
+        ("same words", second["messageId"]),
+    ]
+    assert echoes[0]["text"] == "a note from the tool"
+    assert echoes[0]["messageId"] not in (first["messageId"], second["messageId"])
+
+
 async def test_replay_after_reconnect_and_run_conflicts(harness):
     await start(harness, SLOW_AGENT)
     run = await harness.run("work")

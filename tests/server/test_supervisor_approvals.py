@@ -5,8 +5,8 @@ import pytest
 from lovia.approvals import ApprovalChannel
 from lovia.events import ApprovalRequired
 from lovia.messages import ToolCall
+from lovia_server.approval_broker import CANCELLED_ANSWER, ApprovalAnswer
 from lovia_server.protocol import Decision
-from lovia_server.supervisor import CANCELLED_ANSWER, ApprovalAnswer
 
 
 def _waiting_call(channel: ApprovalChannel) -> ApprovalRequired:

@@ -2,7 +2,7 @@ import * as crypto from "node:crypto";
 import * as vscode from "vscode";
 import type { ChatController } from "./controller";
 import { makeNonce, renderWebviewHtml } from "./html";
-import { isWebviewIntent, type ChatViewState, type Mention, type MentionsMessage } from "./messages";
+import { checkWebviewIntent, isWebviewIntent, type ChatViewState, type Mention, type MentionsMessage } from "./messages";
 import { ViewSync } from "./viewSync";
 
 export const CHAT_VIEW_ID = "lovia.chat";
@@ -46,8 +46,9 @@ export class ChatViewProvider implements vscode.WebviewViewProvider, vscode.Disp
     });
     this.viewDisposables = [
       view.webview.onDidReceiveMessage((msg: unknown) => {
+        // The webview is untrusted: nothing it posts is used before the generated validator passed it.
         if (!isWebviewIntent(msg)) {
-          this.log.warn(`chat view: ignored malformed message ${JSON.stringify(msg)?.slice(0, 200)}`);
+          this.log.warn(`chat view: ignored malformed message (${checkWebviewIntent(msg)}): ${describe(msg)}`);
           return;
         }
         if (msg.type === "ready") {
@@ -121,5 +122,14 @@ export class ChatViewProvider implements vscode.WebviewViewProvider, vscode.Disp
       },
       () => this.resend(),
     );
+  }
+}
+
+/** A short rendering of a rejected message for the log (it may be anything, even unserialisable). */
+function describe(value: unknown): string {
+  try {
+    return String(JSON.stringify(value)).slice(0, 200);
+  } catch {
+    return Object.prototype.toString.call(value);
   }
 }

@@ -312,6 +312,11 @@ export class ChatController implements Disposable {
           this.showError(err);
         }
         return;
+      default: {
+        // An intent added to messages.schema.json must be handled above: this fails to compile otherwise.
+        const unhandled: never = intent;
+        return unhandled;
+      }
     }
   }
 

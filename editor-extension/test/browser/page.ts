@@ -10,7 +10,7 @@ import type { AddressInfo } from "node:net";
 import { fileURLToPath } from "node:url";
 import { chromium, type Browser, type Page } from "playwright-core";
 import { renderWebviewHtml } from "../../src/chat/html";
-import type { ExtensionMessage } from "../../src/chat/messages";
+import { checkWebviewIntent, type ExtensionMessage, type WebviewIntent } from "../../src/chat/messages";
 
 export const root = fileURLToPath(new URL("../../", import.meta.url));
 export const artifacts = `${root}test/artifacts`;
@@ -29,9 +29,22 @@ export interface WebviewPage {
   /** Load the page again (a fresh webview) in a theme. */
   load(theme?: Theme): Promise<void>;
   post(message: ExtensionMessage): Promise<void>;
-  posted(): Promise<unknown[]>;
+  /** What the UI posted so far, each checked by {@link validIntents}. */
+  posted(): Promise<WebviewIntent[]>;
   clearPosted(): Promise<void>;
   close(): Promise<void>;
+}
+
+/**
+ * The messages the real webview posted, each passed through the extension's validator (which
+ * would drop it otherwise): every browser test that reads the posts checks them this way.
+ */
+export function validIntents(posted: unknown[]): WebviewIntent[] {
+  for (const message of posted) {
+    const problem = checkWebviewIntent(message);
+    if (problem !== undefined) throw new Error(`the webview posted a message the extension rejects (${problem}): ${JSON.stringify(message)}`);
+  }
+  return posted as WebviewIntent[];
 }
 
 export async function openWebview(options: { width?: number; height?: number; ignoreHTTPSErrors?: boolean } = {}): Promise<WebviewPage> {
@@ -93,7 +106,7 @@ export async function openWebview(options: { width?: number; height?: number; ig
     async post(message) {
       await page.evaluate((m) => window.postMessage(m, "*"), JSON.parse(JSON.stringify(message)) as unknown);
     },
-    posted: () => page.evaluate(() => (window as unknown as { __posted: unknown[] }).__posted.slice()),
+    posted: async () => validIntents(await page.evaluate(() => (window as unknown as { __posted: unknown[] }).__posted.slice())),
     clearPosted: () =>
       page.evaluate(() => {
         (window as unknown as { __posted: unknown[] }).__posted.length = 0;

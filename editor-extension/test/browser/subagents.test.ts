@@ -11,7 +11,7 @@ import { childRunsOf } from "../../src/chat/children";
 import type { ChatViewState, PatchMessage } from "../../src/chat/messages";
 import { ViewSync } from "../../src/chat/viewSync";
 import { applyEvent, createRunView, type LoviaEvent } from "../../src/protocol";
-import { artifacts, openWebview, type WebviewPage } from "./page";
+import { artifacts, openWebview, validIntents, type WebviewPage } from "./page";
 
 let web: WebviewPage;
 let page: Page;
@@ -57,7 +57,8 @@ async function show(): Promise<ReturnType<ViewSync["next"]>> {
 }
 
 async function posted(): Promise<unknown[]> {
-  return page.evaluate(() => (window as unknown as { __posted: { type: string }[] }).__posted.splice(0).filter((m) => m.type !== "scrolled"));
+  const all = await page.evaluate(() => (window as unknown as { __posted: unknown[] }).__posted.splice(0));
+  return validIntents(all).filter((m) => m.type !== "scrolled");
 }
 
 /** Tag the drawn elements of these rows, to tell later whether they were drawn again. */

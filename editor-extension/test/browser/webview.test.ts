@@ -10,7 +10,7 @@ import type { ChatViewState } from "../../src/chat/messages";
 import { ViewSync } from "../../src/chat/viewSync";
 import { applyEvent, createRunView, type LoviaEvent, type RunView } from "../../src/protocol";
 import { longSession } from "../../bench/longSession";
-import { artifacts, openWebview, root, type WebviewPage } from "./page";
+import { artifacts, openWebview, root, validIntents, type WebviewPage } from "./page";
 
 const fixture = JSON.parse(readFileSync(`${root}test/fixtures/run-events.json`, "utf8")) as {
   events: LoviaEvent[];
@@ -62,7 +62,8 @@ async function scrollToBottom(): Promise<void> {
 
 /** What the UI posted, without the scroll reports (layout moves the transcript now and then). */
 async function posted(): Promise<unknown[]> {
-  return page.evaluate(() => (window as unknown as { __posted: { type: string }[] }).__posted.filter((m) => m.type !== "scrolled"));
+  const all = await page.evaluate(() => (window as unknown as { __posted: unknown[] }).__posted.slice());
+  return validIntents(all).filter((m) => m.type !== "scrolled");
 }
 
 async function clearPosted(): Promise<void> {

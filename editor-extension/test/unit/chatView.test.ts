@@ -125,11 +125,33 @@ describe("chat webview view", () => {
     __mock.state.webviewProviders.get("lovia.chat").resolveWebviewView(view);
     incoming.fire({ type: "send", text: 42 });
     incoming.fire({ type: "approve", runId: "r" });
+    incoming.fire({ type: "approve", runId: "r", approvalId: "a", decision: "allow_forever" });
     incoming.fire("nonsense");
+    const cyclic: Record<string, unknown> = { type: "copy" };
+    cyclic.text = cyclic;
+    incoming.fire(cyclic);
     await new Promise((r) => setTimeout(r, 20));
     expect(server.requestsOf("lovia/run")).toEqual([]);
     expect(server.requestsOf("lovia/approve")).toEqual([]);
-    expect(__mock.state.outputLines.filter((l) => l.level === "warn" && l.text.includes("malformed"))).toHaveLength(3);
+    const warnings = __mock.state.outputLines.filter((l) => l.level === "warn" && l.text.includes("malformed")).map((l) => l.text);
+    expect(warnings).toHaveLength(5);
+    // Each says why, from the generated validator.
+    expect(warnings[0]).toContain("(webviewIntent.text: expected a string)");
+    expect(warnings[1]).toContain('(webviewIntent: missing "approvalId")');
+    expect(warnings[2]).toContain("(webviewIntent.decision: expected one of");
+    expect(warnings[3]).toContain('(webviewIntent: expected an object): "nonsense"');
+    expect(warnings[4]).toContain("(webviewIntent.text: expected a string): [object Object]");
+  });
+
+  it("takes every intent the schema defines past the validator (dismissing the sandbox notice too)", async () => {
+    const { view, incoming } = fakeView();
+    __mock.state.webviewProviders.get("lovia.chat").resolveWebviewView(view);
+    incoming.fire({ type: "ready" });
+    incoming.fire({ type: "dismissSandboxNotice" });
+    incoming.fire({ type: "scrolled", top: 10, atBottom: true });
+    incoming.fire({ type: "send", text: "checked", mode: "prompt", context: [{ kind: "file", label: "a.ts", uri: "file:///work/project/a.ts" }] });
+    await waitFor(() => server.requestsOf("lovia/run").length === 1);
+    expect(__mock.state.outputLines.filter((l) => l.text.includes("malformed"))).toEqual([]);
   });
 
   it("coalesces a burst of streamed events into few posts", async () => {

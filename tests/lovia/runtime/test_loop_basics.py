@@ -307,6 +307,32 @@ async def test_mailbox_steering_delivered_next_turn():
     assert [m.role for m in result.messages] == ["user", "assistant", "tool", "user", "assistant"]
 
 
+async def test_injected_messages_carry_their_push_tokens():
+    """Two identical messages are told apart by token, and a withdrawn one's token is never
+    reported: a host maps each delivery back to the push it made without matching text."""
+    mailbox = Mailbox()
+    pushed: list[int] = []
+
+    @tool
+    async def work() -> str:
+        pushed.append(mailbox.push("same"))
+        assert mailbox.remove(mailbox.push("same"))
+        pushed.append(mailbox.push("same"))
+        return "did X"
+
+    agent, _ = make([call("work", {}), text("ok")], tools=[work])
+    evs = await collect(Runner.stream(agent, "do X", mailbox=mailbox))
+    injected = [e for e in evs if isinstance(e, events.UserMessageInjected)]
+    assert [(e.content, e.token) for e in injected] == [("same", pushed[0]), ("same", pushed[1])]
+    assert pushed == [1, 3]
+
+
+def test_mailbox_take_drains_with_tokens():
+    box = Mailbox()
+    a, b = box.push("a"), box.push("b")
+    assert box.take() == [(a, "a"), (b, "b")] and not box and box.take() == []
+
+
 async def test_mailbox_push_after_last_drain_stays_queued():
     mailbox = Mailbox()
     hooks = AgentHooks()

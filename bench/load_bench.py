@@ -6,10 +6,10 @@ The real server runs ``--runs`` runs at once, each streaming ``--deltas`` deltas
 characters (60) as fast as the loop lets it (an in-process provider). The client reads the server's
 stdout with plain ``os.read`` throttled to ``--rate`` bytes per second
 (``tests/support/slow_client.py``); with ``--stall S`` it stops reading entirely for S seconds
-once the runs are streaming. The client declares ``notificationParts`` (``--whole-frames``: it
-does not, and a large notification goes out as one frame). During the load it sends ``lovia/status`` 100 ms after each answer
+once the runs are streaming. During the load it sends ``lovia/status`` 100 ms after each answer
 (one at a time) and times the answer: to the response's first byte and to the whole response
-read; ``--trace`` splits that into the server's own time, the writer's wait and the pipe.
+read; ``--trace`` splits that into the server's own time, the writer's wait (the frames ahead of
+it in the answer lane and the one being written) and the pipe.
 
 The load phase ends when the client has seen every run's ``run.finished`` (or after
 ``--max-load`` seconds); the client then reads at full speed and replays every run. Printed as
@@ -139,7 +139,6 @@ async def bench(args: argparse.Namespace, root: Path) -> dict[str, Any]:
         settings=settings, env=env, stderr_path=root / "server.log", command=command
     )
     init = {"client": "bench", "approvals": "events", "stateDir": str(state)}
-    init["notificationParts"] = not args.whole_frames
     await client.initialize(root, init)
     await client.request("lovia/status", {})
     client.rate = args.rate or None  # 0: as fast as it can
@@ -287,11 +286,7 @@ async def bench(args: argparse.Namespace, root: Path) -> dict[str, Any]:
             else 0,
         },
         "status_split": split,
-        "notification_parts": {
-            "declared": not args.whole_frames,
-            "parts_received": client.parts_received,
-            "notifications_split": delivery.get("splitNotifications", 0),
-        },
+        "delivery": delivery,
         "events_stored": stored_total,
         "events_replayed": sum(r["replayed"] for r in runs),
         "replay_complete_runs": sum(r["replay_complete"] for r in runs),
@@ -315,11 +310,6 @@ async def main() -> None:
     )
     parser.add_argument("--rate", type=float, default=20_000, help="client read rate, bytes/s")
     parser.add_argument("--stall", type=float, default=0, help="seconds the client stops reading")
-    parser.add_argument(
-        "--whole-frames",
-        action="store_true",
-        help="do not declare notificationParts: large notifications go out as one frame",
-    )
     parser.add_argument("--max-load", type=float, default=120, help="seconds before catching up")
     parser.add_argument(
         "--trace",

@@ -5,8 +5,9 @@
 1. spawn -> ``initialize`` result, and -> first ``lovia/status`` answer (runtime ready);
 2. a 10,000-delta answer from an in-process provider: events/s at the client and p50/p99 latency
    from the provider yielding a delta to the client receiving the notification that carries
-   it, with merging capped at 20 ms (``LOVIA_COALESCE_MS=20``) and off (``0``); deltas are paced
-   at ``--rate`` per second (``bench/e2e_latency.py`` measures the same over real HTTP);
+   it, deltas paced at ``--rate`` per second, then as fast as they come (deltas merge only while
+   a write is pending; ``bench/e2e_latency.py`` and ``bench/e2e_clients.py`` measure the same
+   over real HTTP);
 3. resident memory of the server with 20 concurrent live runs.
 """
 
@@ -103,7 +104,7 @@ async def startup(root: Path, repeat: int) -> None:
     )
 
 
-async def stream_answer(root: Path, coalesce_ms: str, deltas: int, rate: float) -> None:
+async def stream_answer(root: Path, deltas: int, rate: float) -> None:
     latencies: list[float] = []
     received = 0
     first = last = 0.0
@@ -122,16 +123,16 @@ async def stream_answer(root: Path, coalesce_ms: str, deltas: int, rate: float) 
         elif event["kind"] == "run.finished":
             done.set()
 
-    env = {"LOVIA_COALESCE_MS": coalesce_ms, "BENCH_DELTAS": str(deltas), "BENCH_RATE": str(rate)}
-    client, _, _ = await start(root, root / f".state-stream-{coalesce_ms}", env, sink)
+    env = {"BENCH_DELTAS": str(deltas), "BENCH_RATE": str(rate)}
+    client, _, _ = await start(root, root / f".state-stream-{rate:g}", env, sink)
     await client.request("lovia/run", {"prompt": "stream", "agent": "agent.py:stream"})
     await asyncio.wait_for(done.wait(), 300)
     await client.close()
     latencies.sort()
     span = max(last - first, 1e-3)
-    label = "merging off" if coalesce_ms == "0" else f"merging <= {coalesce_ms} ms"
+    label = f"at {rate:.0f}/s" if rate else "as fast as they come"
     print(
-        f"{deltas} deltas at {rate:.0f}/s, {label:<16}: {received:5d} notifications "
+        f"{deltas} deltas {label:<20}: {received:5d} notifications "
         f"({received / span:7.0f} events/s), deltas delivered {len(latencies)}, "
         f"latency p50 {latencies[len(latencies) // 2]:6.1f} ms, "
         f"p99 {latencies[int(len(latencies) * 0.99)]:6.1f} ms"
@@ -170,9 +171,8 @@ async def main() -> None:
         root = Path(tmp).resolve()
         (root / "agent.py").write_text(AGENT)
         await startup(root, args.repeat)
-        for coalesce in ("20", "0"):
-            await stream_answer(root, coalesce, args.deltas, args.rate)
-        await stream_answer(root, "0", args.deltas, 0)  # burst: notification throughput
+        await stream_answer(root, args.deltas, args.rate)
+        await stream_answer(root, args.deltas, 0)  # burst: notification throughput
         await memory(root, 20)
 
 

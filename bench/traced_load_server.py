@@ -1,10 +1,10 @@
 """The real lovia server, noting when each answer was queued and written (bench only).
 
 ``bench/load_bench.py --trace`` starts this instead of ``python -m lovia_server``. It wraps
-``QueuedWriter.send`` and the writer thread's pick of the next frame: for every urgent frame
-(an answer) it records ``time.monotonic_ns()`` when the server handed it to the writer and when
-the writer thread took it to write into the pipe. Together with the client's send and
-first-byte stamps (the same system-wide monotonic clock) a slow answer splits into the
+``FrameWriter.send`` and its write of each frame to the pipe: for every frame in the answer lane
+it records ``time.monotonic_ns()`` when the server handed it to the writer and when the writer
+wrote it to the pipe (at once, or once the frames ahead of it were taken). Together with the
+client's send and first-byte stamps (the same system-wide monotonic clock) a slow answer splits into the
 server's own time, the wait for the frame then being written, and the pipe's backlog. At exit
 the stamps go to ``$LOVIA_TRACE_FILE`` as ``{"<id>": [queued_ns, taken_ns], ...}``.
 """
@@ -34,25 +34,29 @@ def _answer_id(frame: bytes) -> str | None:
     return None
 
 
-_send = writer.QueuedWriter.send
-_next = writer.QueuedWriter._next
+_send = writer.FrameWriter.send
+_put = writer.FrameWriter._put
 
 
-def send(self: Any, data: bytes, *, urgent: bool = False, droppable: bool = False) -> bool:
-    if urgent:
+def send(self: Any, data: bytes, **how: Any) -> bool:
+    if how.get("lane") == "answer":
         msg_id = _answer_id(data)
         if msg_id is not None:
             STAMPS[msg_id] = [time.monotonic_ns(), 0]
-    return _send(self, data, urgent=urgent, droppable=droppable)
+            WAITING.add(msg_id)
+    return _send(self, data, **how)
 
 
-def next_frame(self: Any) -> tuple[bytes, bool] | None:
-    item = _next(self)
-    if item is not None and item[1]:
-        msg_id = _answer_id(item[0])
-        if msg_id is not None and msg_id in STAMPS:
+WAITING: set[str] = set()  # answers handed to the writer and not yet written
+
+
+def put(self: Any, data: bytes) -> None:
+    if WAITING and b'"method"' not in data[:200]:  # only answers are looked into
+        msg_id = _answer_id(data)
+        if msg_id in WAITING:
+            WAITING.discard(msg_id)
             STAMPS[msg_id][1] = time.monotonic_ns()
-    return item
+    _put(self, data)
 
 
 def _dump() -> None:
@@ -62,7 +66,7 @@ def _dump() -> None:
             json.dump(STAMPS, out)
 
 
-writer.QueuedWriter.send = send  # type: ignore[method-assign]
-writer.QueuedWriter._next = next_frame  # type: ignore[method-assign]
+writer.FrameWriter.send = send  # type: ignore[method-assign]
+writer.FrameWriter._put = put  # type: ignore[method-assign]
 atexit.register(_dump)
 runpy.run_module("lovia_server", run_name="__main__", alter_sys=True)

@@ -47,19 +47,21 @@ def _serve_stdio() -> None:
 
     from lovia_server.server import create_server
     from lovia_server.stdin_reader import stdin_reader
-    from lovia_server.writer import QueuedWriter
+    from lovia_server.writer import FrameWriter
 
     server = create_server()
     stdin = sys.stdin.buffer
-    stdout = sys.stdout.buffer
-    # Nothing else may write to the protocol stream: print() and child output go to stderr.
+    # Nothing else may write to the protocol stream: the writer keeps its own descriptor of it,
+    # and fd 1 (print(), a library's or a child's stray output) is stderr from here on.
+    protocol_out = os.fdopen(os.dup(1), "wb", buffering=0)
+    os.dup2(2, 1)
     sys.stdout = sys.stderr
-    writer = QueuedWriter(stdout)
-    server.protocol.set_writer(writer)
     stop = threading.Event()  # run_async's; nothing sets it: EOF, exit or SIGTERM end the loop
 
     async def serve() -> None:
         loop = asyncio.get_running_loop()
+        writer = await FrameWriter.open(protocol_out)
+        server.jsonrpc.set_outgoing(writer)
         reader = await stdin_reader(stdin, server.thread_pool)
         main = asyncio.current_task()
         with contextlib.suppress(NotImplementedError):
@@ -78,13 +80,13 @@ def _serve_stdio() -> None:
             # The editor went away (EOF, SIGTERM): interrupt live runs so they stay resumable.
             with contextlib.suppress(Exception):
                 await asyncio.wait_for(server.stop_runtime(), 15)
+            await writer.finish()
 
     try:
         asyncio.run(serve())
     except (KeyboardInterrupt, SystemExit):
         pass
     finally:
-        writer.close()
         server.shutdown()  # type: ignore[no-untyped-call]
 
 

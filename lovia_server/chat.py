@@ -542,7 +542,6 @@ class ChatCommand:
             "protocolVersion": 1,
             "client": "cli",
             "approvals": "events",
-            "notificationParts": True,
         }
         if args.state_dir:
             init["stateDir"] = args.state_dir

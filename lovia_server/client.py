@@ -19,8 +19,6 @@ from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import IO, Any
 
-from lovia_server.notification_parts import PART_METHOD, PartAssembler
-
 
 class RpcError(Exception):
     def __init__(self, error: dict[str, Any]) -> None:
@@ -49,7 +47,6 @@ class StdioClient:
         self._pending: dict[int, asyncio.Future[Any]] = {}
         self._reader: asyncio.Task[None] | None = None
         self._gone = False
-        self._parts = PartAssembler()  # declare ``notificationParts`` to receive them
 
     async def start(self, root: Path, init_options: dict[str, Any]) -> dict[str, Any]:
         self.proc = await asyncio.create_subprocess_exec(
@@ -172,11 +169,6 @@ class StdioClient:
                 items = (message.get("params") or {}).get("items") or [{}]
                 result = [self.settings if i.get("section") == "lovia" else None for i in items]
             self._send({"jsonrpc": "2.0", "id": message["id"], "result": result})
-            return
-        if method == PART_METHOD:
-            whole = self._parts.feed(message.get("params"))
-            if whole is not None:
-                await self._dispatch(whole)
             return
         if method == "lovia/event":
             outcome = self.on_event(message["params"])

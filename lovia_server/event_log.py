@@ -1,17 +1,15 @@
-"""Per-run event logs: sequence numbers, adaptive delta coalescing, persist-then-send publishing.
+"""Per-run event logs: sequence numbers, delta merging, persist-then-send publishing.
 
 An event gets its ``seq`` when it enters a run's log. The publisher writes batches to the store
 first and only then notifies the client, so a client never sees a ``seq`` a crash could lose and
 a restarted server continues the numbering without gaps.
 
-Deltas (message text, reasoning, tool output) are sent the moment they arrive while the client
-keeps up: nothing waits for a timer. They are merged only while a write is pending, that is
-while the publisher is still storing and sending the previous batch, or while the client has not
-read what was sent (bytes queued for its pipe). The merged text then leaves as one event as soon
-as that write completes. A client that stays behind is waited for at most a window that doubles
-per batch it is still behind for, up to ``LOVIA_COALESCE_MS`` (default 50), and halves again
-as it catches up. Only adjacent deltas of the same message and stream merge, so the order of
-everything a run emits is kept exactly.
+Deltas (message text, reasoning, tool output) are sent the moment they arrive while nothing is
+pending: nothing waits for a timer. They are merged only while a write is pending, that is while
+the publisher is still storing and sending the previous batch, or while the client has not taken
+what it was sent (the pipe did not take the last frame whole). The merged text leaves as one
+event as soon as that write completes. Only adjacent deltas of the same message and stream
+merge, so the order of everything a run emits is kept exactly.
 """
 
 from __future__ import annotations
@@ -19,10 +17,9 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
-import os
 import time
 from collections.abc import Awaitable, Callable, Mapping
-from typing import Any, overload
+from typing import Any, Protocol, overload
 
 from lovia_server.protocol import DELTA_KINDS, EventPayload, ToolStream
 from lovia_server.store import ServerStore
@@ -43,31 +40,19 @@ ESSENTIAL_KINDS = frozenset(
         "subagent.finished",
     }
 )
-"""Events always sent, however far behind the client is: the ones it must act on or that
-open and close a run (a client that missed the rest sees the ``seq`` gap and replays)."""
+"""Events always sent, ahead of other queued events, however far behind the client is: the ones
+it must act on or that open and close a run (a client that missed the rest sees the ``seq`` gap
+and replays)."""
 
-DEFAULT_MAX_WINDOW = 0.05
-MIN_WINDOW = 0.001
-"""The first wait for a client that is behind; the window doubles from here."""
-TAIL_ROOM = 64 * 1024
-"""Runs' unsent latest events go out once no more than this many bytes wait for the client."""
 MERGE_LIMIT = 1024
 """Characters of held delta text that are sequenced at once, without waiting for the write:
-a merged event stays small, so an answer to the client never waits behind a huge frame."""
+a merged event stays small, and a client that stopped reading costs the transport's cap, not
+an ever-growing held text."""
 TURN_INTERVAL = 0.001
 """How long a run that streams without pause may hold deltas before it lets the loop run."""
 
 _dumps = json.JSONEncoder(ensure_ascii=False, separators=(",", ":")).encode
 _dumps_ascii = json.JSONEncoder(separators=(",", ":")).encode
-
-
-def max_window() -> float:
-    """The longest merge window in seconds (``LOVIA_COALESCE_MS``; 0 = every delta alone)."""
-    raw = os.environ.get("LOVIA_COALESCE_MS", "").strip()
-    try:
-        return max(0.0, float(raw)) / 1000 if raw else DEFAULT_MAX_WINDOW
-    except ValueError:
-        return DEFAULT_MAX_WINDOW
 
 
 def encode_event(event: Event) -> tuple[str, bytes]:
@@ -83,19 +68,32 @@ def encode_event(event: Event) -> tuple[str, bytes]:
         return text, text.encode()
 
 
+class EventWire(Protocol):
+    """The client's end as the publisher needs it (``LspEditor`` over the ``FrameWriter``)."""
+
+    def send_event(self, data: bytes, *, run_id: str, essential: bool) -> bool:
+        """Send one encoded event; False when the transport refused it (not essential, and
+        the client too far behind). An essential event overtakes the run's queued ones."""
+        ...
+
+    def pending(self) -> bool:
+        """A write is pending: the client has not taken everything it was sent."""
+        ...
+
+    def drained(self) -> Awaitable[None] | None:
+        """Completes once nothing is pending; ``None`` when nothing is."""
+        ...
+
+
 class Publisher:
     """Persists queued events in batches, then hands each to the client.
 
-    ``send`` gets the event; ``send_json``, when given, gets its already encoded JSON instead
-    (the server frames those bytes as they are) and whether the transport may refuse it, and
-    returns False when it did. ``backlog`` is the number of bytes sent but not yet read by the
-    client and ``drained`` (optional) returns a future that completes when that reaches zero, or
-    ``None`` when it already has.
+    ``send`` gets the event; ``wire``, when given, gets its already encoded JSON instead (the
+    server frames those bytes as they are) and tells whether a write is pending.
 
-    An event that was not sent (a delta over ``backlog_limit``, or refused by the transport) is
-    in the store; the client notices the gap at the run's next delivered event. So that there
-    always is one, a run whose latest event was not sent keeps it as its *tail*, and the tails
-    are sent as soon as the backlog is back under ``TAIL_ROOM`` (and half the limit).
+    An event the transport refused is in the store; the client notices the gap at the run's next
+    delivered event. So that there always is one, a run whose latest event was not sent keeps it
+    as its *tail*, sent as soon as nothing is pending any more.
     """
 
     def __init__(
@@ -103,25 +101,17 @@ class Publisher:
         store: ServerStore,
         send: Callable[[Event], None],
         *,
-        send_json: Callable[[bytes, bool], bool] | None = None,
-        backlog: Callable[[], int] = lambda: 0,
-        drained: Callable[[], Awaitable[None] | None] | None = None,
-        backlog_limit: int = 8 * 1024 * 1024,
-        window: float | None = None,
+        wire: EventWire | None = None,
     ) -> None:
         self.store = store
         self.send = send
-        self.send_json = send_json
-        self.backlog = backlog
-        self.drained = drained
-        self.backlog_limit = backlog_limit
-        self.max_window = max_window() if window is None else window
-        self.window = MIN_WINDOW
+        self.wire = wire
         self._pending: list[Event] = []
         self._held: dict[EventLog, None] = {}  # logs with merged deltas waiting for a write
         self._task: asyncio.Task[None] | None = None
         self._idle = asyncio.Event()
         self._idle.set()
+        self._wake: asyncio.Future[None] | None = None  # set by publish() while _run waits
         self.skipped = 0
         self.batches = 0
         self._tails: dict[str, tuple[Event, bytes]] = {}  # run id -> its latest unsent event
@@ -132,12 +122,17 @@ class Publisher:
         """A batch is being stored or sent, or held deltas wait for the client."""
         return self._task is not None and not self._task.done()
 
+    def _wire_pending(self) -> bool:
+        return self.wire is not None and self.wire.pending()
+
     def accepts_delta(self) -> bool:
-        """Whether a delta may leave at once: no write pending, the client has read everything."""
-        return not self.busy and self.backlog() <= 0
+        """Whether a delta may leave at once: no write pending."""
+        return not self.busy and not self._wire_pending()
 
     def publish(self, event: Event) -> None:
         self._pending.append(event)
+        if self._wake is not None and not self._wake.done():
+            self._wake.set_result(None)
         self._start()
 
     def hold(self, log: EventLog) -> None:
@@ -162,12 +157,27 @@ class Publisher:
                     continue
                 if not self._held:
                     return
-                if self.backlog() > 0:
-                    await self._wait_for_client()
+                await self._until_written()
+                if self._pending:
+                    continue  # new events first: held deltas of their runs are already in them
                 for log in list(self._held):
                     log.flush_deltas()  # into _pending: the next batch
         finally:
             self._idle.set()
+
+    async def _until_written(self) -> None:
+        """Wait until the client took what was sent, or an event is published (it is stored
+        at once; a client that stopped reading must not hold up the store)."""
+        waiter = self.wire.drained() if self.wire is not None else None
+        if waiter is None:
+            return
+        self._wake = asyncio.get_running_loop().create_future()
+        try:
+            await asyncio.wait(
+                [asyncio.ensure_future(waiter), self._wake], return_when=asyncio.FIRST_COMPLETED
+            )
+        finally:
+            self._wake = None
 
     async def _write(self, batch: list[Event]) -> None:
         encoded = [encode_event(e) for e in batch]
@@ -180,42 +190,12 @@ class Publisher:
         for event, (_, data) in zip(batch, encoded, strict=True):
             self._deliver(event, data)
 
-    async def _wait_for_client(self) -> None:
-        """Wait until the client has read what was sent, at most the current window; the
-        window halves when it caught up in time and doubles when it did not."""
-        if await self._until_drained(self.window):
-            self.window = max(MIN_WINDOW, self.window / 2)
-        else:
-            self.window = min(max(self.max_window, MIN_WINDOW), self.window * 2)
-
-    async def _until_drained(self, within: float) -> bool:
-        if self.drained is not None:
-            waiter = self.drained()
-            if waiter is None:
-                return True
-            try:
-                await asyncio.wait_for(waiter, within)
-            except TimeoutError:
-                return False
-            return True
-        deadline = asyncio.get_running_loop().time() + within
-        while self.backlog() > 0:
-            if asyncio.get_running_loop().time() >= deadline:
-                return False
-            await asyncio.sleep(0.0005)
-        return True
-
     def _deliver(self, event: Event, data: bytes) -> None:
-        # A slow client must not stall runs or fill memory: when it is far behind, deltas (and
-        # whatever else the transport refuses) are not sent. They stay in the log; the next
+        # A slow client must not stall runs or fill memory: the transport refuses events other
+        # than the essential ones while the client is far behind. They stay in the log; the next
         # delivered event of the run shows a seq gap and the client catches up with
         # lovia/replay.
-        kind = event["kind"]
-        if kind in DELTA_KINDS and self.backlog() > self.backlog_limit:
-            sent = False
-        else:
-            sent = self._send(event, data, droppable=kind not in ESSENTIAL_KINDS)
-        if sent:
+        if self._send(event, data, essential=event["kind"] in ESSENTIAL_KINDS):
             self._tails.pop(event["runId"], None)
             return
         self.skipped += 1
@@ -223,24 +203,25 @@ class Publisher:
         if self._tail_task is None or self._tail_task.done():
             self._tail_task = asyncio.get_running_loop().create_task(self._send_tails())
 
-    def _send(self, event: Event, data: bytes, *, droppable: bool) -> bool:
+    def _send(self, event: Event, data: bytes, *, essential: bool) -> bool:
         try:
-            if self.send_json is not None:
-                return self.send_json(data, droppable)
+            if self.wire is not None:
+                return self.wire.send_event(data, run_id=event["runId"], essential=essential)
             self.send(event)
         except Exception:
             logger.exception("events.send_failed: seq %s of run %s", event["seq"], event["runId"])
         return True
 
     async def _send_tails(self) -> None:
-        """Send each run's latest unsent event once the client has room again."""
+        """Send each run's latest unsent event once the client took everything else."""
         while self._tails:
-            if self.backlog() > min(self.backlog_limit // 2, TAIL_ROOM):
-                await self._until_drained(0.1)
+            waiter = self.wire.drained() if self.wire is not None else None
+            if waiter is not None:
+                await waiter
                 continue
             tails, self._tails = self._tails, {}
             for event, data in tails.values():
-                self._send(event, data, droppable=False)
+                self._send(event, data, essential=True)
 
     async def drain(self) -> None:
         """Wait until everything published or held so far is stored and sent."""
@@ -272,7 +253,7 @@ class EventLog:
         self.parent_run_id = parent_run_id
         self.publisher = publisher
         self.seq = last_seq
-        self.coalesce = coalesce and getattr(publisher, "max_window", 1) > 0
+        self.coalesce = coalesce
         # Runs of adjacent deltas to the same target: [kind, key, stream, parts].
         self._held: list[list[Any]] = []
         self._held_chars = 0
@@ -374,8 +355,8 @@ __all__ = [
     "DELTA_KINDS",
     "ESSENTIAL_KINDS",
     "EventLog",
+    "EventWire",
     "Publisher",
     "delta_payload",
     "encode_event",
-    "max_window",
 ]

@@ -61,7 +61,7 @@ from lovia_server.jsonrpc_envelope import (
     safe_error,
     short,
 )
-from lovia_server.writer import QueuedWriter
+from lovia_server.writer import FrameWriter, Lane
 
 logger = logging.getLogger("lovia_server.jsonrpc")
 
@@ -117,6 +117,7 @@ class GuardedProtocol(LanguageServerProtocol):
         # Our own requests to the client (None while being sent): only these may be answered.
         self._outgoing: dict[MsgId, Future[Any] | None] = {}
         self._writes: set[asyncio.Future[None]] = set()  # pending writes of an async transport
+        self.outgoing: FrameWriter | None = None  # the stdio transport (``set_outgoing``)
         self._shutdown_id: MsgId | None = None  # the shutdown request being handled
         self._exit_after_shutdown = False
 
@@ -377,24 +378,44 @@ class GuardedProtocol(LanguageServerProtocol):
                     msg_id, INTERNAL_ERROR, INTERNAL_MESSAGE, {"type": type(exc).__name__}
                 )
             return
-        self._write_frame(body, urgent=_is_urgent(data))
+        self._write_frame(body, lane="answer" if _is_answer(data) else "normal")
 
-    def notify_json(self, method: str, params: bytes, *, droppable: bool = False) -> bool:
+    def set_outgoing(self, writer: FrameWriter) -> None:
+        """Write through ``writer``: its lanes and cap apply to every frame."""
+        self.outgoing = writer
+        self.set_writer(writer)
+
+    def notify_json(
+        self,
+        method: str,
+        params: bytes,
+        *,
+        lane: Lane = "normal",
+        droppable: bool = False,
+        key: str | None = None,
+    ) -> bool:
         """Send a notification whose params are already encoded JSON (UTF-8): the event path
         encodes each event once, for the store and the wire alike. False when the transport
-        refused it (``droppable`` and the client too far behind: see ``QueuedWriter``)."""
+        refused it (see ``FrameWriter.send`` for ``lane``, ``droppable`` and ``key``)."""
         if self.writer is None:
             logger.error("send.no_transport")
             return False
         head = b'{"jsonrpc":"2.0","method":' + json.dumps(method).encode() + b',"params":'
-        return self._write_frame(head + params + b"}", droppable=droppable)
+        return self._write_frame(head + params + b"}", lane=lane, droppable=droppable, key=key)
 
-    def _write_frame(self, body: bytes, *, urgent: bool = False, droppable: bool = False) -> bool:
+    def _write_frame(
+        self,
+        body: bytes,
+        *,
+        lane: Lane = "normal",
+        droppable: bool = False,
+        key: str | None = None,
+    ) -> bool:
         """Frame one encoded message and hand it to the transport.
 
-        ``urgent`` (responses, requests to the client) overtakes queued notifications on a
-        ``QueuedWriter``; ``droppable`` lets it refuse the frame when the client is too far
-        behind. Returns False when the frame was refused."""
+        On the ``FrameWriter``, the ``answer`` lane (responses, requests to the client) and then
+        the ``essential`` one overtake queued notifications, and ``droppable`` lets it refuse
+        the frame when the client is too far behind. Returns False when it was refused."""
         if self._include_headers:
             header = (
                 f"Content-Length: {len(body)}\r\n"
@@ -403,11 +424,11 @@ class GuardedProtocol(LanguageServerProtocol):
             payload = header + body
         else:
             payload = body
+        if self.outgoing is not None:
+            return self.outgoing.send(payload, lane=lane, droppable=droppable, key=key)
         writer = self.writer
         assert writer is not None
         try:
-            if isinstance(writer, QueuedWriter):
-                return writer.send(payload, urgent=urgent, droppable=droppable)
             written = writer.write(payload)
             if inspect.isawaitable(written):
                 task = asyncio.ensure_future(written)
@@ -445,7 +466,7 @@ class GuardedProtocol(LanguageServerProtocol):
         logger.error("server.error (%s)", getattr(source, "__name__", source), exc_info=error)
 
 
-def _is_urgent(data: Any) -> bool:
+def _is_answer(data: Any) -> bool:
     """Responses and requests to the client: everything but a notification (no ``id``)."""
     if isinstance(data, dict):
         return "method" not in data or "id" in data

@@ -3,7 +3,6 @@ approvals for clients that cannot render approval events, and work-done progress
 
 from __future__ import annotations
 
-import json
 import logging
 from collections.abc import Awaitable, Mapping
 from typing import TYPE_CHECKING, Any
@@ -11,7 +10,6 @@ from typing import TYPE_CHECKING, Any
 from lsprotocol import types as lsp
 
 from lovia_server import protocol as p
-from lovia_server.jsonrpc import GuardedProtocol
 from lovia_server.ports import ProgressStage
 from lovia_server.progress import RunProgress
 
@@ -34,34 +32,36 @@ class LspEditor:
     def notify(self, event: Mapping[str, Any]) -> None:
         self.server.protocol.notify(p.EVENT, event)
 
-    def notify_json(self, event: bytes, droppable: bool = False) -> bool:
-        """Send one event already encoded as JSON (the bytes the store's row was made from);
-        False when the writer refused a droppable one (the client is too far behind)."""
-        protocol = self.server.protocol
-        if isinstance(protocol, GuardedProtocol):
-            return protocol.notify_json(p.EVENT, event, droppable=droppable)
-        protocol.notify(p.EVENT, json.loads(event))  # pragma: no cover - another protocol
-        return True  # pragma: no cover
+    def send_event(self, data: bytes, *, run_id: str, essential: bool) -> bool:
+        """Send one event already encoded as JSON (the bytes the store's row was made from):
+        essential ones overtake queued notifications, the rest may be refused (False) while the
+        client is too far behind."""
+        return self.server.jsonrpc.notify_json(
+            p.EVENT,
+            data,
+            lane="essential" if essential else "normal",
+            droppable=not essential,
+            key=run_id,
+        )
 
-    def backlog(self) -> int:
-        writer = getattr(self.server.protocol, "writer", None)
-        backlog = getattr(writer, "backlog", None)
-        return int(backlog()) if callable(backlog) else 0
-
-    def writer_stats(self) -> dict[str, int] | None:
-        """The queued writer's counters (``None`` for another transport)."""
-        writer = getattr(self.server.protocol, "writer", None)
-        stats = getattr(writer, "stats", None)
-        limit = getattr(writer, "limit", None)
-        if not callable(stats) or not callable(limit):
-            return None
-        return {**stats(), "limit": int(limit())}
+    def pending(self) -> bool:
+        """A write to the client is pending (only the stdio transport knows; TCP: never)."""
+        writer = self.server.jsonrpc.outgoing
+        return writer is not None and writer.pending
 
     def drained(self) -> Awaitable[None] | None:
-        """Completes once the client has taken every queued byte (``None``: nothing queued)."""
-        writer = getattr(self.server.protocol, "writer", None)
-        drained = getattr(writer, "drained", None)
-        return drained() if callable(drained) else None
+        """Completes once the client has taken everything (``None``: nothing pending)."""
+        writer = self.server.jsonrpc.outgoing
+        return writer.drained() if writer is not None else None
+
+    def backlog(self) -> int:
+        writer = self.server.jsonrpc.outgoing
+        return writer.backlog() if writer is not None else 0
+
+    def writer_stats(self) -> dict[str, int] | None:
+        """The stdio writer's counters (``None`` over TCP, where pygls writes)."""
+        writer = self.server.jsonrpc.outgoing
+        return writer.stats() if writer is not None else None
 
     async def ask_approval(self, payload: p.ApprovalRequested) -> p.Decision | None:
         actions = [lsp.MessageActionItem(title=o.label) for o in payload.options]

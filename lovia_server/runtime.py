@@ -28,7 +28,6 @@ from lovia_server.restore_points import LiveRun, RestorePointService
 from lovia_server.sandbox import sandbox_status
 from lovia_server.settings import default_state_dir
 from lovia_server.store import RunRecord, ServerStore
-from lovia_server.writer import queue_cap
 
 if TYPE_CHECKING:
     from lovia_server.server import LoviaServer
@@ -47,14 +46,7 @@ class ServerRuntime:
         self.workspace = EditorWorkspace(
             server, on_output=lambda *args: self.supervisor.tool_output(*args)
         )
-        self.publisher = Publisher(
-            store,
-            self.editor.notify,
-            send_json=self.editor.notify_json,
-            backlog=self.editor.backlog,
-            drained=self.editor.drained,
-            backlog_limit=queue_cap(),
-        )
+        self.publisher = Publisher(store, self.editor.notify, wire=self.editor)
         self.restore_points = RestorePointService(
             server,
             self.workspace,
@@ -257,7 +249,6 @@ class ServerRuntime:
             dropped_events=stats["dropped"],
             dropped_bytes=stats["droppedBytes"],
             skipped_deltas=self.publisher.skipped,
-            split_notifications=stats.get("split", 0),
         )
 
     def _mcp_view(self) -> list[p.MCPServerInfo]:

@@ -82,6 +82,9 @@ class LoviaServer(GuardedLanguageServer):
             converter_factory=converter_factory,
             text_document_sync_kind=lsp.TextDocumentSyncKind.Incremental,
         )
+        assert isinstance(self.protocol, LoviaProtocol)
+        self.jsonrpc: LoviaProtocol = self.protocol
+        """The protocol, typed: its ``outgoing`` writer is set by ``__main__`` for stdio."""
         self.raw_init_options: Any = None
         self.init_options: InitOptions
         self.settings: LoviaSettings
@@ -198,9 +201,6 @@ def create_server() -> LoviaServer:
             from lovia_server.settings import parse_init_options
 
             server.init_options = parse_init_options(server.raw_init_options)
-            writer: Any = getattr(server.protocol, "writer", None)
-            if hasattr(writer, "parts"):  # the queued stdout writer
-                writer.parts = server.init_options.notificationParts
             from lovia_server.runtime import ServerRuntime
 
             await refresh_settings(server, pushed=await configuration)

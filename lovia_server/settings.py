@@ -354,9 +354,6 @@ class InitOptions(_Model):
     stateDir: str | None = None
     trusted: bool = True
     """Workspace trust as the editor sees it; user agent files load only when trusted."""
-    notificationParts: bool = False
-    """The client joins ``lovia/part`` frames: a large notification to it, once it reads slowly,
-    is cut into parts of about 1 KB so that answers need not wait for the whole of it."""
     present: SkipJsonSchema[bool] = False  # whether the client sent the object at all
 
     @property

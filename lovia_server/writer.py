@@ -1,84 +1,45 @@
-"""A non-blocking stdout writer: frames are queued and written by a background thread.
+"""The server's outgoing frames: one bounded queue with urgent lanes, written by the event loop.
 
-A client that reads slowly fills the pipe; writing from the event loop would then block every
-run. Three rules keep a slow or stopped client from costing more than a bounded amount:
+pygls' own writer writes a frame and flushes. This one does the same through the event loop's
+pipe transport, which never blocks: a frame the pipe takes whole is written at once, and only
+when the client has not read what it was sent does anything wait here. That is the one layer of
+flow control, and it has three rules:
 
-- **Answers overtake.** Responses to client requests and requests to the client go in an urgent
-  lane that is written before any queued notification, always at a frame boundary.
-- **The pipe stays short.** Before a notification is written the thread asks the kernel how much
-  the pipe still holds (``FIONREAD``) and waits while that is over ``PIPE_TARGET``, so an urgent
-  frame never queues behind tens of kilobytes the client has yet to read. Streams that are not
-  pipes (files, sockets, ttys) are written without pacing.
-- **Memory is capped, and so is the lag.** A frame the caller marks droppable (``lovia/event``
-  notifications other than the essential kinds: they are in the event store, the client sees
-  the ``seq`` gap and replays) is refused when the queue would exceed what the client reads in
-  ``LAG_SECONDS`` (measured while it is behind; at least ``LAG_MIN``) or ``queue_cap()`` bytes
-  (``LOVIA_WRITE_QUEUE_MB``, default 16), whichever is less. Responses, requests and essential
-  events are always queued, so what the client must see is never more than that behind.
-- **A client that keeps up costs no thread hop.** A frame that finds both lanes empty, nothing
-  being written and room for it in the pipe for certain is written by the caller at once (a
-  write that fits cannot block); everything else goes through the thread.
-- **No frame is long for a slow client.** A client that declared it can join ``lovia/part``
-  frames (``parts``) gets a large notification cut into parts, each what it reads in
-  ``PART_SECONDS``, once it is seen reading slowly (``notification_parts``): an answer then
-  waits for one part, not for a whole ``message.completed``.
+- **Answers and essential events overtake.** Responses and requests to the client go first
+  (``answer``), then essential ``lovia/event``s (``run.started``, ``approval.requested``,
+  ``run.finished``, ...: ``essential``), then everything else, always at a frame boundary.
+  Answers come first because an essential event can be large (``run.finished`` carries the
+  run's output). So that a run's events still reach the client in ``seq`` order, an essential
+  event drops the queued events of its own run that it overtakes (they are in the event store;
+  the client sees the gap and fills it from ``lovia/replay``).
+- **Memory is capped.** A droppable frame (any other event) is refused while the queue holds
+  more than ``cap`` bytes (``LOVIA_WRITE_QUEUE_MB``, default 16): a client that stopped reading
+  costs at most that, and never blocks a run.
+- **Nothing else.** No pacing, no timers, no cutting of frames: while the client keeps up, every
+  frame goes straight to the pipe.
 
-The notification queue's size in bytes is the backlog the publisher checks before sending
-deltas, and ``drained()`` lets it wait, without polling, for the client to take everything.
+``pending`` tells whether a write is pending (the pipe did not take everything): the event log
+merges deltas while it is, and ``drained()`` lets it wait for the moment it is not.
 """
 
 from __future__ import annotations
 
-import array
 import asyncio
 import collections
 import logging
 import os
 import stat
-import threading
-import time
-from typing import BinaryIO
-
-from lovia_server.notification_parts import PART_MIN, split_frame
-
-try:
-    import fcntl
-    import termios
-except ImportError:  # pragma: no cover - Windows: no FIONREAD, notifications are not paced
-    fcntl = termios = None  # type: ignore[assignment]
+from typing import BinaryIO, Literal, Protocol
 
 logger = logging.getLogger("lovia_server.writer")
 
 DEFAULT_QUEUE_MB = 16.0
-PIPE_TARGET = 512
-"""Bytes a slow client's pipe may hold before the next notification is written (urgent frames:
-no limit)."""
-PIPE_FAST = 16 * 1024
-"""The same for a client that reads fast (or has not been seen to be slow): pacing it to 512
-bytes would make every write wait for its next read."""
-FAST_CLIENT = 1024 * 1024
-"""Bytes/s: a client measured reading slower than this, with data waiting, is paced tightly."""
-SPIN = 0.02
-"""Seconds a wait for the pipe polls at ``POLL_MIN`` before it backs off (a fast client reads
-within this; a slow or stopped one is looked at less and less often)."""
-LAG_SECONDS = 1.0
-"""Droppable notifications may queue up to what the client reads in this long..."""
-LAG_MIN = 64 * 1024
-"""...but never less than this many bytes (a client that stopped reading gets this much)."""
-LAG_UNKNOWN = 256 * 1024
-"""The limit before the client's rate was first measured."""
-RATE_WINDOW = 0.25
-"""Seconds over which the client's reading rate is measured while it is behind."""
-PART_SECONDS = 0.025
-"""A part is what the client reads in this long (at least ``PART_MIN``, at most ``PART_MAX``)."""
-PART_MAX = 16 * 1024
-POLL_MIN = 0.0005
-POLL_MAX = 0.016
-"""The wait between two looks at a pipe the client is not reading: doubles from POLL_MIN."""
+
+Lane = Literal["answer", "essential", "normal"]
 
 
 def queue_cap() -> int:
-    """Bytes of notifications that may wait for the client (``LOVIA_WRITE_QUEUE_MB``)."""
+    """Bytes of droppable notifications that may wait for the client (``LOVIA_WRITE_QUEUE_MB``)."""
     raw = os.environ.get("LOVIA_WRITE_QUEUE_MB", "").strip()
     try:
         megabytes = float(raw) if raw else DEFAULT_QUEUE_MB
@@ -87,371 +48,260 @@ def queue_cap() -> int:
     return max(0, int(max(megabytes, 0.0) * 1024 * 1024))
 
 
-def _pipe_size(fd: int) -> int:
-    """The pipe's capacity (Linux may shrink it to one page for a user over its pipe quota);
-    0 when unknown, which turns direct writes off."""
-    get = getattr(fcntl, "F_GETPIPE_SZ", None)
-    if get is None:
-        return 0
-    try:
-        return int(fcntl.fcntl(fd, get))
-    except OSError:
-        return 0
+class Sink(Protocol):
+    """Where frames go: the loop's write transport (or a file's stand-in for one)."""
+
+    def write(self, data: bytes) -> None: ...
+
+    def get_write_buffer_size(self) -> int: ...
+
+    def is_closing(self) -> bool: ...
+
+    def close(self) -> None: ...
 
 
-def _pipe_fd(stream: BinaryIO) -> int | None:
-    """The stream's descriptor when it is a pipe whose fill level the kernel reports."""
-    if fcntl is None:  # pragma: no cover - Windows
-        return None
-    try:
-        fd = stream.fileno()
-        if not stat.S_ISFIFO(os.fstat(fd).st_mode):
-            return None
-        fcntl.ioctl(fd, termios.FIONREAD, array.array("i", [0]))
-    except (AttributeError, OSError, ValueError):
-        return None
-    return fd
+class _FileSink:
+    """A file or terminal as a sink, written with plain blocking writes: a file never waits for
+    a reader, and a terminal shared with the user's shell must not be left non-blocking."""
 
-
-class QueuedWriter:
-    def __init__(
-        self,
-        stream: BinaryIO,
-        *,
-        cap: int | None = None,
-        pipe_target: int = PIPE_TARGET,
-        fast_target: int = PIPE_FAST,
-    ) -> None:
+    def __init__(self, stream: BinaryIO) -> None:
         self._stream = stream
-        self.cap = queue_cap() if cap is None else cap
-        self.pipe_target = pipe_target
-        self.fast_target = fast_target
-        self._fd = _pipe_fd(stream)
-        self._pipe_size = _pipe_size(self._fd) if self._fd is not None else 0
-        self._writing = False  # the thread is writing a frame (outside the lock)
-        self.direct = 0  # frames written by the caller (see _write_now)
-        self._urgent: collections.deque[bytes] = collections.deque()
-        self._normal: collections.deque[bytes] = collections.deque()
-        self._pending = 0  # bytes queued in the notification lane
-        self._cond = threading.Condition()
         self._closed = False
+
+    def write(self, data: bytes) -> None:
+        self._stream.write(data)
+        self._stream.flush()
+
+    def get_write_buffer_size(self) -> int:
+        return 0
+
+    def is_closing(self) -> bool:
+        return self._closed
+
+    def close(self) -> None:
+        self._closed = True
+
+
+class _PipeProtocol(asyncio.BaseProtocol):
+    """The transport's flow-control callbacks, handed to the writer."""
+
+    def __init__(self, writer: FrameWriter) -> None:
+        self._writer = writer
+
+    def pause_writing(self) -> None:
+        self._writer._paused = True
+
+    def resume_writing(self) -> None:
+        self._writer._resume()
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        self._writer._lost(exc)
+
+
+class FrameWriter:
+    """Writes whole frames to the client; see the module's docstring for the rules."""
+
+    def __init__(self, sink: Sink | None = None, *, cap: int | None = None) -> None:
+        self._sink = sink
+        self.cap = queue_cap() if cap is None else cap
+        self._answers: collections.deque[bytes] = collections.deque()
+        self._essential: collections.deque[bytes] = collections.deque()
+        self._normal: collections.deque[tuple[bytes, str | None]] = collections.deque()
+        self._queued = 0  # bytes in the normal lane
+        self._paused = False  # the transport holds bytes the pipe did not take yet
         self._failed = False
+        self._closed = False  # close() was called: the pipe going away is expected
         self.dropped = 0
         self.dropped_bytes = 0
         self._dropping = False  # inside a run of refused frames (logged once per run)
         self._waiters: list[asyncio.Future[None]] = []
-        self._rate: float | None = None  # bytes/s the client read while behind; None: unknown
-        self._window_start = time.monotonic()
-        self._window_bytes = 0
-        # The client's own reading, sampled from the pipe: bytes written minus bytes held.
-        self._written_total = 0
-        self._sample: tuple[float, int] | None = None  # (when, consumed) with data waiting
-        self._client_rate: float | None = None  # None: not seen slow
-        self._unseen = 0  # at most what the pipe holds: its fill when last seen, plus writes since
-        self.parts = False  # the client joins lovia/part frames: cut large notifications
-        self.split = 0  # notifications sent in parts
-        self._thread = threading.Thread(target=self._run, name="lovia-stdout", daemon=True)
-        self._thread.start()
+
+    @classmethod
+    async def open(cls, stream: BinaryIO, *, cap: int | None = None) -> FrameWriter:
+        """A writer over ``stream`` on the running loop: a pipe or socket (how editors start the
+        server) through the loop's non-blocking transport, anything else with plain writes."""
+        writer = cls(cap=cap)
+        try:
+            mode = os.fstat(stream.fileno()).st_mode
+        except (OSError, ValueError):
+            mode = 0
+        if not (stat.S_ISFIFO(mode) or stat.S_ISSOCK(mode)):
+            writer._sink = _FileSink(stream)
+            return writer
+        loop = asyncio.get_running_loop()
+        transport, _ = await loop.connect_write_pipe(lambda: _PipeProtocol(writer), stream)
+        # Pause as soon as the pipe leaves anything behind: queued frames then wait here, where
+        # an answer can overtake them, not in the transport's buffer.
+        transport.set_write_buffer_limits(high=0, low=0)
+        writer._sink = transport
+        return writer
+
+    # ------------------------------------------------------------------ sending
 
     @property
-    def paced(self) -> bool:
-        """Whether notifications wait for the pipe to empty (the stream is a pipe)."""
-        return self._fd is not None
+    def pending(self) -> bool:
+        """A write is pending: the client has not yet taken everything it was sent."""
+        return self._paused
 
     def backlog(self) -> int:
-        """Bytes of notifications queued but not yet written to the pipe."""
-        return self._pending
-
-    def drained(self) -> asyncio.Future[None] | None:
-        """A future that completes once every queued notification is in the pipe; ``None`` if
-        none is queued. Call it on the event loop."""
-        with self._cond:
-            if self._pending <= 0 or self._closed or self._failed:
-                return None
-            future: asyncio.Future[None] = asyncio.get_running_loop().create_future()
-            self._waiters.append(future)
-            return future
+        """Bytes waiting for the client: the queue plus what the transport still holds."""
+        held = self._sink.get_write_buffer_size() if self._sink is not None else 0
+        urgent = sum(len(f) for f in self._answers) + sum(len(f) for f in self._essential)
+        return self._queued + urgent + held
 
     def write(self, data: bytes) -> None:
-        """Queue one frame in the notification lane, never refused (pygls' writer interface)."""
+        """Send one whole frame in the normal lane, never refused (pygls' writer interface)."""
         self.send(data)
 
-    def send(self, data: bytes, *, urgent: bool = False, droppable: bool = False) -> bool:
-        """Queue one whole frame; False when it was refused (closed, or droppable and the
-        notification queue is over its cap)."""
-        if self._closed or self._failed:
+    def send(
+        self,
+        data: bytes,
+        *,
+        lane: Lane = "normal",
+        droppable: bool = False,
+        key: str | None = None,
+    ) -> bool:
+        """Send one whole frame; False when it was refused (the pipe is gone, or ``droppable``
+        and the queue is over its cap). ``key`` names the run an event belongs to: an essential
+        frame drops the queued normal frames with the same key."""
+        if self._failed or self._sink is None or self._sink.is_closing():
             return False
-        with self._cond:
-            if not urgent:
-                if droppable and self._pending + len(data) > self.limit():
-                    self.dropped += 1
-                    self.dropped_bytes += len(data)
-                    if not self._dropping:
-                        self._dropping = True
-                        logger.warning(
-                            "writer.dropping: %d bytes wait for the client (limit %d, cap %d, "
-                            "reading %s B/s); events are not sent until it catches up (they "
-                            "stay replayable)",
-                            self._pending,
-                            self.limit(),
-                            self.cap,
-                            "?" if self._rate is None else int(self._rate),
-                        )
-                    return False
-                if self._pending == 0 and time.monotonic() - self._window_start > RATE_WINDOW:
-                    self._window_start, self._window_bytes = time.monotonic(), 0  # was idle
-            if self._write_now(data, urgent=urgent):
-                return not self._failed
-            if urgent:
-                self._urgent.append(data)
-                self._cond.notify()
-            else:
-                self._normal.append(data)
-                self._pending += len(data)
-                if len(self._normal) == 1:  # the thread may be idle; else it is pacing
-                    self._cond.notify()
-        return True
-
-    def _write_now(self, data: bytes, *, urgent: bool) -> bool:
-        """Write ``data`` here, under the lock, when that cannot block or overtake: the lanes
-        are empty, the thread is not writing, and the pipe has room for it for certain (what it
-        held when last seen plus what was written since, against a target well under its
-        capacity). False: queue it."""
-        size = len(data)
-        if (
-            not self._pipe_size
-            or self._urgent
-            or self._normal
-            or self._writing
-            or self._closed
-            or self._failed
-        ):
-            return False
-        if self._unseen + size > self._direct_room():
-            held = self._in_pipe()  # look: a client that keeps up has read it all by now
-            self._unseen = held
-            self._sample_client(time.monotonic(), held)  # may change the verdict, and the room
-            if held + size > self._direct_room():
-                return False
-        if not self._put(data):
-            self._cond.notify()  # the thread releases the drained() waiters and stops
+        if not self._paused:  # nothing is queued either: the pump empties the lanes first
+            self._put(data)
+            return not self._failed
+        if lane == "answer":
+            self._answers.append(data)
             return True
-        self.direct += 1
-        self._written_total += size
-        self._unseen += size
-        if not urgent:
-            self._window_bytes += size
+        if lane == "essential":
+            if key is not None and self._normal:
+                self._drop_queued(key)
+            self._essential.append(data)
+            return True
+        if droppable and self._queued + len(data) > self.cap:
+            self._refuse(len(data))
+            return False
+        self._normal.append((data, key))
+        self._queued += len(data)
         return True
 
-    def _direct_room(self) -> int:
-        """Bytes the pipe may hold after a direct write: the pacing target, and never more
-        than half of what the pipe can take."""
-        return min(self._target(), self._pipe_size // 2)
+    def _put(self, data: bytes) -> None:
+        assert self._sink is not None
+        try:
+            self._sink.write(data)  # the transport calls pause_writing() if the pipe is full
+        except (BrokenPipeError, OSError, ValueError, RuntimeError):
+            self._lost(None)
 
-    def limit(self) -> int:
-        """Bytes of droppable notifications that may queue now (see the module's docstring)."""
-        if self._rate is None:  # not measured yet: start modestly, it doubles as it keeps up
-            return min(self.cap, LAG_UNKNOWN)
-        return min(self.cap, max(LAG_MIN, int(self._rate * LAG_SECONDS)))
+    def _drop_queued(self, key: str) -> None:
+        """An essential event overtakes its run's queued events: they go (the gap is replayed)."""
+        kept: collections.deque[tuple[bytes, str | None]] = collections.deque()
+        for frame, frame_key in self._normal:
+            if frame_key == key:
+                self._queued -= len(frame)
+                self.dropped += 1
+                self.dropped_bytes += len(frame)
+            else:
+                kept.append((frame, frame_key))
+        self._normal = kept
+
+    def _refuse(self, size: int) -> None:
+        self.dropped += 1
+        self.dropped_bytes += size
+        if not self._dropping:
+            self._dropping = True
+            logger.warning(
+                "writer.dropping: %d bytes wait for the client (cap %d); events are not sent "
+                "until it catches up (they stay replayable)",
+                self._queued,
+                self.cap,
+            )
+
+    def _resume(self) -> None:
+        """The pipe took everything the transport held: write queued frames, lane by lane,
+        until the pipe is full again or the lanes are empty."""
+        self._paused = False
+        while not self._paused and not self._failed:
+            if self._answers:
+                self._put(self._answers.popleft())
+            elif self._essential:
+                self._put(self._essential.popleft())
+            elif self._normal:
+                frame, _ = self._normal.popleft()
+                self._queued -= len(frame)
+                self._put(frame)
+            else:
+                break
+        if self._dropping and self._queued <= self.cap // 2:
+            self._dropping = False
+            logger.warning(
+                "writer.caught_up: %d events (%d bytes) were not sent so far",
+                self.dropped,
+                self.dropped_bytes,
+            )
+        if not self._paused:
+            self._release()
+
+    def _lost(self, exc: Exception | None) -> None:
+        if not self._failed and not self._closed:
+            logger.error("writer.failed: the client's pipe is closed (%s)", exc or "closed")
+        self._failed = True
+        self._paused = False
+        self._answers.clear()
+        self._essential.clear()
+        self._normal.clear()
+        self._queued = 0
+        self._release()
+
+    # ------------------------------------------------------------------ waiting
+
+    def drained(self) -> asyncio.Future[None] | None:
+        """A future that completes once the client has taken everything (or the pipe is gone);
+        ``None`` when nothing is pending."""
+        if not self._paused:
+            return None
+        future: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        self._waiters.append(future)
+        return future
+
+    def _release(self) -> None:
+        waiters, self._waiters = self._waiters, []
+        for future in waiters:
+            if not future.done():
+                future.set_result(None)
 
     def stats(self) -> dict[str, int]:
         return {
-            "queued": self._pending,
-            "urgent": len(self._urgent),
+            "queued": self._queued,
+            "urgent": len(self._answers) + len(self._essential),
             "dropped": self.dropped,
             "droppedBytes": self.dropped_bytes,
-            "split": self.split,
+            "limit": self.cap,
         }
 
     def close(self) -> None:
-        if self._closed:
+        """Hand everything queued to the transport and close it; it writes what the pipe takes
+        while the loop runs (pygls calls this on ``exit``)."""
+        sink = self._sink
+        self._closed = True
+        if sink is None or sink.is_closing():
             return
-        with self._cond:
-            self._closed = True
-            self._cond.notify()
-        self._thread.join(timeout=5)
+        if not self._failed:
+            for lane in (self._answers, self._essential):
+                while lane:
+                    sink.write(lane.popleft())
+            while self._normal:
+                sink.write(self._normal.popleft()[0])
+        self._queued = 0
+        sink.close()
 
-    # ------------------------------------------------------------------ the thread
-
-    def _in_pipe(self) -> int:
-        """Bytes the client has not read from the pipe yet (0 when unknown)."""
-        if self._fd is None:
-            return 0
-        held = array.array("i", [0])
-        try:
-            fcntl.ioctl(self._fd, termios.FIONREAD, held)
-        except OSError:
-            return 0
-        return held[0]
-
-    def _next(self) -> tuple[bytes, bool] | None:
-        """The next frame to write, waiting for one (and, for a notification, for room in the
-        pipe); None once closed and everything queued is written."""
-        poll = POLL_MIN
-        last_held = -1
-        waiting_since = 0.0
-        with self._cond:
-            while True:
-                if self._urgent:
-                    return self._take(self._urgent, urgent=True)
-                if self._normal:
-                    if self._fd is None:
-                        return self._take(self._normal, urgent=False)
-                    if self._unseen + len(self._normal[0]) <= self._target():
-                        # The pipe cannot hold more than it held when last seen plus what was
-                        # written since: no need to ask the kernel (a fast client's case).
-                        return self._take(self._normal, urgent=False)
-                    held = self._in_pipe()
-                    self._unseen = held  # what the pipe holds now, exactly
-                    now = time.monotonic()
-                    self._sample_client(now, held)
-                    if held <= self._target():
-                        return self._take(self._normal, urgent=False)
-                    # Read since the last look, or only just started waiting: look again soon;
-                    # else less and less often.
-                    if not waiting_since:
-                        waiting_since = now
-                    if held < last_held or now - waiting_since < SPIN:
-                        poll = POLL_MIN
-                    else:
-                        poll = min(poll * 2, POLL_MAX)
-                    last_held = held
-                    self._measure()
-                    self._cond.wait(poll)
-                    continue
-                if self._closed:
-                    return None
-                self._cond.wait()
-
-    def _take(self, lane: collections.deque[bytes], *, urgent: bool) -> tuple[bytes, bool]:
-        """Pop the next frame for the thread to write (under the lock): until ``_written``,
-        nothing is written directly, so no frame can overtake or split it."""
-        self._writing = True
-        return lane.popleft(), urgent
-
-    def _slow(self) -> bool:
-        return self._client_rate is not None and self._client_rate < FAST_CLIENT
-
-    def _target(self) -> int:
-        """Bytes the pipe may hold before a notification: few for a client seen reading slowly
-        (so an answer waits for little), more for one that keeps up."""
-        return self.pipe_target if self._slow() else max(self.pipe_target, self.fast_target)
-
-    def _cut(self, data: bytes) -> bytes:
-        """A large notification for a slow client that joins parts: its first part, the rest
-        put back at the head of the lane (answers may go out between two parts)."""
-        rate = self._client_rate
-        if not self.parts or rate is None or not self._slow():
-            return data
-        size = min(PART_MAX, max(PART_MIN, int(rate * PART_SECONDS)))
-        pieces = split_frame(data, self.split, size)  # None when small; outside the lock
-        if not pieces:
-            return data
-        with self._cond:
-            self.split += 1
-            self._normal.extendleft(reversed(pieces[1:]))
-            self._pending += sum(len(piece) for piece in pieces) - len(data)
-        return pieces[0]
-
-    def _sample_client(self, now: float, held: int) -> None:
-        """Measure how fast the client reads while data waits for it (under the lock): over
-        ``RATE_WINDOW`` with the pipe never found empty, that is its rate. A pipe found empty
-        means it read everything it had, at least at the rate since the sample began: fast
-        when that alone is fast, else the verdict stands (it may have had too little to read)."""
-        consumed = self._written_total - held
-        if self._sample is None or now - self._sample[0] > 4 * RATE_WINDOW:
-            self._sample = (now, consumed) if held > 0 else None
-            return
-        started, consumed_then = self._sample
-        elapsed = now - started
-        if held <= 0:
-            if elapsed > 0 and (consumed - consumed_then) / elapsed >= FAST_CLIENT:
-                self._client_rate = None
-            self._sample = None
-            return
-        if elapsed >= RATE_WINDOW:
-            self._client_rate = (consumed - consumed_then) / elapsed
-            self._sample = (now, consumed)
-
-    def _run(self) -> None:
-        while True:
-            item = self._next()
-            if item is None:
-                break
-            data, urgent = item
-            if not urgent:
-                data = self._cut(data)
-            self._put(data)
-            self._written(len(data), urgent=urgent)
-            if self._failed:
-                break
-        self._release()
-
-    def _put(self, data: bytes) -> bool:
-        """Write one frame to the stream; False (and failed from now on) if the pipe is gone."""
-        try:
-            self._stream.write(data)
-            self._stream.flush()
-        except (BrokenPipeError, OSError, ValueError):
-            logger.error("writer.failed: the client's pipe is closed")
-            self._failed = True
-            return False
-        return True
-
-    def _measure(self) -> None:
-        """Update the client's reading rate once per ``RATE_WINDOW`` (under the lock): bytes
-        written while it was behind. When the queue ran empty the estimate only doubles (the
-        client may be faster than we saw; an empty queue can also mean that events were
-        refused), so a slow client is not taken for a fast one."""
-        now = time.monotonic()
-        if now - self._window_start < RATE_WINDOW:
-            return
-        if self._pending > 0:
-            self._rate = self._window_bytes / (now - self._window_start)
-        else:
-            self._rate = max(self._rate or 0.0, LAG_UNKNOWN / LAG_SECONDS) * 2
-        self._window_start = now
-        self._window_bytes = 0
-
-    def _written(self, size: int, *, urgent: bool) -> None:
-        with self._cond:
-            self._writing = False
-            self._written_total += size
-            self._unseen += size
-            if urgent:  # answers are not in the notification lane's counts
-                return
-            self._pending -= size
-            self._window_bytes += size
-            self._measure()
-            if self._dropping and self._pending <= self.limit() // 2:
-                self._dropping = False
-                logger.warning(
-                    "writer.caught_up: %d events (%d bytes) were not sent so far",
-                    self.dropped,
-                    self.dropped_bytes,
-                )
-            empty = self._pending <= 0 and bool(self._waiters)
-        if empty:
-            self._release()
-
-    def _release(self) -> None:
-        """Complete the ``drained`` futures (everything written, or the pipe is gone)."""
-        with self._cond:
-            waiters, self._waiters = self._waiters, []
-            if self._failed:
-                self._urgent.clear()
-                self._normal.clear()
-                self._pending = 0
-        for future in waiters:
+    async def finish(self, *, grace: float = 5.0) -> None:
+        """Give the client ``grace`` seconds to take what is queued, then close."""
+        waiter = self.drained()
+        if waiter is not None:
             try:
-                future.get_loop().call_soon_threadsafe(_resolve, future)
-            except RuntimeError:  # the loop is closed
-                pass
+                await asyncio.wait_for(waiter, grace)
+            except TimeoutError:
+                logger.warning("writer.closing with %d bytes unsent", self.backlog())
+        self.close()
 
 
-def _resolve(future: asyncio.Future[None]) -> None:
-    if not future.done():
-        future.set_result(None)
-
-
-__all__ = ["LAG_MIN", "PIPE_TARGET", "QueuedWriter", "queue_cap"]
+__all__ = ["FrameWriter", "Lane", "queue_cap"]

@@ -101,10 +101,10 @@ def sub_main(argv: list[str] | None = None, *, prog: str = "lovia acp") -> int:
 async def _serve(options: object, out: object) -> None:
     from lovia_server.acp.host import HostOptions, LoviaAcpAgent
     from lovia_server.acp.server import serve, stdin_reader
-    from lovia_server.writer import QueuedWriter
+    from lovia_server.writer import FrameWriter
 
     assert isinstance(options, HostOptions)
-    writer = QueuedWriter(out)  # type: ignore[arg-type]
+    writer = await FrameWriter.open(out)  # type: ignore[arg-type]
     loop = asyncio.get_running_loop()
     main = asyncio.current_task()
     with contextlib.suppress(NotImplementedError):
@@ -114,7 +114,7 @@ async def _serve(options: object, out: object) -> None:
     except asyncio.CancelledError:
         pass
     finally:
-        writer.close()
+        await writer.finish()
 
 
 def main() -> None:

@@ -200,9 +200,9 @@ class UserMessage(EventPayload):
 
 
 class MessageDelta(EventPayload):
-    """Text to append to an assistant message. Sent as soon as it arrives while the client
-    keeps up; adjacent deltas are merged only while the previous write is pending or the
-    client is behind (for at most ``LOVIA_COALESCE_MS``, default 50; 0 disables merging)."""
+    """Text to append to an assistant message. Sent as soon as it arrives while nothing is
+    pending; adjacent deltas are merged only while the previous write is pending (being stored,
+    or not yet taken by the client) and leave together when it completes."""
 
     KIND: ClassVar[str] = "message.delta"
     message_id: str

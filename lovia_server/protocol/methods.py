@@ -15,7 +15,6 @@ from typing import Annotated, Any, Generic, Literal, TypeAlias, TypeVar, get_arg
 from pydantic import AfterValidator, Field, ValidationError
 from typing_extensions import TypeAliasType
 
-from lovia_server import notification_parts as _parts
 from lovia_server.protocol.errors import invalid_params
 from lovia_server.protocol.events import (
     CheckpointKind,
@@ -505,14 +504,13 @@ class DeliveryStats(WireModel):
     queued_bytes: int
     """Notifications queued for the client, not yet in its pipe."""
     limit_bytes: int
-    """Above this, replayable events are not sent until the client catches up."""
+    """Above this, replayable events are not sent until the client catches up
+    (``LOVIA_WRITE_QUEUE_MB``)."""
     dropped_events: int
     """Events not sent live since start-up (they stay replayable: ``lovia/replay``)."""
     dropped_bytes: int
     skipped_deltas: int
-    """Deltas not sent while the client was behind (replayable too)."""
-    split_notifications: int = 0
-    """Notifications sent as ``lovia/part`` frames (``initializationOptions.notificationParts``)."""
+    """Events the transport refused while the client was behind (replayable too)."""
 
 
 class SandboxStatus(WireModel):
@@ -690,19 +688,6 @@ METHOD_TABLE: tuple[Method[Any, Any], ...] = (
 )
 METHODS: list[str] = [m.name for m in METHOD_TABLE]
 EVENT_METHOD = "lovia/event"
-PART_METHOD = _parts.PART_METHOD
-
-
-class NotificationPart(WireModel):
-    """``lovia/part`` params: one slice of a large notification's JSON text, sent only to a
-    client that set ``initializationOptions.lovia.notificationParts``. Join the ``text`` of
-    parts ``0 .. count-1`` of one ``id`` (they arrive in order, with no other notification
-    between them; responses may be) and handle the result as the message it was."""
-
-    id: int
-    index: int
-    count: int
-    text: str
 
 
 __all__ = [
@@ -716,7 +701,6 @@ __all__ = [
     "MCP_RESTART",
     "METHODS",
     "METHOD_TABLE",
-    "PART_METHOD",
     "REPLAY",
     "RESTORE",
     "RESTORE_PREVIEW",
@@ -755,7 +739,6 @@ __all__ = [
     "MCPServerInfo",
     "MCPServerState",
     "Method",
-    "NotificationPart",
     "PathRuleView",
     "Position",
     "Problem",

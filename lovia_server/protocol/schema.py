@@ -25,7 +25,6 @@ from lovia_server.protocol.events import LoviaEvent as LoviaEventUnion
 from lovia_server.protocol.methods import (
     EDIT_MODES,
     METHOD_TABLE,
-    NotificationPart,
     ServerCapabilities,
 )
 from lovia_server.settings import InitOptions, LoviaSettings
@@ -57,7 +56,6 @@ def build_schema() -> JsonObject:
         (ErrorCodeModel, "serialization"),
         (ServerCapabilities, "serialization"),
         (InitOptions, "validation"),
-        (NotificationPart, "serialization"),
         (LoviaSettings, "validation"),
     ]
     for method in METHOD_TABLE:
@@ -106,10 +104,6 @@ def build_schema() -> JsonObject:
                 "description": "`initialize` result: `capabilities.experimental.lovia`",
                 "$ref": "#/$defs/ServerCapabilities",
             },
-            "notificationPart": {
-                "description": "`lovia/part` notification params (see `notificationParts`)",
-                "$ref": "#/$defs/NotificationPart",
-            },
             "initializationOptions": {
                 "description": "`initialize.initializationOptions.lovia`",
                 "$ref": "#/$defs/InitOptions",
@@ -125,7 +119,6 @@ def build_schema() -> JsonObject:
             "event",
             "errorCode",
             "serverCapabilities",
-            "notificationPart",
             "initializationOptions",
             "settings",
         ],

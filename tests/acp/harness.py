@@ -150,7 +150,7 @@ class AcpProcess:
 
     async def start(self, *args: str, fs: bool = True) -> a.InitializeResponse:
         self.state_dir.mkdir(parents=True, exist_ok=True)
-        env = {**os.environ, "LOVIA_COALESCE_MS": "0", **self.env}
+        env = {**os.environ, **self.env}
         stderr = self.stderr_path.open("ab")
         self.proc = await asyncio.create_subprocess_exec(
             *AGENT_CMD,

@@ -45,7 +45,6 @@ def _node(script: str, tmp_path: Path, ws: Path, fake_openai: FakeOpenAI) -> dic
         **fake_openai.env(),
         "LOVIA_MODEL": "openai:model-a",
         "LOVIA_MODELS": "openai:model-b",
-        "LOVIA_COALESCE_MS": "0",
         "LOVIA_ACP_CMD": json.dumps(agent),
         "LOVIA_ACP_WS": str(ws),
     }

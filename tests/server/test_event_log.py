@@ -1,4 +1,4 @@
-"""Event logs: sequencing, adaptive coalescing, persist-then-send, back-pressure on a slow client."""
+"""Event logs: sequencing, merging while a write is pending, persist-then-send, a slow client."""
 
 import asyncio
 import json
@@ -9,7 +9,7 @@ from hypothesis import strategies as st
 
 from lovia_server import protocol as p
 from lovia_server.event_log import (
-    MIN_WINDOW,
+    MERGE_LIMIT,
     EventLog,
     Publisher,
     delta_payload,
@@ -38,15 +38,23 @@ class Gate:
 
 
 class Client:
-    """A client's pipe: ``backlog`` bytes unread; ``read()`` takes them all."""
+    """The wire to a client: ``backlog`` bytes unread (a write is pending while there are any);
+    ``read()`` takes them all. ``refuse`` makes it refuse events that are not essential."""
 
     def __init__(self):
         self.backlog = 0
         self.waiters = []
         self.sent = []
+        self.refuse = False
 
-    def send(self, event):
-        self.sent.append(event)
+    def send_event(self, data, *, run_id, essential):
+        if self.refuse and not essential:
+            return False
+        self.sent.append(json.loads(data))
+        return True
+
+    def pending(self):
+        return self.backlog > 0
 
     def drained(self):
         if self.backlog <= 0:
@@ -118,47 +126,41 @@ async def test_an_event_after_held_deltas_flushes_them_first(store):
 
 async def test_deltas_wait_for_a_client_that_is_behind_then_go_together(store):
     client = Client()
-    pub = Publisher(store, client.send, backlog=lambda: client.backlog, drained=client.drained)
-    pub.window = 5.0  # a long wait: the client's read must end it, not the window
+    pub = Publisher(store, lambda e: pytest.fail("the wire wins"), wire=client)
     log = EventLog("r1", "s1", pub)
     client.backlog = 10_000  # the client has not read the previous frames yet
     log.delta("message.delta", "m1", "one ")
     log.delta("message.delta", "m1", "two")
-    await asyncio.sleep(0.01)
+    await asyncio.sleep(0.05)  # no timer ends the wait: only the client's read does
     assert client.sent == [] and log.seq == 0
     client.read()
     await log.close()
     assert [e["text"] for e in client.sent] == ["one two"]
 
 
-async def test_the_window_grows_while_the_client_stays_behind_and_is_bounded(store):
+async def test_a_client_that_stopped_reading_never_holds_up_the_store(store):
     client = Client()
-    pub = Publisher(
-        store, client.send, backlog=lambda: client.backlog, drained=client.drained, window=0.008
-    )
+    pub = Publisher(store, lambda e: pytest.fail("the wire wins"), wire=client)
     log = EventLog("r1", "s1", pub)
-    windows = []
-    for i in range(6):
-        client.backlog = 10_000  # never read: every wait runs out
-        log.delta("message.delta", "m1", f"{i};")
-        await pub.drain()
-        windows.append(pub.window)
-    assert windows == [0.002, 0.004, 0.008, 0.008, 0.008, 0.008]
-    assert [e["text"] for e in client.sent] == [f"{i};" for i in range(6)]
-    for _ in range(3):  # a client that reads at once shrinks it again
-        client.backlog = 10_000
-        log.delta("message.delta", "m1", "x")
-        await asyncio.sleep(0)
-        client.read()
-        await pub.drain()
-    assert pub.window == MIN_WINDOW
+    client.backlog = 10_000  # it never reads
+    log.delta("message.delta", "m1", "held ")
+    log.emit("tool.call", {"toolCallId": "c"})  # stored at once, the held delta first
+    log.delta("message.delta", "m1", "x" * (MERGE_LIMIT // 2))
+    log.delta("message.delta", "m1", "y" * (MERGE_LIMIT // 2))  # too much to hold: sequenced
+    async with asyncio.timeout(5):
+        while len(await store.events_after("r1", 0)) < 3:  # noqa: ASYNC110 - the store's rows
+            await asyncio.sleep(0.01)
+    stored = await store.events_after("r1", 0)
+    assert [e["kind"] for e in stored] == ["message.delta", "tool.call", "message.delta"]
+    assert [e["seq"] for e in client.sent] == [1, 2, 3]  # handed to the transport (it queues)
+    client.read()
     await log.close()
 
 
 async def test_without_coalescing_every_delta_is_its_own_event(store):
     gate = Gate(store)
     sent = []
-    log = EventLog("r1", "s1", Publisher(store, sent.append, window=0))
+    log = EventLog("r1", "s1", Publisher(store, sent.append), coalesce=False)
     for ch in "abc":
         log.delta("message.delta", "m1", ch)
     gate.open()
@@ -193,11 +195,13 @@ async def test_events_are_stored_before_they_are_sent(store):
 
 async def test_the_wire_gets_the_stored_bytes(store):
     frames = []
-    pub = Publisher(
-        store,
-        lambda e: pytest.fail("send_json wins"),
-        send_json=lambda data, droppable: frames.append(data) or True,
-    )
+
+    class Wire(Client):
+        def send_event(self, data, *, run_id, essential):
+            frames.append(data)
+            return True
+
+    pub = Publisher(store, lambda e: pytest.fail("the wire wins"), wire=Wire())
     log = EventLog("r5", "s", pub)
     log.emit("run.started", {"prompt": "héllo ✓"})
     log.delta("tool.update", "c1", "out\n", "stderr")
@@ -232,12 +236,11 @@ def test_delta_payloads_have_the_models_wire_shape():
 
 
 async def test_slow_client_skips_deltas_but_never_other_events(store):
-    sent = []
-    backlog = {"bytes": 10**9}
-    pub = Publisher(
-        store, sent.append, backlog=lambda: backlog["bytes"], backlog_limit=1000, window=0.002
-    )
-    log = EventLog("r3", "s", pub)
+    client = Client()
+    client.refuse = True  # far behind: only essential events are taken
+    sent = client.sent
+    pub = Publisher(store, lambda e: pytest.fail("the wire wins"), wire=client)
+    log = EventLog("r3", "s", pub, coalesce=False)
     log.emit("run.started", {})
     log.delta("message.delta", "m", "lost on the wire")
     log.delta("tool.update", "c1", "output", "stdout")
@@ -307,8 +310,10 @@ def _atoms(events):
 
 
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(ops=st.lists(OPS, max_size=60), window=st.sampled_from([0.0, 0.001, 0.005]))
-def test_no_delta_is_lost_or_reordered_under_any_coalescing_decision(tmp_path_factory, ops, window):
+@given(ops=st.lists(OPS, max_size=60), coalesce=st.booleans())
+def test_no_delta_is_lost_or_reordered_under_any_coalescing_decision(
+    tmp_path_factory, ops, coalesce
+):
     async def scenario():
         store = ServerStore(tmp_path_factory.mktemp("prop") / "state.db")
         await store.open()
@@ -322,14 +327,8 @@ def test_no_delta_is_lost_or_reordered_under_any_coalescing_decision(tmp_path_fa
 
         store.append_events = append
         client = Client()
-        pub = Publisher(
-            store,
-            client.send,
-            backlog=lambda: client.backlog,
-            drained=client.drained,
-            window=window,
-        )
-        log = EventLog("r", "s", pub)
+        pub = Publisher(store, lambda e: pytest.fail("the wire wins"), wire=client)
+        log = EventLog("r", "s", pub, coalesce=coalesce)
         for op, n, text in ops:
             if op == "delta":
                 log.delta(*TARGETS[n][:2], text, TARGETS[n][2])
@@ -398,22 +397,11 @@ def test_a_store_left_open_does_not_keep_the_process_alive(tmp_path):
 async def test_a_run_whose_latest_event_was_refused_gets_it_sent_once_there_is_room(store):
     """The transport refuses droppable events while the client is behind; essential ones always
     go; the run's latest refused event follows once the backlog is small, so the gap shows."""
-    sent: list[dict] = []
-    backlog = {"bytes": 10**9}
-
-    def send_json(data: bytes, droppable: bool) -> bool:
-        if droppable and backlog["bytes"] > 1000:
-            return False
-        sent.append(json.loads(data))
-        return True
-
-    pub = Publisher(
-        store,
-        lambda e: pytest.fail("send_json wins"),
-        send_json=send_json,
-        backlog=lambda: backlog["bytes"],
-        window=0.002,
-    )
+    client = Client()
+    client.refuse = True
+    client.backlog = 10**9  # far behind: a write is pending
+    sent = client.sent
+    pub = Publisher(store, lambda e: pytest.fail("the wire wins"), wire=client)
     log = EventLog("r9", "s", pub)
     log.emit("run.started", {})
     log.emit("message.completed", {"messageId": "m", "text": "refused"})
@@ -422,8 +410,9 @@ async def test_a_run_whose_latest_event_was_refused_gets_it_sent_once_there_is_r
     await log.close()
     assert [e["seq"] for e in sent] == [1, 3]
     assert pub.skipped == 2
-    backlog["bytes"] = 0  # the client caught up
+    client.refuse = False
+    client.read()  # the client caught up: the tail goes without polling
     async with asyncio.timeout(10):
-        while len(sent) < 3:  # noqa: ASYNC110 - the publisher polls the backlog itself
+        while len(sent) < 3:  # noqa: ASYNC110 - the publisher's own task sends it
             await asyncio.sleep(0.01)
     assert [e["seq"] for e in sent] == [1, 3, 4]  # the tail: seq 2 shows as a gap to replay

@@ -21,7 +21,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from lovia_server.notification_parts import PART_METHOD, PartAssembler
 from tests.support.raw_lsp import split_frames
 
 
@@ -60,8 +59,6 @@ class SlowClient:
         self.loop = asyncio.get_running_loop()
         self.events: list[dict[str, Any]] = []
         self.bytes_read = 0
-        self.parts_received = 0  # lovia/part frames (with ``notificationParts`` declared)
-        self._parts = PartAssembler()
         self._paused = threading.Event()
         self._gone = asyncio.Event()
         self._ids = itertools.count(1)
@@ -170,13 +167,6 @@ class SlowClient:
 
     def _handle(self, frame: Frame) -> None:
         message = frame.message
-        if message.get("method") == PART_METHOD:
-            self.parts_received += 1
-            whole = self._parts.feed(message.get("params"))
-            if whole is None:
-                return
-            frame = Frame(whole, frame.first_byte, frame.complete)
-            message = whole
         if "method" in message and "id" in message:
             result: Any = None
             if message["method"] == "workspace/configuration":

@@ -20,7 +20,6 @@ import {
   type SteerParams,
   type UnsteerParams,
 } from "./types";
-import { PART_NOTIFICATION, PartAssembler } from "./parts";
 
 export interface Disposable {
   dispose(): void;
@@ -88,17 +87,8 @@ export class LoviaClient implements Disposable {
   /** Notifications that did not look like events (kept for diagnostics). */
   malformedEvents = 0;
 
-  private readonly parts = new PartAssembler();
-  private readonly partSubscription: Disposable;
-
   constructor(private readonly endpoint: RpcEndpoint) {
     this.subscription = endpoint.onNotification(EVENT_NOTIFICATION, (params) => this.deliver(params));
-    // A large event to a slow client comes in slices (`notificationParts`): joined, it is
-    // delivered like any other.
-    this.partSubscription = endpoint.onNotification(PART_NOTIFICATION, (params) => {
-      const whole = this.parts.feed(params);
-      if (whole !== undefined) this.deliver(whole);
-    });
   }
 
   private deliver(params: unknown): void {
@@ -171,6 +161,5 @@ export class LoviaClient implements Disposable {
   dispose(): void {
     this.listeners.clear();
     this.subscription.dispose();
-    this.partSubscription.dispose();
   }
 }

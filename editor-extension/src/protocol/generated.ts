@@ -194,7 +194,6 @@ export interface LoviaProtocol {
   event: LoviaEvent;
   errorCode: ErrorCode;
   serverCapabilities: ServerCapabilities;
-  notificationPart: NotificationPart;
   initializationOptions: InitOptions;
   settings: LoviaSettings;
 }
@@ -922,7 +921,6 @@ export interface DeliveryStats {
   droppedEvents: number;
   droppedBytes: number;
   skippedDeltas: number;
-  splitNotifications: number;
 }
 export interface MCPRestartParams {
   name: string;
@@ -941,15 +939,6 @@ export interface ServerCapabilities {
   version: string;
 }
 /**
- * `lovia/part` notification params (see `notificationParts`)
- */
-export interface NotificationPart {
-  id: number;
-  index: number;
-  count: number;
-  text: string;
-}
-/**
  * `initialize.initializationOptions.lovia`
  */
 export interface InitOptions {
@@ -960,7 +949,6 @@ export interface InitOptions {
   progress?: boolean;
   stateDir?: string;
   trusted?: boolean;
-  notificationParts?: boolean;
 }
 /**
  * the `lovia` configuration section

@@ -33,9 +33,6 @@ export function buildInitializationOptions(opts: { stateDir: string | undefined;
     client: "vscode",
     approvals: "events",
     progress: true,
-    // Large events come in slices once the server sees this client reading slowly, so that
-    // answers are not stuck behind them (LoviaClient joins them).
-    notificationParts: true,
     trusted: opts.trusted,
   };
   if (opts.stateDir) lovia.stateDir = opts.stateDir;

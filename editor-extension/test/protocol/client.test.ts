@@ -3,7 +3,6 @@ import {
   ErrorCodes,
   LoviaClient,
   LoviaRequestError,
-  PartAssembler,
   isRequestError,
   type LoviaEvent,
 } from "../../src/protocol";
@@ -64,42 +63,6 @@ describe("LoviaClient over a real vscode-jsonrpc connection", () => {
     await waitFor(() => second.malformedEvents === 1, 2000, "malformed counted");
     expect(count).toBe(0);
     second.dispose();
-  });
-
-  it("joins a large event sent in lovia/part slices and delivers it like any other", async () => {
-    setup();
-    const seen: LoviaEvent[] = [];
-    client.onEvent((e) => seen.push(e));
-    const run = await client.run({ prompt: "hi" });
-    await waitFor(() => seen.length === 2, 2000, "two events");
-    const text = 'é"\\\n'.repeat(2000) + "🙂";
-    const event = { sessionId: "s", runId: run.runId, seq: 3, ts: 1, kind: "message.completed", messageId: "m", text };
-    const json = JSON.stringify({ jsonrpc: "2.0", method: "lovia/event", params: event });
-    const slices: string[] = [];
-    for (let i = 0; i < json.length; i += 700) slices.push(json.slice(i, i + 700));
-    const conn = server["connections"][0]!;
-    for (const [index, slice] of slices.entries()) {
-      void conn.sendNotification("lovia/part", { id: 7, index, count: slices.length, text: slice });
-      if (index === 1) expect(await client.status()).toMatchObject({ version: "fake" }); // answers go between
-    }
-    await waitFor(() => seen.length === 3, 2000, "the joined event");
-    expect(seen[2]).toEqual(event);
-    expect(client.malformedEvents).toBe(0);
-  });
-
-  it("drops a part stream with a gap instead of joining a wrong event", () => {
-    const parts = new PartAssembler();
-    const json = JSON.stringify({ jsonrpc: "2.0", method: "lovia/event", params: { seq: 1 } });
-    const a = json.slice(0, 10);
-    const b = json.slice(10, 20);
-    const c = json.slice(20);
-    expect(parts.feed({ id: 1, index: 0, count: 3, text: a })).toBeUndefined();
-    expect(parts.feed({ id: 1, index: 2, count: 3, text: c })).toBeUndefined(); // index 1 missing
-    expect(parts.feed({ id: 2, index: 0, count: 3, text: a })).toBeUndefined();
-    expect(parts.feed({ id: 2, index: 1, count: 3, text: b })).toBeUndefined();
-    expect(parts.feed({ id: 2, index: 2, count: 3, text: c })).toEqual({ seq: 1 });
-    expect(parts.feed({ id: 3, index: 0, count: 1, text: "not json" })).toBeUndefined();
-    expect(parts.feed("junk")).toBeUndefined();
   });
 
   it("maps JSON-RPC errors to LoviaRequestError with the protocol name, data and hint", async () => {

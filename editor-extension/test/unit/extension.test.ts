@@ -84,7 +84,7 @@ describe("activation", () => {
     expect(client.id).toBe("lovia");
     expect(client.clientOptions.synchronize).toEqual({ configurationSection: "lovia" });
     expect(server.initializationOptions).toEqual({
-      lovia: { protocolVersion: 1, client: "vscode", approvals: "events", progress: true, notificationParts: true, trusted: true, stateDir: "/storage/workspace-1" },
+      lovia: { protocolVersion: 1, client: "vscode", approvals: "events", progress: true, trusted: true, stateDir: "/storage/workspace-1" },
     });
   });
 

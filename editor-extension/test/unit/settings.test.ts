@@ -19,10 +19,10 @@ import { beforeEach } from "vitest";
 describe("settings → server", () => {
   it("builds initializationOptions.lovia per the protocol (the edit mode is a setting)", () => {
     expect(buildInitializationOptions({ stateDir: "/s", trusted: true })).toEqual({
-      lovia: { protocolVersion: 1, client: "vscode", approvals: "events", progress: true, notificationParts: true, trusted: true, stateDir: "/s" },
+      lovia: { protocolVersion: 1, client: "vscode", approvals: "events", progress: true, trusted: true, stateDir: "/s" },
     });
     expect(buildInitializationOptions({ stateDir: undefined, trusted: false }).lovia).toEqual({
-      protocolVersion: 1, client: "vscode", approvals: "events", progress: true, notificationParts: true, trusted: false,
+      protocolVersion: 1, client: "vscode", approvals: "events", progress: true, trusted: false,
     });
   });
 

@@ -9,7 +9,7 @@ A transport tuned on one client can stall another, so the same scenario runs aga
   ``node_modules`` (the library under the extension's LanguageClient);
 - ``python``: a plain asyncio client, written here: ``create_subprocess_exec`` pipes, headers
   read with ``readline()`` and the body with ``readexactly()`` (the shape most hand-written LSP
-  clients have; it does not use ``lovia_server.client``);
+  clients have; it does not use ``lovia_server.chat.client``);
 - ``nvim``: ``bench/e2e_client_nvim.lua`` in ``nvim --headless --clean``, Neovim's built-in
   LSP client with a ``lovia/event`` handler.
 

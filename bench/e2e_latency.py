@@ -52,7 +52,7 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from lovia_server.client import StdioClient  # noqa: E402
+from lovia_server.chat.client import StdioClient  # noqa: E402
 from tests.support.raw_lsp import split_frames  # noqa: E402
 
 

@@ -1,7 +1,7 @@
 """How long ``import lovia`` takes, against the reference implementation (not a test).
 
     .venv/bin/python bench/import_bench.py [--runs 15] [--reference /tmp/refvenv/bin/python]
-        [--also 'from lovia import Agent, Runner' --also 'import lovia_server.server'] [--top 15]
+        [--also 'from lovia import Agent, Runner' --also 'import lovia_server.lsp.language_server'] [--top 15]
         [--ours-path DIR]   # time another copy of lovia (e.g. `git archive` of an older commit)
 
 The reference is PyPI's ``lovia`` 0.9.x installed in a venv of its own::

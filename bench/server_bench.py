@@ -25,7 +25,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from lovia_server.client import StdioClient
+from lovia_server.chat.client import StdioClient
 
 AGENT = textwrap.dedent(
     """

@@ -41,7 +41,7 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from lovia_server.client import StdioClient  # noqa: E402
+from lovia_server.chat.client import StdioClient  # noqa: E402
 from tests.support import fake_openai as oai  # noqa: E402
 
 FLOOR = "import pygls.lsp.server, lsprotocol.types, sys; sys.stdout.write('ok\\n')"

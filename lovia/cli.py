@@ -12,7 +12,10 @@ from lovia.exceptions import UserError
 # Subcommands live in the editor host; they are imported only when invoked, so the core
 # package never loads them on its own.
 _COMMANDS: dict[str, tuple[str, str]] = {
-    "chat": ("lovia_server.chat", "chat with the built-in coding agent in this terminal"),
+    "chat": (
+        "lovia_server.chat.terminal_chat",
+        "chat with the built-in coding agent in this terminal",
+    ),
     "serve": ("lovia_server.__main__", "run the editor language server (stdio or --tcp)"),
     "acp": ("lovia_server.acp.__main__", "run as an Agent Client Protocol agent (Zed, JetBrains)"),
 }

@@ -30,7 +30,7 @@ def _parse(argv: list[str] | None, prog: str) -> Any:
 
     parser = argparse.ArgumentParser(prog=prog, description="The lovia language server.")
     parser.add_argument("--tcp", metavar="HOST:PORT", help="listen on TCP instead of stdio")
-    from lovia_server.host_logging import add_arguments
+    from lovia_server.host.logging_setup import add_arguments
 
     add_arguments(parser)
     parser.add_argument(
@@ -45,9 +45,9 @@ def _parse(argv: list[str] | None, prog: str) -> Any:
 def _serve_stdio() -> None:
     from pygls.io_ import run_async
 
-    from lovia_server.server import create_server
-    from lovia_server.stdin_reader import stdin_reader
-    from lovia_server.writer import FrameWriter
+    from lovia_server.lsp.language_server import create_server
+    from lovia_server.lsp.stdin_reader import stdin_reader
+    from lovia_server.protocol.frame_writer import FrameWriter
 
     server = create_server()
     stdin = sys.stdin.buffer
@@ -111,12 +111,12 @@ def sub_main(argv: list[str] | None = None, *, prog: str = "lovia-server") -> in
 
         print(f"lovia-server {server_version()}")
         return 0
-    from lovia_server.host_logging import setup_logging
+    from lovia_server.host.logging_setup import setup_logging
 
     # pygls logs every message body at INFO; keep it quiet unless debugging.
     setup_logging(args.log_level, args.log_file, quiet=("pygls",))
     if args.tcp:
-        from lovia_server.server import create_server
+        from lovia_server.lsp.language_server import create_server
 
         host, _, port = args.tcp.rpartition(":")
         if not host or not port.isdigit():

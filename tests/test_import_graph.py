@@ -284,6 +284,40 @@ ALLOWED = {
 }
 
 
+#: lovia_server's parts (docs/architecture.md draws them): the two front doors import the host
+#: core and the protocol, never each other; the host knows neither front door nor the terminal
+#: client; the protocol models know nothing else of the server. Top-level modules
+#: (``lovia_server``, ``__main__``, ``version``) are entry points and may import any part.
+SERVER_PARTS = ("host", "lsp", "acp", "protocol", "chat")
+SERVER_ALLOWED = {
+    "protocol": {"protocol", "entry"},
+    "host": {"host", "protocol", "entry"},
+    "lsp": {"lsp", "host", "protocol", "entry"},
+    "acp": {"acp", "host", "protocol", "entry"},
+    "chat": {"chat", "protocol", "entry"},
+}
+
+
+def server_part(module: str) -> str:
+    """``host``, ``lsp``, ``acp``, ``protocol``, ``chat``, or ``entry`` for the top level."""
+    parts = module.split(".")
+    if len(parts) > 2 and parts[1] in SERVER_PARTS or len(parts) == 2 and parts[1] in SERVER_PARTS:
+        return parts[1]
+    return "entry"
+
+
+def server_part_report(graph: dict[str, list[Edge]]) -> list[str]:
+    problems = []
+    for edges in graph.values():
+        for edge in edges:
+            if layer_of(edge.source) != "server" or layer_of(edge.target) != "server":
+                continue
+            source, target = server_part(edge.source), server_part(edge.target)
+            if source != "entry" and target not in SERVER_ALLOWED[source]:
+                problems.append(f"{edge.where()}: {source} may not import {target}")
+    return problems
+
+
 def cycle_report(graph: dict[str, list[Edge]]) -> tuple[list[str], set[tuple[str, ...]]]:
     problems: list[str] = []
     seen: set[tuple[str, ...]] = set()
@@ -313,11 +347,15 @@ def graph() -> dict[str, list[Edge]]:
 
 
 def test_the_graph_covers_both_packages_and_sees_lazy_imports(graph: dict[str, list[Edge]]) -> None:
-    assert "lovia" in graph and "lovia_server.server" in graph
+    assert "lovia" in graph and "lovia_server.lsp.language_server" in graph
     assert len(graph) > 50
-    # lovia_server.server imports lovia_server.runtime inside a function, and lovia exports
+    # lovia_server.lsp.language_server imports lovia_server.lsp.server_runtime inside a function, and lovia exports
     # Agent through its _LAZY table: both must be edges, or a cycle through them would hide.
-    runtime = [e for e in graph["lovia_server.server"] if e.target == "lovia_server.runtime"]
+    runtime = [
+        e
+        for e in graph["lovia_server.lsp.language_server"]
+        if e.target == "lovia_server.lsp.server_runtime"
+    ]
     assert runtime and runtime[0].lazy
     agent = [e for e in graph["lovia"] if e.target == "lovia.agent"]
     assert agent and agent[0].lazy
@@ -349,6 +387,16 @@ def test_imports_point_only_downward_through_the_layers(graph: dict[str, list[Ed
     assert not problems, "imports against the layers:\n" + "\n".join(problems)
 
 
+def test_front_doors_import_the_host_core_never_each_other(graph: dict[str, list[Edge]]) -> None:
+    """lsp and acp build on host and protocol only; host imports neither front door."""
+    problems = server_part_report(graph)
+    assert not problems, "imports across lovia_server's parts:\n" + "\n".join(problems)
+    top = {name for name in graph if layer_of(name) == "server" and server_part(name) == "entry"}
+    assert top <= {"lovia_server", "lovia_server.__main__", "lovia_server.version"}, (
+        f"lovia_server's top level holds only entry modules; move these into a part: {top}"
+    )
+
+
 def test_a_cycle_is_reported_with_its_path(tmp_path: Path) -> None:
     """The checker itself finds a cycle made of a module-level and a lazy import."""
     pkg = tmp_path / "lovia"
@@ -370,6 +418,24 @@ def test_a_cycle_is_reported_with_its_path(tmp_path: Path) -> None:
     assert [edge.where() for edge in chain] == [
         "lovia.a -> lovia.b (line 1)",
         "lovia.b -> lovia.a (line 5)",
+    ]
+
+
+def test_an_import_between_front_doors_is_reported(tmp_path: Path) -> None:
+    (tmp_path / "lovia").mkdir()
+    (tmp_path / "lovia" / "__init__.py").write_text("")
+    server = tmp_path / "lovia_server"
+    for part in ("host", "lsp", "acp"):
+        (server / part).mkdir(parents=True)
+        (server / part / "__init__.py").write_text("")
+    (server / "__init__.py").write_text("")
+    (server / "__main__.py").write_text("import lovia_server.lsp.a\nimport lovia_server.acp.b\n")
+    (server / "host" / "core.py").write_text("def f():\n    import lovia_server.lsp.a\n")
+    (server / "lsp" / "a.py").write_text("import lovia_server.host.core\n")
+    (server / "acp" / "b.py").write_text("from lovia_server.lsp import a\n")
+    assert server_part_report(build_graph(tmp_path)) == [
+        "lovia_server.acp.b -> lovia_server.lsp.a (line 1): acp may not import lsp",
+        "lovia_server.host.core -> lovia_server.lsp.a (line 2): host may not import lsp",
     ]
 
 

@@ -39,16 +39,16 @@ def _parse(argv: list[str] | None, prog: str) -> argparse.Namespace:
         default=os.environ.get("LOVIA_MODELS", ""),
         help="comma-separated models the client's model picker offers",
     )
-    from lovia_server.host_logging import add_arguments
+    from lovia_server.host.logging_setup import add_arguments
 
     add_arguments(parser)
     return parser.parse_args(argv)
 
 
 def _options(args: argparse.Namespace) -> object:
-    from lovia_server.acp.host import HostOptions
-    from lovia_server.sandbox import choose_sandbox, sandbox_problems
-    from lovia_server.settings import default_state_dir, parse_settings
+    from lovia_server.acp.agent import HostOptions
+    from lovia_server.host.sandbox_setup import choose_sandbox, sandbox_problems
+    from lovia_server.protocol.settings import default_state_dir, parse_settings
 
     raw: dict[str, object] = {}
     if args.settings:
@@ -85,7 +85,7 @@ def sub_main(argv: list[str] | None = None, *, prog: str = "lovia acp") -> int:
 
         print(f"lovia acp {server_version()}")
         return 0
-    from lovia_server.host_logging import setup_logging
+    from lovia_server.host.logging_setup import setup_logging
 
     setup_logging(args.log_level, args.log_file)
     # Only protocol frames may reach the client's stdout: the real one is kept for the writer,
@@ -99,9 +99,9 @@ def sub_main(argv: list[str] | None = None, *, prog: str = "lovia acp") -> int:
 
 
 async def _serve(options: object, out: object) -> None:
-    from lovia_server.acp.host import HostOptions, LoviaAcpAgent
-    from lovia_server.acp.server import serve, stdin_reader
-    from lovia_server.writer import FrameWriter
+    from lovia_server.acp.agent import HostOptions, LoviaAcpAgent
+    from lovia_server.acp.connection import serve, stdin_reader
+    from lovia_server.protocol.frame_writer import FrameWriter
 
     assert isinstance(options, HostOptions)
     writer = await FrameWriter.open(out)  # type: ignore[arg-type]

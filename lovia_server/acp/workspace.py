@@ -19,13 +19,13 @@ from lovia.tools.base import Tool
 from lovia.tools.presentation import can_preview, preview_call
 from lovia.workspace import LocalWorkspace, WorkspaceError
 from lovia.workspace.workspace import WorkspaceSessionBinding
-from lovia_server.acl import folder_config
-from lovia_server.events import file_diffs
-from lovia_server.ports import RunSpec
+from lovia_server.host.acl import folder_config
+from lovia_server.host.payloads import file_diffs
+from lovia_server.host.ports import RunSpec
+from lovia_server.host.reviewed_edits import ReviewedFile
+from lovia_server.host.workspace_sessions import OutputListener, WorkspaceSessions
 from lovia_server.protocol import FileDiff, invalid_params
-from lovia_server.reviewed_edits import ReviewedFile
-from lovia_server.settings import LoviaSettings, Preset
-from lovia_server.workspace_sessions import OutputListener, WorkspaceSessions
+from lovia_server.protocol.settings import LoviaSettings, Preset
 
 logger = logging.getLogger("lovia_server.acp.workspace")
 

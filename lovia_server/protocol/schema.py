@@ -27,7 +27,7 @@ from lovia_server.protocol.methods import (
     METHOD_TABLE,
     ServerCapabilities,
 )
-from lovia_server.settings import InitOptions, LoviaSettings
+from lovia_server.protocol.settings import InitOptions, LoviaSettings
 
 SCHEMA_PATH = Path(__file__).with_name("schema.json")
 NAMES_PATH = Path(__file__).with_name("names.py")

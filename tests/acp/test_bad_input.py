@@ -290,8 +290,8 @@ async def test_a_thousand_seeded_malformed_frames_are_answered_without_a_crash(
 
 def test_the_language_server_start_up_path_does_not_import_the_acp_sdk() -> None:
     probe = (
-        "import sys, lovia_server.__main__, lovia_server.server, lovia_server.runtime, "
-        "lovia_server.supervisor, lovia.cli; "
+        "import sys, lovia_server.__main__, lovia_server.lsp.language_server, lovia_server.lsp.server_runtime, "
+        "lovia_server.host.supervisor, lovia.cli; "
         "print(sorted(m for m in sys.modules if m == 'acp' or m.startswith('acp.') "
         "or m.startswith('lovia_server.acp')))"
     )

@@ -12,7 +12,7 @@ from pathlib import Path
 
 from acp import schema as a
 
-from lovia_server.store import ServerStore
+from lovia_server.host.store import ServerStore
 from tests.acp.harness import AcpProcess, message_text
 from tests.server.harness import Harness
 from tests.support import fake_openai as oai

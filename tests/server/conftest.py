@@ -1,6 +1,6 @@
 import pytest_asyncio
 
-from lovia_server.store import ServerStore
+from lovia_server.host.store import ServerStore
 from tests.server.harness import Harness
 
 

@@ -18,7 +18,7 @@ from lsprotocol import types as lsp
 from pytest_lsp import ClientServerConfig, client_capabilities
 from pytest_lsp.client import LanguageClient, register_lsp_features
 
-from lovia_server.server import converter_factory
+from lovia_server.lsp.language_server import converter_factory
 
 SERVER_CMD = [sys.executable, "-m", "lovia_server"]
 

@@ -10,7 +10,7 @@ import textwrap
 
 import pytest
 
-from lovia_server.chat import ChatSession, Terminal
+from lovia_server.chat.terminal_chat import ChatSession, Terminal
 
 CHAT = [sys.executable, "-m", "lovia.cli", "chat"]
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from lsprotocol import types as lsp
 
-from lovia_server.context_items import MAX_ITEM_CHARS
+from lovia_server.host.context_items import MAX_ITEM_CHARS
 from tests.server.harness import AGENT_HEADER
 
 ECHO = AGENT_HEADER + '\nagent = Agent(name="echo", model=ScriptedProvider([text("seen")]))\n'

@@ -6,7 +6,7 @@ import json
 from lsprotocol import types as lsp
 
 from lovia_server.protocol import MODEL_NOT_CONFIGURED
-from lovia_server.settings import DEFAULT_DENIED_PATHS
+from lovia_server.protocol.settings import DEFAULT_DENIED_PATHS
 from tests.server.harness import AGENT_HEADER
 from tests.support import fake_openai as oai
 

@@ -8,14 +8,14 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from lovia_server import protocol as p
-from lovia_server.event_log import (
+from lovia_server.host.event_log import (
     MERGE_LIMIT,
     EventLog,
     Publisher,
     delta_payload,
     encode_event,
 )
-from lovia_server.store import ServerStore
+from lovia_server.host.store import ServerStore
 
 
 class Gate:
@@ -267,7 +267,7 @@ async def test_seq_continues_from_the_stored_log(store):
 
 
 def test_a_legs_checkpoint_key_leads_back_to_its_run() -> None:
-    from lovia_server.store import checkpoint_id, run_of_checkpoint
+    from lovia_server.host.store import checkpoint_id, run_of_checkpoint
 
     for leg in (0, 1, 7):
         assert run_of_checkpoint(checkpoint_id("r_abc123", leg)) == "r_abc123"
@@ -385,7 +385,7 @@ def test_a_store_left_open_does_not_keep_the_process_alive(tmp_path):
 
     code = (
         "import asyncio, sys\n"
-        "from lovia_server.store import ServerStore\n"
+        "from lovia_server.host.store import ServerStore\n"
         f"store = ServerStore(__import__('pathlib').Path({str(tmp_path / 's.db')!r}))\n"
         "asyncio.run(store.open())\n"
         "print('opened')\n"

@@ -1,4 +1,4 @@
-"""Pure mappings in lovia_server.events: tool kinds, titles, locations and approval subjects
+"""Pure mappings in lovia_server.host.payloads: tool kinds, titles, locations and approval subjects
 come from the tool passed in, never from its name."""
 
 from __future__ import annotations
@@ -14,15 +14,15 @@ from lovia.plugins.todo import TodoItem
 from lovia.tools.base import Tool
 from lovia.transcript import AssistantTextEntry, InputEntry, ToolCallEntry, ToolResultEntry
 from lovia.workspace import tools as wt
-from lovia_server.event_projection import _is_todo_update
-from lovia_server.events import (
+from lovia_server.host.event_projection import _is_todo_update
+from lovia_server.host.payloads import (
     approval_command,
     approval_subject,
     tool_kind,
     tool_locations,
     tool_title,
 )
-from lovia_server.session_queries import project_entries
+from lovia_server.host.session_queries import project_entries
 
 ROOT = Path("/work/project")
 

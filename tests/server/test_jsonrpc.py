@@ -13,13 +13,13 @@ from typing import Any
 import pytest
 from pygls.exceptions import JsonRpcException, JsonRpcInternalError
 
-from lovia_server.jsonrpc import (
+from lovia_server.lsp.jsonrpc import (
     INTERNAL_MESSAGE,
     GuardedLanguageServer,
     GuardedProtocol,
     error_for,
 )
-from lovia_server.server import converter_factory
+from lovia_server.lsp.language_server import converter_factory
 
 SECRET = "secret-detail-4711"
 

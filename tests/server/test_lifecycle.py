@@ -29,7 +29,7 @@ async def test_initialize_advertises_lovia_capability(harness):
 
 async def test_initialize_does_not_import_provider_sdks(harness, tmp_path):
     code = (
-        "import sys, lovia_server.server as s; s.create_server();"
+        "import sys, lovia_server.lsp.language_server as s; s.create_server();"
         "print('openai' in sys.modules, 'anthropic' in sys.modules)"
     )
     proc = await asyncio.create_subprocess_exec(

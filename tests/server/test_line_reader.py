@@ -3,7 +3,7 @@
 import asyncio
 import os
 
-from lovia_server.line_reader import LineReader
+from lovia_server.chat.line_reader import LineReader
 
 
 async def test_lines_split_across_reads_arrive_whole_and_in_order():

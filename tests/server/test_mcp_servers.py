@@ -10,9 +10,9 @@ from pathlib import Path
 import pytest
 from lsprotocol import types as lsp
 
-from lovia_server.agents import BrokenMCPServer, mcp_server_config
-from lovia_server.mcp_policy import MCPPolicy
-from lovia_server.settings import (
+from lovia_server.host.agents import BrokenMCPServer, mcp_server_config
+from lovia_server.host.mcp_policy import MCPPolicy
+from lovia_server.protocol.settings import (
     HttpMCPServerSetting,
     InvalidMCPServerSetting,
     StdioMCPServerSetting,

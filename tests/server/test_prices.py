@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 
 from lovia.messages import Usage
-from lovia_server.prices import DEFAULT_PRICES, Price, price_for, prices_from_settings
-from lovia_server.settings import parse_settings
+from lovia_server.host.prices import DEFAULT_PRICES, Price, price_for, prices_from_settings
+from lovia_server.protocol.settings import parse_settings
 from tests.support import fake_openai as oai
 
 

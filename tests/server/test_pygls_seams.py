@@ -23,8 +23,8 @@ from pygls.protocol import JsonRPCProtocol, LanguageServerProtocol
 from pygls.protocol.json_rpc import JsonRPCNotification, JsonRPCRequestMessage
 from pygls.server import JsonRPCServer
 
-from lovia_server.jsonrpc import INTERNAL_MESSAGE, GuardedLanguageServer, GuardedProtocol
-from lovia_server.server import converter_factory
+from lovia_server.lsp.jsonrpc import INTERNAL_MESSAGE, GuardedLanguageServer, GuardedProtocol
+from lovia_server.lsp.language_server import converter_factory
 from tests.server.test_jsonrpc import CapturingWriter
 
 

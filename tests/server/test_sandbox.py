@@ -18,7 +18,7 @@ from typing import Any
 import pytest
 
 from lovia.workspace.sandbox import BubblewrapExecutor
-from lovia_server.settings import DEFAULT_DENIED_PATHS
+from lovia_server.protocol.settings import DEFAULT_DENIED_PATHS
 from tests.server.harness import AGENT_HEADER, Harness
 from tests.support.counting_server import CountingServer
 

@@ -2,7 +2,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from lovia_server.settings import (
+from lovia_server.protocol.settings import (
     DEFAULT_DENIED_PATHS,
     InvalidMCPServerSetting,
     LoviaSettings,

@@ -3,7 +3,7 @@ run loop reports with each delivery (``UserMessageInjected.token``), never by it
 
 from lovia import Agent, Runner, events, tool
 from lovia.testing import ScriptedProvider, call, text
-from lovia_server.run_controller import SteerQueue
+from lovia_server.host.run_controller import SteerQueue
 
 
 async def test_identical_steers_are_reported_with_their_own_ids() -> None:

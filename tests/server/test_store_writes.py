@@ -7,7 +7,7 @@ import json
 import sqlite3
 import time
 
-from lovia_server.store import CHECKPOINT_EVERY, DIRECT_ROWS
+from lovia_server.host.store import CHECKPOINT_EVERY, DIRECT_ROWS
 
 
 def _rows(run: str, first: int, count: int) -> list[tuple[str, int, str]]:

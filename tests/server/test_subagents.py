@@ -359,7 +359,7 @@ def oai_text(value: str):
 
 
 def test_subagent_limits_default_on_only_in_trusted_workspaces():
-    from lovia_server.settings import parse_settings
+    from lovia_server.protocol.settings import parse_settings
 
     settings, problems = parse_settings({})
     limits = settings.subagents

@@ -5,7 +5,7 @@ import pytest
 from lovia.approvals import ApprovalChannel
 from lovia.events import ApprovalRequired
 from lovia.messages import ToolCall
-from lovia_server.approval_broker import CANCELLED_ANSWER, ApprovalAnswer
+from lovia_server.host.approval_broker import CANCELLED_ANSWER, ApprovalAnswer
 from lovia_server.protocol import Decision
 
 

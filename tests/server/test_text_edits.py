@@ -7,7 +7,7 @@ import itertools
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from lovia_server.text_edits import Position, apply_edits, minimal_edits, split_lines
+from lovia_server.lsp.text_edits import Position, apply_edits, minimal_edits, split_lines
 
 LINES = st.lists(
     st.sampled_from(["a", "b", "c", "ü", "😀x", "", "  indent", "a\u2028b", "form\x0cfeed"]),

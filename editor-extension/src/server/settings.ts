@@ -160,7 +160,7 @@ function layered(a: unknown, b: unknown): unknown {
  * may only add: more denied paths and more `deny` path rules. They never remove a denied path
  * (an empty list adds nothing), never produce an `allow` or `ask`, and nothing else of theirs
  * is read (preset, agent, MCP servers, model, limits, ...). The server applies the same rule
- * once the client says it is untrusted (lovia_server/settings.py `restrict_untrusted`), and keeps
+ * once the client says it is untrusted (lovia_server/protocol/settings.py `restrict_untrusted`), and keeps
  * its default denied paths besides.
  */
 export function restrictedSettings(inspected: InspectedSection | undefined): LoviaSettings {

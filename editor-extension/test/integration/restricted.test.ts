@@ -22,7 +22,7 @@ import { buildInitializationOptions, restrictedSettings, type InspectedSection }
 import { startFakeOpenAI, type FakeOpenAI } from "../support/fakeOpenAI";
 
 const PYTHON = process.env.LOVIA_PYTHON ?? "python3";
-const probe = spawnSync(PYTHON, ["-c", "import lovia_server.server; from lovia_server.settings import DEFAULT_DENIED_PATHS as d; print('\\n'.join(d))"], { encoding: "utf8" });
+const probe = spawnSync(PYTHON, ["-c", "import lovia_server.lsp.language_server; from lovia_server.protocol.settings import DEFAULT_DENIED_PATHS as d; print('\\n'.join(d))"], { encoding: "utf8" });
 const available = probe.status === 0 && !probe.error;
 const SERVER_DEFAULT_DENIED = available ? probe.stdout.trim().split("\n") : [];
 

@@ -3,7 +3,7 @@
  * through the extension's own protocol client (src/protocol) and event store.
  *
  * Python comes from env LOVIA_PYTHON (default `python3`). The suite is skipped, with the
- * reason printed, only when `$LOVIA_PYTHON -c "import lovia_server.server"` fails.
+ * reason printed, only when `$LOVIA_PYTHON -c "import lovia_server.lsp.language_server"` fails.
  * Run it with `npm run test:integration`.
  *
  * What it expects from the server (protocol.md v1):
@@ -43,11 +43,11 @@ import {
 import { buildInitializationOptions } from "../../src/server/settings";
 
 const PYTHON = process.env.LOVIA_PYTHON ?? "python3";
-const probe = spawnSync(PYTHON, ["-c", "import lovia_server.server"], { encoding: "utf8" });
+const probe = spawnSync(PYTHON, ["-c", "import lovia_server.lsp.language_server"], { encoding: "utf8" });
 const available = probe.status === 0 && !probe.error;
 if (!available) {
   const why = probe.error ? probe.error.message : (probe.stderr || "").trim().split("\n").slice(-1)[0];
-  console.warn(`[integration] SKIPPED: \`${PYTHON} -c "import lovia_server.server"\` failed (${why}). Set LOVIA_PYTHON to an interpreter with lovia installed.`);
+  console.warn(`[integration] SKIPPED: \`${PYTHON} -c "import lovia_server.lsp.language_server"\` failed (${why}). Set LOVIA_PYTHON to an interpreter with lovia installed.`);
 }
 
 const AGENTS_PY = `"""Scripted agents for the VS Code extension's integration test (no model vendor)."""

@@ -24,7 +24,7 @@ from lovia.workspace.command_guard.readonly_table import TABLE
 
 from .read_only_corpus import NOT_READ_ONLY, READ_ONLY
 
-# the language server's default deny list (lovia_server.settings.DEFAULT_DENIED_PATHS)
+# the language server's default deny list (lovia_server.protocol.settings.DEFAULT_DENIED_PATHS)
 DENIED = (
     ".env",
     ".env.*",

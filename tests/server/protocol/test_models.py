@@ -6,7 +6,7 @@ import pytest
 from pydantic import TypeAdapter, ValidationError
 
 from lovia_server import protocol as p
-from lovia_server.event_log import EventLog
+from lovia_server.host.event_log import EventLog
 
 EVENTS = TypeAdapter(p.LoviaEvent)
 

@@ -1,7 +1,7 @@
 """Every lovia/* method is served by exactly one route, in the protocol's order."""
 
 from lovia_server import protocol as p
-from lovia_server.routes import ROUTES
+from lovia_server.lsp.routes import ROUTES
 
 
 def test_every_method_has_one_route():
@@ -29,7 +29,7 @@ def test_answering_initialize_loads_neither_pydantic_nor_lovia():
 
     code = (
         "import sys, asyncio\n"
-        "from lovia_server.server import create_server\n"
+        "from lovia_server.lsp.language_server import create_server\n"
         "server = create_server()\n"
         "out = []\n"
         "class W:\n"

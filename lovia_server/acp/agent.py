@@ -1,0 +1,836 @@
+"""The ACP agent: ``initialize``, ``session/*`` and ``authenticate`` over the run supervisor.
+
+One ``LoviaAcpAgent`` serves one client connection. Runs, event logs, approvals and steering are
+the supervisor's (the same one the language server drives); this module resolves ACP sessions to
+folders, modes and models, turns prompts into runs, and forwards each run's events, mapped by
+:mod:`lovia_server.acp.mapping`, as ``session/update`` notifications in order.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any, Protocol
+
+from acp import RequestError
+from acp import schema as a
+
+import lovia
+from lovia.agent import Agent
+from lovia.plugins.base import Plugin
+from lovia_server import protocol as p
+from lovia_server.acp.commands import (
+    commands_update,
+    expand_command,
+    skill_roots,
+    skills_plugin,
+)
+from lovia_server.acp.mapping import (
+    NO_TYPED_ANSWER,
+    PromptBlock,
+    PromptInput,
+    SessionMapper,
+    Update,
+    permission_decision,
+    permission_request,
+    prompt_input,
+    prompt_usage,
+    question_answer,
+    question_request,
+    stop_reason,
+)
+from lovia_server.acp.workspace import (
+    DEFAULT_MODE,
+    MODES,
+    AcpWorkspace,
+    ClientFiles,
+    FileAccess,
+    SessionFolders,
+)
+from lovia_server.host.agent_factory import AgentFactory, RunPlace
+from lovia_server.host.agents import BUILTIN_DEMO, check_model
+from lovia_server.host.core import DEMO_MODEL, HostCore
+from lovia_server.host.event_log import Publisher
+from lovia_server.host.ports import ProgressStage, RunSpec
+from lovia_server.host.store import RunRecord
+from lovia_server.protocol.settings import (
+    HttpMCPServerSetting,
+    LoviaSettings,
+    MCPServerSetting,
+    StdioMCPServerSetting,
+)
+
+logger = logging.getLogger("lovia_server.acp")
+
+PROTOCOL_VERSION = 1
+LIST_PAGE = 50
+AUTH_METHOD = "lovia-api-key"
+KEY_VARS = ("OPENAI_API_KEY", "ANTHROPIC_API_KEY")
+
+ConfigOption = a.SessionConfigOptionSelect | a.SessionConfigOptionBoolean
+McpServer = a.HttpMcpServer | a.SseMcpServer | a.AcpMcpServer | a.McpServerStdio
+
+
+class ClientPort(ClientFiles, Protocol):
+    """The client side of the connection, as the host calls it."""
+
+    async def session_update(self, session_id: str, update: Update) -> None: ...
+
+    async def request_permission(
+        self, session_id: str, tool_call: a.ToolCallUpdate, options: list[a.PermissionOption]
+    ) -> a.RequestPermissionResponse: ...
+
+
+@dataclass
+class HostOptions:
+    """What ``lovia acp`` was started with (flags, environment, the settings file)."""
+
+    state_dir: Path
+    settings: LoviaSettings = field(default_factory=LoviaSettings)
+    models: list[str] = field(default_factory=list)
+
+
+@dataclass
+class AcpSession:
+    place: SessionFolders
+    mapper: SessionMapper = field(default_factory=SessionMapper)
+    model: str | None = None
+    mcp: dict[str, MCPServerSetting] = field(default_factory=dict)
+    waiters: dict[str, list[asyncio.Future[Mapping[str, Any]]]] = field(default_factory=dict)
+    commands: set[str] = field(default_factory=set)
+    # held while a prompt decides between starting a run and steering the live one
+    starting: asyncio.Lock = field(default_factory=asyncio.Lock)
+    # steers this client's prompts queued that the run has not taken in yet (by message id)
+    undelivered: set[str] = field(default_factory=set)
+
+
+def session_not_found(session_id: str) -> RequestError:
+    return RequestError(
+        -32002,
+        f"Unknown session {session_id}",
+        {
+            "field": "sessionId",
+            "sessionId": session_id,
+            "hint": "Start one with session/new, or list stored ones with session/list.",
+        },
+    )
+
+
+def invalid_params(message: str, field_name: str, **extra: Any) -> RequestError:
+    return RequestError(-32602, message, {"field": field_name, "message": message, **extra})
+
+
+def from_protocol_error(exc: p.ProtocolError) -> RequestError:
+    """The language server's documented errors in ACP's codes (``data`` keeps the details)."""
+    data = {**exc.data, "loviaCode": int(exc.code)}
+    if exc.code == p.MODEL_NOT_CONFIGURED:
+        return RequestError(-32000, exc.message, data)  # ACP's "authentication required"
+    if exc.code in (p.INVALID_PARAMS, p.PATH_OUTSIDE_WORKSPACE):
+        return RequestError(-32602, exc.message, data)
+    if exc.code == p.RUN_NOT_FOUND:
+        return RequestError(-32002, exc.message, data)
+    if exc.code == p.RUN_ALREADY_ACTIVE:
+        return RequestError(-32600, exc.message, data)
+    return RequestError(-32603, exc.message, data)
+
+
+class AcpEditor:
+    """The supervisor's ``EditorPort`` over ACP: events become ``session/update``s, approvals
+    ``session/request_permission``; ACP has no progress UI beyond the updates themselves."""
+
+    asks_approvals = True
+
+    def __init__(self, host: LoviaAcpAgent) -> None:
+        self.host = host
+
+    def notify(self, event: Mapping[str, Any]) -> None:
+        self.host._on_event(event)
+
+    def backlog(self) -> int:
+        return 0
+
+    async def ask_approval(self, payload: p.ApprovalRequested) -> p.Decision | None:
+        return await self.host._ask_permission(payload)
+
+    def progress(self, stage: ProgressStage, run_id: str, message: str) -> None:
+        return None
+
+
+class LoviaAcpAgent:
+    agents: AgentFactory
+    """Builds every run's agent; set once the host core is open (:meth:`core`)."""
+
+    def __init__(self, options: HostOptions) -> None:
+        self.options = options
+        self.access = FileAccess()
+        self.workspace = AcpWorkspace(
+            lambda: self.options.settings, self.access, on_output=self._tool_output
+        )
+        self.client: ClientPort | None = None
+        self.sessions: dict[str, AcpSession] = {}
+        self._outbox: asyncio.Queue[tuple[str, Any, Any]] = asyncio.Queue()
+        self._ready: asyncio.Task[HostCore] | None = None
+        self._sender: asyncio.Task[None] | None = None
+        self._closed = False
+        self._tasks: set[asyncio.Task[None]] = set()
+
+    # ================================================================== lifecycle
+
+    def bind(self, client: ClientPort) -> None:
+        self.client = client
+        self.access.client = client
+
+    def start(self) -> None:
+        """Open the state database and recover interrupted runs in the background: the client's
+        ``initialize`` is answered without waiting for it."""
+        loop = asyncio.get_running_loop()
+        self._ready = loop.create_task(self._open())
+        self._sender = loop.create_task(self._send_loop())
+
+    async def _open(self) -> HostCore:
+        state_dir = self.options.state_dir
+        store = await HostCore.open_store(state_dir)
+        _load_stored_keys(state_dir)
+        editor = AcpEditor(self)
+        core = HostCore(
+            state_dir=state_dir,
+            store=store,
+            publisher=Publisher(store, editor.notify),
+            editor=editor,
+            workspace=self.workspace,
+            settings=lambda: self.options.settings,
+        )
+        self.agents = AgentFactory(core, attach=self._attach, extra_plugins=self._skills)
+        await core.start()
+        return core
+
+    def _tool_output(self, session_id: str, call_id: str | None, stream: str, text: str) -> None:
+        if self._ready is not None and self._ready.done() and not self._ready.cancelled():
+            self._ready.result().supervisor.tool_output(session_id, call_id, stream, text)
+
+    async def core(self) -> HostCore:
+        assert self._ready is not None, "start() first"
+        return await asyncio.shield(self._ready)
+
+    async def shutdown(self) -> None:
+        """The client went away: live runs stop resumable, everything is flushed and closed."""
+        if self._closed:
+            return
+        self._closed = True
+        if self._ready is not None:
+            with contextlib.suppress(Exception):
+                core = await self._ready
+                await core.stop("the client went away")
+                await core.close_stores()
+        for task in list(self._tasks):
+            task.cancel()
+        if self._sender is not None:
+            self._sender.cancel()
+
+    # ================================================================== the update stream
+
+    def _on_event(self, event: Mapping[str, Any]) -> None:
+        """The publisher hands over each event once it is stored; sessions this client has
+        not opened are not sent (a recovered run of another window, say)."""
+        session_id = event.get("sessionId")
+        session = self.sessions.get(str(session_id))
+        if session is None:
+            return
+        if event.get("kind") == "user.message" and event.get("source") == "steer":
+            session.undelivered.discard(str(event.get("messageId")))
+        for update in session.mapper.updates(event):
+            self._outbox.put_nowait(("update", session_id, update))
+        if event.get("kind") == "run.finished":
+            self._outbox.put_nowait(("finished", session_id, event))
+        elif event.get("kind") == "question.requested":
+            self._spawn(self._ask_question(str(session_id), event))
+
+    async def _send_loop(self) -> None:
+        while True:
+            what, session_id, item = await self._outbox.get()
+            try:
+                if what == "update":
+                    await self._send_update(session_id, item)
+                elif what == "finished":
+                    await self._run_finished(session_id, item)
+                elif what == "marker" and not item.done():
+                    item.set_result(None)
+            except asyncio.CancelledError:
+                raise
+            except Exception:
+                logger.warning("acp.send_failed", exc_info=True)
+
+    async def _send_update(self, session_id: str, update: Update) -> None:
+        if self.client is not None:
+            await self.client.session_update(session_id, update)
+
+    async def _run_finished(self, session_id: str, event: Mapping[str, Any]) -> None:
+        session = self.sessions.get(session_id)
+        waiters = session.waiters.pop(str(event["runId"]), []) if session else []
+        for waiter in waiters:
+            if not waiter.done():
+                waiter.set_result(event)
+        if not waiters:
+            # nobody's prompt waits for this run (it was resumed by session/load or
+            # session/resume): tell the client the session changed, and how the run ended
+            await self._send_update(
+                session_id,
+                a.SessionInfoUpdate(
+                    session_update="session_info_update",
+                    updated_at=_iso(event.get("ts")),
+                    field_meta={"lovia": {"runId": event["runId"], "status": event["status"]}},
+                ),
+            )
+
+    async def _flushed(self) -> None:
+        """Wait until every event so far is stored and its updates are sent."""
+        core = await self.core()
+        await core.supervisor.publisher.drain()
+        marker: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        self._outbox.put_nowait(("marker", None, marker))
+        await marker
+
+    # ================================================================== initialize, auth
+
+    async def initialize(
+        self,
+        protocol_version: int,
+        client_capabilities: a.ClientCapabilities | None = None,
+        client_info: a.Implementation | None = None,
+        **kwargs: Any,
+    ) -> a.InitializeResponse:
+        caps = client_capabilities or a.ClientCapabilities()
+        fs = caps.fs or a.FileSystemCapabilities()
+        self.access.read = bool(fs.read_text_file)
+        self.access.write = bool(fs.write_text_file)
+        return a.InitializeResponse(
+            protocol_version=PROTOCOL_VERSION,
+            agent_capabilities=a.AgentCapabilities(
+                load_session=True,
+                prompt_capabilities=a.PromptCapabilities(
+                    image=True, audio=False, embedded_context=True
+                ),
+                mcp_capabilities=a.McpCapabilities(http=True, sse=False),
+                session_capabilities=a.SessionCapabilities(
+                    list=a.SessionListCapabilities(),
+                    delete=a.SessionDeleteCapabilities(),
+                    resume=a.SessionResumeCapabilities(),
+                    close=a.SessionCloseCapabilities(),
+                ),
+            ),
+            auth_methods=[
+                a.AuthMethodAgent(
+                    id=AUTH_METHOD,
+                    name="API key",
+                    description="lovia uses OPENAI_API_KEY / ANTHROPIC_API_KEY from its "
+                    "environment or from credentials.json in its state directory.",
+                )
+            ],
+            agent_info=a.Implementation(name="lovia", title="lovia", version=lovia.__version__),
+        )
+
+    async def _imports_settled(self) -> None:
+        await (await self.core()).imports_settled()
+
+    async def authenticate(self, method_id: str, **kwargs: Any) -> a.AuthenticateResponse:
+        if method_id != AUTH_METHOD:
+            raise invalid_params(f"Unknown authentication method {method_id!r}", "methodId")
+        await self.core()  # loads credentials.json
+        model = self.options.settings.effective_model()
+        if model == DEMO_MODEL:
+            return a.AuthenticateResponse()
+        try:
+            check_model(model)
+        except p.ProtocolError as exc:
+            raise from_protocol_error(exc) from None
+        return a.AuthenticateResponse()
+
+    # ================================================================== sessions
+
+    def _session(self, session_id: str) -> AcpSession:
+        session = self.sessions.get(session_id)
+        if session is None:
+            raise session_not_found(session_id)
+        return session
+
+    def _place(
+        self, session_id: str, cwd: str, extra: list[str] | None, mode: str = DEFAULT_MODE
+    ) -> SessionFolders:
+        root = _folder(cwd, "cwd")
+        folders = [_folder(d, f"additionalDirectories.{i}") for i, d in enumerate(extra or [])]
+        return SessionFolders(session_id, root, folders, mode)  # type: ignore[arg-type]
+
+    async def new_session(
+        self,
+        cwd: str,
+        additional_directories: list[str] | None = None,
+        mcp_servers: list[McpServer] | None = None,
+        **kwargs: Any,
+    ) -> a.NewSessionResponse:
+        core = await self.core()
+        session_id = await core.supervisor.claim_session(None)
+        session = AcpSession(
+            place=self._place(session_id, cwd, additional_directories),
+            mcp=_mcp_servers(mcp_servers or []),
+        )
+        self.sessions[session_id] = session
+        self._announce_commands(session)
+        return a.NewSessionResponse(
+            session_id=session_id,
+            modes=self._modes(session),
+            config_options=self._config_options(session),
+        )
+
+    async def load_session(
+        self,
+        cwd: str,
+        session_id: str,
+        mcp_servers: list[McpServer] | None = None,
+        additional_directories: list[str] | None = None,
+        **kwargs: Any,
+    ) -> a.LoadSessionResponse:
+        session = await self._reopen(session_id, cwd, additional_directories, mcp_servers)
+        core = await self.core()
+        session.mapper = SessionMapper(replay=True)
+        for record in await core.store.runs_for_session(session_id):
+            for event in await core.store.events_after(record.id, 0):
+                for update in session.mapper.updates(event):
+                    self._outbox.put_nowait(("update", session_id, update))
+        session.mapper.replay = False
+        await self._flushed()
+        await self._continue_interrupted(session)
+        self._announce_commands(session)
+        return a.LoadSessionResponse(
+            modes=self._modes(session), config_options=self._config_options(session)
+        )
+
+    async def resume_session(
+        self,
+        session_id: str,
+        cwd: str,
+        additional_directories: list[str] | None = None,
+        mcp_servers: list[McpServer] | None = None,
+        **kwargs: Any,
+    ) -> a.ResumeSessionResponse:
+        session = await self._reopen(session_id, cwd, additional_directories, mcp_servers)
+        await self._continue_interrupted(session)
+        self._announce_commands(session)
+        return a.ResumeSessionResponse(
+            modes=self._modes(session), config_options=self._config_options(session)
+        )
+
+    async def _reopen(
+        self,
+        session_id: str,
+        cwd: str,
+        extra: list[str] | None,
+        mcp_servers: list[McpServer] | None,
+    ) -> AcpSession:
+        core = await self.core()
+        known = self.sessions.get(session_id)
+        if known is None and await core.store.get_session(session_id) is None:
+            raise session_not_found(session_id)
+        mode = known.place.mode if known is not None else DEFAULT_MODE
+        session = AcpSession(
+            place=self._place(session_id, cwd, extra, mode),
+            model=known.model if known is not None else None,
+            mcp=_mcp_servers(mcp_servers or []),
+        )
+        if known is not None:
+            session.waiters = known.waiters
+        self.sessions[session_id] = session
+        return session
+
+    def _announce_commands(self, session: AcpSession) -> None:
+        """The session's skills as slash commands, sent once the response is out."""
+
+        async def announce() -> None:
+            await asyncio.sleep(0)  # the session/* response is written first
+            try:
+                _, update = await commands_update(session.place.root)
+            except Exception:
+                logger.warning("acp.skills_unreadable", exc_info=True)
+                return
+            if update is not None:
+                session.commands = {c.name for c in update.available_commands}
+                self._outbox.put_nowait(("update", session.place.session_id, update))
+
+        self._spawn(announce())
+
+    def _spawn(self, coro: Any) -> None:
+        task = asyncio.get_running_loop().create_task(coro)
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+
+    async def _continue_interrupted(self, session: AcpSession) -> None:
+        """A run the previous process left unfinished continues from its checkpoint (its
+        pending approvals are asked again)."""
+        core = await self.core()
+        sid = session.place.session_id
+        if core.supervisor.live_run(sid) is not None:
+            return
+        runs = await core.store.runs_for_session(sid)
+        if not runs or not runs[-1].resumable:
+            return
+        await self._imports_settled()
+        try:
+            await core.supervisor.resume(
+                runs[-1].id, self._spec_for_record, max_turns=self.options.settings.maxTurns
+            )
+        except p.ProtocolError as exc:
+            raise from_protocol_error(exc) from None
+
+    async def list_sessions(
+        self, cwd: str | None = None, cursor: str | None = None, **kwargs: Any
+    ) -> a.ListSessionsResponse:
+        core = await self.core()
+        try:
+            offset = int(cursor) if cursor else 0
+        except ValueError:
+            raise invalid_params("cursor is not one this agent returned", "cursor") from None
+        want = str(_folder(cwd, "cwd")) if cwd else None
+        sessions: list[a.SessionInfo] = []
+        while len(sessions) <= LIST_PAGE:
+            rows = await core.store.list_sessions(limit=LIST_PAGE, offset=offset, query=None)
+            if not rows:
+                break
+            for row in rows:
+                offset += 1
+                if want is not None and row.get("cwd") != want:
+                    continue
+                sessions.append(
+                    a.SessionInfo(
+                        session_id=row["id"],
+                        cwd=row.get("cwd") or "",
+                        title=row.get("title"),
+                        updated_at=_iso(row["updated_at"] * 1000),
+                    )
+                )
+                if len(sessions) == LIST_PAGE:
+                    return a.ListSessionsResponse(sessions=sessions, next_cursor=str(offset))
+        return a.ListSessionsResponse(sessions=sessions)
+
+    async def close_session(self, session_id: str, **kwargs: Any) -> a.CloseSessionResponse:
+        session = self._session(session_id)
+        core = await self.core()
+        await core.supervisor.stop_session(session_id, reason="session closed", wait=10)
+        self.sessions.pop(session.place.session_id, None)
+        await core.close_session(session_id)
+        return a.CloseSessionResponse()
+
+    async def delete_session(self, session_id: str, **kwargs: Any) -> a.DeleteSessionResponse:
+        core = await self.core()
+        try:
+            result = await core.supervisor.delete_session(session_id)
+        except p.ProtocolError as exc:
+            raise from_protocol_error(exc) from None
+        if not result.deleted and session_id not in self.sessions:
+            raise session_not_found(session_id)
+        self.sessions.pop(session_id, None)
+        await core.close_session(session_id)
+        return a.DeleteSessionResponse()
+
+    # ================================================================== modes and options
+
+    def _modes(self, session: AcpSession) -> a.SessionModeState:
+        return a.SessionModeState(
+            current_mode_id=session.place.mode,
+            available_modes=[
+                a.SessionMode(id=m.id, name=m.name, description=m.description)
+                for m in MODES.values()
+            ],
+        )
+
+    def _models(self, session: AcpSession) -> list[str]:
+        seen: dict[str, None] = {}
+        for model in (
+            session.model,
+            self.options.settings.effective_model(),
+            *self.options.models,
+            DEMO_MODEL,
+        ):
+            if model:
+                seen[model] = None
+        return list(seen)
+
+    def _current_model(self, session: AcpSession) -> str:
+        return session.model or self.options.settings.effective_model() or DEMO_MODEL
+
+    def _config_options(self, session: AcpSession) -> list[ConfigOption]:
+        def label(model: str) -> str:
+            return "Demo (scripted, offline)" if model == DEMO_MODEL else model
+
+        return [
+            a.SessionConfigOptionSelect(
+                type="select",
+                id="mode",
+                name="Mode",
+                category="mode",
+                current_value=session.place.mode,
+                options=[
+                    a.SessionConfigSelectOption(value=m.id, name=m.name, description=m.description)
+                    for m in MODES.values()
+                ],
+            ),
+            a.SessionConfigOptionSelect(
+                type="select",
+                id="model",
+                name="Model",
+                category="model",
+                current_value=self._current_model(session),
+                options=[
+                    a.SessionConfigSelectOption(value=m, name=label(m))
+                    for m in self._models(session)
+                ],
+            ),
+        ]
+
+    async def set_session_mode(
+        self, session_id: str, mode_id: str, **kwargs: Any
+    ) -> a.SetSessionModeResponse:
+        self._set_mode(self._session(session_id), mode_id, "modeId")
+        return a.SetSessionModeResponse()
+
+    def _set_mode(self, session: AcpSession, mode_id: str, field_name: str) -> None:
+        if mode_id not in MODES:
+            raise invalid_params(f"Unknown mode {mode_id!r}", field_name, allowed=sorted(MODES))
+        session.place.mode = mode_id  # type: ignore[assignment]
+        self.workspace.apply_mode(session.place)
+
+    async def set_config_option(
+        self, config_id: str, session_id: str, value: str | bool, **kwargs: Any
+    ) -> a.SetSessionConfigOptionResponse:
+        session = self._session(session_id)
+        if config_id == "mode":
+            self._set_mode(session, str(value), "value")
+        elif config_id == "model":
+            if not isinstance(value, str) or value not in self._models(session):
+                raise invalid_params(
+                    f"Unknown model {value!r}", "value", allowed=self._models(session)
+                )
+            session.model = value
+        else:
+            raise invalid_params(
+                f"Unknown config option {config_id!r}", "configId", allowed=["mode", "model"]
+            )
+        return a.SetSessionConfigOptionResponse(config_options=self._config_options(session))
+
+    # ================================================================== prompts
+
+    async def prompt(
+        self, session_id: str, prompt: list[PromptBlock], **kwargs: Any
+    ) -> a.PromptResponse:
+        session = self._session(session_id)
+        core = await self.core()
+        given = prompt_input(prompt)
+        if not given.display and isinstance(given.model_input, str) and not given.model_input:
+            raise invalid_params("The prompt has no text or resource", "prompt")
+        expanded = expand_command(given.display, session.commands)
+        if expanded != given.display and isinstance(given.model_input, str):
+            given = PromptInput(
+                given.display, given.model_input.replace(given.display, expanded, 1)
+            )
+        while True:
+            waiter: asyncio.Future[Mapping[str, Any]] = asyncio.get_running_loop().create_future()
+            async with session.starting:
+                live = core.supervisor.live_run(session_id)
+                steered: str | None = None
+                if live is not None:
+                    # A prompt during a turn steers it: delivered at the next turn boundary,
+                    # and this request ends with the run it joined.
+                    text = (
+                        given.model_input if isinstance(given.model_input, str) else given.display
+                    )
+                    steered = (await core.supervisor.steer(live.run_id, text)).message_id
+                    session.undelivered.add(steered)
+                    run_id = live.run_id
+                else:
+                    run_id = await self._start_run(session, given)
+                session.waiters.setdefault(run_id, []).append(waiter)
+            finished = await waiter
+            # the run's user.message event (before its run.finished) says a steer arrived
+            if steered is None or steered not in session.undelivered:
+                return _prompt_response(finished)
+            session.undelivered.discard(steered)
+            if finished.get("status") == "cancelled":
+                return _prompt_response(finished)
+            # the run ended before it could take the message in: it starts the next run
+
+    async def _start_run(self, session: AcpSession, given: PromptInput) -> str:
+        core = await self.core()
+        await self._imports_settled()
+        try:
+            spec = await self._spec(session)
+            launch = await core.supervisor.start(
+                session_id=session.place.session_id,
+                prompt=given.display,
+                model_input=given.model_input,
+                spec=spec,
+                max_turns=self.options.settings.maxTurns,
+            )
+        except p.ProtocolError as exc:
+            raise from_protocol_error(exc) from None
+        return launch.run_id
+
+    async def cancel(self, session_id: str, **kwargs: Any) -> None:
+        """``session/cancel``: the live turn stops and its prompt ends with ``cancelled``; an
+        approval waiting for the client is resolved as cancelled."""
+        if self._ready is None or session_id not in self.sessions:
+            return
+        core = await self.core()
+        await core.supervisor.stop_session(session_id)
+
+    async def _ask_permission(self, payload: p.ApprovalRequested) -> p.Decision | None:
+        """The supervisor's approval, asked as ``session/request_permission`` once the tool
+        call it is about has reached the client."""
+        core = await self.core()
+        session_id = core.supervisor.approval_session(payload.approval_id)
+        if session_id is None or self.client is None:
+            return None
+        await self._flushed()
+        tool_call, options = permission_request(payload.to_wire())
+        response = await self.client.request_permission(session_id, tool_call, options)
+        return permission_decision(response)
+
+    async def _ask_question(self, session_id: str, event: Mapping[str, Any]) -> None:
+        """An ``ask_human`` question: its choices as a permission request on the asking tool
+        call; a question without choices is answered that the editor cannot take text."""
+        core = await self.core()
+        question_id = str(event.get("questionId"))
+        pending = core.supervisor.pending_question(question_id)
+        if pending is None:
+            return
+        choices = [str(c) for c in event.get("choices") or []]
+        answer = NO_TYPED_ANSWER
+        if choices and self.client is not None:
+            await self._flushed()
+            asking = pending.tool_call_id or question_id
+            tool_call, options = question_request(event, asking)
+            try:
+                response = await self.client.request_permission(session_id, tool_call, options)
+            except Exception:
+                logger.warning("acp.question_failed", exc_info=True)
+                return
+            answer = question_answer(response, choices)
+        if core.supervisor.pending_question(question_id) is not None:
+            await core.supervisor.answer(pending.run_id, question_id, answer)
+
+    # ================================================================== agents
+
+    async def _spec(self, session: AcpSession, record: RunRecord | None = None) -> RunSpec:
+        """The session's model picks the agent: ``demo`` is the scripted demo; a stored run
+        continues on its own agent and model unless the session picked another."""
+        root = session.place.root
+        place = RunPlace(session.place.session_id, root, root, session.place.folders)
+        await self.core()  # the factory is built with the core
+        if record is not None and session.model is None:
+            return await self.agents.spec_for_record(place, record, session.mcp)
+        model = self._current_model(session)
+        if model == DEMO_MODEL:
+            return await self.agents.spec(place, agent=BUILTIN_DEMO)
+        return await self.agents.spec(place, model=session.model, mcp_servers=session.mcp)
+
+    async def _spec_for_record(self, record: RunRecord) -> RunSpec:
+        return await self._spec(self._session(record.session_id), record)
+
+    async def _attach(self, agent: Agent[Any], place: RunPlace) -> Agent[Any]:
+        """Bind the ACP session's live workspace (its folders and mode)."""
+        return await self.workspace.attach_to(agent, self._session(place.session_id).place)
+
+    async def _skills(self, place: RunPlace) -> list[Plugin]:
+        """The built-in agent loads the skills the session's commands name."""
+        roots = await asyncio.to_thread(skill_roots, place.root)
+        return [skills_plugin(roots)] if roots else []
+
+
+# ---------------------------------------------------------------------------- helpers
+
+
+def _prompt_response(finished: Mapping[str, Any]) -> a.PromptResponse:
+    reason = stop_reason(finished)
+    if reason is None:
+        error = finished.get("error") or {}
+        raise RequestError(
+            -32603,
+            str(error.get("message") or "The run failed"),
+            {"type": error.get("type"), "hint": error.get("hint"), "runId": finished["runId"]},
+        )
+    return a.PromptResponse(
+        stop_reason=reason,
+        usage=prompt_usage(finished),
+        field_meta={"lovia": {"runId": finished["runId"], "status": finished["status"]}},
+    )
+
+
+def _folder(raw: str, field_name: str) -> Path:
+    path = Path(raw).expanduser()
+    if not path.is_absolute():
+        raise invalid_params(f"{field_name} must be an absolute path, got {raw!r}", field_name)
+    resolved = path.resolve()
+    if not resolved.is_dir():
+        raise invalid_params(f"{field_name} {resolved} is not a directory", field_name)
+    return resolved
+
+
+def _mcp_servers(servers: list[McpServer]) -> dict[str, MCPServerSetting]:
+    """The client's ``mcpServers`` as the MCP plugin's settings."""
+    out: dict[str, MCPServerSetting] = {}
+    for index, server in enumerate(servers):
+        name = server.name.strip()
+        if not name:
+            raise invalid_params("An MCP server needs a name", f"mcpServers.{index}.name")
+        if isinstance(server, a.McpServerStdio):
+            out[name] = StdioMCPServerSetting(
+                command=server.command,
+                args=list(server.args),
+                env={e.name: e.value for e in server.env},
+            )
+        elif isinstance(server, a.HttpMcpServer):
+            try:
+                out[name] = HttpMCPServerSetting(
+                    url=server.url, headers={h.name: h.value for h in server.headers}
+                )
+            except ValueError:
+                raise invalid_params(
+                    "An HTTP MCP server needs an http:// or https:// URL",
+                    f"mcpServers.{index}.url",
+                ) from None
+        else:
+            raise invalid_params(
+                f"MCP server {name!r}: only stdio and streamable HTTP servers are supported "
+                "(mcpCapabilities)",
+                f"mcpServers.{index}",
+            )
+    return out
+
+
+def _load_stored_keys(state_dir: Path) -> None:
+    """``credentials.json`` in the state directory fills API keys the environment lacks."""
+    import json
+
+    path = state_dir / "credentials.json"
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return
+    if not isinstance(data, dict):
+        return
+    for name in KEY_VARS:
+        value = data.get(name)
+        if isinstance(value, str) and value and not os.environ.get(name):
+            os.environ[name] = value
+
+
+def _iso(ms: Any) -> str | None:
+    if not isinstance(ms, int | float):
+        return None
+    return datetime.fromtimestamp(ms / 1000, tz=UTC).isoformat().replace("+00:00", "Z")
+
+
+__all__ = ["DEMO_MODEL", "AcpSession", "ClientPort", "HostOptions", "LoviaAcpAgent"]

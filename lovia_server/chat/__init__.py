@@ -1,0 +1,1 @@
+"""``lovia chat``: the terminal client (a client of the server, not part of it)."""

@@ -1,0 +1,642 @@
+"""``lovia chat``: chat with an agent in the terminal through the real language server.
+
+    lovia chat --demo                    offline demo model (scripted), no key needed
+    lovia chat "fix the failing test"    one run with the configured model (LOVIA_MODEL)
+    lovia chat                           interactive: each line is a run in the same session;
+                                         while a run works, a line steers it
+    lovia chat --resume [RUN_ID]         continue an interrupted run
+
+It spawns ``lovia-server``, speaks the editor protocol over stdio and renders the events.
+Ctrl-C cancels the live run; a second Ctrl-C (or one at the prompt) quits, and a run that had
+not finished stays resumable. The server's own log goes to a file (``--verbose`` shows it).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import difflib
+import os
+import shutil
+import signal
+import sys
+import tempfile
+from collections import deque
+from collections.abc import Awaitable, Callable, Coroutine
+from pathlib import Path
+from typing import IO, Any
+
+from lovia_server.chat.client import RpcError, StdioClient
+from lovia_server.chat.line_reader import LineReader
+from lovia_server.chat.terminal_text import printable
+from lovia_server.protocol import MODEL_NOT_CONFIGURED, RUN_NOT_ACTIVE
+
+DEMO_PROMPT = "Show me around this workspace and tidy up its README."
+
+
+class Terminal:
+    """Renders lovia events as plain (optionally coloured) terminal text.
+
+    Every text that came from the run goes through ``printable`` (in ``c`` and ``text``): the
+    model, files and commands must not reach the terminal's escape sequences."""
+
+    def __init__(
+        self, out: Any, *, color: bool, root: Path | None = None, resume_hint: bool = True
+    ) -> None:
+        self.out = out
+        self.root = root
+        self.color = color
+        self.resume_hint = resume_hint  # off where the workspace is not kept (the demo folder)
+        self.at_line_start = True
+
+    def c(self, code: str, text: str) -> str:
+        text = printable(text)
+        return f"\033[{code}m{text}\033[0m" if self.color else text
+
+    def text(self, text: str) -> None:
+        """Streamed text of the run, as it comes."""
+        self.write(printable(text))
+
+    def write(self, text: str) -> None:
+        if not text:
+            return
+        self.out.write(text)
+        self.out.flush()
+        self.at_line_start = text.endswith("\n")
+
+    def line(self, text: str) -> None:
+        if not self.at_line_start:
+            self.write("\n")
+        self.write(text + "\n")
+
+    def event(self, event: dict[str, Any]) -> None:
+        kind = event["kind"]
+        if kind == "message.delta":
+            self.text(event["text"])
+        elif kind == "reasoning.delta":
+            self.write(self.c("2", event["text"]))
+        elif kind == "message.completed":
+            if not self.at_line_start:
+                self.write("\n")
+        elif kind == "tool.call":
+            self.line(self.c("36", f"▸ {event['title']}"))
+        elif kind == "tool.update":
+            for chunk in event["output"]["text"].splitlines():
+                self.line(self.c("2", f"  │ {chunk}"))
+        elif kind == "tool.result":
+            self._tool_result(event)
+        elif kind == "todo.updated":
+            marks = {"pending": "[ ]", "in_progress": "[~]", "completed": "[x]"}
+            for item in event["items"]:
+                label = item.get("activeForm") if item["status"] == "in_progress" else None
+                self.line(self.c("35", f"  {marks[item['status']]} {label or item['content']}"))
+        elif kind == "approval.resolved":
+            self.line(self.c("33", f"  approval {event['outcome']} ({event.get('by', 'user')})"))
+        elif kind == "user.message" and event.get("source") == "steer":
+            self.line(self.c("1", f"you (steer): {event['text']}"))
+        elif kind == "handoff":
+            self.line(self.c("36", f"⇢ {event['fromAgent']} → {event['toAgent']}"))
+        elif kind == "output.discarded":
+            self.line(self.c("33", "(the model call was retried)"))
+        elif kind == "run.started" and event.get("resumed"):
+            self.line(self.c("2", "(resumed)"))
+        elif kind == "run.finished":
+            self._finished(event)
+
+    def diff(self, diff: dict[str, Any]) -> None:
+        old = (diff.get("oldText") or "").splitlines(keepends=True)
+        new = diff["newText"].splitlines(keepends=True)
+        name = diff["path"]
+        if self.root is not None and Path(name).is_relative_to(self.root):
+            name = str(Path(name).relative_to(self.root))
+        for line in difflib.unified_diff(old, new, f"a/{name}", f"b/{name}", n=2):
+            code = "32" if line.startswith("+") else "31" if line.startswith("-") else "2"
+            self.line(self.c(code, "    " + line.rstrip("\n")))
+
+    def _tool_result(self, event: dict[str, Any]) -> None:
+        status = event["status"]
+        mark = {"completed": "✓", "failed": "✗", "declined": "⊘", "cancelled": "⊘"}[status]
+        texts = [c["text"] for c in event["content"] if c["type"] == "text"]
+        first = (texts[0].strip().splitlines() or [""])[0] if texts else ""
+        if len(first) > 100:
+            first = first[:99] + "…"
+        self.line(self.c("32" if status == "completed" else "31", f"  {mark} {first}"))
+
+    def _finished(self, event: dict[str, Any]) -> None:
+        usage = event.get("usage") or {}
+        tokens = (usage.get("inputTokens") or 0) + (usage.get("outputTokens") or 0)
+        status = event["status"]
+        extra = ""
+        err = event.get("error")
+        if err:
+            extra = f": {err.get('message')}"
+            if err.get("hint"):
+                extra += f"\n  hint: {err['hint']}"
+        if event.get("resumable") and self.resume_hint:
+            extra += f" (resumable: lovia chat --resume {event['runId']})"
+        color = "1" if status == "completed" else "31"
+        cost = usage.get("costUsd")
+        priced = f", ${cost:.4f}" if isinstance(cost, int | float) else ""
+        self.line(self.c(color, f"— {status}, {tokens} tokens{priced}{extra}"))
+
+
+class ChatSession:
+    """One conversation. Lines from the terminal answer a pending prompt, steer a live run, or
+    start the next run."""
+
+    def __init__(
+        self,
+        client: StdioClient,
+        term: Terminal,
+        *,
+        auto_approve: bool,
+        read_line: Callable[[str], Awaitable[str | None]],
+        interactive: bool,
+        unread: Callable[[str], None] | None = None,
+    ) -> None:
+        self.client = client
+        self.term = term
+        self.auto_approve = auto_approve
+        self.read_line = read_line
+        self.unread = unread
+        self.interactive = interactive
+        self.session_id: str | None = None
+        self.run_id: str | None = None
+        self.finished = asyncio.Event()
+        self.cancelling = False
+        self.status = "completed"
+        self.prompts: deque[tuple[dict[str, Any], asyncio.Future[str]]] = deque()
+        self._tasks: set[asyncio.Task[None]] = set()
+        self._reading = False
+
+    @property
+    def live(self) -> bool:
+        """A run was started (or resumed) and has not finished yet."""
+        return self.run_id is not None and not self.finished.is_set()
+
+    # ------------------------------------------------------------------ events
+
+    async def on_event(self, event: dict[str, Any]) -> None:
+        if self.run_id is not None and event.get("runId") != self.run_id:
+            return
+        self.term.event(event)
+        kind = event["kind"]
+        if kind == "approval.requested":
+            self._spawn(self._approve(event))
+        elif kind == "question.requested":
+            self._spawn(self._answer(event))
+        elif kind == "approval.resolved":
+            self._drop_prompt("approvalId", event.get("approvalId"))
+        elif kind == "question.answered":
+            self._drop_prompt("questionId", event.get("questionId"))
+        elif kind == "run.finished" and event.get("seq", 0) > self._started_seq:
+            self.status = event["status"]
+            for _, future in self.prompts:  # nobody answers a finished run's prompts
+                future.cancel()
+            self.prompts.clear()
+            self.finished.set()
+        elif kind == "run.started":
+            self._started_seq = event["seq"]
+
+    _started_seq = 0
+
+    def _drop_prompt(self, key: str, value: Any) -> None:
+        """A prompt resolved elsewhere (a timeout, the cancel) no longer takes the next line."""
+        for item in list(self.prompts):
+            if item[0].get(key) == value:
+                self.prompts.remove(item)
+                item[1].cancel()
+
+    def _spawn(self, coro: Coroutine[Any, Any, None]) -> None:
+        task = asyncio.get_running_loop().create_task(coro)
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+
+    async def _ask(self, event: dict[str, Any]) -> str:
+        future: asyncio.Future[str] = asyncio.get_running_loop().create_future()
+        self.prompts.append((event, future))
+        return await future
+
+    async def _approve(self, event: dict[str, Any]) -> None:
+        self.term.line(self.term.c("33", f"? approval needed: {event['title']}"))
+        for line in str(event.get("detail") or "").splitlines():
+            self.term.line(self.term.c("33", f"  {line}"))
+        for diff in event.get("diff") or []:
+            self.term.diff(diff)
+        warning = event.get("warning")
+        if warning:
+            self.term.line(self.term.c("31", f"  ! {warning}"))
+        offered = {o.get("decision") for o in event.get("options") or []}
+        message = None
+        if self.auto_approve and not warning:
+            decision = "allow_once"
+            self.term.line(self.term.c("33", "  allowed (--yes)"))
+        elif not self.interactive:
+            decision = "reject_once"
+            message = (
+                "Rejected: a change to editor or agent configuration needs a person's approval."
+                if warning
+                else "Rejected: lovia chat was not run interactively (pass --yes to allow)."
+            )
+        else:
+            always = " / [a]lways" if "allow_always" in offered else ""
+            self.term.line(self.term.c("33", f"  allow? [y]es{always} / [n]o (or type a reason)"))
+            answer = (await self._ask(event)).strip()
+            choices = {"y": "allow_once", "yes": "allow_once"}
+            if always:
+                choices["a"] = "allow_always"
+            decision = choices.get(answer.lower(), "reject_once")
+            if decision == "reject_once" and answer.lower() not in ("", "n", "no"):
+                message = answer
+        with contextlib.suppress(RpcError, ConnectionError):
+            await self.client.request(
+                "lovia/approve",
+                {
+                    "runId": event["runId"],
+                    "approvalId": event["approvalId"],
+                    "decision": decision,
+                    "message": message,
+                },
+            )
+
+    async def _answer(self, event: dict[str, Any]) -> None:
+        self.term.line(self.term.c("33", f"? {event['text']}"))
+        if event.get("choices"):
+            self.term.line(self.term.c("33", "  choices: " + ", ".join(event["choices"])))
+        answer = (await self._ask(event)) if self.interactive else ""
+        with contextlib.suppress(RpcError, ConnectionError):
+            await self.client.request(
+                "lovia/answer",
+                {"runId": event["runId"], "questionId": event["questionId"], "answer": answer},
+            )
+
+    # ------------------------------------------------------------------ input
+
+    async def handle_line(self, line: str) -> None:
+        """A line typed while a run is live: answer the oldest prompt, else steer. A line that
+        arrives as the run ends is put back for the next prompt."""
+        if self.prompts:
+            _, future = self.prompts.popleft()
+            if not future.done():
+                future.set_result(line)
+            return
+        if not self.live:
+            self._put_back(line)
+            return
+        if not line.strip():
+            return
+        try:
+            await self.client.request(
+                "lovia/steer", {"runId": self.run_id, "message": line.strip()}
+            )
+        except RpcError as exc:
+            if not self.live or exc.code == RUN_NOT_ACTIVE:  # the run ended meanwhile: a new prompt
+                self._put_back(line)
+            else:
+                self.term.line(self.term.c("31", f"  (not steered: {exc})"))
+            return
+        self.term.line(self.term.c("2", "  (steer queued for the next turn)"))
+
+    def _put_back(self, line: str) -> None:
+        if self.unread is not None and line.strip():
+            self.unread(line)
+
+    async def _pump_input(self) -> None:
+        while not self.finished.is_set():
+            self._reading = True
+            try:
+                line = await self.read_line("")
+            finally:
+                self._reading = False
+            if line is None:
+                return
+            await self.handle_line(line)
+
+    async def _follow(self) -> str:
+        reader = (
+            asyncio.get_running_loop().create_task(self._pump_input()) if self.interactive else None
+        )
+        try:
+            await self.finished.wait()
+        finally:
+            if reader is not None:
+                # Waiting for a line: stop at once (no line is taken). Handling one: let it
+                # finish, so a line that raced the end of the run is put back, not dropped.
+                if self._reading or reader.done():
+                    reader.cancel()
+                with contextlib.suppress(asyncio.CancelledError):
+                    await reader
+        return self.status
+
+    def cancel(self) -> None:
+        """Ask the server to stop the live run (once); it ends ``cancelled``."""
+        if not self.live or self.cancelling or self.run_id is None:
+            return
+        self.cancelling = True
+        self.term.line(self.term.c("33", "cancelling… (Ctrl-C again to quit)"))
+        self._spawn(self._send_cancel(self.run_id))
+
+    async def _send_cancel(self, run_id: str) -> None:
+        with contextlib.suppress(RpcError, ConnectionError):
+            await self.client.request("lovia/cancel", {"runId": run_id})
+
+    def stop_tasks(self) -> None:
+        for task in list(self._tasks):
+            task.cancel()
+
+    async def run(self, prompt: str, cwd: Path) -> str:
+        self.finished.clear()
+        self.cancelling = False
+        self._started_seq = 0
+        params: dict[str, Any] = {"prompt": prompt, "cwd": str(cwd)}
+        if self.session_id:
+            params["sessionId"] = self.session_id
+        self.term.line(self.term.c("1", f"you: {prompt}"))
+        self.run_id = None
+        result = await self.client.request("lovia/run", params)
+        self.session_id = result["sessionId"]
+        self.run_id = result["runId"]
+        return await self._follow()
+
+    async def resume(self, run_id: str | None) -> str:
+        if run_id is None:
+            listing = await self.client.request("lovia/sessions", {"limit": 50})
+            resumable = [s for s in listing["sessions"] if s["resumable"]]
+            if not resumable:
+                self.term.line("nothing to resume in this workspace")
+                return "completed"
+            run_id = resumable[0]["lastRunId"]
+        self.finished.clear()
+        self.cancelling = False
+        self._started_seq = 0
+        self.run_id = run_id
+        self.term.line(self.term.c("2", f"resuming run {run_id}"))
+        result = await self.client.request("lovia/resume", {"runId": run_id})
+        self.session_id = result["sessionId"]
+        return await self._follow()
+
+
+def _parse(argv: list[str] | None, prog: str) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(prog=prog, description="Chat with a lovia agent.")
+    parser.add_argument("prompt", nargs="*", help="run this prompt once instead of chatting")
+    parser.add_argument("--workspace", "--cwd", dest="workspace", help="workspace folder")
+    parser.add_argument("--demo", action="store_true", help="use the offline demo model")
+    parser.add_argument("--model", help="model string, e.g. openai:gpt-4.1-mini")
+    parser.add_argument("--agent", help="agent file 'path.py:name' in the workspace")
+    parser.add_argument("--resume", nargs="?", const="", metavar="RUN_ID", help="resume a run")
+    parser.add_argument(
+        "--yes",
+        action="store_true",
+        help="approve every request, except changes to editor or agent configuration",
+    )
+    parser.add_argument("--state-dir", help="where the server keeps state.db")
+    parser.add_argument(
+        "--log-file", help="where the server writes its log (default: chat-server.log in the state)"
+    )
+    parser.add_argument(
+        "--verbose", action="store_true", help="show the server's log (INFO) in this terminal"
+    )
+    return parser.parse_args(argv)
+
+
+def _demo_folder() -> Path:
+    root = Path(tempfile.mkdtemp(prefix="lovia-demo-"))
+    (root / "README.md").write_text(
+        "# my project\n\nthis project does things.\nTODO: write the docs\n"
+    )
+    (root / "app.py").write_text('print("hello")\n')
+    return root
+
+
+def _stdin_fd() -> int:
+    try:
+        return sys.stdin.fileno()
+    except (AttributeError, ValueError, OSError):  # closed, or replaced by a non-file
+        return -1
+
+
+def _log_path(args: argparse.Namespace, root: Path, temporary: bool) -> Path:
+    if args.log_file:
+        return Path(args.log_file).expanduser()
+    from lovia_server.protocol.settings import default_state_dir
+
+    state = Path(args.state_dir).expanduser() if args.state_dir else None
+    if state is None:
+        state = default_state_dir(None if temporary else root)
+    return state / "chat-server.log"
+
+
+def _open_log(path: Path) -> IO[bytes] | None:
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        return path.open("wb")
+    except OSError:
+        return None
+
+
+def describe_error(exc: RpcError, args: argparse.Namespace) -> tuple[str, str | None]:
+    """One line and a hint for a refused request, in the words of the flags the user typed."""
+    data = exc.data if isinstance(exc.data, dict) else {}
+    message, hint = str(exc), data.get("hint")
+    if exc.code == MODEL_NOT_CONFIGURED and not data.get("model"):
+        return message, (
+            "pass --model (e.g. --model openai:gpt-4.1-mini) or set LOVIA_MODEL; "
+            "to try lovia without a key: lovia chat --demo"
+        )
+    if exc.code == MODEL_NOT_CONFIGURED:
+        model = data["model"]
+        source = f"--model {model}" if args.model == model else f"LOVIA_MODEL={model}"
+        message = f"{source}: {message}"
+    if data.get("field") == "agent" and args.agent:
+        message = message.replace("lovia.agent", "--agent")
+        if "--agent" not in message:
+            message = f"--agent {args.agent}: {message}"
+        hint = hint or "pass --agent path/to/file.py:name, a file in the workspace that defines it"
+    if isinstance(hint, str):
+        hint = hint.replace("the lovia.model setting", "--model").replace("lovia.model", "--model")
+    return message, hint if isinstance(hint, str) else None
+
+
+class ChatCommand:
+    """The command around a session: the server, the terminal, the keys and the clean-up."""
+
+    def __init__(self, args: argparse.Namespace) -> None:
+        self.args = args
+        self.temporary: Path | None = None
+        self.quitting = asyncio.Event()
+        self.chat: ChatSession | None = None
+        self.client: StdioClient | None = None
+        self.term = Terminal(sys.stdout, color=sys.stdout.isatty() and "NO_COLOR" not in os.environ)
+
+    # ------------------------------------------------------------------ signals
+
+    def on_interrupt(self) -> None:
+        """Ctrl-C: cancel the live run; again (or with no run) quit; a third kills the server."""
+        if self.quitting.is_set():
+            if self.client is not None:
+                self.client.kill()
+            return
+        if self.chat is not None and self.chat.live and not self.chat.cancelling:
+            self.chat.cancel()
+            return
+        self.quit()
+
+    def quit(self) -> None:
+        if not self.quitting.is_set():
+            self.quitting.set()
+
+    def _install_signals(self) -> None:
+        loop = asyncio.get_running_loop()
+        with contextlib.suppress(NotImplementedError, RuntimeError):
+            loop.add_signal_handler(signal.SIGINT, self.on_interrupt)
+            loop.add_signal_handler(signal.SIGTERM, self.quit)
+            loop.add_signal_handler(signal.SIGHUP, self.quit)
+
+    # ------------------------------------------------------------------ main
+
+    async def main(self) -> int:
+        self._install_signals()
+        try:
+            work = asyncio.get_running_loop().create_task(self._work())
+            quitting = asyncio.get_running_loop().create_task(self.quitting.wait())
+            await asyncio.wait({work, quitting}, return_when=asyncio.FIRST_COMPLETED)
+            quitting.cancel()
+            if not work.done():
+                work.cancel()
+                with contextlib.suppress(asyncio.CancelledError):
+                    await work
+                return 130
+            return work.result()
+        finally:
+            await self._close()
+
+    async def _close(self) -> None:
+        if self.chat is not None:
+            if self.chat.live:
+                self.term.line(self.term.c("2", "(quitting: the run is stopped where it stands)"))
+            self.chat.stop_tasks()
+        if self.client is not None:
+            await self.client.close()
+        if self.temporary is not None:
+            await asyncio.to_thread(shutil.rmtree, self.temporary, True)
+
+    async def _work(self) -> int:
+        args = self.args
+        if args.demo and not args.workspace:
+            self.temporary = root = await asyncio.to_thread(_demo_folder)
+        else:
+            root = await asyncio.to_thread(Path(args.workspace or os.getcwd()).resolve)
+        term = self.term
+        term.root = root
+        term.resume_hint = self.temporary is None
+        settings: dict[str, Any] = {}
+        if args.demo:
+            settings["agent"] = "lovia:demo"
+            settings["permissions"] = {"write": "ask"}
+        elif args.agent:
+            settings["agent"] = args.agent
+        if args.model:
+            settings["model"] = args.model
+        init: dict[str, Any] = {
+            "protocolVersion": 1,
+            "client": "cli",
+            "approvals": "events",
+        }
+        if args.state_dir:
+            init["stateDir"] = args.state_dir
+        elif self.temporary is not None:
+            init["stateDir"] = str(root / ".lovia-state")
+        log_path = _log_path(args, root, self.temporary is not None)
+        log = None if args.verbose else await asyncio.to_thread(_open_log, log_path)
+        env = {"LOVIA_LOG_LEVEL": "INFO"} if args.verbose else None
+        stderr: IO[bytes] | int = log if log is not None else asyncio.subprocess.DEVNULL
+        interactive = sys.stdin is not None and sys.stdin.isatty()
+        reader = LineReader(_stdin_fd())
+        reader.start()
+
+        async def on_event(event: dict[str, Any]) -> None:
+            if self.chat is not None:
+                await self.chat.on_event(event)
+
+        async def read_line(prompt: str) -> str | None:
+            if prompt:
+                term.write(prompt)
+            line = await reader.read()
+            term.at_line_start = True  # the user's Enter ended the line
+            return line
+
+        try:
+            self.client = client = StdioClient(
+                on_event=on_event,
+                settings=settings,
+                env=env,
+                stderr=None if args.verbose else stderr,
+            )
+            self.chat = chat = ChatSession(
+                client,
+                term,
+                auto_approve=args.yes,
+                read_line=read_line,
+                interactive=interactive,
+                unread=reader.unread,
+            )
+            await client.start(root, init)
+            banner = f"lovia chat in {root}"
+            if args.demo:
+                banner += " — demo model (offline, scripted: it does the same thing every time)"
+            term.line(term.c("2", banner))
+            notice = sandbox_notice(await client.request("lovia/status", {}))
+            if notice:
+                term.line(term.c("33", notice))
+            status = await self._converse(chat, root)
+        except RpcError as exc:
+            message, hint = describe_error(exc, args)
+            term.line(printable(f"error: {message}" + (f"\n  hint: {hint}" if hint else "")))
+            status = "failed"
+        except ConnectionError:
+            where = "run with --verbose to see why" if log is None else f"its log: {log_path}"
+            term.line(f"error: the lovia server stopped unexpectedly\n  hint: {where}")
+            status = "failed"
+        finally:
+            reader.close()
+            if log is not None:
+                log.close()
+        return {"completed": 0, "cancelled": 130}.get(status, 1)
+
+    async def _converse(self, chat: ChatSession, root: Path) -> str:
+        args, term = self.args, self.term
+        if args.resume is not None:
+            return await chat.resume(args.resume or None)
+        if args.prompt or args.demo:
+            return await chat.run(" ".join(args.prompt) or DEMO_PROMPT, root)
+        term.line(term.c("2", "type a message; /resume, /exit; Ctrl-C cancels a run, twice quits"))
+        while True:
+            line = await chat.read_line("> ")
+            if line is None or line.strip() in ("/exit", "/quit"):
+                return "completed"  # each run's outcome was shown; leaving is not a failure
+            if line.strip() == "/resume":
+                await chat.resume(None)
+            elif line.strip():
+                await chat.run(line.strip(), root)
+
+
+def sandbox_notice(status: Any) -> str | None:
+    """Once per session: shell commands run unconfined here (or refuse to run). Not when the
+    user turned the sandbox off on purpose."""
+    sandbox = status.get("sandbox") if isinstance(status, dict) else None
+    if not isinstance(sandbox, dict) or sandbox.get("enabled") or sandbox.get("setting") == "off":
+        return None
+    reason = sandbox.get("reason")
+    return f"note: {reason}." if isinstance(reason, str) and reason else None
+
+
+def sub_main(argv: list[str] | None = None, *, prog: str = "lovia chat") -> int:
+    args = _parse(argv, prog)
+    try:
+        return asyncio.run(ChatCommand(args).main())
+    except KeyboardInterrupt:
+        return 130
+
+
+__all__ = ["ChatSession", "Terminal", "describe_error", "sandbox_notice", "sub_main"]

@@ -1,0 +1,175 @@
+"""AgentFactory: a run's agent and what its record shows, built one way for every front door.
+
+The agent is the built-in coding agent (with ``ask_human``, the MCP policy's plugin and, by
+setting, subagents), the scripted demo, or a user agent from the workspace's agent file
+(trusted workspaces only). The front door says where the run works (:class:`RunPlace`), how an
+agent is bound to that conversation's workspace, and any plugins of its own (ACP's skills).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from lovia.agent import Agent
+from lovia.tools.human import ask_human
+from lovia_server import protocol as p
+from lovia_server.host.agents import (
+    BUILTIN_CODING,
+    BUILTIN_DEMO,
+    check_model,
+    coding_agent,
+    load_user_agent,
+)
+from lovia_server.host.ports import RunSpec
+from lovia_server.host.prices import price_for, prices_from_settings
+
+if TYPE_CHECKING:
+    from lovia.plugins.base import Plugin
+    from lovia_server.host.core import HostCore
+    from lovia_server.host.store import RunRecord
+    from lovia_server.protocol.settings import InvalidMCPServerSetting, MCPServerSetting
+
+DEMO_LABEL = "demo (scripted)"
+"""The model label of the scripted demo agent's runs."""
+
+
+@dataclass(frozen=True)
+class RunPlace:
+    """Where a run works: its conversation, its workspace folder and working directory, and
+    every folder a user agent's file may be loaded from."""
+
+    session_id: str
+    root: Path
+    cwd: Path
+    folders: list[Path] = field(default_factory=list)
+
+
+Attach = Callable[[Agent[Any], RunPlace], Awaitable[Agent[Any]]]
+ExtraPlugins = Callable[[RunPlace], Awaitable[list["Plugin"]]]
+
+
+class AgentFactory:
+    def __init__(
+        self, core: HostCore, *, attach: Attach, extra_plugins: ExtraPlugins | None = None
+    ) -> None:
+        """``attach`` binds an agent without a workspace to the conversation's; the built-in
+        agent also gets ``extra_plugins``."""
+        self.core = core
+        self.attach = attach
+        self.extra_plugins = extra_plugins
+
+    async def spec(
+        self,
+        place: RunPlace,
+        *,
+        agent: str | None = None,
+        model: str | None = None,
+        mcp_servers: Mapping[str, MCPServerSetting | InvalidMCPServerSetting] | None = None,
+    ) -> RunSpec:
+        """The run's agent: ``agent`` (else the ``agent`` setting, else the built-in one) with
+        ``model`` (else the configured model, or the user agent's own); ``mcp_servers`` are
+        the conversation's own servers, on top of the settings'."""
+        settings = self.core.settings()
+        choice = agent or settings.agent or BUILTIN_CODING
+        label = model or settings.effective_model()
+        if choice == BUILTIN_CODING:
+            built = coding_agent(
+                check_model(label),
+                extra_tools=[ask_human(self.core.channel)],
+                plugins=await self._builtin_plugins(place, mcp_servers),
+            )
+        elif choice == BUILTIN_DEMO:
+            from lovia_server.host.demo_model import demo_agent
+
+            built, label = demo_agent(place.root), DEMO_LABEL
+        else:
+            if not self.core.trusted():
+                raise p.ProtocolError(
+                    p.INVALID_PARAMS,
+                    "User agents are only loaded in a trusted workspace",
+                    {"field": "agent"},
+                )
+            built = load_user_agent(choice, place.folders)
+            if model:
+                built = built.clone(model=check_model(model))
+            label = model or model_label(built.model)
+        built = await self.attach(built, place)
+        return RunSpec(
+            agent=built,
+            agent_label=choice,
+            model_label=label,
+            root=place.root,
+            cwd=place.cwd,
+            context_window=context_window_of(built),
+            price=price_for(label, prices_from_settings(settings.modelPrices)),
+        )
+
+    async def spec_for_record(
+        self,
+        place: RunPlace,
+        record: RunRecord,
+        mcp_servers: Mapping[str, MCPServerSetting | InvalidMCPServerSetting] | None = None,
+    ) -> RunSpec:
+        """The agent a stored run continues with: its own agent, or the built-in one with the
+        model it ran on."""
+        agent = record.agent if record.agent not in (None, BUILTIN_CODING) else None
+        model = record.model if agent is None else None
+        return await self.spec(place, agent=agent, model=model, mcp_servers=mcp_servers)
+
+    async def _builtin_plugins(
+        self,
+        place: RunPlace,
+        mcp_servers: Mapping[str, MCPServerSetting | InvalidMCPServerSetting] | None,
+    ) -> list[Plugin]:
+        plugins = self.core.mcp.plugins(place.root, place.session_id, mcp_servers)
+        plugins += self._subagents()
+        if self.extra_plugins is not None:
+            plugins += await self.extra_plugins(place)
+        return plugins
+
+    def _subagents(self) -> list[Plugin]:
+        """The built-in agent's Subagents plugin (bare: children clone the agent), by setting."""
+        limits = self.core.settings().subagents
+        if not limits.active(self.core.trusted()):
+            return []
+        from lovia.plugins.subagents import Subagents
+        from lovia.reliability import RunBudget
+
+        budget = RunBudget(max_total_tokens=limits.maxTotalTokens, max_seconds=limits.maxSeconds)
+        return [
+            Subagents(
+                max_concurrent=limits.maxConcurrent,
+                max_turns=limits.maxTurns,
+                budget=budget,
+            )
+        ]
+
+
+def model_label(model: Any) -> str | None:
+    """How a run record names an agent's model: the string it was given, else the provider's
+    model name."""
+    if model is None or isinstance(model, str):
+        return model
+    return str(
+        getattr(model, "model", None) or getattr(model, "name", None) or type(model).__name__
+    )
+
+
+def context_window_of(agent: Agent[Any]) -> int | None:
+    """The model's context window where the provider knows it without asking (else ``None``:
+    the run learns it from the first usage report)."""
+    from lovia.providers.base import context_window
+
+    model = agent.model
+    if model is None or isinstance(model, str):
+        return None
+    try:
+        return context_window(model)
+    except Exception:
+        return None
+
+
+__all__ = ["DEMO_LABEL", "AgentFactory", "RunPlace", "context_window_of", "model_label"]

@@ -1,0 +1,1 @@
+"""The language-server front door: pygls handlers, the transport, the editor workspace."""

@@ -1,0 +1,390 @@
+"""The editor's workspace as lovia sees it: folders + settings -> ACL, open-document overlay,
+edits through the editor, one live workspace session per conversation.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import logging
+from collections.abc import Mapping
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from lsprotocol import types as lsp
+
+from lovia.agent import Agent
+from lovia.run_context import current_tool_call
+from lovia.tools.base import Tool
+from lovia.tools.presentation import can_preview, preview_call
+from lovia.workspace import LocalWorkspace, WorkspaceError
+from lovia.workspace.paths import resolve_path
+from lovia.workspace.workspace import WorkspaceSessionBinding
+from lovia_server import protocol as p
+from lovia_server.host.acl import folder_config
+from lovia_server.host.context_items import BuiltContext, ContextWorkspace, build_context
+from lovia_server.host.payloads import file_diffs
+from lovia_server.host.reviewed_edits import ReviewedEdits, ReviewedFile
+from lovia_server.host.uris import path_uri, uri_to_path
+from lovia_server.host.workspace_sessions import OutputListener, WorkspaceSessions, close_quietly
+from lovia_server.lsp.text_edits import LineEdit, Position, minimal_edits
+
+if TYPE_CHECKING:
+    from lovia_server.host.ports import RunSpec
+    from lovia_server.lsp.language_server import LoviaServer
+
+logger = logging.getLogger("lovia_server.workspace")
+
+
+class DocumentOverlay:
+    """Reads of files open in the editor return the editor's current (maybe unsaved) text."""
+
+    def __init__(self, server: LoviaServer) -> None:
+        self.server = server
+
+    def document(self, path: Path) -> Any:
+        try:
+            docs = self.server.workspace.text_documents
+        except Exception:
+            return None
+        for doc in list(docs.values()):
+            doc_path = uri_to_path(doc.uri)
+            if doc_path is None:
+                continue
+            try:
+                if doc_path.resolve() == path:
+                    return doc
+            except OSError:
+                continue
+        return None
+
+    def text_for(self, path: Path) -> str | None:
+        doc = self.document(path)
+        return doc.source if doc is not None else None
+
+    def unsaved_under(self, root: Path) -> list[str]:
+        """Files under ``root`` (relative, POSIX) the user changed in the editor without
+        saving: edited since opened or saved, and different from the disk (a buffer that is
+        only stale, e.g. not reloaded after the agent wrote the file, does not count)."""
+        try:
+            docs = list(self.server.workspace.text_documents.values())
+        except Exception:
+            return []
+        edited = self.server.edited_uris
+        out = []
+        for doc in docs:
+            if doc.uri not in edited:
+                continue
+            path = uri_to_path(doc.uri)
+            if path is None:
+                continue
+            try:
+                path = path.resolve()
+                rel = path.relative_to(root)
+            except (OSError, ValueError):
+                continue
+            try:
+                on_disk: str | None = path.read_bytes().decode("utf-8")
+            except FileNotFoundError:
+                continue  # deleted on disk: nothing of the user's to keep there
+            except (OSError, UnicodeDecodeError):
+                on_disk = None
+            if on_disk != doc.source:
+                out.append(rel.as_posix())
+        return sorted(out)
+
+
+@dataclasses.dataclass(frozen=True)
+class ReviewedBinding(WorkspaceSessionBinding):
+    """The conversation's live session, its edit tools able to write a reviewed version."""
+
+    reviews: ReviewedEdits | None = None
+
+    def tools(self) -> list[Tool]:
+        tools = self.workspace.tools()
+        return self.reviews.wrap_tools(tools, self._session) if self.reviews else tools
+
+
+class EditorWorkspace:
+    def __init__(self, server: LoviaServer, *, on_output: OutputListener | None = None) -> None:
+        self.server = server
+        self.overlay = DocumentOverlay(server)
+        self.sessions = WorkspaceSessions(on_output)
+        self.declined_calls: set[str] = set()
+        self.reviews = ReviewedEdits()
+
+    # ------------------------------------------------------------------ folders
+
+    def folders(self) -> list[Path]:
+        return list(self.server.folders)
+
+    def _inside(self, path: Path) -> Path | None:
+        best: Path | None = None
+        for folder in self.folders():
+            inside = path == folder or path.is_relative_to(folder)
+            if inside and (best is None or len(folder.parts) > len(best.parts)):
+                best = folder
+        return best
+
+    def resolve_cwd(self, cwd: str | None) -> Path:
+        folders = self.folders()
+        if not folders:
+            raise p.ProtocolError(
+                p.PATH_OUTSIDE_WORKSPACE, "No workspace folder is open", {"field": "cwd"}
+            )
+        if cwd is None or not cwd.strip():
+            return folders[0]
+        raw = uri_to_path(cwd) if cwd.startswith("file:") else Path(cwd).expanduser()
+        if raw is None:
+            raise p.invalid_params(f"cwd must be a path or file: URI, got {cwd!r}", "cwd")
+        path = (raw if raw.is_absolute() else folders[0] / raw).resolve()
+        if self._inside(path) is None:
+            raise p.ProtocolError(
+                p.PATH_OUTSIDE_WORKSPACE,
+                f"cwd {path} is outside every workspace folder",
+                {"field": "cwd", "path": str(path)},
+            )
+        return path
+
+    def root_for(self, cwd: Path) -> Path:
+        return self._inside(cwd) or self.folders()[0]
+
+    def unsaved_paths(self, root: Path) -> list[str]:
+        """Files of ``root`` with unsaved editor changes (relative to it)."""
+        return self.overlay.unsaved_under(root)
+
+    # ------------------------------------------------------------------ policy
+
+    def edit_mode(self) -> p.EditMode:
+        """The setting, else the client's preference, else ``auto``: through the editor when
+        it can apply edits (its undo stack and unsaved buffers stay in charge)."""
+        wanted = self.server.settings.editMode
+        if wanted == "auto":
+            wanted = self.server.init_options.editMode or "auto"
+        if wanted != "server" and self._can_apply_edits():
+            return "workspaceEdit"
+        return "server"
+
+    def _can_apply_edits(self) -> bool:
+        return self.server.client_supports("workspace.apply_edit")
+
+    def _can_apply(self, capability: str) -> bool:
+        return self.server.client_supports(capability)
+
+    def config_for(self, root: Path) -> LocalWorkspace:
+        settings = self.server.settings
+        perms = settings.permissions
+        preset = perms.preset if self.server.init_options.trusted else "readonly"
+        trusted = self.server.init_options.trusted
+        config = folder_config(
+            root,
+            self.folders(),
+            perms,
+            preset,
+            agent=settings.agent if trusted else None,
+            sandbox=settings.sandbox,
+        )
+        return dataclasses.replace(
+            config,
+            close_after_run=False,
+            overlay=self.overlay,
+            write_sink=self._write_sink,
+        )
+
+    def describe(self) -> list[p.FolderAcl]:
+        out = []
+        for folder in self.folders():
+            policy = self.config_for(folder).policy
+            out.append(
+                p.FolderAcl(
+                    uri=path_uri(folder),
+                    path=str(folder),
+                    preset=self.server.settings.permissions.preset
+                    if self.server.init_options.trusted
+                    else "readonly",
+                    write=policy.write,
+                    read_outside=policy.read_outside,
+                    write_outside=policy.write_outside,
+                    shell=policy.shell_default if policy.allow_shell else "deny",
+                    denied_paths=list(policy.denied_paths),
+                    protected_paths=list(policy.protected_paths),
+                    path_rules=[
+                        p.PathRuleView(pattern=r.pattern, action=r.action, ops=sorted(r.ops))
+                        for r in policy.path_rules
+                    ],
+                    command_rules=[
+                        p.CommandRuleView(pattern=r.pattern, decision=r.action)
+                        for r in policy.command_rules
+                    ],
+                )
+            )
+        return out
+
+    # ------------------------------------------------------------------ sessions
+
+    async def session_for(self, session_id: str, root: Path) -> Any:
+        """The conversation's live workspace session (rebuilt when the configuration changed)."""
+        return await self.sessions.session(session_id, self.config_for(root))
+
+    async def attach(self, agent: Agent[Any], root: Path, session_id: str) -> Agent[Any]:
+        """Bind the conversation's workspace to an agent that has none."""
+        if agent.workspace is not None:
+            return agent
+        session = await self.session_for(session_id, root)
+        binding = ReviewedBinding(
+            workspace=self.config_for(root), _session=session, reviews=self.reviews
+        )
+        return agent.clone(workspace=binding)
+
+    async def close_session(self, session_id: str) -> None:
+        await self.sessions.close(session_id)
+
+    async def aclose(self) -> None:
+        await self.sessions.aclose()
+
+    def settings_changed(self) -> None:
+        """Sessions are rebuilt lazily: the next run compares its configuration."""
+
+    # ------------------------------------------------------------------ reads and edits
+
+    async def _read_full(self, root: Path, path: Path) -> str | None:
+        text = self.overlay.text_for(path)
+        if text is not None:
+            return text
+        try:
+            return await asyncio.to_thread(path.read_text, encoding="utf-8")
+        except (FileNotFoundError, IsADirectoryError, NotADirectoryError):
+            return None
+        except (OSError, UnicodeDecodeError):
+            return None
+
+    async def preview(
+        self, spec: RunSpec, tool: Tool | None, args: Mapping[str, Any]
+    ) -> list[p.FileDiff]:
+        """What an edit call would change before it happens (the approval diff): the tool's own
+        preview against the run's workspace session, each diff with the file's ``uri``."""
+        workspace = spec.agent.workspace
+        if not can_preview(tool):
+            return []
+        if isinstance(workspace, WorkspaceSessionBinding):  # the conversation's live session
+            diffs = await preview_call(tool, args, await workspace.open())
+        elif isinstance(workspace, LocalWorkspace):  # cheap to open just for this
+            session = await workspace.open()
+            try:
+                diffs = await preview_call(tool, args, session)
+            finally:
+                await close_quietly(session)
+        else:  # no workspace, or a backend too costly to open for a preview
+            return []
+        return file_diffs(diffs)
+
+    def declined(self, call_id: str) -> bool:
+        return call_id in self.declined_calls
+
+    def can_review(self, spec: RunSpec) -> bool:
+        """Runs on the editor's workspace can (an agent bringing its own cannot)."""
+        binding = spec.agent.workspace
+        return isinstance(binding, ReviewedBinding) and binding.reviews is self.reviews
+
+    def review(self, call_id: str, files: list[ReviewedFile]) -> None:
+        self.reviews.put(call_id, files)
+
+    async def read_back(self, spec: RunSpec, path: str) -> str | None:
+        """What a completed write left in ``path`` (in workspaceEdit mode the editor owns the
+        text, so the preview stands)."""
+        if self.edit_mode() == "workspaceEdit":
+            return None
+        try:
+            return await asyncio.to_thread(Path(path).read_text, encoding="utf-8")
+        except (OSError, UnicodeDecodeError):
+            return None
+
+    async def _write_sink(self, path: Path, old_text: str | None, new_text: str) -> bool:
+        """In ``workspaceEdit`` mode, apply writes through the editor (``workspace/applyEdit``)
+        so they land in its buffers with undo; otherwise the session writes the disk."""
+        if self.edit_mode() != "workspaceEdit":
+            return False
+        doc = self.overlay.document(path)
+        call = current_tool_call.get()
+        title = f"{call.name if call else 'edit'} {path.name}"
+        creating = old_text is None and not await asyncio.to_thread(path.exists)
+        if creating:
+            edits = [LineEdit(Position(0, 0), Position(0, 0), new_text)]
+        else:
+            edits = minimal_edits(doc.source if doc is not None else old_text or "", new_text)
+        if self._can_apply("workspace.workspace_edit.document_changes"):
+            annotation = call.id if call is not None else "lovia"
+            edit = _document_changes(path, doc, creating, edits, annotation, title)
+        elif doc is not None:
+            # A client without documentChanges (Neovim 0.7) gets plain changes, and only for
+            # documents it has open: a file it has not open has no buffer to keep in step, and
+            # such a client would leave the edit in a hidden unsaved buffer the server never sees.
+            edit = lsp.WorkspaceEdit(changes={path_uri(path): [_text_edit(e) for e in edits]})
+        else:
+            return False
+        result = await self.server.workspace_apply_edit_async(
+            lsp.ApplyWorkspaceEditParams(edit=edit, label=f"lovia: {title}")
+        )
+        if not getattr(result, "applied", False):
+            if call is not None:
+                self.declined_calls.add(call.id)
+            reason = getattr(result, "failure_reason", None)
+            raise WorkspaceError(
+                f"The editor declined the edit to {path}" + (f": {reason}" if reason else ""),
+                hint="The user or the editor rejected this change; do not retry it unchanged.",
+            )
+        return True
+
+    async def context(self, items: list[p.ContextItem]) -> BuiltContext:
+        """A prompt's context items (``@`` mentions) as model text plus their summaries."""
+
+        def readable(root: Path, path: Path) -> str | None:
+            resolved = resolve_path(root, str(path))
+            decision = self.config_for(root).policy.decide_path(
+                rel=resolved.rel, abs_posix=resolved.abs_posix, op="read"
+            )
+            return None if decision == "deny" else resolved.display()
+
+        workspace = ContextWorkspace(root_of=self._inside, readable=readable, read=self._read_full)
+        return await build_context(items, workspace)
+
+
+def _range(edit: LineEdit) -> lsp.Range:
+    return lsp.Range(
+        start=lsp.Position(line=edit.start.line, character=edit.start.character),
+        end=lsp.Position(line=edit.end.line, character=edit.end.character),
+    )
+
+
+def _text_edit(edit: LineEdit) -> lsp.TextEdit:
+    return lsp.TextEdit(range=_range(edit), new_text=edit.new_text)
+
+
+def _document_changes(
+    path: Path, doc: Any, creating: bool, edits: list[LineEdit], annotation: str, title: str
+) -> lsp.WorkspaceEdit:
+    """A ``TextDocumentEdit`` against the open document's version (``CreateFile`` first for a
+    new file), every edit annotated with the tool call."""
+    uri = path_uri(path)
+    changes: list[Any] = [lsp.CreateFile(uri=uri, annotation_id=annotation)] if creating else []
+    version = doc.version if doc is not None and not creating else None
+    changes.append(
+        lsp.TextDocumentEdit(
+            text_document=lsp.OptionalVersionedTextDocumentIdentifier(uri=uri, version=version),
+            edits=[
+                lsp.AnnotatedTextEdit(
+                    range=_range(e), new_text=e.new_text, annotation_id=annotation
+                )
+                for e in edits
+            ],
+        )
+    )
+    return lsp.WorkspaceEdit(
+        document_changes=changes,
+        change_annotations={
+            annotation: lsp.ChangeAnnotation(label=f"lovia: {title}", needs_confirmation=False)
+        },
+    )
+
+
+__all__ = ["DocumentOverlay", "EditorWorkspace"]

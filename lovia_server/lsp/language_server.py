@@ -1,0 +1,339 @@
+"""The language server: capability advertisement, lifecycle, and one thin handler per method.
+
+Every ``lovia/*`` method is one row of ``lovia_server.lsp.routes.ROUTES``: its params model is
+validated, one typed runtime method serves it, and its result model is serialised in
+``Route.serve``. Every error reaches the client as a documented code, never as a traceback.
+
+Nothing here loads pydantic or lovia: ``initialize`` is answered from the generated names
+(``protocol.names``), and the models, the routes and the runtime load after it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+from collections.abc import Awaitable, Callable, Generator
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import cattrs
+from lsprotocol import types as lsp
+from pygls.exceptions import (
+    JsonRpcException,
+    JsonRpcInternalError,
+    JsonRpcInvalidParams,
+    JsonRpcServerError,
+    JsonRpcServerNotInitialized,
+)
+from pygls.protocol import (
+    JsonRPCNotification,
+    JsonRPCRequestMessage,
+    JsonRPCResponseMessage,
+    default_converter,
+    lsp_method,
+)
+
+from lovia_server import protocol as p
+from lovia_server.lsp.jsonrpc import INTERNAL_MESSAGE, GuardedLanguageServer, GuardedProtocol
+from lovia_server.protocol import names
+from lovia_server.version import server_version
+
+if TYPE_CHECKING:
+    from lovia_server.lsp.server_runtime import ServerRuntime
+    from lovia_server.protocol.settings import InitOptions, LoviaSettings
+
+logger = logging.getLogger("lovia_server")
+
+
+Json = Any  # a decoded JSON value (the edge where the wire is untyped)
+Handler = Callable[[Json], Awaitable[Json]]
+
+
+def converter_factory() -> cattrs.Converter:
+    """pygls' converter, but custom-method params stay plain dicts (validated by pydantic)."""
+    converter: cattrs.Converter = default_converter()  # type: ignore[no-untyped-call]
+    for cls in (JsonRPCRequestMessage, JsonRPCNotification, JsonRPCResponseMessage):
+        converter.register_structure_hook(cls, lambda obj, c: c(**obj))
+    return converter
+
+
+class LoviaProtocol(GuardedProtocol):
+    """Adds ``experimental.lovia`` to the initialize result."""
+
+    @lsp_method(lsp.INITIALIZE)
+    def lsp_initialize(
+        self, params: lsp.InitializeParams
+    ) -> Generator[Any, Any, lsp.InitializeResult]:
+        result: lsp.InitializeResult = yield from super().lsp_initialize(params)
+        # The ServerCapabilities model's wire shape, from the generated names: no pydantic yet.
+        result.capabilities.experimental = {"lovia": names.server_capabilities(server_version())}
+        return result
+
+
+class LoviaServer(GuardedLanguageServer):
+    """Server state that outlives requests: options, settings, folders and the runtime."""
+
+    def __init__(self) -> None:
+        super().__init__(
+            name="lovia",
+            version=server_version(),
+            protocol_cls=LoviaProtocol,
+            converter_factory=converter_factory,
+            text_document_sync_kind=lsp.TextDocumentSyncKind.Incremental,
+        )
+        assert isinstance(self.protocol, LoviaProtocol)
+        self.jsonrpc: LoviaProtocol = self.protocol
+        """The protocol, typed: its ``outgoing`` writer is set by ``__main__`` for stdio."""
+        self.raw_init_options: Any = None
+        self.init_options: InitOptions
+        self.settings: LoviaSettings
+        self.settings_problems: list[str] = []
+        self.folders: list[Path] = []
+        self.initialize_seen = False
+        self.ready = asyncio.Event()
+        self.runtime: ServerRuntime | None = None
+        self.startup_error: BaseException | None = None
+        # Open documents the user changed since they were opened or saved: where their text
+        # differs from the disk it is unsaved work (a stale, untouched buffer is not).
+        self.edited_uris: set[str] = set()
+        self._stopping: asyncio.Task[None] | None = None
+
+    # ------------------------------------------------------------------ helpers
+
+    async def stop_runtime(self) -> None:
+        """Shut the runtime down once: ``shutdown`` and the end of input (EOF, SIGTERM) wait for
+        that one job."""
+        if self.runtime is None:
+            return
+        if self._stopping is None:
+            self._stopping = asyncio.get_running_loop().create_task(self.runtime.shutdown())
+        await asyncio.shield(self._stopping)
+
+    def client_supports(self, path: str) -> bool:
+        node: Any = self.client_capabilities
+        for part in path.split("."):
+            node = getattr(node, part, None)
+            if node is None:
+                return False
+        return bool(node)
+
+    def log_to_client(self, message: str, kind: lsp.MessageType = lsp.MessageType.Info) -> None:
+        try:
+            self.window_log_message(lsp.LogMessageParams(type=kind, message=message))
+        except Exception:
+            logger.debug("log_to_client failed", exc_info=True)
+
+
+def _folders_from(params: lsp.InitializeParams) -> list[Path]:
+    from lovia_server.host.uris import uri_to_path
+
+    uris: list[str] = []
+    if params.workspace_folders:
+        uris = [f.uri for f in params.workspace_folders]
+    elif params.root_uri:
+        uris = [params.root_uri]
+    elif params.root_path:
+        return [Path(params.root_path).resolve()]
+    folders = []
+    for uri in uris:
+        path = uri_to_path(uri)
+        if path is not None:
+            folders.append(path.resolve())
+    return folders
+
+
+def _to_jsonrpc(exc: BaseException) -> JsonRpcException:
+    if isinstance(exc, JsonRpcException):
+        return exc
+    if isinstance(exc, p.ProtocolError):
+        if exc.code == p.INVALID_PARAMS:
+            return JsonRpcInvalidParams(message=exc.message, data=exc.data)
+        if exc.code == p.SERVER_NOT_INITIALIZED:
+            return JsonRpcServerNotInitialized(message=exc.message, data=exc.data)
+        return JsonRpcServerError(exc.message, exc.code, exc.data)  # type: ignore[no-untyped-call]
+    from lovia.exceptions import LoviaError
+
+    if isinstance(exc, LoviaError):
+        data: dict[str, Any] = {"type": type(exc).__name__}
+        if exc.hint:
+            data["hint"] = exc.hint
+        return JsonRpcInternalError(message=exc.message or str(exc), data=data)
+    logger.exception("request.failed: %s", type(exc).__name__, exc_info=exc)
+    return JsonRpcInternalError(message=INTERNAL_MESSAGE, data={"type": type(exc).__name__})
+
+
+def create_server() -> LoviaServer:
+    """Build the server and register every handler (the runtime starts on ``initialized``)."""
+    server = LoviaServer()
+
+    def guarded(fn: Handler) -> Handler:
+        async def handler(raw: Json) -> Json:
+            try:
+                if not server.initialize_seen:
+                    raise p.ProtocolError(
+                        p.SERVER_NOT_INITIALIZED, "The server has not been initialized"
+                    )
+                await server.ready.wait()
+                if server.startup_error is not None:
+                    raise server.startup_error
+                return await fn(raw)
+            except asyncio.CancelledError:
+                raise
+            except BaseException as exc:
+                raise _to_jsonrpc(exc) from None
+
+        return handler
+
+    @server.feature(lsp.INITIALIZE)
+    def on_initialize(params: lsp.InitializeParams) -> None:
+        # Only cheap work here: lovia itself is imported once initialize has been answered.
+        server.raw_init_options = params.initialization_options
+        server.folders = _folders_from(params)
+        server.initialize_seen = True
+
+    @server.feature(lsp.INITIALIZED)
+    async def on_initialized(params: lsp.InitializedParams) -> None:
+        try:
+            # Ask for the settings first: the client answers while the settings models and the
+            # runtime load.
+            configuration = client_settings(server, ask(server))
+            from lovia_server.protocol.settings import parse_init_options
+
+            server.init_options = parse_init_options(server.raw_init_options)
+            from lovia_server.lsp.server_runtime import ServerRuntime
+
+            await refresh_settings(server, pushed=await configuration)
+            server.runtime = await ServerRuntime.start(server)
+        except BaseException as exc:
+            logger.exception("startup.failed")
+            server.startup_error = exc
+            server.log_to_client(f"lovia failed to start: {exc}", lsp.MessageType.Error)
+        finally:
+            server.ready.set()
+
+    @server.feature(lsp.SHUTDOWN)
+    async def on_shutdown(params: None) -> None:
+        await server.stop_runtime()
+
+    @server.feature(lsp.WORKSPACE_DID_CHANGE_CONFIGURATION)
+    async def on_config(params: lsp.DidChangeConfigurationParams) -> None:
+        pushed = params.settings.get("lovia") if isinstance(params.settings, dict) else None
+        await refresh_settings(server, pushed=pushed)
+        if server.runtime is not None:
+            server.runtime.settings_changed()
+
+    @server.feature(lsp.WORKSPACE_DID_CHANGE_WORKSPACE_FOLDERS)
+    def on_folders(params: lsp.DidChangeWorkspaceFoldersParams) -> None:
+        from lovia_server.host.uris import uri_to_path
+
+        removed = {uri_to_path(f.uri) for f in params.event.removed}
+        folders = [f for f in server.folders if f not in {r.resolve() for r in removed if r}]
+        for folder in params.event.added:
+            path = uri_to_path(folder.uri)
+            if path is not None and path.resolve() not in folders:
+                folders.append(path.resolve())
+        server.folders = folders
+        if server.runtime is not None:
+            server.runtime.settings_changed()
+
+    @server.feature(lsp.TEXT_DOCUMENT_DID_OPEN)
+    def on_open(params: lsp.DidOpenTextDocumentParams) -> None:
+        server.edited_uris.discard(params.text_document.uri)
+
+    @server.feature(lsp.TEXT_DOCUMENT_DID_CHANGE)
+    def on_change(params: lsp.DidChangeTextDocumentParams) -> None:
+        server.edited_uris.add(params.text_document.uri)
+
+    @server.feature(lsp.TEXT_DOCUMENT_DID_SAVE)
+    def on_save(params: lsp.DidSaveTextDocumentParams) -> None:
+        server.edited_uris.discard(params.text_document.uri)
+
+    @server.feature(lsp.TEXT_DOCUMENT_DID_CLOSE)
+    def on_close(params: lsp.DidCloseTextDocumentParams) -> None:
+        server.edited_uris.discard(params.text_document.uri)
+
+    @server.feature(lsp.WINDOW_WORK_DONE_PROGRESS_CANCEL)
+    def on_progress_cancel(params: lsp.WorkDoneProgressCancelParams) -> None:
+        token = str(params.token)
+        if server.runtime is not None and token.startswith("lovia/"):
+            server.runtime.cancel_from_progress(token[len("lovia/") :])
+
+    for method, command in zip(names.METHOD_NAMES, names.COMMAND_NAMES, strict=True):
+        _register(server, method, command, guarded)
+    return server
+
+
+def _register(
+    server: LoviaServer, method: str, command: str, guarded: Callable[[Handler], Handler]
+) -> None:
+    """The method itself and its ``workspace/executeCommand`` alias (params as the one argument)."""
+
+    async def call(raw: Json) -> Json:
+        from lovia_server.lsp.routes import BY_NAME
+
+        runtime = server.runtime
+        assert runtime is not None  # guarded() waited for a started runtime
+        return await BY_NAME[method].serve(runtime, raw)
+
+    handler = guarded(call)
+    server.feature(method)(handler)
+
+    async def alias(*args: Json) -> Json:
+        return await handler(args[0] if args else {})
+
+    server.command(command)(alias)
+
+
+def ask(server: LoviaServer) -> Awaitable[Any]:
+    """Send ``workspace/configuration`` for the ``lovia`` section now; await the answer later."""
+    # The protocol's send_request_async writes at once (the server's *_async wrappers are
+    # coroutines: they would send only when awaited).
+    future: Awaitable[Any] = server.protocol.send_request_async(
+        lsp.WORKSPACE_CONFIGURATION,
+        lsp.ConfigurationParams(items=[lsp.ConfigurationItem(section="lovia")]),
+    )
+    return future
+
+
+async def client_settings(server: LoviaServer, request: Awaitable[Any] | None = None) -> Any:
+    """The ``lovia`` section as the client answers ``workspace/configuration`` (None if not)."""
+    try:
+        response = await asyncio.wait_for(
+            request if request is not None else ask(server),
+            timeout=float(os.environ.get("LOVIA_CONFIG_TIMEOUT", "2")),
+        )
+    except Exception:
+        logger.info("config.unavailable: the client did not answer workspace/configuration")
+        return None
+    return response[0] if response else None
+
+
+async def refresh_settings(server: LoviaServer, *, pushed: Any = None) -> None:
+    """Read the ``lovia`` section (pushed value, else ``workspace/configuration``)."""
+    raw = pushed if pushed is not None else await client_settings(server)
+    from lovia_server.protocol.settings import parse_settings, restrict_untrusted
+
+    settings, problems = parse_settings(raw)
+    if not server.init_options.trusted:
+        settings = restrict_untrusted(settings)
+
+    from lovia_server.host.sandbox_setup import sandbox_problems
+
+    unmet = sandbox_problems(settings.sandbox)
+    server.settings = settings
+    server.settings_problems = problems + unmet
+    for problem in unmet:
+        server.log_to_client(f"lovia: {problem}", lsp.MessageType.Warning)
+    for problem in problems:
+        if problem.startswith("lovia.mcpServers."):
+            message = (
+                f"lovia: invalid MCP server setting {problem} "
+                "(runs of the built-in agent go on without it until it is fixed)"
+            )
+        else:
+            message = f"lovia: ignoring invalid setting {problem}"
+        server.log_to_client(message, lsp.MessageType.Warning)
+
+
+__all__ = ["LoviaServer", "create_server"]

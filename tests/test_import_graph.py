@@ -301,7 +301,7 @@ SERVER_ALLOWED = {
 def server_part(module: str) -> str:
     """``host``, ``lsp``, ``acp``, ``protocol``, ``chat``, or ``entry`` for the top level."""
     parts = module.split(".")
-    if len(parts) > 2 and parts[1] in SERVER_PARTS or len(parts) == 2 and parts[1] in SERVER_PARTS:
+    if len(parts) >= 2 and parts[1] in SERVER_PARTS:
         return parts[1]
     return "entry"
 

@@ -5,7 +5,7 @@
  * It holds no source of truth (only the composer draft and which sections are expanded).
  */
 import type { ChromeField, ChromeState, ExtensionMessage, SyncMessage, WebviewIntent } from "../src/chat/messages";
-import type { ApprovalDecision } from "../src/protocol/types";
+import type { ApprovalChoice } from "../src/protocol/types";
 import { h, icon } from "./dom";
 import { codeOf } from "./code";
 import { MentionPicker } from "./mentions";
@@ -639,7 +639,7 @@ app.addEventListener("click", (e) => {
       return;
     }
     case "approve": {
-      const decision = d.decision as ApprovalDecision;
+      const decision = d.decision as ApprovalChoice;
       const card = target.closest<HTMLElement>(".approval");
       const reason = card?.querySelector<HTMLInputElement>("input.reason")?.value.trim() ?? "";
       const intent: WebviewIntent = { type: "approve", runId: d.runId!, approvalId: d.approvalId!, decision };

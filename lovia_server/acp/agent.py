@@ -155,7 +155,7 @@ class AcpEditor:
     def backlog(self) -> int:
         return 0
 
-    async def ask_approval(self, payload: p.ApprovalRequested) -> p.Decision | None:
+    async def ask_approval(self, payload: p.ApprovalRequested) -> p.ApprovalChoice | None:
         return await self.host._ask_permission(payload)
 
     def progress(self, stage: ProgressStage, run_id: str, message: str) -> None:
@@ -686,7 +686,7 @@ class LoviaAcpAgent:
         core = await self.core()
         await core.supervisor.stop_session(session_id)
 
-    async def _ask_permission(self, payload: p.ApprovalRequested) -> p.Decision | None:
+    async def _ask_permission(self, payload: p.ApprovalRequested) -> p.ApprovalChoice | None:
         """The supervisor's approval, asked as ``session/request_permission`` once the tool
         call it is about has reached the client."""
         core = await self.core()

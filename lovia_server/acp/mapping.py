@@ -20,7 +20,7 @@ from typing import Any, Literal, TypeAlias
 from acp import schema as a
 
 from lovia_server.acp.inert_markdown import InertMarkdown, inert
-from lovia_server.protocol import Decision
+from lovia_server.protocol import ApprovalChoice
 
 Event = Mapping[str, Any]  # one lovia event as stored and sent (``lovia/event`` params)
 
@@ -68,11 +68,11 @@ _FAILED_STOP: dict[str, a.StopReason] = {
     "Refusal": "refusal",
 }
 
-PERMISSION_KINDS: dict[Decision, a.PermissionOptionKind] = {
-    Decision.ALLOW_ONCE: "allow_once",
-    Decision.ALLOW_ALWAYS: "allow_always",
-    Decision.REJECT_ONCE: "reject_once",
-    Decision.REJECT_ALWAYS: "reject_always",
+PERMISSION_KINDS: dict[ApprovalChoice, a.PermissionOptionKind] = {
+    ApprovalChoice.ALLOW_ONCE: "allow_once",
+    ApprovalChoice.ALLOW_ALWAYS: "allow_always",
+    ApprovalChoice.REJECT_ONCE: "reject_once",
+    ApprovalChoice.REJECT_ALWAYS: "reject_always",
 }
 
 
@@ -411,22 +411,22 @@ def permission_request(
         a.PermissionOption(
             option_id=str(option["decision"]),
             name=str(option["label"]),
-            kind=PERMISSION_KINDS[Decision(option["decision"])],
+            kind=PERMISSION_KINDS[ApprovalChoice(option["decision"])],
         )
         for option in payload.get("options") or []
     ]
     return tool_call, options
 
 
-def permission_decision(response: a.RequestPermissionResponse) -> Decision | None:
+def permission_decision(response: a.RequestPermissionResponse) -> ApprovalChoice | None:
     """The client's answer as a lovia decision; ``None`` for a cancelled request."""
     outcome = response.outcome
     if isinstance(outcome, a.DeniedOutcome) or outcome.outcome != "selected":
         return None
     try:
-        return Decision(outcome.option_id)
+        return ApprovalChoice(outcome.option_id)
     except ValueError:
-        return Decision.REJECT_ONCE  # an option we never offered: the safe answer
+        return ApprovalChoice.REJECT_ONCE  # an option we never offered: the safe answer
 
 
 # ---------------------------------------------------------------------------- questions

@@ -36,10 +36,10 @@ from lovia_server.host.run_controller import CallInfo, RunController, report_pro
 from lovia_server.protocol import (
     ApprovalAction,
     ApprovalBy,
+    ApprovalChoice,
     ApprovalOutcome,
     ApprovalRequested,
     ApprovalResolved,
-    Decision,
     FileDiff,
 )
 
@@ -51,9 +51,10 @@ SessionRules = dict[str, dict[str, Literal["allow", "reject"]]]
 @dataclass(frozen=True)
 class ApprovalAnswer:
     """An approval's answer, one shape from ``lovia/approve`` (or the editor, or a cancel) to the
-    run: the wire's ``Decision``, the message a rejection tells the model, and who answered."""
+    run: the wire's ``ApprovalChoice``, the message a rejection tells the model, and who
+    answered."""
 
-    decision: Decision
+    decision: ApprovalChoice
     message: str | None = None
     by: ApprovalBy = "user"
     cancelled: bool = False
@@ -74,7 +75,7 @@ class ApprovalAnswer:
             ev.reject(self.message)
 
 
-CANCELLED_ANSWER = ApprovalAnswer(Decision.REJECT_ONCE, cancelled=True)
+CANCELLED_ANSWER = ApprovalAnswer(ApprovalChoice.REJECT_ONCE, cancelled=True)
 
 
 @dataclass
@@ -131,7 +132,7 @@ class ApprovalBroker:
         answer: ApprovalAnswer
         outcome: ApprovalOutcome
         if rule is not None:
-            decision = Decision.ALLOW_ONCE if rule == "allow" else Decision.REJECT_ONCE
+            decision = ApprovalChoice.ALLOW_ONCE if rule == "allow" else ApprovalChoice.REJECT_ONCE
             answer = ApprovalAnswer(decision, by="policy")
             outcome = answer.outcome
         else:
@@ -152,7 +153,7 @@ class ApprovalBroker:
                 outcome = answer.outcome
             except TimeoutError:
                 answer = ApprovalAnswer(
-                    Decision.REJECT_ONCE, "The approval timed out.", by="policy"
+                    ApprovalChoice.REJECT_ONCE, "The approval timed out.", by="policy"
                 )
                 outcome = "timed_out"
             finally:
@@ -201,7 +202,7 @@ class ApprovalBroker:
             logger.warning("approval.ask_failed", exc_info=True)
             return
         if not future.done():
-            future.set_result(ApprovalAnswer(decision or Decision.REJECT_ONCE, by="editor"))
+            future.set_result(ApprovalAnswer(decision or ApprovalChoice.REJECT_ONCE, by="editor"))
 
     async def _approval_payload(
         self,
@@ -279,7 +280,7 @@ class ApprovalBroker:
         self,
         ctl: RunController,
         approval_id: str,
-        decision: Decision,
+        decision: ApprovalChoice,
         message: str | None,
         edits: list[p.EditedFile] | None = None,
     ) -> p.ApproveResult:
@@ -300,7 +301,7 @@ class ApprovalBroker:
         self,
         ctl: RunController,
         pending: PendingApproval,
-        decision: Decision,
+        decision: ApprovalChoice,
         edits: list[p.EditedFile],
     ) -> tuple[ReviewedFile, ...] | None:
         """The approval's files with the user's text where given (None: nothing differs)."""

@@ -141,7 +141,7 @@ def _options(
     labels = (allow, allow_always, reject, reject_always)
     return [
         p.ApprovalOption(decision=d, label=label)
-        for d, label in zip(p.Decision, labels, strict=True)
+        for d, label in zip(p.ApprovalChoice, labels, strict=True)
     ]
 
 
@@ -153,8 +153,8 @@ APPROVAL_OPTIONS: dict[str, list[p.ApprovalOption]] = {
     "other": _options("Allow", "Always allow", "Reject", "Always reject"),
 }
 PROTECTED_OPTIONS: list[p.ApprovalOption] = [
-    p.ApprovalOption(decision=p.Decision.ALLOW_ONCE, label="Accept this change"),
-    p.ApprovalOption(decision=p.Decision.REJECT_ONCE, label="Reject"),
+    p.ApprovalOption(decision=p.ApprovalChoice.ALLOW_ONCE, label="Accept this change"),
+    p.ApprovalOption(decision=p.ApprovalChoice.REJECT_ONCE, label="Reject"),
 ]
 """A change to protected paths is approved one call at a time: no "always"."""
 

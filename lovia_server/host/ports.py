@@ -18,7 +18,7 @@ from lovia.reliability import RunBudget
 from lovia.tools.base import Tool
 from lovia_server.host.prices import Price
 from lovia_server.host.reviewed_edits import ReviewedFile
-from lovia_server.protocol import ApprovalRequested, CheckpointCreated, Decision, FileDiff
+from lovia_server.protocol import ApprovalChoice, ApprovalRequested, CheckpointCreated, FileDiff
 
 ProgressStage = Literal["begin", "report", "end"]
 
@@ -54,7 +54,7 @@ class EditorPort(Protocol):
         """Bytes queued for the editor that it has not read yet (0 when unknown)."""
         ...
 
-    async def ask_approval(self, payload: ApprovalRequested) -> Decision | None:
+    async def ask_approval(self, payload: ApprovalRequested) -> ApprovalChoice | None:
         """Ask the user through the editor's UI; ``None`` when it gave no answer."""
         ...
 

@@ -53,7 +53,7 @@ from lovia_server.host.session_queries import SessionQueries, project_entries
 from lovia_server.host.store import RunRecord, ServerStore
 from lovia_server.host.subagent_runs import SubagentHost
 from lovia_server.protocol import (
-    Decision,
+    ApprovalChoice,
     RunFinished,
     RunStarted,
     ToolResult,
@@ -298,7 +298,7 @@ class RunSupervisor:
         self,
         run_id: str,
         approval_id: str,
-        decision: Decision,
+        decision: ApprovalChoice,
         message: str | None,
         edits: list[p.EditedFile] | None = None,
     ) -> p.ApproveResult:

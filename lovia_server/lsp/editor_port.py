@@ -63,7 +63,7 @@ class LspEditor:
         writer = self.server.jsonrpc.outgoing
         return writer.stats() if writer is not None else None
 
-    async def ask_approval(self, payload: p.ApprovalRequested) -> p.Decision | None:
+    async def ask_approval(self, payload: p.ApprovalRequested) -> p.ApprovalChoice | None:
         actions = [lsp.MessageActionItem(title=o.label) for o in payload.options]
         child = payload.subagent
         who = f"lovia [{child.task_id} {child.name}]" if child is not None else "lovia"

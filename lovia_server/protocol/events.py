@@ -50,7 +50,7 @@ def as_tool_kind(value: str) -> ToolKind:
     return "other"
 
 
-class Decision(StrEnum):
+class ApprovalChoice(StrEnum):
     """A user's answer to an approval, the same from ``lovia/approve`` to the run."""
 
     ALLOW_ONCE = "allow_once"
@@ -60,15 +60,15 @@ class Decision(StrEnum):
 
     @property
     def allows(self) -> bool:
-        return self in (Decision.ALLOW_ONCE, Decision.ALLOW_ALWAYS)
+        return self in (ApprovalChoice.ALLOW_ONCE, ApprovalChoice.ALLOW_ALWAYS)
 
     @property
     def always(self) -> bool:
         """Remembered for the rest of the session (the file, the command, or the tool)."""
-        return self in (Decision.ALLOW_ALWAYS, Decision.REJECT_ALWAYS)
+        return self in (ApprovalChoice.ALLOW_ALWAYS, ApprovalChoice.REJECT_ALWAYS)
 
 
-DECISIONS: list[str] = [d.value for d in Decision]
+APPROVAL_CHOICES: list[str] = [d.value for d in ApprovalChoice]
 
 # ----------------------------------------------------------------------------- shared parts
 
@@ -116,7 +116,7 @@ class ToolOutput(WireModel):
 
 
 class ApprovalOption(WireModel):
-    decision: Decision
+    decision: ApprovalChoice
     label: str
 
 
@@ -301,7 +301,7 @@ class ApprovalResolved(EventPayload):
     approval_id: str
     outcome: ApprovalOutcome
     by: ApprovalBy
-    decision: Decision | None = omitted()
+    decision: ApprovalChoice | None = omitted()
     # True when the user approved an edited version of the proposal (``lovia/approve`` edits).
     edited: bool | None = omitted()
 
@@ -581,13 +581,14 @@ LoviaEvent: TypeAlias = Annotated[
 ]
 
 __all__ = [
-    "DECISIONS",
+    "APPROVAL_CHOICES",
     "DELTA_KINDS",
     "EVENT_KINDS",
     "PAYLOADS",
     "TOOL_KINDS",
     "ApprovalAction",
     "ApprovalBy",
+    "ApprovalChoice",
     "ApprovalOption",
     "ApprovalOutcome",
     "ApprovalRequested",
@@ -600,7 +601,6 @@ __all__ = [
     "Compaction",
     "CompactionEvent",
     "ContextSummary",
-    "Decision",
     "DiffContent",
     "EventEnvelope",
     "EventPayload",

@@ -17,8 +17,8 @@ from typing_extensions import TypeAliasType
 
 from lovia_server.protocol.errors import invalid_params
 from lovia_server.protocol.events import (
+    ApprovalChoice,
     CheckpointKind,
-    Decision,
     TodoItem,
     ToolKind,
     Usage,
@@ -136,7 +136,7 @@ class EditedFile(WireParams):
 class ApproveParams(WireParams):
     run_id: Id
     approval_id: Id
-    decision: Decision
+    decision: ApprovalChoice
     message: str | None = None
     edits: list[EditedFile] | None = None
 

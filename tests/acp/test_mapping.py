@@ -20,7 +20,7 @@ from lovia_server.acp.mapping import (
     question_request,
     stop_reason,
 )
-from lovia_server.protocol import PAYLOADS, Decision
+from lovia_server.protocol import PAYLOADS, ApprovalChoice
 
 
 def _dump(updates: list[Any]) -> list[dict[str, Any]]:
@@ -393,7 +393,7 @@ def test_permission_request_carries_the_diff_and_the_four_decisions() -> None:
         "action": "file.write",
         "detail": "The agent wants to edit /w/a.py.",
         "diff": [{"path": "/w/a.py", "uri": "file:///w/a.py", "oldText": "x", "newText": "y"}],
-        "options": [{"decision": d.value, "label": d.value} for d in Decision],
+        "options": [{"decision": d.value, "label": d.value} for d in ApprovalChoice],
     }
     tool_call, options = permission_request(payload)
     assert _dump([tool_call]) == [
@@ -405,7 +405,7 @@ def test_permission_request_carries_the_diff_and_the_four_decisions() -> None:
             "locations": [{"path": "/w/a.py"}],
         }
     ]
-    assert [(o.option_id, o.kind) for o in options] == [(d.value, d.value) for d in Decision]
+    assert [(o.option_id, o.kind) for o in options] == [(d.value, d.value) for d in ApprovalChoice]
     shell = {**payload, "diff": None, "detail": "Run in .: make"}
     assert permission_request(shell)[0].content[0].content.text == "Run in .: make"
 
@@ -413,13 +413,16 @@ def test_permission_request_carries_the_diff_and_the_four_decisions() -> None:
 @pytest.mark.parametrize(
     ("outcome", "decision"),
     [
-        (a.AllowedOutcome(outcome="selected", option_id="allow_once"), Decision.ALLOW_ONCE),
-        (a.AllowedOutcome(outcome="selected", option_id="reject_always"), Decision.REJECT_ALWAYS),
-        (a.AllowedOutcome(outcome="selected", option_id="bogus"), Decision.REJECT_ONCE),
+        (a.AllowedOutcome(outcome="selected", option_id="allow_once"), ApprovalChoice.ALLOW_ONCE),
+        (
+            a.AllowedOutcome(outcome="selected", option_id="reject_always"),
+            ApprovalChoice.REJECT_ALWAYS,
+        ),
+        (a.AllowedOutcome(outcome="selected", option_id="bogus"), ApprovalChoice.REJECT_ONCE),
         (a.DeniedOutcome(outcome="cancelled"), None),
     ],
 )
-def test_permission_answers(outcome: Any, decision: Decision | None) -> None:
+def test_permission_answers(outcome: Any, decision: ApprovalChoice | None) -> None:
     assert permission_decision(a.RequestPermissionResponse(outcome=outcome)) == decision
 
 

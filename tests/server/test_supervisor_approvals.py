@@ -1,4 +1,4 @@
-"""An approval's answer keeps one shape (the wire's Decision) from lovia/approve to the tool call."""
+"""An approval's answer keeps one shape (the wire's ApprovalChoice) from lovia/approve to the tool call."""
 
 import pytest
 
@@ -6,14 +6,14 @@ from lovia.approvals import ApprovalChannel
 from lovia.events import ApprovalRequired
 from lovia.messages import ToolCall
 from lovia_server.host.approval_broker import CANCELLED_ANSWER, ApprovalAnswer
-from lovia_server.protocol import Decision
+from lovia_server.protocol import ApprovalChoice
 
 
 def _waiting_call(channel: ApprovalChannel) -> ApprovalRequired:
     return ApprovalRequired(call=ToolCall(id="c1", name="shell", arguments="{}"), _channel=channel)
 
 
-@pytest.mark.parametrize("decision", list(Decision))
+@pytest.mark.parametrize("decision", list(ApprovalChoice))
 async def test_the_wire_decision_lets_the_call_run_or_declines_it(decision):
     channel = ApprovalChannel()
     waiting = channel.register("c1")
@@ -29,5 +29,5 @@ async def test_a_cancelled_approval_declines_the_call_and_reads_cancelled():
     CANCELLED_ANSWER.apply(_waiting_call(channel))
     assert await waiting is False
     assert CANCELLED_ANSWER.outcome == "cancelled"
-    assert ApprovalAnswer(Decision.ALLOW_ALWAYS, by="editor").outcome == "allowed"
-    assert ApprovalAnswer(Decision.REJECT_ONCE, by="policy").outcome == "rejected"
+    assert ApprovalAnswer(ApprovalChoice.ALLOW_ALWAYS, by="editor").outcome == "allowed"
+    assert ApprovalAnswer(ApprovalChoice.REJECT_ONCE, by="policy").outcome == "rejected"

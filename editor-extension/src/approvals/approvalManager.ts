@@ -2,12 +2,12 @@ import * as path from "node:path";
 import * as vscode from "vscode";
 import type { EventStore } from "../protocol/eventStore";
 import type { ApprovalItem, RunView } from "../protocol/runView";
-import type { ApprovalDecision, EditedFile } from "../protocol/types";
+import type { ApprovalChoice, EditedFile } from "../protocol/types";
 import { applyHunks, hunksOf, type Hunk } from "../diff/hunks";
 import { parseProposalUri, PROPOSED_SCHEME, proposalUri, type ProposalContentProvider } from "./proposals";
 
 /** Sends a decision (the chat controller's `approve`). */
-export type Decide = (runId: string, approvalId: string, decision: ApprovalDecision, message?: string, edits?: EditedFile[]) => Promise<boolean>;
+export type Decide = (runId: string, approvalId: string, decision: ApprovalChoice, message?: string, edits?: EditedFile[]) => Promise<boolean>;
 
 export const PENDING_APPROVAL_CONTEXT = "lovia.pendingApproval";
 
@@ -105,7 +105,7 @@ export class ApprovalManager implements vscode.CodeLensProvider, vscode.Disposab
    * Decide from a command: the argument is an approval id (CodeLens, chat), a URI (editor
    * title menu), or nothing (keybinding, palette: the active diff, else the only pending one).
    */
-  async decideFromCommand(arg: unknown, decision: ApprovalDecision): Promise<boolean> {
+  async decideFromCommand(arg: unknown, decision: ApprovalChoice): Promise<boolean> {
     const approvalId = this.resolveTarget(arg);
     if (!approvalId) {
       const many = this.pending().length > 1;
@@ -200,7 +200,7 @@ export class ApprovalManager implements vscode.CodeLensProvider, vscode.Disposab
     const t = this.tracked.get(ref.approvalId);
     if (!t || t.item.state !== "pending") return [];
     const range = new vscode.Range(0, 0, 0, 0);
-    const label = (decision: ApprovalDecision, fallback: string) =>
+    const label = (decision: ApprovalChoice, fallback: string) =>
       t.item.options.find((o) => o.decision === decision)?.label ?? fallback;
     const lenses: vscode.CodeLens[] = [
       new vscode.CodeLens(range, { title: `$(check) ${label("allow_once", "Accept")}`, command: "lovia.approval.accept", arguments: [ref.approvalId] }),

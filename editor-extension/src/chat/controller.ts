@@ -5,7 +5,7 @@ import type { RunView } from "../protocol/runView";
 import {
   APPROVAL_DECISIONS,
   ErrorCodes,
-  type ApprovalDecision,
+  type ApprovalChoice,
   type ContextRef,
   type EditedFile,
   type RestoreFilesResult,
@@ -430,7 +430,7 @@ export class ChatController implements Disposable {
     });
   }
 
-  async approve(runId: string, approvalId: string, decision: ApprovalDecision, message?: string, edits?: EditedFile[]): Promise<boolean> {
+  async approve(runId: string, approvalId: string, decision: ApprovalChoice, message?: string, edits?: EditedFile[]): Promise<boolean> {
     if (!APPROVAL_DECISIONS.includes(decision)) return false;
     const ok = await this.guard(async () => {
       const params: Parameters<LoviaClient["approve"]>[0] = { runId, approvalId, decision };

@@ -4,7 +4,7 @@
  * Do not edit: change the schema, then run `npm run gen:messages`.
  */
 
-import type { ContextKind, Decision, EditedFile, Range } from "../protocol/generated";
+import type { ApprovalChoice, ContextKind, EditedFile, Range } from "../protocol/generated";
 import type { OutputChunk } from "../protocol/runView";
 import type { Row } from "./rows";
 import type { ChromeField, ChromeState } from "./viewState";
@@ -61,7 +61,7 @@ export type WebviewIntent =
     type: "approve";
     runId: string;
     approvalId: string;
-    decision: Decision;
+    decision: ApprovalChoice;
     /** The user's reason, with a rejection. */
     message?: string;
     edits?: EditedFile[];
@@ -315,7 +315,7 @@ function webviewIntentProblem(value: unknown, at: string): string | undefined {
       if (typeof valueApprovalId !== "string") return `${at}.approvalId: expected a string`;
       const valueDecision: unknown = value["decision"];
       if (valueDecision === undefined) return `${at}: missing "decision"`;
-      const valueDecisionProblem = decisionProblem(valueDecision, `${at}.decision`);
+      const valueDecisionProblem = approvalChoiceProblem(valueDecision, `${at}.decision`);
       if (valueDecisionProblem !== undefined) return valueDecisionProblem;
       const valueMessage: unknown = value["message"];
       if (valueMessage !== undefined) {
@@ -565,7 +565,7 @@ function mentionProblem(value: unknown, at: string): string | undefined {
   return undefined;
 }
 
-function decisionProblem(value: unknown, at: string): string | undefined {
+function approvalChoiceProblem(value: unknown, at: string): string | undefined {
   if (!(["allow_once", "allow_always", "reject_once", "reject_always"] as unknown[]).includes(value)) return `${at}: expected one of "allow_once", "allow_always", "reject_once", "reject_always"`;
   return undefined;
 }

@@ -8,7 +8,7 @@ export type ContextKind = "file" | "folder" | "symbol" | "selection" | "problems
 /**
  * A user's answer to an approval, the same from `lovia/approve` to the run.
  */
-export type Decision = "allow_once" | "allow_always" | "reject_once" | "reject_always";
+export type ApprovalChoice = "allow_once" | "allow_always" | "reject_once" | "reject_always";
 /**
  * One `lovia/event` notification: the envelope and one kind's payload.
  */
@@ -264,7 +264,7 @@ export interface UnsteerResult {
 export interface ApproveParams {
   runId: string;
   approvalId: string;
-  decision: Decision;
+  decision: ApprovalChoice;
   message?: string;
   edits?: EditedFile[];
 }
@@ -486,7 +486,7 @@ export interface FileDiff {
   newText: string;
 }
 export interface ApprovalOption {
-  decision: Decision;
+  decision: ApprovalChoice;
   label: string;
 }
 export interface ApprovalResolvedEvent {
@@ -498,7 +498,7 @@ export interface ApprovalResolvedEvent {
   approvalId: string;
   outcome: ApprovalOutcome;
   by: ApprovalBy;
-  decision?: Decision;
+  decision?: ApprovalChoice;
   edited?: boolean;
   kind: "approval.resolved";
 }

@@ -1,7 +1,7 @@
 import type {
   ApprovalAction,
   ApprovalBy,
-  ApprovalDecision,
+  ApprovalChoice,
   ApprovalOption,
   ApprovalOutcome,
   ContextSummary,
@@ -142,7 +142,7 @@ export interface ApprovalItem extends ItemBase {
   diff?: FileDiff[];
   options: ApprovalOption[];
   state: "pending" | ApprovalOutcome;
-  decision?: ApprovalDecision;
+  decision?: ApprovalChoice;
   by?: ApprovalBy;
   /** Whose request it is, when a subagent asks. */
   requester?: SubagentRef;

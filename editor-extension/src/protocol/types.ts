@@ -160,13 +160,13 @@ export type SubagentSettings = G.SubagentSettings;
 // ---------------------------------------------------------------------------
 // Requests
 
-export type ApprovalDecision = G.Decision;
+export type ApprovalChoice = G.ApprovalChoice;
 export const APPROVAL_DECISIONS = [
   "allow_once",
   "allow_always",
   "reject_once",
   "reject_always",
-] as const satisfies readonly ApprovalDecision[];
+] as const satisfies readonly ApprovalChoice[];
 
 /** A transcript message of `lovia/session`. */
 export type SessionEntry = G.SessionResult["entries"][number];

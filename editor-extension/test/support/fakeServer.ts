@@ -13,7 +13,7 @@ import {
   type MessageConnection,
 } from "vscode-jsonrpc/node";
 import type {
-  ApprovalDecision,
+  ApprovalChoice,
   EventKind,
   EventPayloads,
   FinalStatus,
@@ -36,7 +36,7 @@ interface FakeRun {
   prompt: string;
   status: RunStatus;
   events: LoviaEvent[];
-  pendingApprovals: Map<string, { options: ApprovalDecision[] }>;
+  pendingApprovals: Map<string, { options: ApprovalChoice[] }>;
   steers: Map<string, { message: string; delivered: boolean }>;
   resumable: boolean;
   /** Created by lovia/run and not yet begun (run.started + user.message pending). */

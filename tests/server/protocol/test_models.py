@@ -36,7 +36,7 @@ def test_optional_fields_are_left_out_but_required_nulls_stay():
     resolved = p.ApprovalResolved(approval_id="a", outcome="cancelled", by="user")
     assert resolved.to_wire() == {"approvalId": "a", "outcome": "cancelled", "by": "user"}
     decided = p.ApprovalResolved(
-        approval_id="a", outcome="allowed", by="user", decision=p.Decision.ALLOW_ALWAYS
+        approval_id="a", outcome="allowed", by="user", decision=p.ApprovalChoice.ALLOW_ALWAYS
     )
     assert decided.to_wire()["decision"] == "allow_always"
     diff = p.FileDiff(path="/w/new.py", uri="file:///w/new.py", old_text=None, new_text="x")
@@ -88,7 +88,7 @@ def test_approval_requested_keeps_the_wire_key_order():
         action="shell",
         command="ls",
         detail="Run in .: ls",
-        options=[p.ApprovalOption(decision=p.Decision.ALLOW_ONCE, label="Run")],
+        options=[p.ApprovalOption(decision=p.ApprovalChoice.ALLOW_ONCE, label="Run")],
     )
     assert list(payload.to_wire()) == [
         "approvalId",
@@ -238,10 +238,10 @@ def test_the_event_log_sends_the_envelope_then_the_payload():
 
 
 def test_decision_says_whether_it_allows_and_whether_it_is_remembered():
-    assert [d.value for d in p.Decision] == p.DECISIONS
-    assert p.Decision.ALLOW_ALWAYS.allows and p.Decision.ALLOW_ALWAYS.always
-    assert not p.Decision.REJECT_ONCE.allows and not p.Decision.REJECT_ONCE.always
-    assert p.Decision("reject_always").always
+    assert [d.value for d in p.ApprovalChoice] == p.APPROVAL_CHOICES
+    assert p.ApprovalChoice.ALLOW_ALWAYS.allows and p.ApprovalChoice.ALLOW_ALWAYS.always
+    assert not p.ApprovalChoice.REJECT_ONCE.allows and not p.ApprovalChoice.REJECT_ONCE.always
+    assert p.ApprovalChoice("reject_always").always
 
 
 @pytest.mark.parametrize(

@@ -68,7 +68,7 @@ def test_left_out_fields_are_optional_and_not_nullable_in_the_schema():
     defs = schema.build_schema()["$defs"]
     resolved = defs["ApprovalResolvedEvent"]
     assert "decision" not in resolved["required"]
-    assert resolved["properties"]["decision"] == {"$ref": "#/$defs/Decision"}
+    assert resolved["properties"]["decision"] == {"$ref": "#/$defs/ApprovalChoice"}
     started = defs["RunStartedEvent"]
     assert "model" in started["required"]
     assert {"type": "null"} in started["properties"]["model"]["anyOf"]

@@ -37,8 +37,11 @@ def test_cli_dispatches_lazily(monkeypatch, capsys):
     broken = types.ModuleType("broken_sub")
     monkeypatch.setitem(cli._COMMANDS, "broken", ("broken_sub_missing", "test"))
 
+    # Resolved before import_module is replaced: lovia's lazy exports load through it.
+    user_error = lovia.UserError
+
     def fail(name):
-        raise lovia.UserError("extra missing", hint="pip install lovia[mcp]")
+        raise user_error("extra missing", hint="pip install lovia[mcp]")
 
     monkeypatch.setattr(cli.importlib, "import_module", fail)
     assert cli.main(["broken"]) == 2

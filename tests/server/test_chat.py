@@ -10,7 +10,8 @@ import textwrap
 
 import pytest
 
-from lovia_server.chat.terminal_chat import ChatSession, Terminal
+from lovia_server.chat.terminal_chat import ChatSession
+from lovia_server.chat.terminal_view import Terminal
 
 CHAT = [sys.executable, "-m", "lovia.cli", "chat"]
 

@@ -1,0 +1,118 @@
+"""How ``lovia chat`` shows a run: lovia events as plain (optionally coloured) terminal text."""
+
+from __future__ import annotations
+
+import difflib
+from pathlib import Path
+from typing import Any
+
+from lovia_server.chat.terminal_text import printable
+
+
+class Terminal:
+    """Renders lovia events as plain (optionally coloured) terminal text.
+
+    Every text that came from the run goes through ``printable`` (in ``c`` and ``text``): the
+    model, files and commands must not reach the terminal's escape sequences."""
+
+    def __init__(
+        self, out: Any, *, color: bool, root: Path | None = None, resume_hint: bool = True
+    ) -> None:
+        self.out = out
+        self.root = root
+        self.color = color
+        self.resume_hint = resume_hint  # off where the workspace is not kept (the demo folder)
+        self.at_line_start = True
+
+    def c(self, code: str, text: str) -> str:
+        text = printable(text)
+        return f"\033[{code}m{text}\033[0m" if self.color else text
+
+    def text(self, text: str) -> None:
+        """Streamed text of the run, as it comes."""
+        self.write(printable(text))
+
+    def write(self, text: str) -> None:
+        if not text:
+            return
+        self.out.write(text)
+        self.out.flush()
+        self.at_line_start = text.endswith("\n")
+
+    def line(self, text: str) -> None:
+        if not self.at_line_start:
+            self.write("\n")
+        self.write(text + "\n")
+
+    def event(self, event: dict[str, Any]) -> None:
+        kind = event["kind"]
+        if kind == "message.delta":
+            self.text(event["text"])
+        elif kind == "reasoning.delta":
+            self.write(self.c("2", event["text"]))
+        elif kind == "message.completed":
+            if not self.at_line_start:
+                self.write("\n")
+        elif kind == "tool.call":
+            self.line(self.c("36", f"▸ {event['title']}"))
+        elif kind == "tool.update":
+            for chunk in event["output"]["text"].splitlines():
+                self.line(self.c("2", f"  │ {chunk}"))
+        elif kind == "tool.result":
+            self._tool_result(event)
+        elif kind == "todo.updated":
+            marks = {"pending": "[ ]", "in_progress": "[~]", "completed": "[x]"}
+            for item in event["items"]:
+                label = item.get("activeForm") if item["status"] == "in_progress" else None
+                self.line(self.c("35", f"  {marks[item['status']]} {label or item['content']}"))
+        elif kind == "approval.resolved":
+            self.line(self.c("33", f"  approval {event['outcome']} ({event.get('by', 'user')})"))
+        elif kind == "user.message" and event.get("source") == "steer":
+            self.line(self.c("1", f"you (steer): {event['text']}"))
+        elif kind == "handoff":
+            self.line(self.c("36", f"⇢ {event['fromAgent']} → {event['toAgent']}"))
+        elif kind == "output.discarded":
+            self.line(self.c("33", "(the model call was retried)"))
+        elif kind == "run.started" and event.get("resumed"):
+            self.line(self.c("2", "(resumed)"))
+        elif kind == "run.finished":
+            self._finished(event)
+
+    def diff(self, diff: dict[str, Any]) -> None:
+        old = (diff.get("oldText") or "").splitlines(keepends=True)
+        new = diff["newText"].splitlines(keepends=True)
+        name = diff["path"]
+        if self.root is not None and Path(name).is_relative_to(self.root):
+            name = str(Path(name).relative_to(self.root))
+        for line in difflib.unified_diff(old, new, f"a/{name}", f"b/{name}", n=2):
+            code = "32" if line.startswith("+") else "31" if line.startswith("-") else "2"
+            self.line(self.c(code, "    " + line.rstrip("\n")))
+
+    def _tool_result(self, event: dict[str, Any]) -> None:
+        status = event["status"]
+        mark = {"completed": "✓", "failed": "✗", "declined": "⊘", "cancelled": "⊘"}[status]
+        texts = [c["text"] for c in event["content"] if c["type"] == "text"]
+        first = (texts[0].strip().splitlines() or [""])[0] if texts else ""
+        if len(first) > 100:
+            first = first[:99] + "…"
+        self.line(self.c("32" if status == "completed" else "31", f"  {mark} {first}"))
+
+    def _finished(self, event: dict[str, Any]) -> None:
+        usage = event.get("usage") or {}
+        tokens = (usage.get("inputTokens") or 0) + (usage.get("outputTokens") or 0)
+        status = event["status"]
+        extra = ""
+        err = event.get("error")
+        if err:
+            extra = f": {err.get('message')}"
+            if err.get("hint"):
+                extra += f"\n  hint: {err['hint']}"
+        if event.get("resumable") and self.resume_hint:
+            extra += f" (resumable: lovia chat --resume {event['runId']})"
+        color = "1" if status == "completed" else "31"
+        cost = usage.get("costUsd")
+        priced = f", ${cost:.4f}" if isinstance(cost, int | float) else ""
+        self.line(self.c(color, f"— {status}, {tokens} tokens{priced}{extra}"))
+
+
+__all__ = ["Terminal"]

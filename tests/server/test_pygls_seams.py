@@ -184,6 +184,30 @@ async def test_an_answer_to_a_request_its_waiter_gave_up_on_is_a_stray(
     assert "c1" not in protocol._request_futures
 
 
+def test_send_data_is_where_every_outgoing_message_goes() -> None:
+    """The outgoing seams: pygls sends its responses, notifications and requests through
+    ``_send_data(data)``, serialises its attrs messages with ``_serialize_message`` and frames by
+    ``_include_headers``; the guard's ``_send_data`` reads both and hands the frame to the
+    ``FrameWriter``."""
+    assert parameters(JsonRPCProtocol._send_data) == [
+        ("self", P.POSITIONAL_OR_KEYWORD),
+        ("data", P.POSITIONAL_OR_KEYWORD),
+    ]
+    for sender in (
+        JsonRPCProtocol._send_response,
+        JsonRPCProtocol.notify,
+        JsonRPCProtocol.send_request,
+    ):
+        assert "self._send_data(" in inspect.getsource(sender)
+    assert parameters(JsonRPCProtocol._serialize_message) == [
+        ("self", P.POSITIONAL_OR_KEYWORD),
+        ("data", P.POSITIONAL_OR_KEYWORD),
+    ]
+    _, protocol, _ = make_server()
+    assert protocol._include_headers is True  # set by set_writer(include_headers=True)
+    assert "include_headers" in inspect.signature(JsonRPCProtocol.set_writer).parameters
+
+
 def test_shutdown_is_the_flag_pygls_reads() -> None:
     """Seam 4: ``_shutdown`` (set by the ``shutdown`` builtin) makes pygls drop every message
     but ``exit`` and decides ``exit``'s return code; the guard answers those requests itself

@@ -338,6 +338,10 @@ class BubblewrapExecutor:
             scan_cache=scan_cache,
         )
         for mask in masks:
+            if not os.path.lexists(mask.path):
+                # Gone since the scan (a socket another program removed from /tmp): nothing to
+                # hide, and bwrap cannot mount over a path that is not there.
+                continue
             if mask.read_only_only:
                 args += ["--ro-bind", mask.path, mask.path]
             elif mask.is_dir:

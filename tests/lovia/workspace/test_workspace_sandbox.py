@@ -389,6 +389,35 @@ class TestServerScopes:
         assert "connected" not in r.stdout and r.exit_code != 0
         assert ls_run.stdout.strip() == "0"  # /run (buses, docker.sock) is a private tmpfs
 
+    async def test_a_masked_path_gone_before_the_command_starts_is_skipped(
+        self, tree: Path, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        """Another program removes its socket from /tmp between the scan and bwrap's start."""
+        import tempfile
+
+        from lovia.workspace import sandbox as sb
+
+        real = BubblewrapExecutor.masks
+        with tempfile.TemporaryDirectory(dir="/tmp") as d:
+            gone = os.path.join(d, "agent.sock")
+
+        def stale(self: BubblewrapExecutor, *args: object, **kwargs: object) -> list[sb._Mask]:
+            found = real(self, *args, **kwargs)  # type: ignore[arg-type]
+            return [*found, sb._Mask(gone, is_dir=False)]
+
+        monkeypatch.setattr(BubblewrapExecutor, "masks", stale)
+        executor = BubblewrapExecutor()
+        out = await executor.run(
+            "echo ran",
+            cwd=tree,
+            env={"PATH": os.environ["PATH"]},
+            timeout=30,
+            policy=trusted(),
+            root=tree,
+        )
+        assert out.exit_code == 0, out.stderr
+        assert out.stdout == "ran\n"
+
     async def test_other_folders_opened_by_rules_are_bound(self, tree: Path, outside: Path) -> None:
         policy = WorkspacePolicy(
             write="allow",

@@ -12,7 +12,6 @@ import asyncio
 import contextlib
 import logging
 import os
-from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -102,7 +101,7 @@ class AcpSession:
     mapper: SessionMapper = field(default_factory=SessionMapper)
     model: str | None = None
     mcp: dict[str, MCPServerSetting] = field(default_factory=dict)
-    waiters: dict[str, list[asyncio.Future[Mapping[str, Any]]]] = field(default_factory=dict)
+    waiters: dict[str, list[asyncio.Future[p.RunFinishedEvent]]] = field(default_factory=dict)
     commands: set[str] = field(default_factory=set)
     # held while a prompt decides between starting a run and steering the live one
     starting: asyncio.Lock = field(default_factory=asyncio.Lock)
@@ -149,7 +148,7 @@ class AcpEditor:
     def __init__(self, host: LoviaAcpAgent) -> None:
         self.host = host
 
-    def notify(self, event: Mapping[str, Any]) -> None:
+    def notify(self, event: p.LoviaEvent) -> None:
         self.host._on_event(event)
 
     def backlog(self) -> int:
@@ -235,21 +234,21 @@ class LoviaAcpAgent:
 
     # ================================================================== the update stream
 
-    def _on_event(self, event: Mapping[str, Any]) -> None:
+    def _on_event(self, event: p.LoviaEvent) -> None:
         """The publisher hands over each event once it is stored; sessions this client has
         not opened are not sent (a recovered run of another window, say)."""
-        session_id = event.get("sessionId")
-        session = self.sessions.get(str(session_id))
+        session_id = event.session_id
+        session = self.sessions.get(session_id)
         if session is None:
             return
-        if event.get("kind") == "user.message" and event.get("source") == "steer":
-            session.undelivered.discard(str(event.get("messageId")))
+        if isinstance(event, p.UserMessageEvent) and event.source == "steer":
+            session.undelivered.discard(event.message_id)
         for update in session.mapper.updates(event):
             self._outbox.put_nowait(("update", session_id, update))
-        if event.get("kind") == "run.finished":
+        if isinstance(event, p.RunFinishedEvent):
             self._outbox.put_nowait(("finished", session_id, event))
-        elif event.get("kind") == "question.requested":
-            self._spawn(self._ask_question(str(session_id), event))
+        elif isinstance(event, p.QuestionRequestedEvent):
+            self._spawn(self._ask_question(session_id, event))
 
     async def _send_loop(self) -> None:
         while True:
@@ -270,9 +269,9 @@ class LoviaAcpAgent:
         if self.client is not None:
             await self.client.session_update(session_id, update)
 
-    async def _run_finished(self, session_id: str, event: Mapping[str, Any]) -> None:
+    async def _run_finished(self, session_id: str, event: p.RunFinishedEvent) -> None:
         session = self.sessions.get(session_id)
-        waiters = session.waiters.pop(str(event["runId"]), []) if session else []
+        waiters = session.waiters.pop(event.run_id, []) if session else []
         for waiter in waiters:
             if not waiter.done():
                 waiter.set_result(event)
@@ -283,8 +282,8 @@ class LoviaAcpAgent:
                 session_id,
                 a.SessionInfoUpdate(
                     session_update="session_info_update",
-                    updated_at=_iso(event.get("ts")),
-                    field_meta={"lovia": {"runId": event["runId"], "status": event["status"]}},
+                    updated_at=_iso(event.ts),
+                    field_meta={"lovia": {"runId": event.run_id, "status": event.status}},
                 ),
             )
 
@@ -399,7 +398,7 @@ class LoviaAcpAgent:
         core = await self.core()
         session.mapper = SessionMapper(replay=True)
         for record in await core.store.runs_for_session(session_id):
-            for event in await core.store.events_after(record.id, 0):
+            for event in await core.store.typed_events_after(record.id, 0):
                 for update in session.mapper.updates(event):
                     self._outbox.put_nowait(("update", session_id, update))
         session.mapper.replay = False
@@ -637,7 +636,7 @@ class LoviaAcpAgent:
                 given.display, given.model_input.replace(given.display, expanded, 1)
             )
         while True:
-            waiter: asyncio.Future[Mapping[str, Any]] = asyncio.get_running_loop().create_future()
+            waiter: asyncio.Future[p.RunFinishedEvent] = asyncio.get_running_loop().create_future()
             async with session.starting:
                 live = core.supervisor.live_run(session_id)
                 steered: str | None = None
@@ -658,7 +657,7 @@ class LoviaAcpAgent:
             if steered is None or steered not in session.undelivered:
                 return _prompt_response(finished)
             session.undelivered.discard(steered)
-            if finished.get("status") == "cancelled":
+            if finished.status == "cancelled":
                 return _prompt_response(finished)
             # the run ended before it could take the message in: it starts the next run
 
@@ -694,19 +693,19 @@ class LoviaAcpAgent:
         if session_id is None or self.client is None:
             return None
         await self._flushed()
-        tool_call, options = permission_request(payload.to_wire())
+        tool_call, options = permission_request(payload)
         response = await self.client.request_permission(session_id, tool_call, options)
         return permission_decision(response)
 
-    async def _ask_question(self, session_id: str, event: Mapping[str, Any]) -> None:
+    async def _ask_question(self, session_id: str, event: p.QuestionRequestedEvent) -> None:
         """An ``ask_human`` question: its choices as a permission request on the asking tool
         call; a question without choices is answered that the editor cannot take text."""
         core = await self.core()
-        question_id = str(event.get("questionId"))
+        question_id = event.question_id
         pending = core.supervisor.pending_question(question_id)
         if pending is None:
             return
-        choices = [str(c) for c in event.get("choices") or []]
+        choices = list(event.choices or [])
         answer = NO_TYPED_ANSWER
         if choices and self.client is not None:
             await self._flushed()
@@ -752,19 +751,23 @@ class LoviaAcpAgent:
 # ---------------------------------------------------------------------------- helpers
 
 
-def _prompt_response(finished: Mapping[str, Any]) -> a.PromptResponse:
+def _prompt_response(finished: p.RunFinishedEvent) -> a.PromptResponse:
     reason = stop_reason(finished)
     if reason is None:
-        error = finished.get("error") or {}
+        error = finished.error
         raise RequestError(
             -32603,
-            str(error.get("message") or "The run failed"),
-            {"type": error.get("type"), "hint": error.get("hint"), "runId": finished["runId"]},
+            (error.message if error is not None else "") or "The run failed",
+            {
+                "type": error.type if error is not None else None,
+                "hint": error.hint if error is not None else None,
+                "runId": finished.run_id,
+            },
         )
     return a.PromptResponse(
         stop_reason=reason,
         usage=prompt_usage(finished),
-        field_meta={"lovia": {"runId": finished["runId"], "status": finished["status"]}},
+        field_meta={"lovia": {"runId": finished.run_id, "status": finished.status}},
     )
 
 

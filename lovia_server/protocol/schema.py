@@ -20,8 +20,7 @@ from pydantic.json_schema import JsonSchemaMode, models_json_schema
 
 from lovia_server.protocol import PROTOCOL_VERSION, docs
 from lovia_server.protocol.errors import ErrorCode
-from lovia_server.protocol.events import DELTA_KINDS, EVENT_KINDS
-from lovia_server.protocol.events import LoviaEvent
+from lovia_server.protocol.events import DELTA_KINDS, EVENT_KINDS, LoviaEvent
 from lovia_server.protocol.methods import (
     EDIT_MODES,
     METHOD_TABLE,

@@ -258,10 +258,13 @@ def test_an_event_utf8_cannot_carry_is_escaped_not_lost():
     text, data = encode_event(_delta_event("bad \udc80 byte"))
     assert json.loads(data)["text"] == "bad \udc80 byte" and text == data.decode()
     text, data = encode_event(_delta_event("ünïcode"))
-    assert data == (
-        '{"sessionId":"s","runId":"r","seq":1,"ts":0,"kind":"message.delta",'
-        '"messageId":"m","text":"ünïcode"}'
-    ).encode()
+    assert (
+        data
+        == (
+            '{"sessionId":"s","runId":"r","seq":1,"ts":0,"kind":"message.delta",'
+            '"messageId":"m","text":"ünïcode"}'
+        ).encode()
+    )
 
 
 def test_delta_payloads_are_the_models_built_without_validation():

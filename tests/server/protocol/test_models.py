@@ -244,7 +244,7 @@ def test_the_event_log_sends_the_envelope_then_the_payload():
 
 def test_essential_kinds_are_the_payloads_marked_essential():
     marked = {kind for kind, cls in p.PAYLOADS.items() if cls.ESSENTIAL}
-    assert p.ESSENTIAL_KINDS == marked
+    assert marked == p.ESSENTIAL_KINDS
     assert {"run.started", "run.finished", "approval.requested"} <= marked
     assert not marked & p.DELTA_KINDS  # deltas may always be replayed instead
 

@@ -17,6 +17,7 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal, TypeAlias
 
+from acp import RequestError
 from acp import schema as a
 
 from lovia_server import protocol as p
@@ -489,57 +490,25 @@ def prompt_usage(finished: p.RunFinished) -> a.Usage | None:
     )
 
 
-# ---------------------------------------------------------------------------- prompts
-
-PromptBlock: TypeAlias = (
-    a.TextContentBlock
-    | a.ImageContentBlock
-    | a.AudioContentBlock
-    | a.ResourceContentBlock
-    | a.EmbeddedResourceContentBlock
-)
-
-
-@dataclass(frozen=True)
-class PromptInput:
-    """A ``session/prompt`` as a run's input: what the transcript shows and what the model gets
-    (the text plus the attached resources and images)."""
-
-    display: str
-    model_input: str | list[Any]
-
-
-def prompt_input(blocks: Sequence[PromptBlock]) -> PromptInput:
-    """Text blocks are the message; resource links and embedded resources follow it as
-    ``<context>`` blocks (as the editor's attachments do); images become image parts."""
-    from lovia.messages import user
-    from lovia.parts import ImagePart, TextPart
-
-    texts: list[str] = []
-    context: list[str] = []
-    images: list[Any] = []
-    for block in blocks:
-        if isinstance(block, a.TextContentBlock):
-            texts.append(block.text)
-        elif isinstance(block, a.ResourceContentBlock):
-            label = block.title or block.name
-            context.append(
-                f'<context uri="{block.uri}" name="{label}">(linked: read it with read_file '
-                "if it matters)</context>"
-            )
-        elif isinstance(block, a.EmbeddedResourceContentBlock):
-            resource = block.resource
-            if isinstance(resource, a.TextResourceContents):
-                context.append(f'<context uri="{resource.uri}">\n{resource.text}\n</context>')
-            else:
-                context.append(f'<context uri="{resource.uri}">(binary, not inlined)</context>')
-        elif isinstance(block, a.ImageContentBlock):
-            images.append(ImagePart(data=block.data, mime_type=block.mime_type))
-    display = "\n".join(texts).strip()
-    text = display if not context else f"{display}\n\n" + "\n\n".join(context)
-    if not images:
-        return PromptInput(display=display, model_input=text)
-    return PromptInput(display=display, model_input=[user([TextPart(text), *images])])
+def prompt_response(finished: p.RunFinishedEvent) -> a.PromptResponse:
+    """How a prompt's run ended, as the ``session/prompt`` answer (or its error)."""
+    reason = stop_reason(finished)
+    if reason is None:
+        error = finished.error
+        raise RequestError(
+            -32603,
+            (error.message if error is not None else "") or "The run failed",
+            {
+                "type": error.type if error is not None else None,
+                "hint": error.hint if error is not None else None,
+                "runId": finished.run_id,
+            },
+        )
+    return a.PromptResponse(
+        stop_reason=reason,
+        usage=prompt_usage(finished),
+        field_meta={"lovia": {"runId": finished.run_id, "status": finished.status}},
+    )
 
 
 __all__ = [
@@ -548,13 +517,12 @@ __all__ = [
     "NO_TYPED_ANSWER",
     "OUTPUT_TAIL_CHARS",
     "PERMISSION_KINDS",
-    "PromptInput",
     "SessionMapper",
     "Update",
     "permission_decision",
     "permission_request",
     "plan_entries",
-    "prompt_input",
+    "prompt_response",
     "prompt_usage",
     "question_answer",
     "question_request",

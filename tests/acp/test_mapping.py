@@ -17,12 +17,12 @@ from lovia_server.acp.mapping import (
     SessionMapper,
     permission_decision,
     permission_request,
-    prompt_input,
     prompt_usage,
     question_answer,
     question_request,
     stop_reason,
 )
+from lovia_server.acp.prompt_input import prompt_input
 from lovia_server.protocol import PAYLOADS, ApprovalChoice
 
 

@@ -11,47 +11,50 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-import os
-from collections.abc import Mapping
-from dataclasses import dataclass, field
-from datetime import UTC, datetime
-from pathlib import Path
 from typing import Any, Protocol
 
-from acp import RequestError
 from acp import schema as a
 
-import lovia
 from lovia.agent import Agent
 from lovia.plugins.base import Plugin
 from lovia_server import protocol as p
+from lovia_server.acp.capabilities import initialize_response
 from lovia_server.acp.commands import (
     commands_update,
     expand_command,
     skill_roots,
     skills_plugin,
 )
+from lovia_server.acp.credentials import AUTH_METHOD, load_stored_keys
 from lovia_server.acp.mapping import (
     NO_TYPED_ANSWER,
-    PromptBlock,
-    PromptInput,
     SessionMapper,
     Update,
     permission_decision,
     permission_request,
-    prompt_input,
-    prompt_usage,
+    prompt_response,
     question_answer,
     question_request,
-    stop_reason,
 )
+from lovia_server.acp.prompt_input import PromptBlock, PromptInput, prompt_input
+from lovia_server.acp.request_errors import from_protocol_error, invalid_params, session_not_found
+from lovia_server.acp.session_list import iso, list_page
+from lovia_server.acp.session_options import (
+    CONFIG_IDS,
+    AcpSession,
+    HostOptions,
+    check_mode,
+    config_options,
+    current_model,
+    mode_state,
+    session_models,
+)
+from lovia_server.acp.session_params import McpServer, mcp_settings, session_place
 from lovia_server.acp.workspace import (
     DEFAULT_MODE,
-    MODES,
     AcpWorkspace,
     ClientFiles,
     FileAccess,
-    SessionFolders,
 )
 from lovia_server.host.agent_factory import AgentFactory, RunPlace
 from lovia_server.host.agents import BUILTIN_DEMO, check_model
@@ -59,22 +62,8 @@ from lovia_server.host.core import DEMO_MODEL, HostCore
 from lovia_server.host.event_log import Publisher
 from lovia_server.host.ports import ProgressStage, RunSpec
 from lovia_server.host.store import RunRecord
-from lovia_server.protocol.settings import (
-    HttpMCPServerSetting,
-    LoviaSettings,
-    MCPServerSetting,
-    StdioMCPServerSetting,
-)
 
 logger = logging.getLogger("lovia_server.acp")
-
-PROTOCOL_VERSION = 1
-LIST_PAGE = 50
-AUTH_METHOD = "lovia-api-key"
-KEY_VARS = ("OPENAI_API_KEY", "ANTHROPIC_API_KEY")
-
-ConfigOption = a.SessionConfigOptionSelect | a.SessionConfigOptionBoolean
-McpServer = a.HttpMcpServer | a.SseMcpServer | a.AcpMcpServer | a.McpServerStdio
 
 
 class ClientPort(ClientFiles, Protocol):
@@ -87,59 +76,6 @@ class ClientPort(ClientFiles, Protocol):
     ) -> a.RequestPermissionResponse: ...
 
 
-@dataclass
-class HostOptions:
-    """What ``lovia acp`` was started with (flags, environment, the settings file)."""
-
-    state_dir: Path
-    settings: LoviaSettings = field(default_factory=LoviaSettings)
-    models: list[str] = field(default_factory=list)
-
-
-@dataclass
-class AcpSession:
-    place: SessionFolders
-    mapper: SessionMapper = field(default_factory=SessionMapper)
-    model: str | None = None
-    mcp: dict[str, MCPServerSetting] = field(default_factory=dict)
-    waiters: dict[str, list[asyncio.Future[Mapping[str, Any]]]] = field(default_factory=dict)
-    commands: set[str] = field(default_factory=set)
-    # held while a prompt decides between starting a run and steering the live one
-    starting: asyncio.Lock = field(default_factory=asyncio.Lock)
-    # steers this client's prompts queued that the run has not taken in yet (by message id)
-    undelivered: set[str] = field(default_factory=set)
-
-
-def session_not_found(session_id: str) -> RequestError:
-    return RequestError(
-        -32002,
-        f"Unknown session {session_id}",
-        {
-            "field": "sessionId",
-            "sessionId": session_id,
-            "hint": "Start one with session/new, or list stored ones with session/list.",
-        },
-    )
-
-
-def invalid_params(message: str, field_name: str, **extra: Any) -> RequestError:
-    return RequestError(-32602, message, {"field": field_name, "message": message, **extra})
-
-
-def from_protocol_error(exc: p.ProtocolError) -> RequestError:
-    """The language server's documented errors in ACP's codes (``data`` keeps the details)."""
-    data = {**exc.data, "loviaCode": int(exc.code)}
-    if exc.code == p.MODEL_NOT_CONFIGURED:
-        return RequestError(-32000, exc.message, data)  # ACP's "authentication required"
-    if exc.code in (p.INVALID_PARAMS, p.PATH_OUTSIDE_WORKSPACE):
-        return RequestError(-32602, exc.message, data)
-    if exc.code == p.RUN_NOT_FOUND:
-        return RequestError(-32002, exc.message, data)
-    if exc.code == p.RUN_ALREADY_ACTIVE:
-        return RequestError(-32600, exc.message, data)
-    return RequestError(-32603, exc.message, data)
-
-
 class AcpEditor:
     """The supervisor's ``EditorPort`` over ACP: events become ``session/update``s, approvals
     ``session/request_permission``; ACP has no progress UI beyond the updates themselves."""
@@ -149,7 +85,7 @@ class AcpEditor:
     def __init__(self, host: LoviaAcpAgent) -> None:
         self.host = host
 
-    def notify(self, event: Mapping[str, Any]) -> None:
+    def notify(self, event: p.LoviaEvent) -> None:
         self.host._on_event(event)
 
     def backlog(self) -> int:
@@ -196,7 +132,7 @@ class LoviaAcpAgent:
     async def _open(self) -> HostCore:
         state_dir = self.options.state_dir
         store = await HostCore.open_store(state_dir)
-        _load_stored_keys(state_dir)
+        load_stored_keys(state_dir)
         editor = AcpEditor(self)
         core = HostCore(
             state_dir=state_dir,
@@ -235,21 +171,21 @@ class LoviaAcpAgent:
 
     # ================================================================== the update stream
 
-    def _on_event(self, event: Mapping[str, Any]) -> None:
+    def _on_event(self, event: p.LoviaEvent) -> None:
         """The publisher hands over each event once it is stored; sessions this client has
         not opened are not sent (a recovered run of another window, say)."""
-        session_id = event.get("sessionId")
-        session = self.sessions.get(str(session_id))
+        session_id = event.session_id
+        session = self.sessions.get(session_id)
         if session is None:
             return
-        if event.get("kind") == "user.message" and event.get("source") == "steer":
-            session.undelivered.discard(str(event.get("messageId")))
+        if isinstance(event, p.UserMessageEvent) and event.source == "steer":
+            session.undelivered.discard(event.message_id)
         for update in session.mapper.updates(event):
             self._outbox.put_nowait(("update", session_id, update))
-        if event.get("kind") == "run.finished":
+        if isinstance(event, p.RunFinishedEvent):
             self._outbox.put_nowait(("finished", session_id, event))
-        elif event.get("kind") == "question.requested":
-            self._spawn(self._ask_question(str(session_id), event))
+        elif isinstance(event, p.QuestionRequestedEvent):
+            self._spawn(self._ask_question(session_id, event))
 
     async def _send_loop(self) -> None:
         while True:
@@ -270,9 +206,9 @@ class LoviaAcpAgent:
         if self.client is not None:
             await self.client.session_update(session_id, update)
 
-    async def _run_finished(self, session_id: str, event: Mapping[str, Any]) -> None:
+    async def _run_finished(self, session_id: str, event: p.RunFinishedEvent) -> None:
         session = self.sessions.get(session_id)
-        waiters = session.waiters.pop(str(event["runId"]), []) if session else []
+        waiters = session.waiters.pop(event.run_id, []) if session else []
         for waiter in waiters:
             if not waiter.done():
                 waiter.set_result(event)
@@ -283,8 +219,8 @@ class LoviaAcpAgent:
                 session_id,
                 a.SessionInfoUpdate(
                     session_update="session_info_update",
-                    updated_at=_iso(event.get("ts")),
-                    field_meta={"lovia": {"runId": event["runId"], "status": event["status"]}},
+                    updated_at=iso(event.ts),
+                    field_meta={"lovia": {"runId": event.run_id, "status": event.status}},
                 ),
             )
 
@@ -309,31 +245,7 @@ class LoviaAcpAgent:
         fs = caps.fs or a.FileSystemCapabilities()
         self.access.read = bool(fs.read_text_file)
         self.access.write = bool(fs.write_text_file)
-        return a.InitializeResponse(
-            protocol_version=PROTOCOL_VERSION,
-            agent_capabilities=a.AgentCapabilities(
-                load_session=True,
-                prompt_capabilities=a.PromptCapabilities(
-                    image=True, audio=False, embedded_context=True
-                ),
-                mcp_capabilities=a.McpCapabilities(http=True, sse=False),
-                session_capabilities=a.SessionCapabilities(
-                    list=a.SessionListCapabilities(),
-                    delete=a.SessionDeleteCapabilities(),
-                    resume=a.SessionResumeCapabilities(),
-                    close=a.SessionCloseCapabilities(),
-                ),
-            ),
-            auth_methods=[
-                a.AuthMethodAgent(
-                    id=AUTH_METHOD,
-                    name="API key",
-                    description="lovia uses OPENAI_API_KEY / ANTHROPIC_API_KEY from its "
-                    "environment or from credentials.json in its state directory.",
-                )
-            ],
-            agent_info=a.Implementation(name="lovia", title="lovia", version=lovia.__version__),
-        )
+        return initialize_response()
 
     async def _imports_settled(self) -> None:
         await (await self.core()).imports_settled()
@@ -359,13 +271,6 @@ class LoviaAcpAgent:
             raise session_not_found(session_id)
         return session
 
-    def _place(
-        self, session_id: str, cwd: str, extra: list[str] | None, mode: str = DEFAULT_MODE
-    ) -> SessionFolders:
-        root = _folder(cwd, "cwd")
-        folders = [_folder(d, f"additionalDirectories.{i}") for i, d in enumerate(extra or [])]
-        return SessionFolders(session_id, root, folders, mode)  # type: ignore[arg-type]
-
     async def new_session(
         self,
         cwd: str,
@@ -376,15 +281,15 @@ class LoviaAcpAgent:
         core = await self.core()
         session_id = await core.supervisor.claim_session(None)
         session = AcpSession(
-            place=self._place(session_id, cwd, additional_directories),
-            mcp=_mcp_servers(mcp_servers or []),
+            place=session_place(session_id, cwd, additional_directories),
+            mcp=mcp_settings(mcp_servers or []),
         )
         self.sessions[session_id] = session
         self._announce_commands(session)
         return a.NewSessionResponse(
             session_id=session_id,
-            modes=self._modes(session),
-            config_options=self._config_options(session),
+            modes=mode_state(session),
+            config_options=config_options(session, self.options),
         )
 
     async def load_session(
@@ -399,7 +304,7 @@ class LoviaAcpAgent:
         core = await self.core()
         session.mapper = SessionMapper(replay=True)
         for record in await core.store.runs_for_session(session_id):
-            for event in await core.store.events_after(record.id, 0):
+            for event in await core.store.typed_events_after(record.id, 0):
                 for update in session.mapper.updates(event):
                     self._outbox.put_nowait(("update", session_id, update))
         session.mapper.replay = False
@@ -407,7 +312,7 @@ class LoviaAcpAgent:
         await self._continue_interrupted(session)
         self._announce_commands(session)
         return a.LoadSessionResponse(
-            modes=self._modes(session), config_options=self._config_options(session)
+            modes=mode_state(session), config_options=config_options(session, self.options)
         )
 
     async def resume_session(
@@ -422,7 +327,7 @@ class LoviaAcpAgent:
         await self._continue_interrupted(session)
         self._announce_commands(session)
         return a.ResumeSessionResponse(
-            modes=self._modes(session), config_options=self._config_options(session)
+            modes=mode_state(session), config_options=config_options(session, self.options)
         )
 
     async def _reopen(
@@ -438,9 +343,9 @@ class LoviaAcpAgent:
             raise session_not_found(session_id)
         mode = known.place.mode if known is not None else DEFAULT_MODE
         session = AcpSession(
-            place=self._place(session_id, cwd, extra, mode),
+            place=session_place(session_id, cwd, extra, mode),
             model=known.model if known is not None else None,
-            mcp=_mcp_servers(mcp_servers or []),
+            mcp=mcp_settings(mcp_servers or []),
         )
         if known is not None:
             session.waiters = known.waiters
@@ -489,32 +394,7 @@ class LoviaAcpAgent:
     async def list_sessions(
         self, cwd: str | None = None, cursor: str | None = None, **kwargs: Any
     ) -> a.ListSessionsResponse:
-        core = await self.core()
-        try:
-            offset = int(cursor) if cursor else 0
-        except ValueError:
-            raise invalid_params("cursor is not one this agent returned", "cursor") from None
-        want = str(_folder(cwd, "cwd")) if cwd else None
-        sessions: list[a.SessionInfo] = []
-        while len(sessions) <= LIST_PAGE:
-            rows = await core.store.list_sessions(limit=LIST_PAGE, offset=offset, query=None)
-            if not rows:
-                break
-            for row in rows:
-                offset += 1
-                if want is not None and row.get("cwd") != want:
-                    continue
-                sessions.append(
-                    a.SessionInfo(
-                        session_id=row["id"],
-                        cwd=row.get("cwd") or "",
-                        title=row.get("title"),
-                        updated_at=_iso(row["updated_at"] * 1000),
-                    )
-                )
-                if len(sessions) == LIST_PAGE:
-                    return a.ListSessionsResponse(sessions=sessions, next_cursor=str(offset))
-        return a.ListSessionsResponse(sessions=sessions)
+        return await list_page((await self.core()).store, cwd, cursor)
 
     async def close_session(self, session_id: str, **kwargs: Any) -> a.CloseSessionResponse:
         session = self._session(session_id)
@@ -538,59 +418,6 @@ class LoviaAcpAgent:
 
     # ================================================================== modes and options
 
-    def _modes(self, session: AcpSession) -> a.SessionModeState:
-        return a.SessionModeState(
-            current_mode_id=session.place.mode,
-            available_modes=[
-                a.SessionMode(id=m.id, name=m.name, description=m.description)
-                for m in MODES.values()
-            ],
-        )
-
-    def _models(self, session: AcpSession) -> list[str]:
-        seen: dict[str, None] = {}
-        for model in (
-            session.model,
-            self.options.settings.effective_model(),
-            *self.options.models,
-            DEMO_MODEL,
-        ):
-            if model:
-                seen[model] = None
-        return list(seen)
-
-    def _current_model(self, session: AcpSession) -> str:
-        return session.model or self.options.settings.effective_model() or DEMO_MODEL
-
-    def _config_options(self, session: AcpSession) -> list[ConfigOption]:
-        def label(model: str) -> str:
-            return "Demo (scripted, offline)" if model == DEMO_MODEL else model
-
-        return [
-            a.SessionConfigOptionSelect(
-                type="select",
-                id="mode",
-                name="Mode",
-                category="mode",
-                current_value=session.place.mode,
-                options=[
-                    a.SessionConfigSelectOption(value=m.id, name=m.name, description=m.description)
-                    for m in MODES.values()
-                ],
-            ),
-            a.SessionConfigOptionSelect(
-                type="select",
-                id="model",
-                name="Model",
-                category="model",
-                current_value=self._current_model(session),
-                options=[
-                    a.SessionConfigSelectOption(value=m, name=label(m))
-                    for m in self._models(session)
-                ],
-            ),
-        ]
-
     async def set_session_mode(
         self, session_id: str, mode_id: str, **kwargs: Any
     ) -> a.SetSessionModeResponse:
@@ -598,8 +425,7 @@ class LoviaAcpAgent:
         return a.SetSessionModeResponse()
 
     def _set_mode(self, session: AcpSession, mode_id: str, field_name: str) -> None:
-        if mode_id not in MODES:
-            raise invalid_params(f"Unknown mode {mode_id!r}", field_name, allowed=sorted(MODES))
+        check_mode(mode_id, field_name)
         session.place.mode = mode_id  # type: ignore[assignment]
         self.workspace.apply_mode(session.place)
 
@@ -610,16 +436,20 @@ class LoviaAcpAgent:
         if config_id == "mode":
             self._set_mode(session, str(value), "value")
         elif config_id == "model":
-            if not isinstance(value, str) or value not in self._models(session):
+            if not isinstance(value, str) or value not in session_models(session, self.options):
                 raise invalid_params(
-                    f"Unknown model {value!r}", "value", allowed=self._models(session)
+                    f"Unknown model {value!r}",
+                    "value",
+                    allowed=session_models(session, self.options),
                 )
             session.model = value
         else:
             raise invalid_params(
-                f"Unknown config option {config_id!r}", "configId", allowed=["mode", "model"]
+                f"Unknown config option {config_id!r}", "configId", allowed=CONFIG_IDS
             )
-        return a.SetSessionConfigOptionResponse(config_options=self._config_options(session))
+        return a.SetSessionConfigOptionResponse(
+            config_options=config_options(session, self.options)
+        )
 
     # ================================================================== prompts
 
@@ -637,7 +467,7 @@ class LoviaAcpAgent:
                 given.display, given.model_input.replace(given.display, expanded, 1)
             )
         while True:
-            waiter: asyncio.Future[Mapping[str, Any]] = asyncio.get_running_loop().create_future()
+            waiter: asyncio.Future[p.RunFinishedEvent] = asyncio.get_running_loop().create_future()
             async with session.starting:
                 live = core.supervisor.live_run(session_id)
                 steered: str | None = None
@@ -656,10 +486,10 @@ class LoviaAcpAgent:
             finished = await waiter
             # the run's user.message event (before its run.finished) says a steer arrived
             if steered is None or steered not in session.undelivered:
-                return _prompt_response(finished)
+                return prompt_response(finished)
             session.undelivered.discard(steered)
-            if finished.get("status") == "cancelled":
-                return _prompt_response(finished)
+            if finished.status == "cancelled":
+                return prompt_response(finished)
             # the run ended before it could take the message in: it starts the next run
 
     async def _start_run(self, session: AcpSession, given: PromptInput) -> str:
@@ -694,19 +524,19 @@ class LoviaAcpAgent:
         if session_id is None or self.client is None:
             return None
         await self._flushed()
-        tool_call, options = permission_request(payload.to_wire())
+        tool_call, options = permission_request(payload)
         response = await self.client.request_permission(session_id, tool_call, options)
         return permission_decision(response)
 
-    async def _ask_question(self, session_id: str, event: Mapping[str, Any]) -> None:
+    async def _ask_question(self, session_id: str, event: p.QuestionRequestedEvent) -> None:
         """An ``ask_human`` question: its choices as a permission request on the asking tool
         call; a question without choices is answered that the editor cannot take text."""
         core = await self.core()
-        question_id = str(event.get("questionId"))
+        question_id = event.question_id
         pending = core.supervisor.pending_question(question_id)
         if pending is None:
             return
-        choices = [str(c) for c in event.get("choices") or []]
+        choices = list(event.choices or [])
         answer = NO_TYPED_ANSWER
         if choices and self.client is not None:
             await self._flushed()
@@ -731,7 +561,7 @@ class LoviaAcpAgent:
         await self.core()  # the factory is built with the core
         if record is not None and session.model is None:
             return await self.agents.spec_for_record(place, record, session.mcp)
-        model = self._current_model(session)
+        model = current_model(session, self.options)
         if model == DEMO_MODEL:
             return await self.agents.spec(place, agent=BUILTIN_DEMO)
         return await self.agents.spec(place, model=session.model, mcp_servers=session.mcp)
@@ -750,87 +580,6 @@ class LoviaAcpAgent:
 
 
 # ---------------------------------------------------------------------------- helpers
-
-
-def _prompt_response(finished: Mapping[str, Any]) -> a.PromptResponse:
-    reason = stop_reason(finished)
-    if reason is None:
-        error = finished.get("error") or {}
-        raise RequestError(
-            -32603,
-            str(error.get("message") or "The run failed"),
-            {"type": error.get("type"), "hint": error.get("hint"), "runId": finished["runId"]},
-        )
-    return a.PromptResponse(
-        stop_reason=reason,
-        usage=prompt_usage(finished),
-        field_meta={"lovia": {"runId": finished["runId"], "status": finished["status"]}},
-    )
-
-
-def _folder(raw: str, field_name: str) -> Path:
-    path = Path(raw).expanduser()
-    if not path.is_absolute():
-        raise invalid_params(f"{field_name} must be an absolute path, got {raw!r}", field_name)
-    resolved = path.resolve()
-    if not resolved.is_dir():
-        raise invalid_params(f"{field_name} {resolved} is not a directory", field_name)
-    return resolved
-
-
-def _mcp_servers(servers: list[McpServer]) -> dict[str, MCPServerSetting]:
-    """The client's ``mcpServers`` as the MCP plugin's settings."""
-    out: dict[str, MCPServerSetting] = {}
-    for index, server in enumerate(servers):
-        name = server.name.strip()
-        if not name:
-            raise invalid_params("An MCP server needs a name", f"mcpServers.{index}.name")
-        if isinstance(server, a.McpServerStdio):
-            out[name] = StdioMCPServerSetting(
-                command=server.command,
-                args=list(server.args),
-                env={e.name: e.value for e in server.env},
-            )
-        elif isinstance(server, a.HttpMcpServer):
-            try:
-                out[name] = HttpMCPServerSetting(
-                    url=server.url, headers={h.name: h.value for h in server.headers}
-                )
-            except ValueError:
-                raise invalid_params(
-                    "An HTTP MCP server needs an http:// or https:// URL",
-                    f"mcpServers.{index}.url",
-                ) from None
-        else:
-            raise invalid_params(
-                f"MCP server {name!r}: only stdio and streamable HTTP servers are supported "
-                "(mcpCapabilities)",
-                f"mcpServers.{index}",
-            )
-    return out
-
-
-def _load_stored_keys(state_dir: Path) -> None:
-    """``credentials.json`` in the state directory fills API keys the environment lacks."""
-    import json
-
-    path = state_dir / "credentials.json"
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return
-    if not isinstance(data, dict):
-        return
-    for name in KEY_VARS:
-        value = data.get(name)
-        if isinstance(value, str) and value and not os.environ.get(name):
-            os.environ[name] = value
-
-
-def _iso(ms: Any) -> str | None:
-    if not isinstance(ms, int | float):
-        return None
-    return datetime.fromtimestamp(ms / 1000, tz=UTC).isoformat().replace("+00:00", "Z")
 
 
 __all__ = ["DEMO_MODEL", "AcpSession", "ClientPort", "HostOptions", "LoviaAcpAgent"]

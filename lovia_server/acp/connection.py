@@ -27,8 +27,9 @@ from acp.utils import normalize_result, notify_model, request_model
 from pydantic import ValidationError
 
 from lovia_server import protocol as p
-from lovia_server.acp.agent import LoviaAcpAgent, from_protocol_error
+from lovia_server.acp.agent import LoviaAcpAgent
 from lovia_server.acp.mapping import Update
+from lovia_server.acp.request_errors import from_protocol_error
 from lovia_server.protocol.jsonrpc_envelope import (
     Kind,
     Rejection,

@@ -13,16 +13,16 @@ an image there would be fetched with no click, its URL carrying whatever the age
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal, TypeAlias
 
+from acp import RequestError
 from acp import schema as a
 
+from lovia_server import protocol as p
 from lovia_server.acp.inert_markdown import InertMarkdown, inert
 from lovia_server.protocol import ApprovalChoice
-
-Event = Mapping[str, Any]  # one lovia event as stored and sent (``lovia/event`` params)
 
 Update: TypeAlias = (
     a.UserMessageChunk
@@ -85,50 +85,46 @@ def _text_content(text: str) -> a.ContentToolCallContent:
     return a.ContentToolCallContent(type="content", content=text_block(inert(text)))
 
 
-def _tool_content(items: Iterable[Mapping[str, Any]]) -> list[ToolContent]:
+def _tool_content(items: Iterable[p.DiffContent | p.TextContent]) -> list[ToolContent]:
     out: list[ToolContent] = []
     for item in items:
-        if item.get("type") == "diff":
+        if isinstance(item, p.DiffContent):
             out.append(
                 a.FileEditToolCallContent(
-                    type="diff",
-                    path=str(item["path"]),
-                    old_text=item.get("oldText"),
-                    new_text=str(item["newText"]),
+                    type="diff", path=item.path, old_text=item.old_text, new_text=item.new_text
                 )
             )
-        elif item.get("type") == "text" and item.get("text"):
-            out.append(_text_content(str(item["text"])))
+        elif item.text:
+            out.append(_text_content(item.text))
     return out
 
 
-def _locations(items: Iterable[Mapping[str, Any]]) -> list[a.ToolCallLocation]:
-    out = []
-    for loc in items:
-        line = loc.get("line")
-        out.append(
-            a.ToolCallLocation(
-                path=str(loc["path"]),
-                line=line if isinstance(line, int) and line >= 0 else None,
-            )
+def _locations(items: Iterable[p.Location]) -> list[a.ToolCallLocation]:
+    return [
+        a.ToolCallLocation(
+            path=loc.path, line=loc.line if loc.line is not None and loc.line >= 0 else None
         )
-    return out
+        for loc in items
+    ]
 
 
-def plan_entries(items: Iterable[Mapping[str, Any]]) -> list[a.PlanEntry]:
+def plan_entries(items: Iterable[p.TodoItem]) -> list[a.PlanEntry]:
     """The Todo plugin's items as an ACP plan (always the full list)."""
-    entries = []
-    for item in items:
-        status = item.get("status")
-        priority = item.get("priority")
-        entries.append(
-            a.PlanEntry(
-                content=inert(str(item.get("content", ""))),
-                status=status if status in ("pending", "in_progress", "completed") else "pending",
-                priority=priority if priority in ("high", "medium", "low") else "medium",
-            )
+    return [
+        a.PlanEntry(
+            content=inert(item.content),
+            status=_PLAN_STATUS.get(item.status, "pending"),
+            priority="medium",
         )
-    return entries
+        for item in items
+    ]
+
+
+_PLAN_STATUS: dict[str, Literal["pending", "in_progress", "completed"]] = {
+    "pending": "pending",
+    "in_progress": "in_progress",
+    "completed": "completed",
+}
 
 
 @dataclass
@@ -170,8 +166,8 @@ class _Stream:
 
 # Events after which the streamed text may go on in a new document: the model's message ended,
 # the run ended, a new turn began.
-_PAUSES = frozenset({"message.completed", "run.finished"})
-_TURNS = frozenset({"user.message", "run.started"})
+_PAUSES = (p.MessageCompletedEvent, p.RunFinishedEvent)
+_TURNS = (p.UserMessageEvent, p.RunStartedEvent)
 
 
 @dataclass
@@ -188,17 +184,16 @@ class SessionMapper:
     answer: _Stream = field(default_factory=lambda: _Stream(thought=False))
     thinking: _Stream = field(default_factory=lambda: _Stream(thought=True))
 
-    def updates(self, event: Event) -> list[Update]:
-        kind = str(event.get("kind"))
-        if kind in _TURNS:
+    def updates(self, event: p.LoviaEvent) -> list[Update]:
+        if isinstance(event, _TURNS):
             held = self.answer.restart() + self.thinking.restart()
-        elif kind in _PAUSES:
+        elif isinstance(event, _PAUSES):
             held = self.answer.pause() + self.thinking.pause()
         else:
             held = []
-        handler = _HANDLERS.get(kind)
+        handler = _HANDLERS.get(type(event))
         produced = handler(self, event) if handler is not None else []
-        if produced and kind not in _STREAMED:
+        if produced and not isinstance(event, _STREAMED):
             # a tool card, a plan...: what was streamed so far is shown before it, whole
             held += self.answer.pause() + self.thinking.pause()
         return held + produced
@@ -214,65 +209,63 @@ class SessionMapper:
 
     # ------------------------------------------------------------------ messages
 
-    def _user(self, event: Event) -> list[Update]:
-        if event.get("source") != "steer" and not self.replay:
+    def _user(self, event: p.UserMessageEvent) -> list[Update]:
+        if event.source != "steer" and not self.replay:
             return []  # the client shows the prompt it sent
         return [
             a.UserMessageChunk(
                 session_update="user_message_chunk",
-                content=text_block(str(event["text"])),
-                message_id=event.get("messageId"),
+                content=text_block(event.text),
+                message_id=event.message_id,
             )
         ]
 
-    def _message(self, event: Event) -> list[Update]:
-        return self._say(self.answer, str(event["text"]), event.get("messageId"))
+    def _message(self, event: p.MessageDeltaEvent) -> list[Update]:
+        return self._say(self.answer, event.text, event.message_id)
 
-    def _thought(self, event: Event) -> list[Update]:
-        return self._say(self.thinking, str(event["text"]), event.get("messageId"))
+    def _thought(self, event: p.ReasoningDeltaEvent) -> list[Update]:
+        return self._say(self.thinking, event.text, event.message_id)
 
     def _note(self, text: str) -> list[Update]:
         """lovia's own line among the thoughts (it quotes names and text the model chose)."""
         return self._say(self.thinking, text, None)
 
-    def _handoff(self, event: Event) -> list[Update]:
-        reason = event.get("reason")
-        text = f"Handed over from {event['fromAgent']} to {event['toAgent']}"
+    def _handoff(self, event: p.HandoffEvent) -> list[Update]:
+        reason = event.reason
+        text = f"Handed over from {event.from_agent} to {event.to_agent}"
         return self._note(f"{text}: {reason}\n" if reason else f"{text}.\n")
 
-    def _compaction(self, event: Event) -> list[Update]:
-        before, after = event.get("tokensBefore"), event.get("tokensAfter")
+    def _compaction(self, event: p.CompactionEvent) -> list[Update]:
+        before, after = event.tokens_before, event.tokens_after
         sizes = f" ({before} → {after} tokens)" if before and after else ""
         return self._note(f"The conversation was compacted to fit the context{sizes}.\n")
 
-    def _subagent_started(self, event: Event) -> list[Update]:
-        verb = "Resumed" if event.get("resumed") else "Started"
-        return self._note(f"{verb} subagent {event['name']} ({event['taskId']}).\n")
+    def _subagent_started(self, event: p.SubagentStartedEvent) -> list[Update]:
+        verb = "Resumed" if event.resumed else "Started"
+        return self._note(f"{verb} subagent {event.name} ({event.task_id}).\n")
 
-    def _subagent_finished(self, event: Event) -> list[Update]:
-        summary = event.get("summary")
-        said = f": {summary}" if summary else "."
-        return self._note(f"Subagent {event['taskId']} {event['status']}{said}\n")
+    def _subagent_finished(self, event: p.SubagentFinishedEvent) -> list[Update]:
+        said = f": {event.summary}" if event.summary else "."
+        return self._note(f"Subagent {event.task_id} {event.status}{said}\n")
 
-    def _mcp_status(self, event: Event) -> list[Update]:
-        if event.get("state") in ("idle", "starting", "running", "stopped"):
+    def _mcp_status(self, event: p.MCPStatusEvent) -> list[Update]:
+        if event.state in ("idle", "starting", "running", "stopped"):
             return []
-        error = event.get("error")
-        why = f": {error}" if error else ""
-        return self._note(f"MCP server {event['server']} is {event['state']}{why}.\n")
+        why = f": {event.error}" if event.error else ""
+        return self._note(f"MCP server {event.server} is {event.state}{why}.\n")
 
     # ------------------------------------------------------------------ tool calls
 
-    def _tool_call(self, event: Event) -> list[Update]:
-        call_id = str(event["toolCallId"])
-        kind = event.get("toolKind")
+    def _tool_call(self, event: p.ToolCallEvent) -> list[Update]:
+        call_id = event.tool_call_id
+        kind = event.tool_kind
         fields: dict[str, Any] = {
             "tool_call_id": call_id,
-            "title": inert(str(event.get("title") or event.get("name") or "tool")),
+            "title": inert(event.title or event.name or "tool"),
             "kind": kind if kind in _TOOL_KINDS else "other",
             "status": "pending",
-            "locations": _locations(event.get("locations") or []),
-            "raw_input": event.get("input"),
+            "locations": _locations(event.locations),
+            "raw_input": event.input,
         }
         self.output.pop(call_id, None)
         if call_id in self.announced:
@@ -281,52 +274,46 @@ class SessionMapper:
         self.announced.add(call_id)
         return [a.ToolCallStart(session_update="tool_call", content=[], **fields)]
 
-    def _approval_resolved(self, event: Event) -> list[Update]:
-        if event.get("outcome") != "allowed":
+    def _approval_resolved(self, event: p.ApprovalResolvedEvent) -> list[Update]:
+        if event.outcome != "allowed":
             return []  # the tool's result follows and says it was declined
-        call_id = self._call_of_approval(event)
+        call_id = self.approval_calls.get(event.approval_id)
         if call_id is None:
             return []
         return [_progress(call_id, status="in_progress")]
 
-    def _approval_requested(self, event: Event) -> list[Update]:
+    def _approval_requested(self, event: p.ApprovalRequestedEvent) -> list[Update]:
         # the request itself goes out as session/request_permission (see permission_request)
-        self.approval_calls[str(event["approvalId"])] = str(event["toolCallId"])
+        self.approval_calls[event.approval_id] = event.tool_call_id
         return []
 
-    def _call_of_approval(self, event: Event) -> str | None:
-        return self.approval_calls.get(str(event.get("approvalId")))
-
-    def _tool_output(self, event: Event) -> list[Update]:
-        call_id = str(event["toolCallId"])
-        text = (self.output.get(call_id, "") + str(event["output"]["text"]))[-OUTPUT_TAIL_CHARS:]
+    def _tool_output(self, event: p.ToolUpdateEvent) -> list[Update]:
+        call_id = event.tool_call_id
+        text = (self.output.get(call_id, "") + event.output.text)[-OUTPUT_TAIL_CHARS:]
         self.output[call_id] = text
         return [_progress(call_id, status="in_progress", content=[_text_content(text)])]
 
-    def _tool_result(self, event: Event) -> list[Update]:
-        call_id = str(event["toolCallId"])
+    def _tool_result(self, event: p.ToolResultEvent) -> list[Update]:
+        call_id = event.tool_call_id
         self.output.pop(call_id, None)
-        content = _tool_content(event.get("content") or [])
-        texts = [c["text"] for c in event.get("content") or [] if c.get("type") == "text"]
+        texts = [c.text for c in event.content if isinstance(c, p.TextContent)]
         return [
             _progress(
                 call_id,
-                status=_TOOL_STATUS.get(str(event.get("status")), "failed"),
-                content=content,
-                raw_output={"status": event.get("status"), "output": "\n".join(texts)},
+                status=_TOOL_STATUS.get(event.status, "failed"),
+                content=_tool_content(event.content),
+                raw_output={"status": event.status, "output": "\n".join(texts)},
             )
         ]
 
     # ------------------------------------------------------------------ plan and usage
 
-    def _todos(self, event: Event) -> list[Update]:
-        return [
-            a.AgentPlanUpdate(session_update="plan", entries=plan_entries(event.get("items") or []))
-        ]
+    def _todos(self, event: p.TodoUpdatedEvent) -> list[Update]:
+        return [a.AgentPlanUpdate(session_update="plan", entries=plan_entries(event.items))]
 
-    def _usage(self, event: Event) -> list[Update]:
-        used, size = event.get("contextTokens"), event.get("contextWindow")
-        if not isinstance(used, int) or not isinstance(size, int) or size <= 0:
+    def _usage(self, event: p.UsageUpdatedEvent) -> list[Update]:
+        used, size = event.context_tokens, event.context_window
+        if used is None or size is None or size <= 0:
             return []  # the schema's usage update needs both: the context used and its size
         return [a.UsageUpdate(session_update="usage_update", used=max(0, used), size=size)]
 
@@ -344,31 +331,41 @@ _TOOL_KINDS = {
     "other",
 }
 
-_STREAMED = frozenset(
-    {"message.delta", "reasoning.delta", "handoff", "compaction", "subagent.started"}
-    | {"subagent.finished", "mcp.status"}
+_STREAMED: tuple[type[p.EventEnvelope], ...] = (
+    p.MessageDeltaEvent,
+    p.ReasoningDeltaEvent,
+    p.HandoffEvent,
+    p.CompactionEvent,
+    p.SubagentStartedEvent,
+    p.SubagentFinishedEvent,
+    p.MCPStatusEvent,
 )
-"""Kinds whose updates are streamed text: they pause the streams themselves, in order."""
+"""Event classes whose updates are streamed text: they pause the streams themselves, in order."""
 
-_HANDLERS = {
-    "user.message": SessionMapper._user,
-    "message.delta": SessionMapper._message,
-    "reasoning.delta": SessionMapper._thought,
-    "handoff": SessionMapper._handoff,
-    "compaction": SessionMapper._compaction,
-    "subagent.started": SessionMapper._subagent_started,
-    "subagent.finished": SessionMapper._subagent_finished,
-    "mcp.status": SessionMapper._mcp_status,
-    "tool.call": SessionMapper._tool_call,
-    "tool.update": SessionMapper._tool_output,
-    "tool.result": SessionMapper._tool_result,
-    "approval.requested": SessionMapper._approval_requested,
-    "approval.resolved": SessionMapper._approval_resolved,
-    "todo.updated": SessionMapper._todos,
-    "usage.updated": SessionMapper._usage,
+_Handler: TypeAlias = Callable[[SessionMapper, Any], list[Update]]
+
+_HANDLERS: dict[type[p.EventEnvelope], _Handler] = {
+    p.UserMessageEvent: SessionMapper._user,
+    p.MessageDeltaEvent: SessionMapper._message,
+    p.ReasoningDeltaEvent: SessionMapper._thought,
+    p.HandoffEvent: SessionMapper._handoff,
+    p.CompactionEvent: SessionMapper._compaction,
+    p.SubagentStartedEvent: SessionMapper._subagent_started,
+    p.SubagentFinishedEvent: SessionMapper._subagent_finished,
+    p.MCPStatusEvent: SessionMapper._mcp_status,
+    p.ToolCallEvent: SessionMapper._tool_call,
+    p.ToolUpdateEvent: SessionMapper._tool_output,
+    p.ToolResultEvent: SessionMapper._tool_result,
+    p.ApprovalRequestedEvent: SessionMapper._approval_requested,
+    p.ApprovalResolvedEvent: SessionMapper._approval_resolved,
+    p.TodoUpdatedEvent: SessionMapper._todos,
+    p.UsageUpdatedEvent: SessionMapper._usage,
 }
+"""Each event class's handler, which takes that class (the table is keyed by it)."""
 
-MAPPED_KINDS: frozenset[str] = frozenset(_HANDLERS)
+MAPPED_KINDS: frozenset[str] = frozenset(
+    cls.KIND for cls in _HANDLERS if issubclass(cls, p.EventPayload)
+)
 """Event kinds that may produce updates; the rest (run.started, message.completed, ...) end a
 prompt turn or are already carried by the updates above."""
 
@@ -387,33 +384,29 @@ def _progress(call_id: str, **fields: Any) -> a.ToolCallProgress:
 
 
 def permission_request(
-    payload: Mapping[str, Any],
+    payload: p.ApprovalRequested,
 ) -> tuple[a.ToolCallUpdate, list[a.PermissionOption]]:
     """An ``approval.requested`` payload as ``session/request_permission``'s tool call and
     options; each option's id is the lovia decision it stands for."""
-    content: list[ToolContent] = _tool_content(
-        {"type": "diff", **d} for d in payload.get("diff") or []
-    )
-    detail = payload.get("detail")
-    if detail and not content:
-        content = [_text_content(str(detail))]
-    warning = payload.get("warning")
-    if warning:  # a change to editor or agent configuration: said first, in plain words
-        content = [_text_content(f"Warning: {warning}"), *content]
+    content = _tool_content(p.DiffContent.of(d) for d in payload.diff or [])
+    if payload.detail and not content:
+        content = [_text_content(payload.detail)]
+    if payload.warning:  # a change to editor or agent configuration: said first, in plain words
+        content = [_text_content(f"Warning: {payload.warning}"), *content]
     tool_call = a.ToolCallUpdate(
-        tool_call_id=str(payload["toolCallId"]),
-        title=inert(str(payload.get("title") or "Tool call")),
+        tool_call_id=payload.tool_call_id,
+        title=inert(payload.title or "Tool call"),
         status="pending",
         content=content,
-        locations=[a.ToolCallLocation(path=str(path)) for path in payload.get("paths") or []],
+        locations=[a.ToolCallLocation(path=path) for path in payload.paths],
     )
     options = [
         a.PermissionOption(
-            option_id=str(option["decision"]),
-            name=str(option["label"]),
-            kind=PERMISSION_KINDS[ApprovalChoice(option["decision"])],
+            option_id=option.decision.value,
+            name=option.label,
+            kind=PERMISSION_KINDS[option.decision],
         )
-        for option in payload.get("options") or []
+        for option in payload.options
     ]
     return tool_call, options
 
@@ -440,19 +433,19 @@ SKIP_OPTION = "skip"
 
 
 def question_request(
-    event: Mapping[str, Any], tool_call_id: str
+    event: p.QuestionRequested, tool_call_id: str
 ) -> tuple[a.ToolCallUpdate, list[a.PermissionOption]]:
     """An ``ask_human`` question with choices as a permission request: one option per choice
     (ids ``choice-N``) and one to skip it."""
     tool_call = a.ToolCallUpdate(
         tool_call_id=tool_call_id,
-        title=inert(str(event.get("text") or "A question")),
+        title=inert(event.text or "A question"),
         status="pending",
-        content=[_text_content(str(event.get("text") or ""))],
+        content=[_text_content(event.text)],
     )
     options = [
-        a.PermissionOption(option_id=f"choice-{i}", name=str(label), kind="allow_once")
-        for i, label in enumerate(event.get("choices") or [])
+        a.PermissionOption(option_id=f"choice-{i}", name=label, kind="allow_once")
+        for i, label in enumerate(event.choices or [])
     ]
     options.append(a.PermissionOption(option_id=SKIP_OPTION, name="Skip", kind="reject_once"))
     return tool_call, options
@@ -472,23 +465,23 @@ def question_answer(response: a.RequestPermissionResponse, choices: Sequence[str
 # ---------------------------------------------------------------------------- run ends
 
 
-def stop_reason(finished: Event) -> a.StopReason | None:
+def stop_reason(finished: p.RunFinished) -> a.StopReason | None:
     """A ``run.finished`` event's ACP stop reason; ``None`` when the run failed with an error
     the prompt request reports as a JSON-RPC error instead."""
-    status = str(finished.get("status"))
-    if status in _STOP_REASON:
-        return _STOP_REASON[status]
-    error = finished.get("error") or {}
-    return _FAILED_STOP.get(str(error.get("type")))
+    if finished.status in _STOP_REASON:
+        return _STOP_REASON[finished.status]
+    if finished.error is None:
+        return None
+    return _FAILED_STOP.get(finished.error.type)
 
 
-def prompt_usage(finished: Event) -> a.Usage | None:
-    usage = finished.get("usage") or {}
-    input_tokens = int(usage.get("inputTokens") or 0)
-    output_tokens = int(usage.get("outputTokens") or 0)
+def prompt_usage(finished: p.RunFinished) -> a.Usage | None:
+    usage = finished.usage
+    input_tokens = usage.input_tokens
+    output_tokens = usage.output_tokens
     if not input_tokens and not output_tokens:
         return None
-    cached = int(usage.get("cacheReadTokens") or 0)
+    cached = usage.cache_read_tokens
     return a.Usage(
         total_tokens=input_tokens + output_tokens,
         input_tokens=input_tokens,
@@ -497,57 +490,25 @@ def prompt_usage(finished: Event) -> a.Usage | None:
     )
 
 
-# ---------------------------------------------------------------------------- prompts
-
-PromptBlock: TypeAlias = (
-    a.TextContentBlock
-    | a.ImageContentBlock
-    | a.AudioContentBlock
-    | a.ResourceContentBlock
-    | a.EmbeddedResourceContentBlock
-)
-
-
-@dataclass(frozen=True)
-class PromptInput:
-    """A ``session/prompt`` as a run's input: what the transcript shows and what the model gets
-    (the text plus the attached resources and images)."""
-
-    display: str
-    model_input: str | list[Any]
-
-
-def prompt_input(blocks: Sequence[PromptBlock]) -> PromptInput:
-    """Text blocks are the message; resource links and embedded resources follow it as
-    ``<context>`` blocks (as the editor's attachments do); images become image parts."""
-    from lovia.messages import user
-    from lovia.parts import ImagePart, TextPart
-
-    texts: list[str] = []
-    context: list[str] = []
-    images: list[Any] = []
-    for block in blocks:
-        if isinstance(block, a.TextContentBlock):
-            texts.append(block.text)
-        elif isinstance(block, a.ResourceContentBlock):
-            label = block.title or block.name
-            context.append(
-                f'<context uri="{block.uri}" name="{label}">(linked: read it with read_file '
-                "if it matters)</context>"
-            )
-        elif isinstance(block, a.EmbeddedResourceContentBlock):
-            resource = block.resource
-            if isinstance(resource, a.TextResourceContents):
-                context.append(f'<context uri="{resource.uri}">\n{resource.text}\n</context>')
-            else:
-                context.append(f'<context uri="{resource.uri}">(binary, not inlined)</context>')
-        elif isinstance(block, a.ImageContentBlock):
-            images.append(ImagePart(data=block.data, mime_type=block.mime_type))
-    display = "\n".join(texts).strip()
-    text = display if not context else f"{display}\n\n" + "\n\n".join(context)
-    if not images:
-        return PromptInput(display=display, model_input=text)
-    return PromptInput(display=display, model_input=[user([TextPart(text), *images])])
+def prompt_response(finished: p.RunFinishedEvent) -> a.PromptResponse:
+    """How a prompt's run ended, as the ``session/prompt`` answer (or its error)."""
+    reason = stop_reason(finished)
+    if reason is None:
+        error = finished.error
+        raise RequestError(
+            -32603,
+            (error.message if error is not None else "") or "The run failed",
+            {
+                "type": error.type if error is not None else None,
+                "hint": error.hint if error is not None else None,
+                "runId": finished.run_id,
+            },
+        )
+    return a.PromptResponse(
+        stop_reason=reason,
+        usage=prompt_usage(finished),
+        field_meta={"lovia": {"runId": finished.run_id, "status": finished.status}},
+    )
 
 
 __all__ = [
@@ -556,13 +517,12 @@ __all__ = [
     "NO_TYPED_ANSWER",
     "OUTPUT_TAIL_CHARS",
     "PERMISSION_KINDS",
-    "PromptInput",
     "SessionMapper",
     "Update",
     "permission_decision",
     "permission_request",
     "plan_entries",
-    "prompt_input",
+    "prompt_response",
     "prompt_usage",
     "question_answer",
     "question_request",

@@ -1,6 +1,7 @@
 """Per-run event logs: sequence numbers, delta merging, persist-then-send publishing.
 
-An event gets its ``seq`` when it enters a run's log. The publisher writes batches to the store
+An event gets its envelope (``seq``, ``ts``, ids) when its payload model enters a run's log, and
+is encoded to JSON once, for the store and the wire alike. The publisher writes batches to the store
 first and only then notifies the client, so a client never sees a ``seq`` a crash could lose and
 a restarted server continues the numbering without gaps.
 
@@ -18,31 +19,29 @@ import asyncio
 import json
 import logging
 import time
-from collections.abc import Awaitable, Callable, Mapping
-from typing import Any, Protocol, overload
+from collections.abc import Awaitable, Callable
+from typing import Any, Protocol, TypeAlias
+
+from pydantic_core import PydanticSerializationError
 
 from lovia_server.host.store import ServerStore
-from lovia_server.protocol import DELTA_KINDS, EventPayload, ToolStream
+from lovia_server.protocol import (
+    DELTA_KINDS,
+    ESSENTIAL_KINDS,
+    EVENT_CLASSES,
+    EventPayload,
+    LoviaEvent,
+    MessageDelta,
+    ReasoningDelta,
+    ToolOutput,
+    ToolStream,
+    ToolUpdate,
+)
 
 logger = logging.getLogger("lovia_server.host.payloads")
 
-Event = dict[str, Any]  # one ``lovia/event`` as sent: the JSON edge
-
-ESSENTIAL_KINDS = frozenset(
-    {
-        "run.started",
-        "run.finished",
-        "approval.requested",
-        "approval.resolved",
-        "question.requested",
-        "question.answered",
-        "subagent.started",
-        "subagent.finished",
-    }
-)
-"""Events always sent, ahead of other queued events, however far behind the client is: the ones
-it must act on or that open and close a run (a client that missed the rest sees the ``seq`` gap
-and replays)."""
+DeltaKind: TypeAlias = type[MessageDelta] | type[ReasoningDelta] | type[ToolUpdate]
+"""The payload classes whose text streams in pieces (``DELTA_KINDS``)."""
 
 MERGE_LIMIT = 1024
 """Characters of held delta text that are sequenced at once, without waiting for the write:
@@ -51,21 +50,19 @@ an ever-growing held text."""
 TURN_INTERVAL = 0.001
 """How long a run that streams without pause may hold deltas before it lets the loop run."""
 
-_dumps = json.JSONEncoder(ensure_ascii=False, separators=(",", ":")).encode
 _dumps_ascii = json.JSONEncoder(separators=(",", ":")).encode
 
 
-def encode_event(event: Event) -> tuple[str, bytes]:
+def encode_event(event: LoviaEvent) -> tuple[str, bytes]:
     """The event's JSON once: as text for the store and as UTF-8 for the wire.
 
     Text that UTF-8 cannot carry (a lone surrogate from a tool's output) is escaped instead.
     """
-    text = _dumps(event)
     try:
-        return text, text.encode()
-    except UnicodeEncodeError:
-        text = _dumps_ascii(event)
-        return text, text.encode()
+        text = event.model_dump_json()
+    except PydanticSerializationError:
+        text = _dumps_ascii(event.model_dump(mode="json"))
+    return text, text.encode()
 
 
 class EventWire(Protocol):
@@ -88,7 +85,7 @@ class EventWire(Protocol):
 class Publisher:
     """Persists queued events in batches, then hands each to the client.
 
-    ``send`` gets the event; ``wire``, when given, gets its already encoded JSON instead (the
+    ``send`` gets the event model; ``wire``, when given, gets its already encoded JSON instead (the
     server frames those bytes as they are) and tells whether a write is pending.
 
     An event the transport refused is in the store; the client notices the gap at the run's next
@@ -99,14 +96,14 @@ class Publisher:
     def __init__(
         self,
         store: ServerStore,
-        send: Callable[[Event], None],
+        send: Callable[[LoviaEvent], None],
         *,
         wire: EventWire | None = None,
     ) -> None:
         self.store = store
         self.send = send
         self.wire = wire
-        self._pending: list[Event] = []
+        self._pending: list[LoviaEvent] = []
         self._held: dict[EventLog, None] = {}  # logs with merged deltas waiting for a write
         self._task: asyncio.Task[None] | None = None
         self._idle = asyncio.Event()
@@ -114,7 +111,7 @@ class Publisher:
         self._wake: asyncio.Future[None] | None = None  # set by publish() while _run waits
         self.skipped = 0
         self.batches = 0
-        self._tails: dict[str, tuple[Event, bytes]] = {}  # run id -> its latest unsent event
+        self._tails: dict[str, tuple[LoviaEvent, bytes]] = {}  # run id -> its latest unsent event
         self._tail_task: asyncio.Task[None] | None = None
 
     @property
@@ -129,7 +126,7 @@ class Publisher:
         """Whether a delta may leave at once: no write pending."""
         return not self.busy and not self._wire_pending()
 
-    def publish(self, event: Event) -> None:
+    def publish(self, event: LoviaEvent) -> None:
         self._pending.append(event)
         if self._wake is not None and not self._wake.done():
             self._wake.set_result(None)
@@ -179,9 +176,9 @@ class Publisher:
         finally:
             self._wake = None
 
-    async def _write(self, batch: list[Event]) -> None:
+    async def _write(self, batch: list[LoviaEvent]) -> None:
         encoded = [encode_event(e) for e in batch]
-        rows = [(e["runId"], e["seq"], text) for e, (text, _) in zip(batch, encoded, strict=True)]
+        rows = [(e.run_id, e.seq, text) for e, (text, _) in zip(batch, encoded, strict=True)]
         self.batches += 1
         try:
             await self.store.append_events(rows)
@@ -190,26 +187,26 @@ class Publisher:
         for event, (_, data) in zip(batch, encoded, strict=True):
             self._deliver(event, data)
 
-    def _deliver(self, event: Event, data: bytes) -> None:
+    def _deliver(self, event: LoviaEvent, data: bytes) -> None:
         # A slow client must not stall runs or fill memory: the transport refuses events other
         # than the essential ones while the client is far behind. They stay in the log; the next
         # delivered event of the run shows a seq gap and the client catches up with
         # lovia/replay.
-        if self._send(event, data, essential=event["kind"] in ESSENTIAL_KINDS):
-            self._tails.pop(event["runId"], None)
+        if self._send(event, data, essential=event.ESSENTIAL):
+            self._tails.pop(event.run_id, None)
             return
         self.skipped += 1
-        self._tails[event["runId"]] = (event, data)
+        self._tails[event.run_id] = (event, data)
         if self._tail_task is None or self._tail_task.done():
             self._tail_task = asyncio.get_running_loop().create_task(self._send_tails())
 
-    def _send(self, event: Event, data: bytes, *, essential: bool) -> bool:
+    def _send(self, event: LoviaEvent, data: bytes, *, essential: bool) -> bool:
         try:
             if self.wire is not None:
-                return self.wire.send_event(data, run_id=event["runId"], essential=essential)
+                return self.wire.send_event(data, run_id=event.run_id, essential=essential)
             self.send(event)
         except Exception:
-            logger.exception("events.send_failed: seq %s of run %s", event["seq"], event["runId"])
+            logger.exception("events.send_failed: seq %s of run %s", event.seq, event.run_id)
         return True
 
     async def _send_tails(self) -> None:
@@ -254,42 +251,37 @@ class EventLog:
         self.publisher = publisher
         self.seq = last_seq
         self.coalesce = coalesce
-        # Runs of adjacent deltas to the same target: [kind, key, stream, parts].
+        # Runs of adjacent deltas to the same target: [payload class, key, stream, parts].
         self._held: list[list[Any]] = []
         self._held_chars = 0
         self._turn_at = 0.0  # when the held deltas' wait (or its last turn) began
 
-    @overload
-    def emit(self, payload: EventPayload) -> Event: ...
-
-    @overload
-    def emit(self, payload: str, raw: Mapping[str, Any]) -> Event: ...
-
-    def emit(self, payload: EventPayload | str, raw: Mapping[str, Any] | None = None) -> Event:
-        """Sequence one event: a payload model, or a kind and an already-wire-shaped payload."""
+    def emit(self, payload: EventPayload) -> LoviaEvent:
+        """Sequence one event (the deltas held so far go first)."""
         if self._held:
             self.flush_deltas()
-        if isinstance(payload, EventPayload):
-            return self._append(payload.KIND, payload.to_wire())
-        return self._append(payload, raw or {})
+        return self._append(payload)
 
-    def _append(self, kind: str, payload: Mapping[str, Any]) -> Event:
-        """The envelope, then the payload's fields: the event exactly as stored and sent."""
+    def _append(self, payload: EventPayload) -> LoviaEvent:
+        """The payload under its envelope: the event exactly as stored and sent.
+
+        The payload was validated when it was built and the envelope is the log's own, so the
+        event is assembled without validating it again.
+        """
         self.seq += 1
-        event: Event = {
-            "sessionId": self.session_id,
-            "runId": self.run_id,
-            "seq": self.seq,
-            "ts": int(time.time() * 1000),
-        }
-        if self.parent_run_id is not None:
-            event["parentRunId"] = self.parent_run_id
-        event["kind"] = kind
-        event.update(payload)
+        event = EVENT_CLASSES[type(payload)].model_construct(
+            session_id=self.session_id,
+            run_id=self.run_id,
+            seq=self.seq,
+            ts=int(time.time() * 1000),
+            parent_run_id=self.parent_run_id,
+            kind=payload.KIND,
+            **payload.__dict__,
+        )
         self.publisher.publish(event)
         return event
 
-    def delta(self, kind: str, key: str, text: str, stream: ToolStream = "stdout") -> None:
+    def delta(self, kind: DeltaKind, key: str, text: str, stream: ToolStream = "stdout") -> None:
         """Send a delta now if nothing is pending, else merge it into the run's held text."""
         if not text:
             return
@@ -337,23 +329,25 @@ class EventLog:
             self.publisher.release(self)
         for kind, key, stream, parts in held:
             text = parts[0] if len(parts) == 1 else "".join(parts)
-            self._append(kind, delta_payload(kind, key, text, stream))
+            self._append(delta_payload(kind, key, text, stream))
 
     async def close(self) -> None:
         self.flush_deltas()
         await self.publisher.drain()
 
 
-def delta_payload(kind: str, key: str, text: str, stream: ToolStream) -> dict[str, Any]:
-    """A delta's wire payload, built directly (the models' ``to_wire`` shape, no validation)."""
-    if kind == "tool.update":
-        return {"toolCallId": key, "output": {"text": text, "stream": stream}}
-    return {"messageId": key, "text": text}
+def delta_payload(kind: DeltaKind, key: str, text: str, stream: ToolStream) -> EventPayload:
+    """A delta's payload, built without validation (the many small events of a stream)."""
+    if kind is ToolUpdate:
+        output = ToolOutput.model_construct(text=text, stream=stream)
+        return ToolUpdate.model_construct(tool_call_id=key, output=output)
+    return kind.model_construct(message_id=key, text=text)
 
 
 __all__ = [
     "DELTA_KINDS",
     "ESSENTIAL_KINDS",
+    "DeltaKind",
     "EventLog",
     "EventWire",
     "Publisher",

@@ -43,7 +43,9 @@ from lovia_server.protocol import (
     FileDiff,
     Handoff,
     MessageCompleted,
+    MessageDelta,
     OutputDiscarded,
+    ReasoningDelta,
     TextContent,
     TodoUpdated,
     ToolCallStarted,
@@ -51,6 +53,7 @@ from lovia_server.protocol import (
     ToolResult,
     ToolStatus,
     ToolStream,
+    ToolUpdate,
     UsageUpdated,
     UserMessage,
     as_tool_kind,
@@ -84,11 +87,11 @@ class EventProjection:
         log = ctl.log
         if isinstance(ev, events.TextDelta):
             ctl.stream.message_has_text = True
-            log.delta("message.delta", ctl.stream.message_id, ev.delta)
+            log.delta(MessageDelta, ctl.stream.message_id, ev.delta)
             if log.needs_turn():
                 await asyncio.sleep(0)
         elif isinstance(ev, events.ReasoningDelta):
-            log.delta("reasoning.delta", ctl.stream.message_id, ev.delta)
+            log.delta(ReasoningDelta, ctl.stream.message_id, ev.delta)
             if log.needs_turn():
                 await asyncio.sleep(0)
         elif isinstance(ev, events.TurnStarted):
@@ -269,7 +272,7 @@ class EventProjection:
             return
         # Subagents share their parent's workspace session: the call says whose output it is.
         owner = ctl if call_id in ctl.stream.calls else self._call_owner(ctl, call_id)
-        owner.log.delta("tool.update", call_id, text, _stream(stream))
+        owner.log.delta(ToolUpdate, call_id, text, _stream(stream))
 
     def _call_owner(self, ctl: RunController, call_id: str) -> RunController:
         pending = self.runs.children_of(ctl.run_id)

@@ -18,7 +18,13 @@ from lovia.reliability import RunBudget
 from lovia.tools.base import Tool
 from lovia_server.host.prices import Price
 from lovia_server.host.reviewed_edits import ReviewedFile
-from lovia_server.protocol import ApprovalChoice, ApprovalRequested, CheckpointCreated, FileDiff
+from lovia_server.protocol import (
+    ApprovalChoice,
+    ApprovalRequested,
+    CheckpointCreated,
+    FileDiff,
+    LoviaEvent,
+)
 
 ProgressStage = Literal["begin", "report", "end"]
 
@@ -46,7 +52,7 @@ class EditorPort(Protocol):
         than answered by the client with ``lovia/approve``."""
         ...
 
-    def notify(self, event: Mapping[str, Any]) -> None:
+    def notify(self, event: LoviaEvent) -> None:
         """Send one protocol event (already persisted, ``seq`` assigned)."""
         ...
 

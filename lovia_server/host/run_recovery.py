@@ -114,19 +114,18 @@ class RunRecovery:
         """Tool calls without a result and approvals without a resolution in the last attempt."""
         calls: dict[str, None] = {}
         approvals: dict[str, None] = {}
-        for event in await self.store.events_after(run_id, 0):
-            kind = event.get("kind")
-            if kind == "run.started":
+        for event in await self.store.typed_events_after(run_id, 0):
+            if isinstance(event, p.RunStartedEvent):
                 calls.clear()
                 approvals.clear()
-            elif kind == "tool.call":
-                calls[event["toolCallId"]] = None
-            elif kind == "tool.result":
-                calls.pop(event["toolCallId"], None)
-            elif kind == "approval.requested":
-                approvals[event["approvalId"]] = None
-            elif kind == "approval.resolved":
-                approvals.pop(event["approvalId"], None)
+            elif isinstance(event, p.ToolCallEvent):
+                calls[event.tool_call_id] = None
+            elif isinstance(event, p.ToolResultEvent):
+                calls.pop(event.tool_call_id, None)
+            elif isinstance(event, p.ApprovalRequestedEvent):
+                approvals[event.approval_id] = None
+            elif isinstance(event, p.ApprovalResolvedEvent):
+                approvals.pop(event.approval_id, None)
         return list(calls), list(approvals)
 
     async def restartable(self, record: RunRecord) -> bool:

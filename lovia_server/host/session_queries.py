@@ -62,8 +62,8 @@ class SessionQueries:
         if ctl is not None:
             ctl.log.flush_deltas()
             await self.publisher.drain()
-        stored = await self.store.events_after(run_id, after_seq)
-        last = stored[-1]["seq"] if stored else max(after_seq, await self.store.last_seq(run_id))
+        stored = await self.store.typed_events_after(run_id, after_seq)
+        last = stored[-1].seq if stored else max(after_seq, await self.store.last_seq(run_id))
         status = ctl.status if ctl is not None else as_run_status(record.status)
         return p.ReplayResult(events=stored, last_seq=last, status=status)
 

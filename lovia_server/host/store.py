@@ -560,6 +560,24 @@ class ServerStore:
         )
         return [json.loads(r["body"]) for r in rows]
 
+    async def typed_events_after(self, run_id: str, after_seq: int) -> list[p.LoviaEvent]:
+        """The stored events as their models (replay, recovery). A row this version cannot read
+        (a kind or field it does not know) is left out with a warning: the client sees the
+        gap in ``seq``."""
+        rows = await self._fetchall(
+            "SELECT seq, body FROM server_run_events WHERE run_id = ? AND seq > ? ORDER BY seq",
+            (run_id, after_seq),
+        )
+        out: list[p.LoviaEvent] = []
+        for row in rows:
+            try:
+                out.append(p.parse_event(row["body"]))
+            except ValueError as exc:
+                logger.warning(
+                    "store.event_unreadable: seq %s of run %s: %s", row["seq"], run_id, exc
+                )
+        return out
+
     async def last_seq(self, run_id: str) -> int:
         rows = await self._fetchall(
             "SELECT MAX(seq) AS m FROM server_run_events WHERE run_id = ?", (run_id,)

@@ -4,8 +4,8 @@ approvals for clients that cannot render approval events, and work-done progress
 from __future__ import annotations
 
 import logging
-from collections.abc import Awaitable, Mapping
-from typing import TYPE_CHECKING, Any
+from collections.abc import Awaitable
+from typing import TYPE_CHECKING
 
 from lsprotocol import types as lsp
 
@@ -29,8 +29,9 @@ class LspEditor:
         supported = server.client_supports("window.work_done_progress")
         self._progress = RunProgress(server) if wants_progress and supported else None
 
-    def notify(self, event: Mapping[str, Any]) -> None:
-        self.server.protocol.notify(p.EVENT, event)
+    def notify(self, event: p.LoviaEvent) -> None:
+        """Unused while the publisher writes encoded events (``send_event``)."""
+        self.server.protocol.notify(p.EVENT, event.to_wire())
 
     def send_event(self, data: bytes, *, run_id: str, essential: bool) -> bool:
         """Send one event already encoded as JSON (the bytes the store's row was made from):

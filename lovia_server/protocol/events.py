@@ -11,10 +11,12 @@ the methods: everything generated from the protocol reads it.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from enum import StrEnum
+from functools import cache
 from typing import Annotated, Any, ClassVar, Literal, TypeAlias, get_args
 
-from pydantic import Field
+from pydantic import Field, TypeAdapter
 from typing_extensions import TypeAliasType
 
 from lovia_server.protocol.wire import WireModel, omitted
@@ -156,15 +158,22 @@ class RunError(WireModel):
 
 
 class EventPayload(WireModel):
-    """The fields of one event kind; ``KIND`` is its ``kind``."""
+    """The fields of one event kind; ``KIND`` is its ``kind``.
+
+    ``ESSENTIAL`` kinds are always sent, ahead of other queued events, however far behind the
+    client is: the ones it must act on or that open and close a run (a client that missed the
+    rest sees the ``seq`` gap and replays).
+    """
 
     KIND: ClassVar[str]
+    ESSENTIAL: ClassVar[bool] = False
 
 
 class RunStarted(EventPayload):
     """A run attempt began (``resumed`` when ``lovia/resume`` continues one)."""
 
     KIND: ClassVar[str] = "run.started"
+    ESSENTIAL: ClassVar[bool] = True
     prompt: str
     cwd: str
     model: str | None
@@ -278,6 +287,7 @@ class ApprovalRequested(EventPayload):
     """A tool call waits for the user; ``diff`` previews a write before it happens."""
 
     KIND: ClassVar[str] = "approval.requested"
+    ESSENTIAL: ClassVar[bool] = True
     approval_id: str
     tool_call_id: str
     title: str
@@ -298,6 +308,7 @@ class ApprovalResolved(EventPayload):
     """An approval was answered (``decision`` when allowed or rejected)."""
 
     KIND: ClassVar[str] = "approval.resolved"
+    ESSENTIAL: ClassVar[bool] = True
     approval_id: str
     outcome: ApprovalOutcome
     by: ApprovalBy
@@ -310,6 +321,7 @@ class QuestionRequested(EventPayload):
     """The agent asks the user (``ask_human``)."""
 
     KIND: ClassVar[str] = "question.requested"
+    ESSENTIAL: ClassVar[bool] = True
     question_id: str
     text: str
     choices: list[str] | None = omitted()
@@ -321,6 +333,7 @@ class QuestionAnswered(EventPayload):
     """The user's answer to a question."""
 
     KIND: ClassVar[str] = "question.answered"
+    ESSENTIAL: ClassVar[bool] = True
     question_id: str
     answer: str
 
@@ -380,6 +393,7 @@ class SubagentStarted(EventPayload):
     back); its own events carry ``parentRunId``. ``toolCallId`` is the spawning call."""
 
     KIND: ClassVar[str] = "subagent.started"
+    ESSENTIAL: ClassVar[bool] = True
     child_run_id: str
     child_session_id: str
     task_id: str
@@ -393,6 +407,7 @@ class SubagentFinished(EventPayload):
     """In the parent's stream: a child run ended (``summary`` is the start of its answer)."""
 
     KIND: ClassVar[str] = "subagent.finished"
+    ESSENTIAL: ClassVar[bool] = True
     child_run_id: str
     task_id: str
     status: FinalStatus
@@ -416,6 +431,7 @@ class RunFinished(EventPayload):
     """The end of a run attempt: exactly one, always the last ``seq``."""
 
     KIND: ClassVar[str] = "run.finished"
+    ESSENTIAL: ClassVar[bool] = True
     status: FinalStatus
     usage: Usage
     resumable: bool
@@ -452,6 +468,7 @@ PAYLOADS: dict[str, type[EventPayload]] = {
 }
 EVENT_KINDS: list[str] = list(PAYLOADS)
 DELTA_KINDS = frozenset({MessageDelta.KIND, ReasoningDelta.KIND, ToolUpdate.KIND})
+ESSENTIAL_KINDS = frozenset(kind for kind, cls in PAYLOADS.items() if cls.ESSENTIAL)
 
 # ----------------------------------------------------------------------------- the notification
 
@@ -466,123 +483,154 @@ class EventEnvelope(WireModel):
     parent_run_id: str | None = omitted()
 
 
-class RunStartedEvent(RunStarted, EventEnvelope):
+class _Kinded(EventEnvelope):
+    """The envelope and the kind: each event class narrows ``kind`` to its literal, which
+    stays in this place on the wire (after the envelope, before the payload)."""
+
+    kind: str
+
+
+class RunStartedEvent(RunStarted, _Kinded):
     kind: Literal["run.started"]
 
 
-class UserMessageEvent(UserMessage, EventEnvelope):
+class UserMessageEvent(UserMessage, _Kinded):
     kind: Literal["user.message"]
 
 
-class MessageDeltaEvent(MessageDelta, EventEnvelope):
+class MessageDeltaEvent(MessageDelta, _Kinded):
     kind: Literal["message.delta"]
 
 
-class ReasoningDeltaEvent(ReasoningDelta, EventEnvelope):
+class ReasoningDeltaEvent(ReasoningDelta, _Kinded):
     kind: Literal["reasoning.delta"]
 
 
-class MessageCompletedEvent(MessageCompleted, EventEnvelope):
+class MessageCompletedEvent(MessageCompleted, _Kinded):
     kind: Literal["message.completed"]
 
 
-class OutputDiscardedEvent(OutputDiscarded, EventEnvelope):
+class OutputDiscardedEvent(OutputDiscarded, _Kinded):
     kind: Literal["output.discarded"]
 
 
-class ToolCallEvent(ToolCallStarted, EventEnvelope):
+class ToolCallEvent(ToolCallStarted, _Kinded):
     kind: Literal["tool.call"]
 
 
-class ToolUpdateEvent(ToolUpdate, EventEnvelope):
+class ToolUpdateEvent(ToolUpdate, _Kinded):
     kind: Literal["tool.update"]
 
 
-class ToolResultEvent(ToolResult, EventEnvelope):
+class ToolResultEvent(ToolResult, _Kinded):
     kind: Literal["tool.result"]
 
 
-class ApprovalRequestedEvent(ApprovalRequested, EventEnvelope):
+class ApprovalRequestedEvent(ApprovalRequested, _Kinded):
     kind: Literal["approval.requested"]
 
 
-class ApprovalResolvedEvent(ApprovalResolved, EventEnvelope):
+class ApprovalResolvedEvent(ApprovalResolved, _Kinded):
     kind: Literal["approval.resolved"]
 
 
-class QuestionRequestedEvent(QuestionRequested, EventEnvelope):
+class QuestionRequestedEvent(QuestionRequested, _Kinded):
     kind: Literal["question.requested"]
 
 
-class QuestionAnsweredEvent(QuestionAnswered, EventEnvelope):
+class QuestionAnsweredEvent(QuestionAnswered, _Kinded):
     kind: Literal["question.answered"]
 
 
-class TodoUpdatedEvent(TodoUpdated, EventEnvelope):
+class TodoUpdatedEvent(TodoUpdated, _Kinded):
     kind: Literal["todo.updated"]
 
 
-class HandoffEvent(Handoff, EventEnvelope):
+class HandoffEvent(Handoff, _Kinded):
     kind: Literal["handoff"]
 
 
-class CompactionEvent(Compaction, EventEnvelope):
+class CompactionEvent(Compaction, _Kinded):
     kind: Literal["compaction"]
 
 
-class UsageUpdatedEvent(UsageUpdated, EventEnvelope):
+class UsageUpdatedEvent(UsageUpdated, _Kinded):
     kind: Literal["usage.updated"]
 
 
-class CheckpointCreatedEvent(CheckpointCreated, EventEnvelope):
+class CheckpointCreatedEvent(CheckpointCreated, _Kinded):
     kind: Literal["checkpoint.created"]
 
 
-class SubagentStartedEvent(SubagentStarted, EventEnvelope):
+class SubagentStartedEvent(SubagentStarted, _Kinded):
     kind: Literal["subagent.started"]
 
 
-class SubagentFinishedEvent(SubagentFinished, EventEnvelope):
+class SubagentFinishedEvent(SubagentFinished, _Kinded):
     kind: Literal["subagent.finished"]
 
 
-class MCPStatusEvent(MCPStatus, EventEnvelope):
+class MCPStatusEvent(MCPStatus, _Kinded):
     kind: Literal["mcp.status"]
 
 
-class RunFinishedEvent(RunFinished, EventEnvelope):
+class RunFinishedEvent(RunFinished, _Kinded):
     kind: Literal["run.finished"]
 
 
-LoviaEvent: TypeAlias = Annotated[
-    RunStartedEvent
-    | UserMessageEvent
-    | MessageDeltaEvent
-    | ReasoningDeltaEvent
-    | MessageCompletedEvent
-    | OutputDiscardedEvent
-    | ToolCallEvent
-    | ToolUpdateEvent
-    | ToolResultEvent
-    | ApprovalRequestedEvent
-    | ApprovalResolvedEvent
-    | QuestionRequestedEvent
-    | QuestionAnsweredEvent
-    | TodoUpdatedEvent
-    | HandoffEvent
-    | CompactionEvent
-    | UsageUpdatedEvent
-    | CheckpointCreatedEvent
-    | SubagentStartedEvent
-    | SubagentFinishedEvent
-    | MCPStatusEvent
-    | RunFinishedEvent,
-    Field(discriminator="kind"),
-]
+LoviaEvent = TypeAliasType(
+    "LoviaEvent",
+    Annotated[
+        RunStartedEvent
+        | UserMessageEvent
+        | MessageDeltaEvent
+        | ReasoningDeltaEvent
+        | MessageCompletedEvent
+        | OutputDiscardedEvent
+        | ToolCallEvent
+        | ToolUpdateEvent
+        | ToolResultEvent
+        | ApprovalRequestedEvent
+        | ApprovalResolvedEvent
+        | QuestionRequestedEvent
+        | QuestionAnsweredEvent
+        | TodoUpdatedEvent
+        | HandoffEvent
+        | CompactionEvent
+        | UsageUpdatedEvent
+        | CheckpointCreatedEvent
+        | SubagentStartedEvent
+        | SubagentFinishedEvent
+        | MCPStatusEvent
+        | RunFinishedEvent,
+        Field(discriminator="kind"),
+    ],
+)
+"""One ``lovia/event`` notification: built by the event log, stored, sent and replayed."""
+
+EVENT_CLASSES: dict[type[EventPayload], type[LoviaEvent]] = {
+    cls.__bases__[0]: cls for cls in get_args(get_args(LoviaEvent.__value__)[0])
+}
+"""Each payload class's event class (the payload under the envelope)."""
+
+
+@cache
+def _event_adapter() -> TypeAdapter[LoviaEvent]:
+    return TypeAdapter(LoviaEvent)
+
+
+def parse_event(data: str | bytes | Mapping[str, Any]) -> LoviaEvent:
+    """A stored or received event as its model (validated: raises ``ValidationError``)."""
+    if isinstance(data, Mapping):
+        return _event_adapter().validate_python(data)
+    return _event_adapter().validate_json(data)
+
 
 __all__ = [
     "APPROVAL_CHOICES",
     "DELTA_KINDS",
+    "ESSENTIAL_KINDS",
+    "EVENT_CLASSES",
     "EVENT_KINDS",
     "PAYLOADS",
     "TOOL_KINDS",
@@ -656,4 +704,5 @@ __all__ = [
     "UserMessage",
     "UserMessageEvent",
     "as_tool_kind",
+    "parse_event",
 ]

@@ -19,6 +19,7 @@ from lovia_server.protocol.errors import invalid_params
 from lovia_server.protocol.events import (
     ApprovalChoice,
     CheckpointKind,
+    LoviaEvent,
     TodoItem,
     ToolKind,
     Usage,
@@ -239,10 +240,7 @@ class CancelResult(WireModel):
 class ReplayResult(WireModel):
     """Stored events after ``afterSeq``: each one a ``LoviaEvent`` exactly as it was sent."""
 
-    events: Annotated[
-        list[dict[str, Any]],
-        Field(json_schema_extra={"items": {"$ref": "#/$defs/LoviaEvent"}}),
-    ]
+    events: list[LoviaEvent]
     last_seq: int
     status: RunStatus
 

@@ -20,8 +20,7 @@ from pydantic.json_schema import JsonSchemaMode, models_json_schema
 
 from lovia_server.protocol import PROTOCOL_VERSION, docs
 from lovia_server.protocol.errors import ErrorCode
-from lovia_server.protocol.events import DELTA_KINDS, EVENT_KINDS
-from lovia_server.protocol.events import LoviaEvent as LoviaEventUnion
+from lovia_server.protocol.events import DELTA_KINDS, EVENT_KINDS, LoviaEvent
 from lovia_server.protocol.methods import (
     EDIT_MODES,
     METHOD_TABLE,
@@ -35,8 +34,9 @@ DOCS_PATH = Path(__file__).parents[2] / "docs" / "server.md"
 SCHEMA_ID = "https://lovia.dev/schemas/editor-protocol.json"
 
 
-class LoviaEvent(RootModel[LoviaEventUnion]):
-    """One ``lovia/event`` notification: the envelope and one kind's payload."""
+class EventNotification(RootModel[LoviaEvent]):
+    """One ``lovia/event`` notification: the named ``LoviaEvent`` union (also the items of
+    ``ReplayResult.events``), as a model ``models_json_schema`` takes."""
 
     model_config = ConfigDict(defer_build=True)
 
@@ -52,7 +52,7 @@ def build_schema() -> JsonObject:
     """The whole protocol as one JSON Schema: methods (params, result), the event, error codes."""
     models: list[tuple[type[BaseModel], JsonSchemaMode]]
     models = [
-        (LoviaEvent, "serialization"),
+        (EventNotification, "serialization"),
         (ErrorCodeModel, "serialization"),
         (ServerCapabilities, "serialization"),
         (InitOptions, "validation"),
@@ -70,6 +70,12 @@ def build_schema() -> JsonObject:
         "enum": [c.value for c in ErrorCode],
     }
     defs.pop("ErrorCodeModel", None)
+    defs.pop("EventNotification", None)
+    defs["LoviaEvent"] = {
+        "title": "LoviaEvent",
+        "description": "One `lovia/event` notification: the envelope and one kind's payload.",
+        **defs["LoviaEvent"],
+    }
     methods: JsonObject = {}
     for method in METHOD_TABLE:
         methods[method.name] = {

@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import typing
 from typing import Any
 
 import pytest
 from acp import schema as a
 
+from lovia_server import protocol as p
+from lovia_server.acp import mapping
 from lovia_server.acp.mapping import (
     MAPPED_KINDS,
     NO_ANSWER,
@@ -14,12 +17,12 @@ from lovia_server.acp.mapping import (
     SessionMapper,
     permission_decision,
     permission_request,
-    prompt_input,
     prompt_usage,
     question_answer,
     question_request,
     stop_reason,
 )
+from lovia_server.acp.prompt_input import prompt_input
 from lovia_server.protocol import PAYLOADS, ApprovalChoice
 
 
@@ -27,8 +30,27 @@ def _dump(updates: list[Any]) -> list[dict[str, Any]]:
     return [u.model_dump(mode="json", by_alias=True, exclude_none=True) for u in updates]
 
 
-def ev(kind: str, **fields: Any) -> dict[str, Any]:
-    return {"sessionId": "s", "runId": "r", "seq": 1, "ts": 0, "kind": kind, **fields}
+# Required fields a case does not care about.
+DEFAULTS: dict[str, dict[str, Any]] = {
+    "tool.result": {"isError": False, "content": []},
+    "subagent.finished": {"childRunId": "r_c", "usage": {}},
+    "run.finished": {"usage": {}, "resumable": False},
+}
+
+
+def ev(kind: str, **fields: Any) -> p.LoviaEvent:
+    """The event model, as the publisher hands it over (and as a replay reads it back)."""
+    envelope = {"sessionId": "s", "runId": "r", "seq": 1, "ts": 0, "kind": kind}
+    return p.parse_event({**envelope, **DEFAULTS.get(kind, {}), **fields})
+
+
+def approval(**fields: Any) -> p.ApprovalRequested:
+    base = {"approvalId": "ap", "toolCallId": "c1", "title": "t", "paths": [], "action": "other"}
+    return p.ApprovalRequested.model_validate({**base, "detail": "", "options": [], **fields})
+
+
+def run_finished(**fields: Any) -> p.RunFinished:
+    return p.RunFinished.model_validate({"usage": {}, "resumable": False, **fields})
 
 
 TOOL_CALL = ev(
@@ -41,7 +63,7 @@ TOOL_CALL = ev(
     locations=[{"path": "/w/a.py", "uri": "file:///w/a.py", "line": 3}],
 )
 
-CASES: list[tuple[str, list[dict[str, Any]], list[dict[str, Any]]]] = [
+CASES: list[tuple[str, list[p.LoviaEvent], list[dict[str, Any]]]] = [
     (
         "text delta -> agent_message_chunk",
         [ev("message.delta", messageId="m1", text="Hi")],
@@ -342,7 +364,7 @@ CASES: list[tuple[str, list[dict[str, Any]], list[dict[str, Any]]]] = [
 
 
 @pytest.mark.parametrize(("events", "expected"), [c[1:] for c in CASES], ids=[c[0] for c in CASES])
-def test_live_mapping(events: list[dict[str, Any]], expected: list[dict[str, Any]]) -> None:
+def test_live_mapping(events: list[p.LoviaEvent], expected: list[dict[str, Any]]) -> None:
     mapper = SessionMapper()
     out = [u for e in events for u in mapper.updates(e)]
     assert _dump(out) == expected
@@ -374,6 +396,21 @@ def test_every_event_kind_is_either_mapped_or_deliberately_not() -> None:
     assert set(PAYLOADS) >= MAPPED_KINDS
 
 
+def test_each_handler_takes_the_event_class_it_is_keyed_by() -> None:
+    """The mapper dispatches on the event's class: each handler's parameter is its key, and
+    every key is a member of the ``LoviaEvent`` union."""
+    members = set(p.EVENT_CLASSES.values())
+    for cls, handler in mapping._HANDLERS.items():
+        assert cls in members
+        assert typing.get_type_hints(handler, vars(mapping))["event"] is cls
+
+
+def test_a_bare_payload_is_not_an_event() -> None:
+    """A bare payload (no envelope) is not an event: nothing maps it."""
+    payload = p.MessageDelta(message_id="m1", text="Hi")
+    assert SessionMapper().updates(payload) == []  # type: ignore[arg-type]
+
+
 def test_output_keeps_only_its_tail() -> None:
     mapper = SessionMapper()
     big = "x" * (OUTPUT_TAIL_CHARS + 10)
@@ -395,7 +432,7 @@ def test_permission_request_carries_the_diff_and_the_four_decisions() -> None:
         "diff": [{"path": "/w/a.py", "uri": "file:///w/a.py", "oldText": "x", "newText": "y"}],
         "options": [{"decision": d.value, "label": d.value} for d in ApprovalChoice],
     }
-    tool_call, options = permission_request(payload)
+    tool_call, options = permission_request(approval(**payload))
     assert _dump([tool_call]) == [
         {
             "toolCallId": "c1",
@@ -406,7 +443,7 @@ def test_permission_request_carries_the_diff_and_the_four_decisions() -> None:
         }
     ]
     assert [(o.option_id, o.kind) for o in options] == [(d.value, d.value) for d in ApprovalChoice]
-    shell = {**payload, "diff": None, "detail": "Run in .: make"}
+    shell = approval(**{**payload, "diff": None, "detail": "Run in .: make"})
     assert permission_request(shell)[0].content[0].content.text == "Run in .: make"
 
 
@@ -432,19 +469,26 @@ def test_permission_answers(outcome: Any, decision: ApprovalChoice | None) -> No
         ({"status": "completed"}, "end_turn"),
         ({"status": "cancelled"}, "cancelled"),
         ({"status": "interrupted"}, "cancelled"),
-        ({"status": "failed", "error": {"type": "MaxTurnsExceeded"}}, "max_turn_requests"),
-        ({"status": "failed", "error": {"type": "BudgetExceeded"}}, "max_tokens"),
-        ({"status": "failed", "error": {"type": "ContentFiltered"}}, "refusal"),
-        ({"status": "failed", "error": {"type": "ProviderError"}}, None),
+        (
+            {"status": "failed", "error": {"type": "MaxTurnsExceeded", "message": ""}},
+            "max_turn_requests",
+        ),
+        ({"status": "failed", "error": {"type": "BudgetExceeded", "message": ""}}, "max_tokens"),
+        ({"status": "failed", "error": {"type": "ContentFiltered", "message": ""}}, "refusal"),
+        ({"status": "failed", "error": {"type": "ProviderError", "message": ""}}, None),
     ],
 )
 def test_stop_reasons(finished: dict[str, Any], reason: str | None) -> None:
-    assert stop_reason(finished) == reason
+    assert stop_reason(run_finished(**finished)) == reason
 
 
 def test_prompt_usage() -> None:
-    assert prompt_usage({"usage": {}}) is None
-    usage = prompt_usage({"usage": {"inputTokens": 10, "outputTokens": 4, "cacheReadTokens": 2}})
+    assert prompt_usage(run_finished(status="completed")) is None
+    usage = prompt_usage(
+        run_finished(
+            status="completed", usage={"inputTokens": 10, "outputTokens": 4, "cacheReadTokens": 2}
+        )
+    )
     assert usage is not None and (usage.total_tokens, usage.cached_read_tokens) == (14, 2)
 
 
@@ -596,7 +640,13 @@ def test_titles_output_results_plans_and_permissions_are_escaped() -> None:
     assert start["title"] == f"Run echo \\![x]({EVIL})"
     assert start["rawInput"] == {"command": f"echo ![x]({EVIL})"}  # data, not markdown
     (output,) = _dump(
-        m.updates(ev("tool.update", toolCallId="c9", output={"text": f"<img src={EVIL}>\n"}))
+        m.updates(
+            ev(
+                "tool.update",
+                toolCallId="c9",
+                output={"text": f"<img src={EVIL}>\n", "stream": "stdout"},
+            )
+        )
     )
     assert output["content"][0]["content"]["text"] == f"\\<img src={EVIL}>\n"
     (result,) = _dump(
@@ -615,11 +665,13 @@ def test_titles_output_results_plans_and_permissions_are_escaped() -> None:
     )
     assert plan["entries"][0]["content"] == f"\\![x]({EVIL})"
     tool_call, _ = permission_request(
-        {"toolCallId": "c9", "title": f"Run ![x]({EVIL})", "detail": f"![y]({EVIL})"}
+        approval(toolCallId="c9", title=f"Run ![x]({EVIL})", detail=f"![y]({EVIL})")
     )
     assert tool_call.title == f"Run \\![x]({EVIL})"
     assert tool_call.content[0].content.text == f"\\![y]({EVIL})"
-    asked, _ = question_request({"text": f"Pick ![q]({EVIL})", "choices": ["a"]}, "c9")
+    asked, _ = question_request(
+        p.QuestionRequested(question_id="q", text=f"Pick ![q]({EVIL})", choices=["a"]), "c9"
+    )
     assert asked.title == f"Pick \\![q]({EVIL})"
 
 

@@ -18,6 +18,42 @@ from lovia_server.host.event_log import (
 from lovia_server.host.store import ServerStore
 
 
+class Sink(list):
+    """The publisher's ``send``: keeps each event as the JSON object it is on the wire."""
+
+    def __call__(self, event):
+        self.append(event.to_wire())
+
+
+def started(prompt="p", *, resumed=False):
+    return p.RunStarted(prompt=prompt, cwd="/w", model=None, agent="a", resumed=resumed)
+
+
+def finished():
+    return p.RunFinished(status="completed", usage=p.Usage(), resumable=False)
+
+
+def call(n):
+    return p.ToolCallStarted(
+        tool_call_id=f"c{n}", name="t", tool_kind="other", title="t", input={"n": n}, locations=[]
+    )
+
+
+def approval(approval_id):
+    return p.ApprovalRequested(
+        approval_id=approval_id,
+        tool_call_id="c",
+        title="t",
+        paths=[],
+        action="other",
+        detail="",
+        options=[],
+    )
+
+
+MSG, THINK, OUT = p.MessageDelta, p.ReasoningDelta, p.ToolUpdate
+
+
 class Gate:
     """Holds every ``append_events`` until opened: a write that stays pending."""
 
@@ -72,12 +108,12 @@ class Client:
 
 
 async def test_a_delta_leaves_at_once_when_nothing_is_pending(store):
-    sent = []
-    log = EventLog("r1", "s1", Publisher(store, sent.append))
-    log.delta("message.delta", "m1", "Hel")
+    sent = Sink()
+    log = EventLog("r1", "s1", Publisher(store, sent))
+    log.delta(MSG, "m1", "Hel")
     assert log.seq == 1  # sequenced on arrival: no timer, no window
     await log.publisher.drain()
-    log.delta("message.delta", "m1", "lo")
+    log.delta(MSG, "m1", "lo")
     assert log.seq == 2
     await log.close()
     assert [(e["seq"], e["text"]) for e in sent] == [(1, "Hel"), (2, "lo")]
@@ -85,15 +121,15 @@ async def test_a_delta_leaves_at_once_when_nothing_is_pending(store):
 
 async def test_deltas_merge_while_a_write_is_pending(store):
     gate = Gate(store)
-    sent = []
-    pub = Publisher(store, sent.append)
+    sent = Sink()
+    pub = Publisher(store, sent)
     log = EventLog("r1", "s1", pub)
-    log.emit("run.started", {"prompt": "p"})
+    log.emit(started())
     await asyncio.sleep(0)  # the batch with run.started is being stored
     for piece in ("hel", "lo", " wor", "ld"):
-        log.delta("message.delta", "m1", piece)
-    log.delta("reasoning.delta", "m1", "think")
-    log.delta("message.delta", "m1", "!")
+        log.delta(MSG, "m1", piece)
+    log.delta(THINK, "m1", "think")
+    log.delta(MSG, "m1", "!")
     assert log.seq == 1 and pub.busy
     gate.open()
     await log.close()
@@ -108,13 +144,13 @@ async def test_deltas_merge_while_a_write_is_pending(store):
 
 async def test_an_event_after_held_deltas_flushes_them_first(store):
     gate = Gate(store)
-    sent = []
-    log = EventLog("r1", "s1", Publisher(store, sent.append))
-    log.delta("message.delta", "m1", "a")
+    sent = Sink()
+    log = EventLog("r1", "s1", Publisher(store, sent))
+    log.delta(MSG, "m1", "a")
     await asyncio.sleep(0)
-    log.delta("message.delta", "m1", "b")
-    log.delta("message.delta", "m1", "c")
-    log.emit("message.completed", {"messageId": "m1", "text": "abc"})
+    log.delta(MSG, "m1", "b")
+    log.delta(MSG, "m1", "c")
+    log.emit(p.MessageCompleted(message_id="m1", text="abc"))
     gate.open()
     await log.close()
     assert [(e["seq"], e["kind"], e["text"]) for e in sent] == [
@@ -129,8 +165,8 @@ async def test_deltas_wait_for_a_client_that_is_behind_then_go_together(store):
     pub = Publisher(store, lambda e: pytest.fail("the wire wins"), wire=client)
     log = EventLog("r1", "s1", pub)
     client.backlog = 10_000  # the client has not read the previous frames yet
-    log.delta("message.delta", "m1", "one ")
-    log.delta("message.delta", "m1", "two")
+    log.delta(MSG, "m1", "one ")
+    log.delta(MSG, "m1", "two")
     await asyncio.sleep(0.05)  # no timer ends the wait: only the client's read does
     assert client.sent == [] and log.seq == 0
     client.read()
@@ -143,10 +179,10 @@ async def test_a_client_that_stopped_reading_never_holds_up_the_store(store):
     pub = Publisher(store, lambda e: pytest.fail("the wire wins"), wire=client)
     log = EventLog("r1", "s1", pub)
     client.backlog = 10_000  # it never reads
-    log.delta("message.delta", "m1", "held ")
-    log.emit("tool.call", {"toolCallId": "c"})  # stored at once, the held delta first
-    log.delta("message.delta", "m1", "x" * (MERGE_LIMIT // 2))
-    log.delta("message.delta", "m1", "y" * (MERGE_LIMIT // 2))  # too much to hold: sequenced
+    log.delta(MSG, "m1", "held ")
+    log.emit(call(0))  # stored at once, the held delta first
+    log.delta(MSG, "m1", "x" * (MERGE_LIMIT // 2))
+    log.delta(MSG, "m1", "y" * (MERGE_LIMIT // 2))  # too much to hold: sequenced
     async with asyncio.timeout(5):
         while len(await store.events_after("r1", 0)) < 3:  # noqa: ASYNC110 - the store's rows
             await asyncio.sleep(0.01)
@@ -159,10 +195,10 @@ async def test_a_client_that_stopped_reading_never_holds_up_the_store(store):
 
 async def test_without_coalescing_every_delta_is_its_own_event(store):
     gate = Gate(store)
-    sent = []
-    log = EventLog("r1", "s1", Publisher(store, sent.append), coalesce=False)
+    sent = Sink()
+    log = EventLog("r1", "s1", Publisher(store, sent), coalesce=False)
     for ch in "abc":
-        log.delta("message.delta", "m1", ch)
+        log.delta(MSG, "m1", ch)
     gate.open()
     await log.close()
     assert [e["text"] for e in sent] == ["a", "b", "c"]
@@ -172,7 +208,7 @@ async def test_events_are_stored_before_they_are_sent(store):
     seen_in_store = []
 
     def send(event):
-        seen_in_store.append(event["seq"] in {e["seq"] for e in stored_now})
+        seen_in_store.append(event.seq in {e["seq"] for e in stored_now})
 
     stored_now = []
     pub = Publisher(store, send)
@@ -185,8 +221,8 @@ async def test_events_are_stored_before_they_are_sent(store):
     store.append_events = recording
     log = EventLog("r2", "s", pub)
     for i in range(50):
-        log.emit("tool.call", {"i": i})
-        log.delta("message.delta", "m", f"{i}")
+        log.emit(call(i))
+        log.delta(MSG, "m", f"{i}")
         if i % 7 == 0:
             await asyncio.sleep(0)
     await log.close()
@@ -203,8 +239,8 @@ async def test_the_wire_gets_the_stored_bytes(store):
 
     pub = Publisher(store, lambda e: pytest.fail("the wire wins"), wire=Wire())
     log = EventLog("r5", "s", pub)
-    log.emit("run.started", {"prompt": "héllo ✓"})
-    log.delta("tool.update", "c1", "out\n", "stderr")
+    log.emit(started("héllo ✓"))
+    log.delta(OUT, "c1", "out\n", "stderr")
     await log.close()
     rows = await store.db.execute_fetchall(
         "SELECT body FROM server_run_events WHERE run_id = 'r5' ORDER BY seq"
@@ -213,25 +249,31 @@ async def test_the_wire_gets_the_stored_bytes(store):
     assert json.loads(frames[1])["output"] == {"text": "out\n", "stream": "stderr"}
 
 
+def _delta_event(text):
+    envelope = {"session_id": "s", "run_id": "r", "seq": 1, "ts": 0}
+    return p.MessageDeltaEvent(**envelope, kind="message.delta", message_id="m", text=text)
+
+
 def test_an_event_utf8_cannot_carry_is_escaped_not_lost():
-    text, data = encode_event({"kind": "message.delta", "text": "bad \udc80 byte"})
+    text, data = encode_event(_delta_event("bad \udc80 byte"))
     assert json.loads(data)["text"] == "bad \udc80 byte" and text == data.decode()
-    text, data = encode_event({"text": "ünïcode"})
-    assert data == '{"text":"ünïcode"}'.encode()
+    text, data = encode_event(_delta_event("ünïcode"))
+    assert (
+        data
+        == (
+            '{"sessionId":"s","runId":"r","seq":1,"ts":0,"kind":"message.delta",'
+            '"messageId":"m","text":"ünïcode"}'
+        ).encode()
+    )
 
 
-def test_delta_payloads_have_the_models_wire_shape():
-    assert (
-        delta_payload("message.delta", "m1", "hi", "stdout")
-        == p.MessageDelta(message_id="m1", text="hi").to_wire()
+def test_delta_payloads_are_the_models_built_without_validation():
+    assert delta_payload(MSG, "m1", "hi", "stdout") == p.MessageDelta(message_id="m1", text="hi")
+    assert delta_payload(THINK, "m1", "hm", "stdout") == p.ReasoningDelta(
+        message_id="m1", text="hm"
     )
-    assert (
-        delta_payload("reasoning.delta", "m1", "hm", "stdout")
-        == p.ReasoningDelta(message_id="m1", text="hm").to_wire()
-    )
-    assert (
-        delta_payload("tool.update", "c1", "o", "stderr")
-        == p.ToolUpdate(tool_call_id="c1", output=p.ToolOutput(text="o", stream="stderr")).to_wire()
+    assert delta_payload(OUT, "c1", "o", "stderr").to_wire() == (
+        p.ToolUpdate(tool_call_id="c1", output=p.ToolOutput(text="o", stream="stderr")).to_wire()
     )
 
 
@@ -241,10 +283,10 @@ async def test_slow_client_skips_deltas_but_never_other_events(store):
     sent = client.sent
     pub = Publisher(store, lambda e: pytest.fail("the wire wins"), wire=client)
     log = EventLog("r3", "s", pub, coalesce=False)
-    log.emit("run.started", {})
-    log.delta("message.delta", "m", "lost on the wire")
-    log.delta("tool.update", "c1", "output", "stdout")
-    log.emit("run.finished", {"status": "completed"})
+    log.emit(started())
+    log.delta(MSG, "m", "lost on the wire")
+    log.delta(OUT, "c1", "output", "stdout")
+    log.emit(finished())
     await log.close()
     assert [e["kind"] for e in sent] == ["run.started", "run.finished"]
     assert [e["seq"] for e in sent] == [1, 4]  # the gap tells the client to replay
@@ -257,13 +299,13 @@ async def test_slow_client_skips_deltas_but_never_other_events(store):
 async def test_seq_continues_from_the_stored_log(store):
     pub = Publisher(store, lambda e: None)
     first = EventLog("r4", "s", pub, coalesce=False)
-    first.emit("run.started", {})
-    first.emit("run.finished", {})
+    first.emit(started())
+    first.emit(finished())
     await first.close()
     again = EventLog("r4", "s", pub, last_seq=await store.last_seq("r4"))
-    event = again.emit("run.started", {"resumed": True})
+    event = again.emit(started(resumed=True))
     await again.close()
-    assert event["seq"] == 3
+    assert event.seq == 3
 
 
 def test_a_legs_checkpoint_key_leads_back_to_its_run() -> None:
@@ -276,11 +318,11 @@ def test_a_legs_checkpoint_key_leads_back_to_its_run() -> None:
 # ----------------------------------------------------------------------------- property
 
 TARGETS = [
-    ("message.delta", "m1", "stdout"),
-    ("message.delta", "m2", "stdout"),
-    ("reasoning.delta", "m1", "stdout"),
-    ("tool.update", "c1", "stdout"),
-    ("tool.update", "c1", "stderr"),
+    (MSG, "m1", "stdout"),
+    (MSG, "m2", "stdout"),
+    (THINK, "m1", "stdout"),
+    (OUT, "c1", "stdout"),
+    (OUT, "c1", "stderr"),
 ]
 OPS = st.one_of(
     st.tuples(st.just("delta"), st.integers(0, len(TARGETS) - 1), st.text(min_size=1, max_size=4)),
@@ -301,7 +343,7 @@ def _atoms(events):
         elif kind in ("message.delta", "reasoning.delta"):
             piece = ((kind, e["messageId"], "stdout"), e["text"])
         else:
-            piece = ((kind, e["n"], ""), None)
+            piece = ((kind, e["input"]["n"], ""), None)
         if out and piece[1] is not None and out[-1][0] == piece[0]:
             out[-1] = (piece[0], out[-1][1] + piece[1])
         else:
@@ -333,7 +375,7 @@ def test_no_delta_is_lost_or_reordered_under_any_coalescing_decision(
             if op == "delta":
                 log.delta(*TARGETS[n][:2], text, TARGETS[n][2])
             elif op == "event":
-                log.emit("tool.call", {"n": n})
+                log.emit(call(n))
             elif op == "yield":
                 for _ in range(n + 1):
                     await asyncio.sleep(0)
@@ -364,9 +406,9 @@ def expected_of(ops):
     for op, n, text in ops:
         if op == "delta":
             kind, key, stream = TARGETS[n]
-            out.append({"kind": kind, **delta_payload(kind, key, text, stream)})
+            out.append({"kind": kind.KIND, **delta_payload(kind, key, text, stream).to_wire()})
         elif op == "event":
-            out.append({"kind": "tool.call", "n": n})
+            out.append({"kind": "tool.call", "input": {"n": n}})
     return out
 
 
@@ -403,10 +445,10 @@ async def test_a_run_whose_latest_event_was_refused_gets_it_sent_once_there_is_r
     sent = client.sent
     pub = Publisher(store, lambda e: pytest.fail("the wire wins"), wire=client)
     log = EventLog("r9", "s", pub)
-    log.emit("run.started", {})
-    log.emit("message.completed", {"messageId": "m", "text": "refused"})
-    log.emit("approval.requested", {"approvalId": "a"})
-    log.emit("tool.call", {"toolCallId": "c"})
+    log.emit(started())
+    log.emit(p.MessageCompleted(message_id="m", text="refused"))
+    log.emit(approval("a"))
+    log.emit(call(0))
     await log.close()
     assert [e["seq"] for e in sent] == [1, 3]
     assert pub.skipped == 2

@@ -314,13 +314,13 @@ export interface RunStartedEvent {
   seq: number;
   ts: number;
   parentRunId?: string;
+  kind: "run.started";
   prompt: string;
   cwd: string;
   model: string | null;
   agent: string;
   resumed: boolean;
   subagent?: SubagentRef;
-  kind: "run.started";
 }
 /**
  * Whose event this is when a subagent (a child run) raised it: shown on approval cards.
@@ -336,11 +336,11 @@ export interface UserMessageEvent {
   seq: number;
   ts: number;
   parentRunId?: string;
+  kind: "user.message";
   messageId: string;
   text: string;
   source: MessageSource;
   context?: ContextSummary[];
-  kind: "user.message";
 }
 /**
  * What the model got for one of the prompt's context items (the chips on the message):
@@ -362,9 +362,9 @@ export interface MessageDeltaEvent {
   seq: number;
   ts: number;
   parentRunId?: string;
+  kind: "message.delta";
   messageId: string;
   text: string;
-  kind: "message.delta";
 }
 export interface ReasoningDeltaEvent {
   sessionId: string;
@@ -372,9 +372,9 @@ export interface ReasoningDeltaEvent {
   seq: number;
   ts: number;
   parentRunId?: string;
+  kind: "reasoning.delta";
   messageId: string;
   text: string;
-  kind: "reasoning.delta";
 }
 export interface MessageCompletedEvent {
   sessionId: string;
@@ -382,9 +382,9 @@ export interface MessageCompletedEvent {
   seq: number;
   ts: number;
   parentRunId?: string;
+  kind: "message.completed";
   messageId: string;
   text: string;
-  kind: "message.completed";
 }
 export interface OutputDiscardedEvent {
   sessionId: string;
@@ -392,8 +392,8 @@ export interface OutputDiscardedEvent {
   seq: number;
   ts: number;
   parentRunId?: string;
-  messageId: string;
   kind: "output.discarded";
+  messageId: string;
 }
 export interface ToolCallEvent {
   sessionId: string;
@@ -401,6 +401,7 @@ export interface ToolCallEvent {
   seq: number;
   ts: number;
   parentRunId?: string;
+  kind: "tool.call";
   toolCallId: string;
   name: string;
   toolKind: ToolKind;
@@ -410,7 +411,6 @@ export interface ToolCallEvent {
   };
   locations: Location[];
   server?: string;
-  kind: "tool.call";
 }
 /**
  * A file a tool call touches, for click-through.
@@ -426,9 +426,9 @@ export interface ToolUpdateEvent {
   seq: number;
   ts: number;
   parentRunId?: string;
+  kind: "tool.update";
   toolCallId: string;
   output: ToolOutput;
-  kind: "tool.update";
 }
 export interface ToolOutput {
   text: string;
@@ -440,11 +440,11 @@ export interface ToolResultEvent {
   seq: number;
   ts: number;
   parentRunId?: string;
+  kind: "tool.result";
   toolCallId: string;
   status: ToolStatus;
   content: (TextContent | DiffContent)[];
   isError: boolean;
-  kind: "tool.result";
 }
 export interface TextContent {
   type: "text";
@@ -463,6 +463,7 @@ export interface ApprovalRequestedEvent {
   seq: number;
   ts: number;
   parentRunId?: string;
+  kind: "approval.requested";
   approvalId: string;
   toolCallId: string;
   title: string;
@@ -474,7 +475,6 @@ export interface ApprovalRequestedEvent {
   options: ApprovalOption[];
   subagent?: SubagentRef;
   warning?: string;
-  kind: "approval.requested";
 }
 /**
  * A file's text before and after an edit (`oldText` is null for a new file).
@@ -495,12 +495,12 @@ export interface ApprovalResolvedEvent {
   seq: number;
   ts: number;
   parentRunId?: string;
+  kind: "approval.resolved";
   approvalId: string;
   outcome: ApprovalOutcome;
   by: ApprovalBy;
   decision?: ApprovalChoice;
   edited?: boolean;
-  kind: "approval.resolved";
 }
 export interface QuestionRequestedEvent {
   sessionId: string;
@@ -508,12 +508,12 @@ export interface QuestionRequestedEvent {
   seq: number;
   ts: number;
   parentRunId?: string;
+  kind: "question.requested";
   questionId: string;
   text: string;
   choices?: string[];
   multiSelect?: boolean;
   subagent?: SubagentRef;
-  kind: "question.requested";
 }
 export interface QuestionAnsweredEvent {
   sessionId: string;
@@ -521,9 +521,9 @@ export interface QuestionAnsweredEvent {
   seq: number;
   ts: number;
   parentRunId?: string;
+  kind: "question.answered";
   questionId: string;
   answer: string;
-  kind: "question.answered";
 }
 export interface TodoUpdatedEvent {
   sessionId: string;
@@ -531,8 +531,8 @@ export interface TodoUpdatedEvent {
   seq: number;
   ts: number;
   parentRunId?: string;
-  items: TodoItem[];
   kind: "todo.updated";
+  items: TodoItem[];
 }
 export interface TodoItem {
   content: string;
@@ -545,10 +545,10 @@ export interface HandoffEvent {
   seq: number;
   ts: number;
   parentRunId?: string;
+  kind: "handoff";
   fromAgent: string;
   toAgent: string;
   reason: string | null;
-  kind: "handoff";
 }
 export interface CompactionEvent {
   sessionId: string;
@@ -556,12 +556,12 @@ export interface CompactionEvent {
   seq: number;
   ts: number;
   parentRunId?: string;
+  kind: "compaction";
   tokensBefore: number | null;
   tokensAfter: number | null;
   stages: string[];
   reactive: boolean;
   detail: string[];
-  kind: "compaction";
 }
 export interface UsageUpdatedEvent {
   sessionId: string;
@@ -569,13 +569,13 @@ export interface UsageUpdatedEvent {
   seq: number;
   ts: number;
   parentRunId?: string;
+  kind: "usage.updated";
   inputTokens: number;
   outputTokens: number;
   cacheReadTokens: number;
   contextTokens: number | null;
   contextWindow: number | null;
   costUsd?: number;
-  kind: "usage.updated";
 }
 export interface CheckpointCreatedEvent {
   sessionId: string;
@@ -583,13 +583,13 @@ export interface CheckpointCreatedEvent {
   seq: number;
   ts: number;
   parentRunId?: string;
+  kind: "checkpoint.created";
   checkpointId: string;
   turnIndex: number;
   label: string;
   createdAt: number;
   root: string;
   rootUri: string;
-  kind: "checkpoint.created";
 }
 export interface SubagentStartedEvent {
   sessionId: string;
@@ -597,6 +597,7 @@ export interface SubagentStartedEvent {
   seq: number;
   ts: number;
   parentRunId?: string;
+  kind: "subagent.started";
   childRunId: string;
   childSessionId: string;
   taskId: string;
@@ -604,7 +605,6 @@ export interface SubagentStartedEvent {
   prompt: string;
   toolCallId: string | null;
   resumed: boolean;
-  kind: "subagent.started";
 }
 export interface SubagentFinishedEvent {
   sessionId: string;
@@ -612,13 +612,13 @@ export interface SubagentFinishedEvent {
   seq: number;
   ts: number;
   parentRunId?: string;
+  kind: "subagent.finished";
   childRunId: string;
   taskId: string;
   status: FinalStatus;
   usage: Usage;
   summary?: string;
   error?: RunError;
-  kind: "subagent.finished";
 }
 /**
  * Token counts of a run so far; `contextTokens` is the last turn's prompt size;
@@ -643,11 +643,11 @@ export interface MCPStatusEvent {
   seq: number;
   ts: number;
   parentRunId?: string;
+  kind: "mcp.status";
   server: string;
   state: string;
   tools: string[];
   error?: string;
-  kind: "mcp.status";
 }
 export interface RunFinishedEvent {
   sessionId: string;
@@ -655,12 +655,12 @@ export interface RunFinishedEvent {
   seq: number;
   ts: number;
   parentRunId?: string;
+  kind: "run.finished";
   status: FinalStatus;
   usage: Usage;
   resumable: boolean;
   output?: unknown;
   error?: RunError;
-  kind: "run.finished";
 }
 export interface SessionsParams {
   limit?: number;

@@ -1,14 +1,17 @@
 """The protocol models produce the wire's exact shapes: camelCase, optional fields left out."""
 
 import asyncio
+import json
 
 import pytest
 from pydantic import TypeAdapter, ValidationError
 
 from lovia_server import protocol as p
-from lovia_server.host.event_log import EventLog
+from lovia_server.host.event_log import EventLog, encode_event
+from lovia_server.host.event_log import Publisher as RealPublisher
 
 EVENTS = TypeAdapter(p.LoviaEvent)
+ENVELOPE = {"sessionId", "runId", "seq", "ts", "kind"}
 
 
 def test_payload_fields_are_camel_case_on_the_wire():
@@ -228,13 +231,55 @@ def test_the_event_log_sends_the_envelope_then_the_payload():
     async def scenario():
         log = EventLog("r1", "s1", Publisher(), coalesce=False)
         log.emit(p.UserMessage(message_id="u1", text="hi", source="prompt"))
-        log.delta("tool.update", "c1", "out", "stderr")
+        log.delta(p.ToolUpdate, "c1", "out", "stderr")
 
     asyncio.run(scenario())
-    assert [list(e)[:5] for e in sent] == [["sessionId", "runId", "seq", "ts", "kind"]] * 2
-    first, second = (EVENTS.validate_python(e) for e in sent)
+    wire = [json.loads(encode_event(e)[1]) for e in sent]
+    assert [list(e)[:5] for e in wire] == [["sessionId", "runId", "seq", "ts", "kind"]] * 2
+    first, second = sent
     assert isinstance(first, p.UserMessageEvent) and first.text == "hi" and first.seq == 1
     assert isinstance(second, p.ToolUpdateEvent) and second.output.stream == "stderr"
+    assert [p.parse_event(e) for e in wire] == sent  # what the client reads back is the model
+
+
+def test_essential_kinds_are_the_payloads_marked_essential():
+    marked = {kind for kind, cls in p.PAYLOADS.items() if cls.ESSENTIAL}
+    assert marked == p.ESSENTIAL_KINDS
+    assert {"run.started", "run.finished", "approval.requested"} <= marked
+    assert not marked & p.DELTA_KINDS  # deltas may always be replayed instead
+
+
+async def test_an_essential_event_is_never_dropped_for_a_client_far_behind(store):
+    """Every kind, through a transport that refuses all it may: exactly the kinds whose payload
+    class is marked essential reach the client, in order; the rest are stored."""
+
+    class Behind:
+        def __init__(self):
+            self.sent = []
+
+        def send_event(self, data, *, run_id, essential):
+            if essential:
+                self.sent.append(json.loads(data)["kind"])
+            return essential
+
+        def pending(self):
+            return False
+
+        def drained(self):
+            return None
+
+    wire = Behind()
+    publisher = RealPublisher(store, lambda e: pytest.fail("the wire wins"), wire=wire)
+    log = EventLog("r1", "s", publisher, coalesce=False)
+    for kind in p.EVENT_KINDS:
+        sample = _sample_event(kind)
+        payload = {k: v for k, v in sample.items() if k not in ENVELOPE}
+        log.emit(p.PAYLOADS[kind].model_validate(payload))
+    await log.close()
+    assert wire.sent == [kind for kind in p.EVENT_KINDS if p.PAYLOADS[kind].ESSENTIAL]
+    assert publisher.skipped == len(p.EVENT_KINDS) - len(wire.sent)
+    stored = await store.typed_events_after("r1", 0)
+    assert [e.kind for e in stored] == p.EVENT_KINDS
 
 
 def test_decision_says_whether_it_allows_and_whether_it_is_remembered():

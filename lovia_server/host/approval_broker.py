@@ -11,7 +11,7 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal, Protocol
 
@@ -62,10 +62,14 @@ class PendingApproval:
     event: events.ApprovalRequired
     payload: ApprovalRequested
     answer: ApprovalAnswer | None = None
+    decided: asyncio.Future[bool] = field(init=False, repr=False)
+
+    def __post_init__(self) -> None:
+        self.decided = self.event.decision()
 
     @property
     def settled(self) -> bool:
-        return self.answer is not None or self.event.decision().done()
+        return self.answer is not None or self.decided.done()
 
     def settle(self, answer: ApprovalAnswer) -> bool:
         """Answer the approval; False when it already was (the first answer wins)."""
@@ -152,8 +156,7 @@ class ApprovalBroker:
         if self.editor.asks_approvals:
             asker = asyncio.get_running_loop().create_task(self._ask_editor(pending))
         try:
-            decided = asyncio.shield(pending.event.decision())
-            await asyncio.wait_for(decided, self.approval_timeout())
+            await asyncio.wait_for(asyncio.shield(pending.decided), self.approval_timeout())
         except TimeoutError:
             pending.settle(TIMED_OUT_ANSWER)
         finally:
@@ -269,9 +272,9 @@ class ApprovalBroker:
                 },
             )
         answer = ApprovalAnswer(
-            params.decision,
-            params.message,
-            "user",
+            decision=params.decision,
+            message=params.message,
+            by="user",
             edits=self._reviewed_files(ctl, pending, params) if params.edits else None,
         )
         pending.settle(answer)

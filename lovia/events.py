@@ -10,6 +10,8 @@ from lovia.parts import ContentPart
 from lovia.transcript import TranscriptEntry
 
 if TYPE_CHECKING:
+    import asyncio
+
     from lovia.agent import Agent
     from lovia.approvals import ApprovalChannel
     from lovia.runtime.result import RunResult
@@ -122,16 +124,24 @@ class ApprovalRequired(ToolEvent):
     _channel: ApprovalChannel | None = field(default=None, repr=False)
     tool: Tool | None = field(default=None, repr=False, compare=False, kw_only=True)
 
-    def approve(self) -> None:
-        if self._channel is None:
-            raise RuntimeError("This ApprovalRequired event has no approval channel")
-        self._channel.approve(self.call.id)
+    def approve(self, *, answer: object = None) -> None:
+        """Let the call run; ``answer`` (optional) reaches it as ``current_approval``."""
+        self._require_channel().approve(self.call.id, answer=answer)
 
-    def reject(self, message: str | None = None) -> None:
+    def reject(self, message: str | None = None, *, answer: object = None) -> None:
         """Deny the call; a ``message`` is appended to what the model is told."""
+        self._require_channel().reject(self.call.id, message=message, answer=answer)
+
+    def decision(self) -> asyncio.Future[bool]:
+        """The future the loop waits on for this call: a consumer may await it (with its own
+        timeout) instead of keeping a future of its own; :meth:`approve` / :meth:`reject`
+        settle it."""
+        return self._require_channel().register(self.call.id)
+
+    def _require_channel(self) -> ApprovalChannel:
         if self._channel is None:
             raise RuntimeError("This ApprovalRequired event has no approval channel")
-        self._channel.reject(self.call.id, message=message)
+        return self._channel
 
 
 @dataclass

@@ -19,6 +19,11 @@ TContext = TypeVar("TContext")
 current_tool_call: ContextVar[ToolCall | None] = ContextVar("lovia_current_tool_call", default=None)
 """The tool call being executed, so tools can tag side output (e.g. streamed shell output)."""
 
+current_approval: ContextVar[object] = ContextVar("lovia_current_approval", default=None)
+"""The ``answer`` the executing call was approved with (``ApprovalRequired.approve(answer=...)``),
+``None`` when it needed no approval or was approved without one: lets a tool policy act on what
+the approver said (a host writes the user's reviewed text instead of the proposal)."""
+
 
 @dataclass
 class RunContext(Generic[TContext]):
@@ -56,4 +61,4 @@ class RunContext(Generic[TContext]):
         return ""
 
 
-__all__ = ["RunContext", "current_tool_call"]
+__all__ = ["RunContext", "current_approval", "current_tool_call"]

@@ -630,9 +630,8 @@ app.addEventListener("click", (e) => {
     case "toggleHunk": {
       const id = d.approvalId!;
       const set = memory.rejectedHunks.get(id) ?? new Set<string>();
-      const hunk = `${d.file}:${d.hunk}`;
-      if (d.reject === "1") set.add(hunk);
-      else set.delete(hunk);
+      if (d.reject === "1") set.add(d.hunk!);
+      else set.delete(d.hunk!);
       memory.rejectedHunks.set(id, set);
       const key = target.closest<HTMLElement>("[data-key]")?.dataset.key;
       if (key && model.rows.has(key)) draw(key);

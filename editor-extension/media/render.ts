@@ -2,7 +2,7 @@ import type { ActiveRunView, ChromeState, PendingSteer } from "../src/chat/messa
 import type { ChangesRow, FooterRow, Row, ShownContent, ShownDiff, ShownText, ToolRow, UserRow } from "../src/chat/rows";
 import type { ApprovalItem, AssistantItem, NoticeItem, QuestionItem, ReasoningItem, ToolItem } from "../src/protocol/runView";
 import type { FileDiff, SessionSummary } from "../src/protocol/types";
-import { applyHunks, hunksOf, reviewLines } from "../src/diff/hunks";
+import { hunksOf, reviewLines, withoutHunks } from "../src/diff/hunks";
 import { h, htmlBlock, icon } from "./dom";
 import { ICONS, TOOL_ICONS } from "./icons";
 import { decorateCode } from "./code";
@@ -14,7 +14,7 @@ import { renderSubagent } from "./subagents";
 /** UI-only state kept by the webview (what is expanded, which hunks the reader rejected). */
 export interface UiMemory {
   openDetails: Set<string>;
-  /** Per approval, the rejected hunks as `<file index>:<hunk index>`. */
+  /** Per approval, the ids of the hunks the reader rejected (`Hunk.id`, as in the diff editor). */
   rejectedHunks: Map<string, Set<string>>;
 }
 
@@ -309,7 +309,8 @@ function renderApprovalPart(run: { runId: string }, item: ApprovalItem, memory: 
 function renderReviewDiff(item: ApprovalItem, file: number, diff: FileDiff, memory: UiMemory): HTMLElement {
   const rejected = memory.rejectedHunks.get(item.approvalId) ?? new Set<string>();
   const lines = reviewLines(diff.oldText, diff.newText);
-  const total = hunksOf(diff.oldText, diff.newText).length;
+  const hunks = hunksOf(diff.oldText, diff.newText, file);
+  const total = hunks.length;
   const rows: HTMLElement[] = [];
   let last = -1;
   let added = 0;
@@ -321,7 +322,8 @@ function renderReviewDiff(item: ApprovalItem, file: number, diff: FileDiff, memo
     }
     if (line.hunk !== undefined && line.hunk !== last) {
       last = line.hunk;
-      const off = rejected.has(`${file}:${line.hunk}`);
+      const id = hunks[line.hunk]!.id;
+      const off = rejected.has(id);
       const toggle = (reject: boolean, label: string) =>
         h(
           "button",
@@ -330,8 +332,7 @@ function renderReviewDiff(item: ApprovalItem, file: number, diff: FileDiff, memo
             class: `hunk-button${off === reject ? " on" : ""}`,
             "data-action": "toggleHunk",
             "data-approval-id": item.approvalId,
-            "data-file": file,
-            "data-hunk": line.hunk,
+            "data-hunk": id,
             "data-reject": reject ? "1" : "0",
             "aria-pressed": String(off === reject),
             "aria-label": `${label} hunk ${(line.hunk ?? 0) + 1}`,
@@ -350,7 +351,7 @@ function renderReviewDiff(item: ApprovalItem, file: number, diff: FileDiff, memo
     }
     if (line.op === "+") added++;
     if (line.op === "-") removed++;
-    const off = line.hunk !== undefined && rejected.has(`${file}:${line.hunk}`);
+    const off = line.hunk !== undefined && rejected.has(hunks[line.hunk]!.id);
     const cls = line.op === "+" ? "diff-add" : line.op === "-" ? "diff-del" : "diff-ctx";
     rows.push(h("div", { class: `diff-line ${cls}${off ? " hunk-rejected" : ""}` }, h("span", { class: "diff-op", "aria-hidden": "true" }, line.op), line.text));
   }
@@ -370,8 +371,9 @@ function renderReviewDiff(item: ApprovalItem, file: number, diff: FileDiff, memo
 
 /** Hunks of an approval's diff: how many, and how many the reader rejected. */
 export function hunkCounts(item: ApprovalItem, memory: UiMemory): { total: number; rejected: number } {
-  const total = (item.diff ?? []).reduce((n, d) => n + hunksOf(d.oldText, d.newText).length, 0);
-  return { total, rejected: memory.rejectedHunks.get(item.approvalId)?.size ?? 0 };
+  const rejected = memory.rejectedHunks.get(item.approvalId) ?? new Set<string>();
+  const hunks = (item.diff ?? []).flatMap((d, file) => hunksOf(d.oldText, d.newText, file));
+  return { total: hunks.length, rejected: hunks.filter((hunk) => rejected.has(hunk.id)).length };
 }
 
 /** The files whose text differs from the proposal once the rejected hunks are put back. */
@@ -380,8 +382,8 @@ export function editsFor(item: ApprovalItem, memory: UiMemory): { path: string; 
   if (!rejected || rejected.size === 0) return [];
   const edits: { path: string; newText: string }[] = [];
   (item.diff ?? []).forEach((d, file) => {
-    const mine = new Set([...rejected].filter((k) => k.startsWith(`${file}:`)).map((k) => Number(k.split(":")[1])));
-    if (mine.size > 0) edits.push({ path: d.path, newText: applyHunks(d.oldText, d.newText, mine) });
+    const newText = withoutHunks(d.oldText, d.newText, file, rejected);
+    if (newText !== d.newText) edits.push({ path: d.path, newText });
   });
   return edits;
 }

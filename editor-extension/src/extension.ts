@@ -120,9 +120,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<LoviaE
   };
   // chatHost's closures reach `approvals` only once activation is done.
   const controller = new ChatController(host.lovia, store, chatHost);
-  const approvals = new ApprovalManager(store, proposals, (runId, approvalId, decision, message, edits) =>
-    controller.approve(runId, approvalId, decision, message, edits),
-  );
+  const approvals = new ApprovalManager(store, proposals, (params) => controller.approve(params));
   const chatView = new ChatViewProvider(context.extensionUri, controller, log, searchMentions);
   const statusBar = new RunStatusBar(store);
 
@@ -311,8 +309,8 @@ export async function activate(context: vscode.ExtensionContext): Promise<LoviaE
     ["lovia.approval.accept", (arg?: unknown) => approvals.decideFromCommand(arg, "allow_once")],
     ["lovia.approval.acceptAlways", (arg?: unknown) => approvals.decideFromCommand(arg, "allow_always")],
     ["lovia.approval.reject", (arg?: unknown) => approvals.decideFromCommand(arg, "reject_once")],
-    ["lovia.approval.keepHunk", (id: unknown, file: unknown, hunk: unknown) => approvals.keepHunk(String(id), Number(file), Number(hunk))],
-    ["lovia.approval.rejectHunk", (id: unknown, file: unknown, hunk: unknown) => approvals.rejectHunk(String(id), Number(file), Number(hunk))],
+    ["lovia.approval.keepHunk", (id: unknown, hunk: unknown) => approvals.keepHunk(String(id), String(hunk))],
+    ["lovia.approval.rejectHunk", (id: unknown, hunk: unknown) => approvals.rejectHunk(String(id), String(hunk))],
     [
       "lovia.restoreCheckpoint",
       async (id?: unknown) => {

@@ -799,14 +799,26 @@ class RunLoop:
                         async for event in self._drain_batch(state, batch, wait=True):
                             yield event
                     async for event in tools.execute(
-                        call, tool, outcome.args, state=state, tracer=self.tracer
+                        call,
+                        tool,
+                        outcome.args,
+                        state=state,
+                        tracer=self.tracer,
+                        approval=outcome.approval,
                     ):
                         yield await self._emit(state, event)
                         if isinstance(event, ev.ToolCallCompleted):
                             await self.checkpoints.save_running(state)
                             self.cancel_token.check()
                 else:
-                    agen = tools.execute(call, tool, outcome.args, state=state, tracer=self.tracer)
+                    agen = tools.execute(
+                        call,
+                        tool,
+                        outcome.args,
+                        state=state,
+                        tracer=self.tracer,
+                        approval=outcome.approval,
+                    )
                     batch.tasks.append(asyncio.create_task(_pump(agen, batch.queue)))
                     batch.in_flight += 1
             if batch.in_flight:

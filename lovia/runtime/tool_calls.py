@@ -16,7 +16,7 @@ from lovia.handoff import _HandoffSignal
 from lovia.messages import ToolCall
 from lovia.parts import coerce_parts, project_parts
 from lovia.reliability import CancelToken, RunBudget
-from lovia.run_context import current_tool_call
+from lovia.run_context import current_approval, current_tool_call
 from lovia.runtime.run_state import RunState
 from lovia.tools.base import Tool, render_tool_result, run_tool, truncate_tool_output
 from lovia.tracing import Tracer, tool_call_span
@@ -46,6 +46,8 @@ class PreflightResult:
     args: dict[str, Any] | None = None
     rejected: bool = False
     needs_approval: bool = False
+    approval: object = None
+    """The approver's ``answer`` (``ApprovalRequired.approve(answer=...)``), for the call."""
     budget_error: BudgetExceeded | None = None
 
     @property
@@ -165,6 +167,7 @@ class ToolCallProcessor:
                     self.approvals.resolve(call.id, bool(decision))
             approved = fut.done() and not fut.cancelled() and fut.result()
             reason = self.approvals.rejection_message(call.id)
+            outcome.approval = self.approvals.answer(call.id) if approved else None
         finally:
             self.approvals.discard(call.id)
         outcome.needs_approval = False
@@ -177,7 +180,14 @@ class ToolCallProcessor:
     # ------------------------------------------------------------------ execution
 
     async def execute(
-        self, call: ToolCall, tool: Tool, args: dict[str, Any], *, state: RunState, tracer: Tracer
+        self,
+        call: ToolCall,
+        tool: Tool,
+        args: dict[str, Any],
+        *,
+        state: RunState,
+        tracer: Tracer,
+        approval: object = None,
     ) -> AsyncIterator[ev.Event]:
         ctx = state.run_ctx
         agent = state.agent
@@ -188,6 +198,7 @@ class ToolCallProcessor:
         result: Any = None
         result_error: Exception | None = None
         token = current_tool_call.set(call)
+        approval_token = current_approval.set(approval)
         with tool_call_span(tracer, name=call.name, call_id=call.id) as span:
             try:
                 result = await run_tool(
@@ -206,6 +217,7 @@ class ToolCallProcessor:
                 text = "Tool error: " + (str(exc) or type(exc).__name__)
                 result = text
             finally:
+                current_approval.reset(approval_token)
                 current_tool_call.reset(token)
         if result_error is not None:
             yield ev.ToolCallFailed(result_error, call)

@@ -22,9 +22,8 @@ from lovia.workspace.workspace import WorkspaceSessionBinding
 from lovia_server.host.acl import folder_config
 from lovia_server.host.payloads import file_diffs
 from lovia_server.host.ports import RunSpec
-from lovia_server.host.reviewed_edits import ReviewedFile
 from lovia_server.host.workspace_sessions import OutputListener, WorkspaceSessions
-from lovia_server.protocol import FileDiff, invalid_params
+from lovia_server.protocol import FileDiff
 from lovia_server.protocol.settings import LoviaSettings, Preset
 
 logger = logging.getLogger("lovia_server.acp.workspace")
@@ -207,9 +206,6 @@ class AcpWorkspace:
     def can_review(self, spec: RunSpec) -> bool:
         """An ACP permission answer carries no edited text: an approved edit runs as proposed."""
         return False
-
-    def review(self, call_id: str, files: list[ReviewedFile]) -> None:
-        raise invalid_params("ACP clients cannot approve an edited version", "edits")
 
     async def read_back(self, spec: RunSpec, path: str) -> str | None:
         """What a completed write left: the client owns the text when it wrote it."""

@@ -11,7 +11,7 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal, Protocol
 
@@ -19,6 +19,12 @@ from lovia import events
 from lovia.tools.base import Tool
 from lovia.workspace.protected import protected_warning
 from lovia_server import protocol as p
+from lovia_server.host.approval_answer import (
+    CANCELLED_ANSWER,
+    TIMED_OUT_ANSWER,
+    ApprovalAnswer,
+    ReviewedFile,
+)
 from lovia_server.host.payloads import (
     APPROVAL_OPTIONS,
     PROTECTED_OPTIONS,
@@ -31,11 +37,9 @@ from lovia_server.host.payloads import (
     workspace_policy,
 )
 from lovia_server.host.ports import EditorPort, WorkspacePort
-from lovia_server.host.reviewed_edits import ReviewedFile
 from lovia_server.host.run_controller import CallInfo, RunController, report_progress, short_id
 from lovia_server.protocol import (
     ApprovalAction,
-    ApprovalBy,
     ApprovalChoice,
     ApprovalOutcome,
     ApprovalRequested,
@@ -48,43 +52,32 @@ logger = logging.getLogger("lovia_server.host.supervisor")
 SessionRules = dict[str, dict[str, Literal["allow", "reject"]]]
 
 
-@dataclass(frozen=True)
-class ApprovalAnswer:
-    """An approval's answer, one shape from ``lovia/approve`` (or the editor, or a cancel) to the
-    run: the wire's ``ApprovalChoice``, the message a rejection tells the model, and who
-    answered."""
-
-    decision: ApprovalChoice
-    message: str | None = None
-    by: ApprovalBy = "user"
-    cancelled: bool = False
-    # What the user approved instead of the proposal (``lovia/approve`` edits), per file.
-    edits: tuple[ReviewedFile, ...] | None = None
-
-    @property
-    def outcome(self) -> ApprovalOutcome:
-        if self.cancelled:
-            return "cancelled"
-        return "allowed" if self.decision.allows else "rejected"
-
-    def apply(self, ev: events.ApprovalRequired) -> None:
-        """Let the waiting tool call run, or decline it with the message."""
-        if self.outcome == "allowed":
-            ev.approve()
-        else:
-            ev.reject(self.message)
-
-
-CANCELLED_ANSWER = ApprovalAnswer(ApprovalChoice.REJECT_ONCE, cancelled=True)
-
-
 @dataclass
 class PendingApproval:
+    """An approval waiting for its answer. Its one future is the run's own (the loop waits on
+    ``event.decision()``); :meth:`settle` resolves it with the answer, whoever gives it."""
+
     approval_id: str
-    tool_call_id: str
     subject: str
-    future: asyncio.Future[ApprovalAnswer]
+    event: events.ApprovalRequired
     payload: ApprovalRequested
+    answer: ApprovalAnswer | None = None
+    decided: asyncio.Future[bool] = field(init=False, repr=False)
+
+    def __post_init__(self) -> None:
+        self.decided = self.event.decision()
+
+    @property
+    def settled(self) -> bool:
+        return self.answer is not None or self.decided.done()
+
+    def settle(self, answer: ApprovalAnswer) -> bool:
+        """Answer the approval; False when it already was (the first answer wins)."""
+        if self.settled:
+            return False
+        self.answer = answer
+        answer.apply(self.event)
+        return True
 
 
 class ToolCallSide(Protocol):
@@ -129,45 +122,18 @@ class ApprovalBroker:
         # a change to protected paths is never settled by an earlier "always"
         protected = payload.warning is not None
         rule = None if protected else self.session_rules.get(ctl.session_id, {}).get(subject)
-        answer: ApprovalAnswer
-        outcome: ApprovalOutcome
+        pending = PendingApproval(approval_id, subject, ev, payload)
         if rule is not None:
             decision = ApprovalChoice.ALLOW_ONCE if rule == "allow" else ApprovalChoice.REJECT_ONCE
-            answer = ApprovalAnswer(decision, by="policy")
-            outcome = answer.outcome
+            pending.settle(ApprovalAnswer(decision, by="policy"))
         else:
-            loop = asyncio.get_running_loop()
-            future: asyncio.Future[ApprovalAnswer] = loop.create_future()
-            ctl.approvals[approval_id] = PendingApproval(
-                approval_id, call.id, subject, future, payload
-            )
-            report_progress(
-                self.editor, "report", ctl.run_id, f"Waiting for approval: {payload.title}"
-            )
-            asker: asyncio.Task[None] | None = None
-            if self.editor.asks_approvals:
-                asker = loop.create_task(self._ask_editor(payload, future))
-            timeout = self.approval_timeout()
-            try:
-                answer = await asyncio.wait_for(asyncio.shield(future), timeout)
-                outcome = answer.outcome
-            except TimeoutError:
-                answer = ApprovalAnswer(
-                    ApprovalChoice.REJECT_ONCE, "The approval timed out.", by="policy"
-                )
-                outcome = "timed_out"
-            finally:
-                ctl.approvals.pop(approval_id, None)
-                if asker is not None:
-                    asker.cancel()
-            if answer.decision.always and not answer.cancelled and not protected:
-                rules = self.session_rules.setdefault(ctl.session_id, {})
-                rules[subject] = "allow" if answer.decision.allows else "reject"
+            await self._wait(ctl, pending, protected)
+        answer = pending.answer or CANCELLED_ANSWER
+        outcome: ApprovalOutcome = "timed_out" if answer is TIMED_OUT_ANSWER else answer.outcome
         if outcome == "allowed":
             await calls.checkpoint(ctl, [info.tool])
-        self._take_review(ctl, info, call.id, answer if outcome == "allowed" else None)
-        answer.apply(ev)
-        if outcome != "allowed":
+            self._show_review(info, answer)
+        else:
             info.declined = True
         ctl.log.emit(
             ApprovalResolved(
@@ -179,30 +145,48 @@ class ApprovalBroker:
             )
         )
 
-    def _take_review(
-        self, ctl: RunController, info: CallInfo, call_id: str, answer: ApprovalAnswer | None
-    ) -> None:
-        """An approved edited version replaces the proposal: the call writes it, and its result
-        diff shows it."""
-        if answer is None or not answer.edits:
+    async def _wait(self, ctl: RunController, pending: PendingApproval, protected: bool) -> None:
+        """Wait for the run's approval future (settled by ``lovia/approve``, the editor's own
+        UI or a cancel) until the timeout; remember an "always" answer for the session."""
+        ctl.approvals[pending.approval_id] = pending
+        report_progress(
+            self.editor, "report", ctl.run_id, f"Waiting for approval: {pending.payload.title}"
+        )
+        asker: asyncio.Task[None] | None = None
+        if self.editor.asks_approvals:
+            asker = asyncio.get_running_loop().create_task(self._ask_editor(pending))
+        try:
+            await asyncio.wait_for(asyncio.shield(pending.decided), self.approval_timeout())
+        except TimeoutError:
+            pending.settle(TIMED_OUT_ANSWER)
+        finally:
+            ctl.approvals.pop(pending.approval_id, None)
+            if asker is not None:
+                asker.cancel()
+        answer = pending.answer
+        if answer is not None and answer.decision.always and not answer.cancelled and not protected:
+            rules = self.session_rules.setdefault(ctl.session_id, {})
+            rules[pending.subject] = "allow" if answer.decision.allows else "reject"
+
+    @staticmethod
+    def _show_review(info: CallInfo, answer: ApprovalAnswer) -> None:
+        """An approved edited version replaces the proposal in the call's result diff (the
+        call itself gets it with the answer)."""
+        if not answer.edits:
             return
-        self.workspace.review(call_id, list(answer.edits))
         applied = {f.path: f.applied for f in answer.edits}
         info.diff = [
             d.model_copy(update={"new_text": applied.get(d.path, d.new_text)})
             for d in info.diff or []
         ]
 
-    async def _ask_editor(
-        self, payload: ApprovalRequested, future: asyncio.Future[ApprovalAnswer]
-    ) -> None:
+    async def _ask_editor(self, pending: PendingApproval) -> None:
         try:
-            decision = await self.editor.ask_approval(payload)
+            decision = await self.editor.ask_approval(pending.payload)
         except Exception:
             logger.warning("approval.ask_failed", exc_info=True)
             return
-        if not future.done():
-            future.set_result(ApprovalAnswer(decision or ApprovalChoice.REJECT_ONCE, by="editor"))
+        pending.settle(ApprovalAnswer(decision or ApprovalChoice.REJECT_ONCE, by="editor"))
 
     async def _approval_payload(
         self,
@@ -273,46 +257,44 @@ class ApprovalBroker:
     def cancel_all(self, ctl: RunController) -> None:
         """Cancel every pending approval (a cancelled run, a stopping server)."""
         for pending in list(ctl.approvals.values()):
-            if not pending.future.done():
-                pending.future.set_result(CANCELLED_ANSWER)
+            pending.settle(CANCELLED_ANSWER)
 
-    def approve(
-        self,
-        ctl: RunController,
-        approval_id: str,
-        decision: ApprovalChoice,
-        message: str | None,
-        edits: list[p.EditedFile] | None = None,
-    ) -> p.ApproveResult:
-        pending = ctl.approvals.get(approval_id)
-        if pending is None or pending.future.done():
+    def approve(self, ctl: RunController, params: p.ApproveParams) -> p.ApproveResult:
+        """``lovia/approve``: the typed params become the approval's answer, once."""
+        pending = ctl.approvals.get(params.approval_id)
+        if pending is None or pending.settled:
             raise p.ProtocolError(
                 p.APPROVAL_NOT_FOUND,
-                f"No pending approval {approval_id}",
-                {"approvalId": approval_id, "outcome": "resolved" if pending else "unknown"},
+                f"No pending approval {params.approval_id}",
+                {
+                    "approvalId": params.approval_id,
+                    "outcome": "resolved" if pending else "unknown",
+                },
             )
-        reviewed = self._reviewed_files(ctl, pending, decision, edits) if edits else None
-        pending.future.set_result(ApprovalAnswer(decision, message, "user", edits=reviewed))
+        answer = ApprovalAnswer(
+            decision=params.decision,
+            message=params.message,
+            by="user",
+            edits=self._reviewed_files(ctl, pending, params) if params.edits else None,
+        )
+        pending.settle(answer)
         return p.ApproveResult(
-            approval_id=approval_id, outcome="allowed" if decision.allows else "rejected"
+            approval_id=params.approval_id,
+            outcome="allowed" if params.decision.allows else "rejected",
         )
 
     def _reviewed_files(
-        self,
-        ctl: RunController,
-        pending: PendingApproval,
-        decision: ApprovalChoice,
-        edits: list[p.EditedFile],
+        self, ctl: RunController, pending: PendingApproval, params: p.ApproveParams
     ) -> tuple[ReviewedFile, ...] | None:
         """The approval's files with the user's text where given (None: nothing differs)."""
         diffs = pending.payload.diff or []
-        if not decision.allows:
+        if not params.decision.allows:
             raise p.invalid_params("edits go with an allow decision", "edits")
         if not diffs or not self.workspace.can_review(ctl.spec):
             raise p.invalid_params("This approval has no edit preview that can be changed", "edits")
         by_path = {d.path: d for d in diffs}
         approved: dict[str, str] = {}
-        for index, edit in enumerate(edits):
+        for index, edit in enumerate(params.edits or []):
             if edit.path not in by_path:
                 raise p.invalid_params(
                     f"{edit.path} is not a file of this approval", f"edits.{index}.path"
@@ -351,6 +333,7 @@ def confinement_note(workspace: Any, command: str) -> str | None:
 
 __all__ = [
     "CANCELLED_ANSWER",
+    "TIMED_OUT_ANSWER",
     "ApprovalAnswer",
     "ApprovalBroker",
     "PendingApproval",

@@ -17,7 +17,6 @@ from lovia.agent import Agent
 from lovia.reliability import RunBudget
 from lovia.tools.base import Tool
 from lovia_server.host.prices import Price
-from lovia_server.host.reviewed_edits import ReviewedFile
 from lovia_server.protocol import (
     ApprovalChoice,
     ApprovalRequested,
@@ -93,10 +92,6 @@ class WorkspacePort(Protocol):
 
     def can_review(self, spec: RunSpec) -> bool:
         """Whether the run's edits can be replaced by a version the user approved."""
-        ...
-
-    def review(self, call_id: str, files: list[ReviewedFile]) -> None:
-        """Write ``files`` (what the user approved) when that call runs, instead of the tool."""
         ...
 
 

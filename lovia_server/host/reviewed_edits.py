@@ -1,35 +1,26 @@
 """Edits the user reviewed hunk by hunk (or rewrote) before approving them.
 
 ``lovia/approve`` may carry ``edits``: per file, the text the user approved instead of the
-tool's proposal. The editor workspace wraps every previewable tool of the conversation's
-workspace with :meth:`ReviewedEdits.policy`: when its call has a reviewed version, the tool
-itself does not run; the approved text is written through the same workspace session (ACL,
-unsaved buffers, ``workspaceEdit`` mode all apply) and the model is told exactly what was
-applied and what of its proposal was not.
+tool's proposal. They travel in the call's :class:`ApprovalAnswer`, which lovia core hands to
+the approved call as ``current_approval``. The editor workspace wraps every previewable tool of
+the conversation's workspace with :func:`reviewed_tools`: when the call's answer carries a
+reviewed version, the tool itself does not run; the approved text is written through the same
+workspace session (ACL, unsaved buffers, ``workspaceEdit`` mode all apply) and the model is
+told exactly what was applied and what of its proposal was not.
 """
 
 from __future__ import annotations
 
 import copy
 import difflib
-from dataclasses import dataclass
 from typing import Any
 
-from lovia.run_context import current_tool_call
+from lovia.run_context import current_approval
 from lovia.tools.base import Tool, ToolInvoker
 from lovia.tools.presentation import can_preview
+from lovia_server.host.approval_answer import ApprovalAnswer, ReviewedFile
 
 _MAX_DIFF_CHARS = 12_000
-
-
-@dataclass(frozen=True)
-class ReviewedFile:
-    """One file of a reviewed edit: before the call, the tool's proposal, what was approved."""
-
-    path: str
-    old_text: str | None
-    proposed: str
-    applied: str
 
 
 def _diff(a: str, b: str, from_label: str, to_label: str) -> str:
@@ -64,39 +55,28 @@ def review_note(files: list[ReviewedFile]) -> str:
     return "\n".join(parts)
 
 
-class ReviewedEdits:
-    """Approved versions by tool call id, consumed by the call's policy when it runs."""
-
-    def __init__(self) -> None:
-        self._by_call: dict[str, list[ReviewedFile]] = {}
-
-    def put(self, call_id: str, files: list[ReviewedFile]) -> None:
-        self._by_call[call_id] = files
-
-    def discard(self, call_id: str) -> None:
-        self._by_call.pop(call_id, None)
-
-    def wrap_tools(self, tools: list[Tool], session: Any) -> list[Tool]:
-        """``tools`` with the review policy outermost on every previewable (edit) tool."""
-        out = []
-        for tool in tools:
-            if can_preview(tool):
-                tool = copy.copy(tool)
-                tool.policies = (self._policy(session), *tool.policies)
-            out.append(tool)
-        return out
-
-    def _policy(self, session: Any) -> Any:
-        async def reviewed(invoke: ToolInvoker, args: dict[str, Any], ctx: Any) -> Any:
-            call = current_tool_call.get()
-            files = self._by_call.pop(call.id, None) if call is not None else None
-            if not files:
-                return await invoke(args, ctx)
-            for f in files:
-                await session.write_text(f.path, f.applied)
-            return review_note(files)
-
-        return reviewed
+def reviewed_tools(tools: list[Tool], session: Any) -> list[Tool]:
+    """``tools`` with the review policy outermost on every previewable (edit) tool."""
+    out = []
+    for tool in tools:
+        if can_preview(tool):
+            tool = copy.copy(tool)
+            tool.policies = (_review_policy(session), *tool.policies)
+        out.append(tool)
+    return out
 
 
-__all__ = ["ReviewedEdits", "ReviewedFile", "review_note"]
+def _review_policy(session: Any) -> Any:
+    async def reviewed(invoke: ToolInvoker, args: dict[str, Any], ctx: Any) -> Any:
+        answer = current_approval.get()
+        files = answer.edits if isinstance(answer, ApprovalAnswer) else None
+        if not files:
+            return await invoke(args, ctx)
+        for f in files:
+            await session.write_text(f.path, f.applied)
+        return review_note(list(files))
+
+    return reviewed
+
+
+__all__ = ["ReviewedFile", "review_note", "reviewed_tools"]

@@ -53,7 +53,6 @@ from lovia_server.host.session_queries import SessionQueries, project_entries
 from lovia_server.host.store import RunRecord, ServerStore
 from lovia_server.host.subagent_runs import SubagentHost
 from lovia_server.protocol import (
-    ApprovalChoice,
     RunFinished,
     RunStarted,
     ToolResult,
@@ -294,16 +293,10 @@ class RunSupervisor:
             return p.UnsteerResult(withdrawn=False)
         return p.UnsteerResult(withdrawn=ctl.steering.withdraw(message_id))
 
-    async def approve(
-        self,
-        run_id: str,
-        approval_id: str,
-        decision: ApprovalChoice,
-        message: str | None,
-        edits: list[p.EditedFile] | None = None,
-    ) -> p.ApproveResult:
-        ctl = await self._active(run_id)
-        return self.approvals.approve(ctl, approval_id, decision, message, edits)
+    async def approve(self, params: p.ApproveParams) -> p.ApproveResult:
+        """``lovia/approve``: the typed params go as they are to the run's pending approval."""
+        ctl = await self._active(params.run_id)
+        return self.approvals.approve(ctl, params)
 
     async def answer(self, run_id: str, question_id: str, answer: str) -> p.AnswerResult:
         ctl = await self._active(run_id)

@@ -24,7 +24,7 @@ from lovia_server import protocol as p
 from lovia_server.host.acl import folder_config
 from lovia_server.host.context_items import BuiltContext, ContextWorkspace, build_context
 from lovia_server.host.payloads import file_diffs
-from lovia_server.host.reviewed_edits import ReviewedEdits, ReviewedFile
+from lovia_server.host.reviewed_edits import reviewed_tools
 from lovia_server.host.uris import path_uri, uri_to_path
 from lovia_server.host.workspace_sessions import OutputListener, WorkspaceSessions, close_quietly
 from lovia_server.lsp.text_edits import LineEdit, Position, minimal_edits
@@ -96,13 +96,11 @@ class DocumentOverlay:
 
 @dataclasses.dataclass(frozen=True)
 class ReviewedBinding(WorkspaceSessionBinding):
-    """The conversation's live session, its edit tools able to write a reviewed version."""
-
-    reviews: ReviewedEdits | None = None
+    """The conversation's live session, its edit tools able to write the reviewed version an
+    approval's answer carries."""
 
     def tools(self) -> list[Tool]:
-        tools = self.workspace.tools()
-        return self.reviews.wrap_tools(tools, self._session) if self.reviews else tools
+        return reviewed_tools(self.workspace.tools(), self._session)
 
 
 class EditorWorkspace:
@@ -111,7 +109,6 @@ class EditorWorkspace:
         self.overlay = DocumentOverlay(server)
         self.sessions = WorkspaceSessions(on_output)
         self.declined_calls: set[str] = set()
-        self.reviews = ReviewedEdits()
 
     # ------------------------------------------------------------------ folders
 
@@ -231,9 +228,7 @@ class EditorWorkspace:
         if agent.workspace is not None:
             return agent
         session = await self.session_for(session_id, root)
-        binding = ReviewedBinding(
-            workspace=self.config_for(root), _session=session, reviews=self.reviews
-        )
+        binding = ReviewedBinding(workspace=self.config_for(root), _session=session)
         return agent.clone(workspace=binding)
 
     async def close_session(self, session_id: str) -> None:
@@ -284,10 +279,7 @@ class EditorWorkspace:
     def can_review(self, spec: RunSpec) -> bool:
         """Runs on the editor's workspace can (an agent bringing its own cannot)."""
         binding = spec.agent.workspace
-        return isinstance(binding, ReviewedBinding) and binding.reviews is self.reviews
-
-    def review(self, call_id: str, files: list[ReviewedFile]) -> None:
-        self.reviews.put(call_id, files)
+        return isinstance(binding, ReviewedBinding)
 
     async def read_back(self, spec: RunSpec, path: str) -> str | None:
         """What a completed write left in ``path`` (in workspaceEdit mode the editor owns the

@@ -168,9 +168,7 @@ class ServerRuntime:
         return await self.supervisor.unsteer(params.run_id, params.message_id)
 
     async def approve(self, params: p.ApproveParams) -> p.ApproveResult:
-        return await self.supervisor.approve(
-            params.run_id, params.approval_id, params.decision, params.message, params.edits
-        )
+        return await self.supervisor.approve(params)
 
     async def answer(self, params: p.AnswerParams) -> p.AnswerResult:
         return await self.supervisor.answer(params.run_id, params.question_id, params.answer)

@@ -116,3 +116,65 @@ async def test_bad_edits_are_refused_and_the_approval_stays_open(
     )
     assert (await harness.finished(rid))["status"] == "completed"
     assert (harness.root / "notes.txt").read_text() == NEW
+
+
+def _writer(path: str, content: str, call_id: str) -> str:
+    return (
+        AGENT_HEADER
+        + f"""
+agent = Agent(
+    name="writer",
+    model=ScriptedProvider([
+        call("write_file", {{"path": {path!r}, "content": {content!r}}}, call_id={call_id!r}),
+        text("done"),
+    ]),
+)
+"""
+    )
+
+
+async def test_two_pending_approvals_resolve_independently_each_with_its_own_text(harness):
+    """Two runs wait on an edit approval at once; each answer settles only its own call and
+    the reviewed text of one never reaches the other (it goes with the answer, not a table)."""
+    (harness.root / "a.txt").write_text(OLD)
+    (harness.root / "b.txt").write_text(OLD)
+    spec_a = harness.write_agent(_writer("a.txt", NEW, "same"), name="writer_a.py")
+    spec_b = harness.write_agent(_writer("b.txt", NEW, "same"), name="writer_b.py")
+    await harness.start(settings={"agent": spec_a, "permissions": {"write": "ask"}})
+    run_a = await harness.run("rewrite a", agent=spec_a)
+    run_b = await harness.run("rewrite b", agent=spec_b)
+    req_a = await harness.wait_kind(run_a["runId"], "approval.requested")
+    req_b = await harness.wait_kind(run_b["runId"], "approval.requested")
+    assert req_a["approvalId"] != req_b["approvalId"]
+    assert req_a["toolCallId"] == req_b["toolCallId"] == "same"  # call ids collide across runs
+
+    # b first: a plain accept; a stays pending.
+    await harness.request(
+        "lovia/approve",
+        {"runId": run_b["runId"], "approvalId": req_b["approvalId"], "decision": "allow_once"},
+    )
+    assert (await harness.finished(run_b["runId"]))["status"] == "completed"
+    assert (harness.root / "b.txt").read_text() == NEW
+    assert (harness.root / "a.txt").read_text() == OLD
+    assert not any(e["kind"] == "approval.resolved" for e in harness.of_run(run_a["runId"]))
+
+    # then a, with the user's version of the file.
+    await harness.request(
+        "lovia/approve",
+        {
+            "runId": run_a["runId"],
+            "approvalId": req_a["approvalId"],
+            "decision": "allow_once",
+            "edits": [{"path": req_a["diff"][0]["path"], "newText": APPLIED}],
+        },
+    )
+    assert (await harness.finished(run_a["runId"]))["status"] == "completed"
+    assert (harness.root / "a.txt").read_text() == APPLIED
+    assert (harness.root / "b.txt").read_text() == NEW
+    edited = {
+        run["runId"]: next(
+            e for e in harness.of_run(run["runId"]) if e["kind"] == "approval.resolved"
+        ).get("edited")
+        for run in (run_a, run_b)
+    }
+    assert edited == {run_a["runId"]: True, run_b["runId"]: None}

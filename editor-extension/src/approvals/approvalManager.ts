@@ -2,12 +2,12 @@ import * as path from "node:path";
 import * as vscode from "vscode";
 import type { EventStore } from "../protocol/eventStore";
 import type { ApprovalItem, RunView } from "../protocol/runView";
-import type { ApprovalChoice, EditedFile } from "../protocol/types";
-import { applyHunks, hunksOf, type Hunk } from "../diff/hunks";
+import type { ApprovalChoice, ApproveParams, EditedFile } from "../protocol/types";
+import { hunksOf, withoutHunks, type Hunk } from "../diff/hunks";
 import { parseProposalUri, PROPOSED_SCHEME, proposalUri, type ProposalContentProvider } from "./proposals";
 
-/** Sends a decision (the chat controller's `approve`). */
-export type Decide = (runId: string, approvalId: string, decision: ApprovalChoice, message?: string, edits?: EditedFile[]) => Promise<boolean>;
+/** Sends a decision as `lovia/approve`'s params (the chat controller's `approve`). */
+export type Decide = (params: ApproveParams) => Promise<boolean>;
 
 export const PENDING_APPROVAL_CONTEXT = "lovia.pendingApproval";
 
@@ -16,13 +16,16 @@ interface Tracked {
   item: ApprovalItem;
   diffOpened: boolean;
   modalShown: boolean;
-  /** Hunks the user kept in the diff editor, by {@link hunkId}. */
+  /** Hunks the user kept in the diff editor, by `Hunk.id`. */
   kept?: Set<string>;
 }
 
-/** A hunk's identity that survives other hunks being rejected (their lines move). */
-function hunkId(file: number, hunk: Hunk): string {
-  return `${file}\u0000${hunk.removed.join("")}\u0000${hunk.added.join("")}`;
+/** `lovia/approve`'s params: a message only with a rejection, edits only when there are some. */
+function approveParams(runId: string, approvalId: string, decision: ApprovalChoice, extra: { message?: string; edits?: EditedFile[] } = {}): ApproveParams {
+  const params: ApproveParams = { runId, approvalId, decision };
+  if (extra.message !== undefined) params.message = extra.message;
+  if (extra.edits !== undefined && extra.edits.length > 0) params.edits = extra.edits;
+  return params;
 }
 
 /**
@@ -129,7 +132,7 @@ export class ApprovalManager implements vscode.CodeLensProvider, vscode.Disposab
       return false;
     }
     const edits = decision.startsWith("allow") ? this.edits(t) : [];
-    return this.decide(t.runId, approvalId, decision, undefined, edits.length > 0 ? edits : undefined);
+    return this.decide(approveParams(t.runId, approvalId, decision, { edits }));
   }
 
   /** What the user changed of an approval's proposal in the diff editor. */
@@ -152,16 +155,23 @@ export class ApprovalManager implements vscode.CodeLensProvider, vscode.Disposab
   private hunks(t: Tracked, index: number): Hunk[] {
     const d = t.item.diff?.[index];
     if (!d) return [];
-    return hunksOf(d.oldText, this.proposals.currentText(t.item.approvalId, index) ?? d.newText);
+    return hunksOf(d.oldText, this.proposals.currentText(t.item.approvalId, index) ?? d.newText, index);
+  }
+
+  /** The file (its index in the diff) that has the hunk `hunkId` now. */
+  private fileOf(t: Tracked, hunkId: string): number | undefined {
+    const index = (t.item.diff ?? []).findIndex((_, i) => this.hunks(t, i).some((h) => h.id === hunkId));
+    return index < 0 ? undefined : index;
   }
 
   /** Put one hunk of the proposal back as it was (the diff editor's buffer changes). */
-  async rejectHunk(approvalId: string, index: number, hunk: number): Promise<void> {
+  async rejectHunk(approvalId: string, hunkId: string): Promise<void> {
     const t = this.tracked.get(approvalId);
-    const d = t?.item.diff?.[index];
-    if (!t || !d) return;
+    const index = t ? this.fileOf(t, hunkId) : undefined;
+    const d = index === undefined ? undefined : t?.item.diff?.[index];
+    if (!t || index === undefined || !d) return;
     const current = this.proposals.currentText(approvalId, index) ?? d.newText;
-    const next = applyHunks(d.oldText, current, new Set([hunk]));
+    const next = withoutHunks(d.oldText, current, index, new Set([hunkId]));
     const uri = proposalUri(approvalId, index, "proposed", d.path);
     const doc = await vscode.workspace.openTextDocument(uri);
     const edit = new vscode.WorkspaceEdit();
@@ -172,26 +182,24 @@ export class ApprovalManager implements vscode.CodeLensProvider, vscode.Disposab
   }
 
   /** Keep one hunk as proposed; once every hunk is kept or rejected, the change is decided. */
-  async keepHunk(approvalId: string, index: number, hunk: number): Promise<void> {
+  async keepHunk(approvalId: string, hunkId: string): Promise<void> {
     const t = this.tracked.get(approvalId);
-    const h = t ? this.hunks(t, index)[hunk] : undefined;
-    if (!t || !h) return;
-    (t.kept ??= new Set()).add(hunkId(index, h));
+    if (!t || this.fileOf(t, hunkId) === undefined) return;
+    (t.kept ??= new Set()).add(hunkId);
     this.codeLensEmitter.fire();
     await this.settleIfDecided(t);
   }
 
   private async settleIfDecided(t: Tracked): Promise<void> {
     const diffs = t.item.diff ?? [];
-    const left = diffs.flatMap((_, i) => this.hunks(t, i).filter((h) => !t.kept?.has(hunkId(i, h))));
+    const left = diffs.flatMap((_, i) => this.hunks(t, i).filter((h) => !t.kept?.has(h.id)));
     if (left.length > 0 || t.item.state !== "pending") return;
     const anyKept = diffs.some((_, i) => this.hunks(t, i).length > 0);
     if (!anyKept) {
-      await this.decide(t.runId, t.item.approvalId, "reject_once", "The user rejected every hunk of this change.");
+      await this.decide(approveParams(t.runId, t.item.approvalId, "reject_once", { message: "The user rejected every hunk of this change." }));
       return;
     }
-    const edits = this.edits(t);
-    await this.decide(t.runId, t.item.approvalId, "allow_once", undefined, edits.length > 0 ? edits : undefined);
+    await this.decide(approveParams(t.runId, t.item.approvalId, "allow_once", { edits: this.edits(t) }));
   }
 
   provideCodeLenses(document: vscode.TextDocument): vscode.CodeLens[] {
@@ -217,11 +225,11 @@ export class ApprovalManager implements vscode.CodeLensProvider, vscode.Disposab
     const hunks = this.hunks(t, ref.index);
     hunks.forEach((hunk, i) => {
       const at = new vscode.Range(hunk.newStart, 0, hunk.newStart, 0);
-      const kept = t.kept?.has(hunkId(ref.index, hunk)) === true;
+      const kept = t.kept?.has(hunk.id) === true;
       const name = `hunk ${i + 1} of ${hunks.length}`;
       lenses.push(
-        new vscode.CodeLens(at, { title: kept ? `$(pass-filled) Kept ${name}` : `$(check) Keep ${name}`, command: "lovia.approval.keepHunk", arguments: [ref.approvalId, ref.index, i] }),
-        new vscode.CodeLens(at, { title: `$(discard) Reject ${name}`, command: "lovia.approval.rejectHunk", arguments: [ref.approvalId, ref.index, i] }),
+        new vscode.CodeLens(at, { title: kept ? `$(pass-filled) Kept ${name}` : `$(check) Keep ${name}`, command: "lovia.approval.keepHunk", arguments: [ref.approvalId, hunk.id] }),
+        new vscode.CodeLens(at, { title: `$(discard) Reject ${name}`, command: "lovia.approval.rejectHunk", arguments: [ref.approvalId, hunk.id] }),
       );
     });
     return lenses;
@@ -255,7 +263,7 @@ export class ApprovalManager implements vscode.CodeLensProvider, vscode.Disposab
     if (choice === undefined) return;
     const option = item.options.find((o) => o.label === choice);
     if (option && this.tracked.get(item.approvalId)?.item.state === "pending") {
-      await this.decide(runId, item.approvalId, option.decision);
+      await this.decide(approveParams(runId, item.approvalId, option.decision));
     }
   }
 

@@ -5,7 +5,7 @@ import type { RunView } from "../protocol/runView";
 import {
   APPROVAL_DECISIONS,
   ErrorCodes,
-  type ApprovalChoice,
+  type ApproveParams,
   type ContextRef,
   type EditedFile,
   type RestoreFilesResult,
@@ -242,9 +242,11 @@ export class ChatController implements Disposable {
       case "steerRun":
         if (intent.text.trim()) await this.steer(intent.runId, intent.text.trim());
         return;
-      case "approve":
-        await this.approve(intent.runId, intent.approvalId, intent.decision, intent.message, intent.edits);
+      case "approve": {
+        const { type: _, ...params } = intent;
+        await this.approve(params);
         return;
+      }
       case "openDiff":
         await this.host.openDiff(intent.runId, intent.approvalId);
         return;
@@ -430,10 +432,12 @@ export class ChatController implements Disposable {
     });
   }
 
-  async approve(runId: string, approvalId: string, decision: ApprovalChoice, message?: string, edits?: EditedFile[]): Promise<boolean> {
+  /** `lovia/approve` with the card's or the diff editor's params, sent as one object. */
+  async approve(answer: ApproveParams): Promise<boolean> {
+    const { runId, approvalId, decision, message, edits } = answer;
     if (!APPROVAL_DECISIONS.includes(decision)) return false;
     const ok = await this.guard(async () => {
-      const params: Parameters<LoviaClient["approve"]>[0] = { runId, approvalId, decision };
+      const params: ApproveParams = { runId, approvalId, decision };
       if (message !== undefined && message.trim() !== "" && decision.startsWith("reject")) params.message = message.trim();
       // Accepted from the card: what the user changed in the diff editor is not lost.
       const approved = edits && edits.length > 0 ? edits : this.host.proposalEdits(approvalId);

@@ -7,6 +7,11 @@ import { diffArrays, withContext } from "./lineDiff";
 
 export interface Hunk {
   index: number;
+  /**
+   * The hunk's one id, the same on the chat card, in the diff editor and its commands: its
+   * file and what it changes (not its place, which moves when another hunk is put back).
+   */
+  id: string;
   /** 0-based line of the hunk in the old text, and in the new one. */
   oldStart: number;
   newStart: number;
@@ -41,18 +46,43 @@ function numbered(oldText: string | null, newText: string): { op: " " | "+" | "-
   });
 }
 
-export function hunksOf(oldText: string | null, newText: string): Hunk[] {
+/** A short stable tag of a hunk's content (FNV-1a, 32 bits). */
+function tag(text: string): string {
+  let hash = 0x811c9dc5;
+  for (let i = 0; i < text.length; i++) {
+    hash ^= text.charCodeAt(i);
+    hash = Math.imul(hash, 0x01000193) >>> 0;
+  }
+  return hash.toString(16).padStart(8, "0");
+}
+
+/** The hunks of file `file` (its index in the approval's diff), each with its {@link Hunk.id}. */
+export function hunksOf(oldText: string | null, newText: string, file = 0): Hunk[] {
   const hunks: Hunk[] = [];
   let oldLine = 0;
   let newLine = 0;
   for (const line of numbered(oldText, newText)) {
-    if (line.op !== " " && hunks.length === line.hunk) hunks.push({ index: line.hunk, oldStart: oldLine, newStart: newLine, removed: [], added: [] });
+    if (line.op !== " " && hunks.length === line.hunk) hunks.push({ index: line.hunk, id: "", oldStart: oldLine, newStart: newLine, removed: [], added: [] });
     if (line.op === "-") hunks[line.hunk]!.removed.push(line.text);
     if (line.op === "+") hunks[line.hunk]!.added.push(line.text);
     if (line.op !== "+") oldLine++;
     if (line.op !== "-") newLine++;
   }
+  // Identical changes in one file are told apart by their order.
+  const seen = new Map<string, number>();
+  for (const hunk of hunks) {
+    const content = tag(`${hunk.removed.join("")}\u0000${hunk.added.join("")}`);
+    const n = seen.get(content) ?? 0;
+    seen.set(content, n + 1);
+    hunk.id = `${file}:${content}:${n}`;
+  }
   return hunks;
+}
+
+/** The new text of file `file` with the hunks whose id is in `rejected` put back. */
+export function withoutHunks(oldText: string | null, newText: string, file: number, rejected: ReadonlySet<string>): string {
+  const indices = hunksOf(oldText, newText, file).filter((h) => rejected.has(h.id)).map((h) => h.index);
+  return indices.length === 0 ? newText : applyHunks(oldText, newText, new Set(indices));
 }
 
 /** The new text with the hunks in `rejected` (by index) put back as they were. */

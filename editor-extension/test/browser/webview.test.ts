@@ -9,6 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { ChatViewState } from "../../src/chat/messages";
 import { ViewSync } from "../../src/chat/viewSync";
 import { applyEvent, createRunView, type LoviaEvent, type RunView } from "../../src/protocol";
+import { hunksOf } from "../../src/diff/hunks";
 import { longSession } from "../../bench/longSession";
 import { artifacts, openWebview, root, validIntents, type WebviewPage } from "./page";
 
@@ -381,6 +382,9 @@ describe("chat webview in Chromium", () => {
     const bars = card.locator(".hunk-bar");
     expect(await bars.count()).toBe(2);
     expect(await bars.locator(".hunk-label").allTextContents()).toEqual(["Hunk 1 of 2", "Hunk 2 of 2"]);
+    // Each hunk's buttons carry its one id: the one the diff editor's CodeLens commands use.
+    const ids = hunksOf(OLD, NEW, 0).map((hunk) => hunk.id);
+    expect(await bars.locator('button[data-reject="1"]').evaluateAll((els) => els.map((el) => (el as HTMLElement).dataset.hunk))).toEqual(ids);
     // Reject the second hunk: it is struck out and Accept says what it applies.
     await bars.nth(1).getByRole("button", { name: "Reject hunk 2" }).click();
     await expect.poll(() => card.locator(".hunk-rejected").count()).toBe(2);

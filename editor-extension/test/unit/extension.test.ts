@@ -4,6 +4,7 @@ import { join } from "node:path";
 import type * as Interpreter from "../../src/server/interpreter";
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { __mock, Uri, TabInputTextDiff, type CodeLens } from "../vscode-mock/vscode";
+import { hunksOf } from "../../src/diff/hunks";
 import { FakeLoviaServer, waitFor } from "../support/fakeServer";
 import { LanguageClient as FakeClient } from "../support/fakeLanguageClient";
 import { disposeAll, makeContext } from "./helpers";
@@ -320,12 +321,14 @@ describe("inline approval of file edits", () => {
     await waitFor(() => __mock.diffTabs().length === 1);
     const provider = __mock.state.codeLensProviders[0]!.provider as { provideCodeLenses(d: unknown): CodeLens[] };
     const lenses = provider.provideCodeLenses({ uri: __mock.diffTabs()[0]!.modified });
+    // A hunk's lenses carry its one id, the one the chat card uses too.
+    const hunkId = hunksOf(OLD, NEW, 0)[0]!.id;
     expect(lenses.map((l) => [l.command!.command, l.command!.arguments])).toEqual([
       ["lovia.approval.accept", ["ap2"]],
       ["lovia.approval.acceptAlways", ["ap2"]],
       ["lovia.approval.reject", ["ap2"]],
-      ["lovia.approval.keepHunk", ["ap2", 0, 0]],
-      ["lovia.approval.rejectHunk", ["ap2", 0, 0]],
+      ["lovia.approval.keepHunk", ["ap2", hunkId]],
+      ["lovia.approval.rejectHunk", ["ap2", hunkId]],
     ]);
     expect(lenses[3]!.command!.title).toBe("$(check) Keep hunk 1 of 1");
     expect(lenses[0]!.command!.title).toContain("Accept");
@@ -360,7 +363,7 @@ describe("inline approval of file edits", () => {
     const runId = (await api.controller.startRun("edit x"))!;
     askEdit(runId, "ap5");
     await waitFor(() => __mock.diffTabs().length === 1);
-    await __mock.run("lovia.approval.keepHunk", "ap5", 0, 0);
+    await __mock.run("lovia.approval.keepHunk", "ap5", hunksOf(OLD, NEW, 0)[0]!.id);
     await waitFor(() => server.requestsOf("lovia/approve").length === 1);
     expect(server.requestsOf("lovia/approve")).toEqual([{ runId, approvalId: "ap5", decision: "allow_once" }]);
   });

@@ -9,6 +9,7 @@ import asyncio
 import contextlib
 import inspect
 import logging
+import uuid
 from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable, Sequence
 from dataclasses import asdict, dataclass
 from typing import TYPE_CHECKING, Any
@@ -27,6 +28,7 @@ from lovia.exceptions import (
 from lovia.guardrails import check_input_guardrails, check_output_guardrails
 from lovia.handoff import Handoff, build_handoff_tool
 from lovia.messages import Message, ToolCall, Usage
+from lovia.model_view import ModelView
 from lovia.output import (
     DefaultOutputRepair,
     format_output_instructions,
@@ -187,6 +189,8 @@ class RunLoop:
         self.checkpointer = checkpoint.checkpointer if checkpoint is not None else None
         self.run_id = checkpoint.resolved_run_id if checkpoint is not None else None
         self.resume_from = checkpoint.resume_from if checkpoint is not None else None
+        # one conversation id for providers' cache routing when there is no session or run id
+        self._conversation = uuid.uuid4().hex
         self.if_run_exists = checkpoint.if_run_exists if checkpoint is not None else "resume"
         delete_on_success = checkpoint.delete_on_success if checkpoint is not None else False
         self.approvals = ApprovalChannel()
@@ -652,11 +656,21 @@ class RunLoop:
         return view
 
     async def _augment_view(
-        self, state: RunState, view: list[TranscriptEntry]
+        self, state: RunState, view: list[TranscriptEntry], rewritten: bool = False
     ) -> list[TranscriptEntry]:
+        """The view plus this turn's injections, marked so providers can cache the view part."""
+        extra = await self._injected(state)
+        return ModelView(
+            [*view, *extra],
+            stable=len(view),
+            conversation=self.session_id or self.run_id or self._conversation,
+            rewritten=rewritten,
+        )
+
+    async def _injected(self, state: RunState) -> list[TranscriptEntry]:
         injectors = state.active.view_injectors
         if not injectors:
-            return view
+            return []
         extra: list[TranscriptEntry] = []
         for injector in injectors:
             try:
@@ -672,9 +686,7 @@ class RunLoop:
                 continue
             if produced:
                 extra.extend(produced)
-        if not extra:
-            return view
-        return [*view, *extra]
+        return extra
 
     def _compaction_event(
         self, state: RunState, result: ContextResult, view: list[TranscriptEntry], reactive: bool
@@ -720,7 +732,8 @@ class RunLoop:
         result = await self._compact(state, req)
         view = self._build_view(state, result)
         event = self._compaction_event(state, result, view, False) if result.compacted else None
-        return _ViewPlan(await self._augment_view(state, view), req, result.tokens_after, event)
+        planned = await self._augment_view(state, view, rewritten=result.compacted)
+        return _ViewPlan(planned, req, result.tokens_after, event)
 
     async def _replan_after_overflow(
         self, state: RunState, plan: _ViewPlan, overflow: ContextOverflowError
@@ -737,7 +750,7 @@ class RunLoop:
             raise overflow
         view = self._build_view(state, result)
         event = self._compaction_event(state, result, view, True)
-        return _ViewPlan(await self._augment_view(state, view), req, after, event)
+        return _ViewPlan(await self._augment_view(state, view, rewritten=True), req, after, event)
 
     def _call_model(
         self, state: RunState, view: list[TranscriptEntry], turn: ModelTurnResult

@@ -15,7 +15,7 @@ import json
 import operator
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar, cast
 
 dumps: Callable[[Any], str] = json.JSONEncoder(ensure_ascii=False, separators=(",", ":")).encode
 """Compact JSON, UTF-8 text kept as is."""
@@ -68,6 +68,9 @@ def common_prefix(a: Sequence[object], b: Sequence[object]) -> int:
     return n
 
 
+U = TypeVar("U", bound=Unit)
+
+
 class PrefixCache:
     """The units of the previous request, reused for the part of the transcript it shares.
 
@@ -86,10 +89,11 @@ class PrefixCache:
     def units(
         self,
         entries: Sequence[object],
-        encode_from: Callable[[int], list[Unit]],
+        encode_from: Callable[[int], list[U]],
         variant: object = None,
-    ) -> list[Unit]:
-        """All units for ``entries``; ``encode_from(i)`` encodes ``entries[i:]``."""
+    ) -> list[U]:
+        """All units for ``entries``; ``encode_from(i)`` encodes ``entries[i:]`` (one
+        ``encode_from`` per cache, so the cached units are of its type)."""
         shared = common_prefix(self._entries, entries) if variant == self._variant else 0
         keep, start = 0, 0
         for i in range(len(self._units) - 1, -1, -1):
@@ -97,9 +101,9 @@ class PrefixCache:
             if unit.resumable and unit.end <= shared:
                 keep, start = i, unit.start
                 break
-        units = self._units[:keep] + encode_from(start)
+        units = cast("list[U]", self._units[:keep]) + encode_from(start)
         self._entries = list(entries)
-        self._units = units
+        self._units = cast("list[Unit]", units)
         self._variant = variant
         return units
 

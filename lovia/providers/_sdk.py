@@ -10,6 +10,7 @@ from typing import Any, ClassVar
 
 from lovia.exceptions import UserError
 from lovia.http_config import resolve_timeout, resolve_trust_env
+from lovia.model_view import conversation_of, was_rewritten
 from lovia.providers._clients import shared_client
 from lovia.providers._encoding import PrefixCache, encode_body
 from lovia.providers._errors import CONNECT_TIMEOUT, Endpoint
@@ -17,6 +18,7 @@ from lovia.providers._http import host_matches, host_of, lower_keys, normalize_b
 from lovia.providers._stream import SSEStream, open_stream
 from lovia.providers._windows import WindowResolver, WindowRules, window_from_models_payload
 from lovia.providers.base import ModelSettings
+from lovia.providers.cache_watch import CacheWatch, Fingerprint
 from lovia.transcript import TranscriptEntry
 
 logger = logging.getLogger("lovia.providers")
@@ -90,6 +92,8 @@ class SDKProvider(ABC):
         self._endpoint: Endpoint | None = None
         self._timeout: Any = None
         self._messages = PrefixCache()  # encoded messages of the previous request
+        self._cache_watch = CacheWatch(self.label)
+        self._prefixes: dict[int, Fingerprint] = {}  # requests in flight, by id(entries)
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}(model={self.model!r}, base_url={self.base_url!r})"
@@ -193,6 +197,28 @@ class SDKProvider(ABC):
             request_timeout=self._http_timeout(),
             endpoint=self.endpoint,
         )
+
+    # ------------------------------------------------------------------ cache health
+
+    def _remember_prefix(
+        self, entries: Sequence[TranscriptEntry], fingerprint: Fingerprint
+    ) -> None:
+        """Keep a request's fingerprint until its usage arrives (:meth:`_check_cache`)."""
+        self._prefixes.pop(id(entries), None)
+        self._prefixes[id(entries)] = fingerprint
+        while len(self._prefixes) > 16:  # requests that failed never report usage
+            del self._prefixes[next(iter(self._prefixes))]
+
+    def _check_cache(self, entries: Sequence[TranscriptEntry], cache_read: int) -> None:
+        """Compare this call's cache read with the previous call of its conversation."""
+        fingerprint = self._prefixes.pop(id(entries), None)
+        if fingerprint is not None:
+            self._cache_watch.observe(
+                conversation_of(entries),
+                fingerprint,
+                cache_read,
+                rewritten=was_rewritten(entries),
+            )
 
     # ------------------------------------------------------------------ windows, lifecycle
 

@@ -5,41 +5,43 @@ The SDK is imported on first use, never by ``import lovia``.
 
 from __future__ import annotations
 
-import base64
-import binascii
 import functools
 import json
-from collections.abc import AsyncIterator, Callable, Sequence
+from collections.abc import AsyncIterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from lovia.exceptions import ProviderError, UserError
+from lovia.exceptions import ProviderError
 from lovia.http_config import resolve_verify
 from lovia.messages import Usage
-from lovia.parts import ContentPart, FilePart, ImagePart, TextPart, project_parts, text_of
-from lovia.providers._encoding import (
-    Raw,
-    SchemaCache,
-    Unit,
-    dumpb,
-)
+from lovia.model_view import stable_count
+from lovia.providers import anthropic_cache
+from lovia.providers._encoding import Raw, SchemaCache, dumpb
 from lovia.providers._errors import stream_error
 from lovia.providers._http import normalize_base_url
 from lovia.providers._sdk import SDKProvider
 from lovia.providers._windows import WindowRules
+from lovia.providers.anthropic_wire import (
+    REASONING_PROVIDER,
+    MessageUnit,
+    assemble,
+    convert_tools,
+    encoded_blocks,
+    system_text,
+    to_anthropic_messages,
+)
 from lovia.providers.base import ModelSettings, provider_options
+from lovia.providers.cache_watch import Fingerprint
 from lovia.transcript import (
     AssistantTextEntry,
     EntryCompletedDelta,
     FinishDelta,
-    InputEntry,
     ModelDelta,
     ReasoningDelta,
     ReasoningEntry,
     TextDelta,
     ToolCallDelta,
     ToolCallEntry,
-    ToolResultEntry,
     TranscriptEntry,
     UsageDelta,
 )
@@ -47,7 +49,6 @@ from lovia.transcript import (
 DEFAULT_BASE_URL = "https://api.anthropic.com/v1"
 OFFICIAL_HOSTS = ("api.anthropic.com",)
 LABEL = "Anthropic"
-REASONING_PROVIDER = "anthropic"
 DEFAULT_VERSION = "2023-06-01"
 
 _MILLION = 1_000_000
@@ -83,7 +84,6 @@ _STOP_REASONS = {
     "max_tokens": "length",
     "tool_use": "tool_calls",
 }
-_SEPARATOR = b'{"type":"text","text":"\\n\\n"}'
 
 
 def is_context_overflow(status: int, body: str) -> bool:
@@ -101,275 +101,19 @@ def _normalize_stop_reason(reason: str | None) -> str | None:
     return _STOP_REASONS.get(reason, reason)
 
 
-# --------------------------------------------------------------------------- wire mapping
-
-
-def _source(part: ImagePart | FilePart, mime: str | None) -> dict[str, Any]:
-    if part.url is not None:
-        return {"type": "url", "url": part.url}
-    return {"type": "base64", "media_type": mime, "data": part.data}
-
-
-def _file_block(part: FilePart) -> dict[str, Any]:
-    mime = (part.mime_type or "").lower()
-    if part.url is not None:
-        if mime not in ("", "application/pdf"):
-            raise UserError(
-                f"Anthropic accepts file URLs only for PDFs, not {part.mime_type}",
-                hint="Pass the file inline (FilePart.from_path / from_bytes) or as a PDF URL.",
-            )
-        source: dict[str, Any] = {"type": "url", "url": part.url}
-    elif mime == "application/pdf":
-        source = _source(part, "application/pdf")
-    elif mime == "text/plain":
-        try:
-            text = base64.b64decode(part.data or "", validate=True).decode("utf-8")
-        except (binascii.Error, ValueError) as exc:
-            raise UserError(
-                "Anthropic text documents must be valid UTF-8",
-                hint="Decode the file yourself and send it as text, or re-encode it as UTF-8.",
-            ) from exc
-        source = {"type": "text", "media_type": "text/plain", "data": text}
-    else:
-        raise UserError(
-            f"Anthropic does not accept {part.mime_type or 'untyped'} files as documents",
-            hint="Send PDFs or text/plain files, or extract the content into text first.",
-        )
-    block: dict[str, Any] = {"type": "document", "source": source}
-    if part.filename:
-        block["title"] = part.filename
-    return block
-
-
-def _part_blocks(parts: Sequence[ContentPart]) -> list[dict[str, Any]]:
-    blocks: list[dict[str, Any]] = []
-    for part in parts:
-        if isinstance(part, TextPart):
-            if part.text:
-                blocks.append({"type": "text", "text": part.text})
-        elif isinstance(part, ImagePart):
-            blocks.append({"type": "image", "source": _source(part, part.mime_type)})
-        else:
-            blocks.append(_file_block(part))
-    return blocks
-
-
-def _content_blocks(content: str | Sequence[ContentPart]) -> list[dict[str, Any]]:
-    if isinstance(content, str):
-        return [{"type": "text", "text": content}] if content else []
-    return _part_blocks(content)
-
-
-def _tool_input(arguments: str) -> dict[str, Any]:
-    try:
-        value = json.loads(arguments or "{}")
-    except ValueError:
-        return {"_raw": arguments}
-    return value if isinstance(value, dict) else {"_raw": arguments}
-
-
-def _tool_result_block(entry: ToolResultEntry, include_images: bool) -> dict[str, Any]:
-    content: str | list[dict[str, Any]] = entry.output
-    if include_images and entry.parts:
-        parts = [
-            TextPart(project_parts([p])) if isinstance(p, FilePart) else p for p in entry.parts
-        ]
-        content = _part_blocks(parts)
-    block: dict[str, Any] = {
-        "type": "tool_result",
-        "tool_use_id": entry.call_id,
-        "content": content,
-    }
-    if entry.is_error:
-        block["is_error"] = True
-    return block
-
-
-def _entry_blocks(
-    entry: TranscriptEntry,
-    *,
-    reasoning_provider: str,
-    replay_thinking: bool,
-    include_images: bool,
-) -> list[dict[str, Any]]:
-    """The content blocks one non-system entry contributes to its message."""
-    if isinstance(entry, InputEntry):
-        return _content_blocks(entry.content)
-    if isinstance(entry, AssistantTextEntry):
-        return [{"type": "text", "text": entry.content}] if entry.content else []
-    if isinstance(entry, ToolCallEntry):
-        return [
-            {
-                "type": "tool_use",
-                "id": entry.call_id,
-                "name": entry.name,
-                "input": _tool_input(entry.arguments),
-            }
-        ]
-    if isinstance(entry, ToolResultEntry):
-        return [_tool_result_block(entry, include_images)]
-    if not replay_thinking or entry.provider != reasoning_provider:
-        return []
-    if "redacted" in entry.metadata:
-        return [{"type": "redacted_thinking", "data": entry.metadata["redacted"]}]
-    block: dict[str, Any] = {"type": "thinking", "thinking": entry.content}
-    if entry.metadata.get("signature"):
-        block["signature"] = entry.metadata["signature"]
-    return [block]
-
-
-def _system_text(entries: Sequence[TranscriptEntry]) -> str | None:
-    texts = [
-        text_of(e.content)
-        for e in entries
-        if isinstance(e, InputEntry) and e.role == "system" and text_of(e.content)
-    ]
-    return "\n\n".join(texts) if texts else None
-
-
-@dataclass
-class _Blocks:
-    """One entry's blocks as encoded JSON, with what message assembly needs to know."""
-
-    json: list[bytes]
-    first_text: bool = False
-    last_text: bool = False
-    thinking_only: bool = False
-
-    @classmethod
-    def of(cls, blocks: list[dict[str, Any]]) -> _Blocks:
-        return cls(
-            [dumpb(b) for b in blocks],
-            first_text=bool(blocks) and blocks[0]["type"] == "text",
-            last_text=bool(blocks) and blocks[-1]["type"] == "text",
-            thinking_only=all(b["type"] in ("thinking", "redacted_thinking") for b in blocks),
-        )
-
-
-def _encoded_blocks(
-    entry: TranscriptEntry, *, reasoning_provider: str, replay_thinking: bool, include_images: bool
-) -> _Blocks:
-    return _Blocks.of(
-        _entry_blocks(
-            entry,
-            reasoning_provider=reasoning_provider,
-            replay_thinking=replay_thinking,
-            include_images=include_images,
-        )
-    )
-
-
-@dataclass
-class _Message:
-    role: str
-    start: int
-    end: int = 0
-    blocks: list[bytes] = field(default_factory=list)
-    last_text: bool = False
-    thinking_only: bool = True
-
-    def add(self, item: _Blocks, index: int) -> None:
-        self.end = index + 1
-        if not item.json:
-            return
-        if self.role == "user" and self.blocks and self.last_text and item.first_text:
-            self.blocks.append(_SEPARATOR)  # merged user inputs stay visibly apart
-        self.blocks.extend(item.json)
-        self.last_text = item.last_text
-        self.thinking_only = self.thinking_only and item.thinking_only
-
-    def encode(self) -> bytes:
-        head = b'{"role":"%s","content":' % self.role.encode()
-        return b"".join([head, *Raw.array(self.blocks).parts, b"}"])
-
-
-def _assemble(
-    entries: Sequence[TranscriptEntry], start: int, blocks_of: Callable[[TranscriptEntry], _Blocks]
-) -> list[_Message]:
-    """Alternating user/assistant messages from ``entries[start:]`` (system entries skipped).
-
-    Tool results and user inputs share user messages; consecutive assistant-side entries
-    form one assistant message, dropped when it holds nothing but thinking.
-    """
-    messages: list[_Message] = []
-    assistant: _Message | None = None
-
-    def flush() -> None:
-        nonlocal assistant
-        if assistant is not None and assistant.blocks and not assistant.thinking_only:
-            messages.append(assistant)
-        assistant = None
-
-    for index in range(start, len(entries)):
-        entry = entries[index]
-        if isinstance(entry, InputEntry):
-            if entry.role == "system":
-                continue
-            blocks = blocks_of(entry)
-            if not blocks.json:
-                continue  # an empty user input does not even end the assistant turn
-            flush()
-        elif isinstance(entry, ToolResultEntry):
-            blocks = blocks_of(entry)
-            flush()
-        else:
-            if assistant is None:
-                assistant = _Message("assistant", index)
-            assistant.add(blocks_of(entry), index)
-            continue
-        if not messages or messages[-1].role != "user":
-            messages.append(_Message("user", index, thinking_only=False))
-        messages[-1].add(blocks, index)
-    flush()
-    return messages
-
-
-def _to_anthropic_messages(
-    entries: Sequence[TranscriptEntry],
-    *,
-    reasoning_provider: str = REASONING_PROVIDER,
-    replay_thinking: bool = True,
-    include_images: bool = False,
-) -> tuple[list[dict[str, Any]] | None, list[dict[str, Any]]]:
-    """``(system_blocks | None, messages)`` for the Messages API."""
-
-    blocks_of = functools.partial(
-        _encoded_blocks,
-        reasoning_provider=reasoning_provider,
-        replay_thinking=replay_thinking,
-        include_images=include_images,
-    )
-    system = _system_text(entries)
-    messages = [json.loads(m.encode()) for m in _assemble(entries, 0, blocks_of)]
-    return ([{"type": "text", "text": system}] if system else None), messages
-
-
 # --------------------------------------------------------------------------- provider
-
-
-def _convert_tools(tools: list[dict[str, Any]], cache_last: bool) -> list[dict[str, Any]]:
-    out: list[dict[str, Any]] = []
-    for schema in tools:
-        fn = schema.get("function", schema)
-        tool: dict[str, Any] = {
-            "name": fn["name"],
-            "description": fn.get("description") or "",
-            "input_schema": fn.get("parameters") or {"type": "object", "properties": {}},
-        }
-        if "strict" in fn:
-            tool["strict"] = fn["strict"]
-        out.append(tool)
-    if cache_last and out:
-        out[-1]["cache_control"] = {"type": "ephemeral"}
-    return out
 
 
 class AnthropicProvider(SDKProvider):
     """Messages streaming through ``anthropic.AsyncAnthropic``.
 
-    Thinking blocks round-trip with their signatures; ``provider_options={"anthropic":
-    {"thinking": {...}, "cache_system": True}}`` enables extended thinking and prompt caching.
-    The SDK client is shared per endpoint and built with ``max_retries=0``.
+    Prompt caching is on by default: ``cache_control`` marks on the last tool, the system
+    prompt and the moving tail of the conversation (:mod:`lovia.providers.anthropic_cache`),
+    never more than four with any the caller's options add. ``provider_options={"anthropic":
+    {"cache": False}}`` turns it off, ``{"cache_ttl": "1h"}`` picks the 1-hour cache; the old
+    ``cache_system: True`` is accepted and changes nothing. ``{"thinking": {...}}`` enables
+    extended thinking; thinking blocks round-trip with their signatures. The SDK client is
+    shared per endpoint and built with ``max_retries=0``.
     """
 
     name = "anthropic"
@@ -465,23 +209,20 @@ class AnthropicProvider(SDKProvider):
 
     # ------------------------------------------------------------------ request body
 
-    def _encode_messages(self, entries: Sequence[TranscriptEntry], replay_thinking: bool) -> Raw:
+    def _encode_messages(
+        self, entries: Sequence[TranscriptEntry], replay_thinking: bool
+    ) -> list[MessageUnit]:
         blocks_of = functools.partial(
-            _encoded_blocks,
+            encoded_blocks,
             reasoning_provider=REASONING_PROVIDER,
             replay_thinking=replay_thinking,
             include_images=self.supports_vision,
         )
 
-        def encode_from(start: int) -> list[Unit]:
-            # an assistant message is a safe restart point: nothing merges into it later
-            return [
-                Unit(m.start, m.end, [m.encode()], resumable=m.role == "assistant")
-                for m in _assemble(entries, start, blocks_of)
-            ]
+        def encode_from(start: int) -> list[MessageUnit]:
+            return [m.unit() for m in assemble(entries, start, blocks_of)]
 
-        units = self._messages.units(entries, encode_from, variant=replay_thinking)
-        return Raw.array([piece for unit in units for piece in unit.pieces])
+        return self._messages.units(entries, encode_from, variant=replay_thinking)
 
     def _build_payload(
         self,
@@ -492,31 +233,36 @@ class AnthropicProvider(SDKProvider):
     ) -> dict[str, Any]:
         """The request body; ``messages`` and ``tools`` are pre-encoded :class:`Raw` JSON."""
         extra = provider_options(settings, "claude", "anthropic") if settings else {}
-        cache_system = bool(extra.pop("cache_system", False))
+        control = anthropic_cache.cache_control(extra)
         thinking = extra.get("thinking")
         replay_thinking = not (
             self.official_dialect and (thinking is None or thinking == {"type": "disabled"})
         )
+        system = system_text(entries)
+        cache = anthropic_cache.plan(control, extra, has_tools=bool(tools), has_system=bool(system))
+        units = self._encode_messages(entries, replay_thinking)
+        marks = anthropic_cache.message_marks(units, stable_count(entries), cache.messages)
         payload: dict[str, Any] = {
             "model": self.model,
-            "messages": self._encode_messages(entries, replay_thinking),
+            "messages": Raw(anthropic_cache.message_pieces(units, marks, control or {})),
             "max_tokens": settings.max_tokens
             if settings is not None and settings.max_tokens is not None
             else self.default_max_tokens,
         }
-        system = _system_text(entries)
         if system:
             block: dict[str, Any] = {"type": "text", "text": system}
-            if cache_system:
-                block["cache_control"] = {"type": "ephemeral"}
+            if cache.system and control is not None:
+                block["cache_control"] = control
             payload["system"] = [block]
+        tools_data = b""
         if tools:
-            data = self._tools.get(
+            tools_control = control if cache.tools else None
+            tools_data = self._tools.get(
                 tools,
-                lambda: dumpb(_convert_tools(tools, cache_system)),
-                variant=(cache_system, len(tools)),
+                lambda: dumpb(convert_tools(tools, tools_control)),
+                variant=(dumpb(tools_control), len(tools)),
             )
-            payload["tools"] = Raw([data])
+            payload["tools"] = Raw([tools_data])
         if response_format is not None and response_format.get("type") == "json_schema":
             schema = (response_format.get("json_schema") or {}).get("schema")
             if schema is not None:
@@ -530,6 +276,14 @@ class AnthropicProvider(SDKProvider):
             payload["top_p"] = settings.top_p
             payload["stop_sequences"] = settings.stop
             payload.update(extra)
+        self._remember_prefix(
+            entries,
+            Fingerprint(
+                tools=hash(tools_data) if "tools" not in extra else hash(dumpb(extra["tools"])),
+                system=hash(system) if "system" not in extra else hash(dumpb(extra["system"])),
+                messages=tuple(unit.digest for unit in units),
+            ),
+        )
         return {k: v for k, v in payload.items() if v is not None}
 
     # ------------------------------------------------------------------ streaming
@@ -624,6 +378,7 @@ class AnthropicProvider(SDKProvider):
                 retryable=True,
             )
         usage.input_tokens += usage.cache_read_tokens + usage.cache_write_tokens
+        self._check_cache(entries, usage.cache_read_tokens)
         yield UsageDelta(usage)
         yield FinishDelta(_normalize_stop_reason(stop_reason))
 
@@ -680,5 +435,7 @@ def _update_usage(usage: Usage, raw: dict[str, Any]) -> None:
     if raw.get("cache_creation_input_tokens") is not None:
         usage.cache_write_tokens = int(raw["cache_creation_input_tokens"])
 
+
+_to_anthropic_messages = to_anthropic_messages  # the name the spec (core.md §19.5) gives it
 
 __all__ = ["AnthropicProvider", "is_context_overflow"]

@@ -77,11 +77,14 @@ async def test_thinking_and_text_stream_with_completed_entries(
     assert request.headers["x-api-key"] == "test-key"
     assert request.headers["anthropic-version"] == "2023-06-01"
     assert "authorization" not in request.headers
+    cached = {"type": "ephemeral"}  # prompt caching is on by default
     assert request.json == {
         "model": "claude-fake",
-        "messages": [{"role": "user", "content": [{"type": "text", "text": "hi"}]}],
+        "messages": [
+            {"role": "user", "content": [{"type": "text", "text": "hi", "cache_control": cached}]}
+        ],
         "max_tokens": 16384,
-        "system": [{"type": "text", "text": "be nice"}],
+        "system": [{"type": "text", "text": "be nice", "cache_control": cached}],
         "stream": True,
     }
 
@@ -150,6 +153,11 @@ async def test_thinking_round_trip_with_signature_and_tool_results(
     ]
     await run(provider(fake_anthropic), history)
     messages = fake_anthropic.last_request.json["messages"]
+    cached = {"type": "ephemeral"}  # the tail and the previous call's tail
+    assert messages[0] == {
+        "role": "user",
+        "content": [{"type": "text", "text": "hi", "cache_control": cached}],
+    }
     assert messages[1] == {
         "role": "assistant",
         "content": [
@@ -164,7 +172,7 @@ async def test_thinking_round_trip_with_signature_and_tool_results(
         "content": [
             {"type": "tool_result", "tool_use_id": "t1", "content": "content a"},
             {"type": "tool_result", "tool_use_id": "t2", "content": "boom", "is_error": True},
-            {"type": "text", "text": "continue"},
+            {"type": "text", "text": "continue", "cache_control": cached},
         ],
     }
 
@@ -259,7 +267,11 @@ async def test_documents_and_images(fake_anthropic: FakeAnthropic) -> None:
             "type": "document",
             "source": {"type": "text", "media_type": "text/plain", "data": "héllo"},
         },
-        {"type": "document", "source": {"type": "url", "url": "https://x/z.pdf"}},
+        {
+            "type": "document",
+            "source": {"type": "url", "url": "https://x/z.pdf"},
+            "cache_control": {"type": "ephemeral"},
+        },
     ]
 
 

@@ -8,9 +8,11 @@ from typing import Any
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from lovia.model_view import ModelView
 from lovia.parts import ImagePart, TextPart
 from lovia.providers._encoding import PrefixCache, Raw, Unit, common_prefix, encode_body
 from lovia.providers.anthropic import AnthropicProvider, _to_anthropic_messages
+from lovia.providers.base import ModelSettings
 from lovia.providers.openai import OpenAIChatProvider, entries_to_openai_messages
 from lovia.transcript import (
     AssistantTextEntry,
@@ -98,13 +100,39 @@ def test_openai_messages_match_a_fresh_encoding(views: list[list[TranscriptEntry
         assert encoded["messages"] == fresh
 
 
+def _strip_marks(messages: list[dict[str, Any]]) -> tuple[list[dict[str, Any]], int]:
+    marks = 0
+    for message in messages:
+        for block in message["content"]:
+            if block.pop("cache_control", None) is not None:
+                assert block["type"] not in ("thinking", "redacted_thinking")
+                marks += 1
+    return messages, marks
+
+
 @settings(max_examples=60, deadline=None)
-@given(_views(), st.lists(st.booleans(), min_size=6, max_size=6))
+@given(
+    _views(),
+    st.lists(st.booleans(), min_size=6, max_size=6),
+    st.lists(st.integers(0, 2), min_size=6, max_size=6),
+)
 def test_anthropic_messages_match_a_fresh_encoding(
-    views: list[list[TranscriptEntry]], replay: list[bool]
+    views: list[list[TranscriptEntry]], replay: list[bool], tails: list[int]
 ) -> None:
-    provider = AnthropicProvider("c", base_url="http://localhost:1")
-    for view, flag in zip(views, replay, strict=False):
-        encoded = json.loads(encode_body({"messages": provider._encode_messages(view, flag)}))
-        _, fresh = _to_anthropic_messages(view, replay_thinking=flag)
-        assert encoded["messages"] == fresh
+    """Incremental bodies, cache marks included, equal a fresh provider's: a mark placed on
+    one request never stays in the cached encoding for the next."""
+    url = "http://localhost:1"
+    provider = AnthropicProvider("c", base_url=url, official_dialect=True)
+    for view, flag, tail in zip(views, replay, tails, strict=False):
+        entries = ModelView(view, stable=len(view) - tail)
+        thinking = {"thinking": {"type": "enabled", "budget_tokens": 1024}} if flag else {}
+        options = ModelSettings(provider_options={"anthropic": thinking})
+        body = provider._build_payload(entries, None, None, options)
+        encoded = json.loads(encode_body(body))["messages"]
+        fresh_provider = AnthropicProvider("c", base_url=url, official_dialect=True)
+        fresh_body = fresh_provider._build_payload(entries, None, None, options)
+        assert encoded == json.loads(encode_body(fresh_body))["messages"]
+        stripped, marks = _strip_marks(encoded)
+        assert marks <= 2
+        _, plain = _to_anthropic_messages(view, replay_thinking=flag)
+        assert stripped == plain

@@ -182,6 +182,8 @@ class ContextCompacted(ContextEvent):
     entries_before: list[TranscriptEntry]
     entries_after: list[TranscriptEntry]
     notice: CompactionNotice
+    usage: Usage | None = None
+    """What the compaction's own model calls (summaries) cost; already in the run's usage."""
 
 
 __all__ = [

@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 from lovia.transcript import TranscriptEntry
 
 if TYPE_CHECKING:
+    from lovia.messages import Usage
     from lovia.providers.base import Provider
     from lovia.tools.base import Tool
 
@@ -25,6 +26,9 @@ class CompactionRequest:
     scratch: dict[str, Any] = field(default_factory=dict)
     session_id: str | None = None
     """The run's session id (keys the policy's in-process state cache), if any."""
+    usage: Usage | None = None
+    """Where model calls made while compacting (summaries) add what they cost; the run
+    loop counts it into the run's usage. None: nobody is counting."""
 
 
 @dataclass

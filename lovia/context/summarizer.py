@@ -23,6 +23,7 @@ from lovia.transcript import (
     ToolCallEntry,
     ToolResultEntry,
     TranscriptEntry,
+    UsageDelta,
 )
 
 if TYPE_CHECKING:
@@ -102,7 +103,7 @@ class LLMSummarizer:
             InputEntry(role="system", content=self.prompt),
             InputEntry(role="user", content=ask),
         ]
-        summary = await self._complete(provider, conversation)
+        summary = await self._complete(provider, conversation, req)
         missing = self._missing_sections(summary)
         if not missing:
             return summary
@@ -112,7 +113,7 @@ class LLMSummarizer:
                 role="user", content=SECTIONS_RETRY_TEMPLATE.format(missing=", ".join(missing))
             ),
         ]
-        retried = await self._complete(provider, conversation)
+        retried = await self._complete(provider, conversation, req)
         still_missing = self._missing_sections(retried)
         if still_missing:
             logger.warning(
@@ -121,7 +122,10 @@ class LLMSummarizer:
             )
         return retried
 
-    async def _complete(self, provider: Provider, conversation: list[TranscriptEntry]) -> str:
+    async def _complete(
+        self, provider: Provider, conversation: list[TranscriptEntry], req: CompactionRequest
+    ) -> str:
+        """One summary call; what it cost goes to ``req.usage`` (the user pays for it)."""
         chunks: list[str] = []
         finish: str | None = None
         async for delta in provider.stream(conversation, settings=self.settings):
@@ -129,6 +133,8 @@ class LLMSummarizer:
                 chunks.append(delta.text)
             elif isinstance(delta, FinishDelta):
                 finish = delta.reason
+            elif isinstance(delta, UsageDelta) and req.usage is not None:
+                req.usage.add(delta.usage)
         text = "".join(chunks).strip()
         if finish == "length":
             raise ValueError("summary was truncated at the output token limit")

@@ -11,6 +11,7 @@ from typing import Any
 from lovia.exceptions import ProviderError, UserError
 from lovia.http_config import resolve_verify
 from lovia.messages import Message, Usage
+from lovia.model_view import conversation_of
 from lovia.parts import ContentPart, ImagePart, TextPart
 from lovia.providers._encoding import (
     Raw,
@@ -23,6 +24,8 @@ from lovia.providers._http import host_matches
 from lovia.providers._sdk import SDKProvider
 from lovia.providers._windows import WindowRules
 from lovia.providers.base import ModelSettings, provider_options
+from lovia.providers.cache_keys import prompt_cache_key
+from lovia.providers.cache_watch import Fingerprint
 from lovia.transcript import (
     AssistantTextEntry,
     EntryCompletedDelta,
@@ -76,6 +79,7 @@ _OVERFLOW_MARKERS = (
     "too many total text bytes",
     "request too large",
 )
+_SYSTEM_HEAD = b'{"role":"system"'
 _NO_KEY = "lovia-no-api-key"  # satisfies the SDK constructor; the header is omitted on the wire
 _IMAGE_NOTE = "\n\n[The image output of this tool follows in a user message.]"
 
@@ -317,6 +321,7 @@ class OpenAIChatProvider(SDKProvider):
             self.replay_reasoning = not self.official_dialect
         self._tools = SchemaCache()
         self._headers: dict[str, object] | None = None
+        self._last_digests: tuple[tuple[int, ...], int] = ((), 0)
 
     # ------------------------------------------------------------------ SDK plumbing
 
@@ -372,7 +377,13 @@ class OpenAIChatProvider(SDKProvider):
 
     def _encode_messages(self, entries: Sequence[TranscriptEntry]) -> Raw:
         units = self._messages.units(entries, lambda start: self._encode_from(entries, start))
-        return Raw.array([piece for unit in units for piece in unit.pieces])
+        pieces = [piece for unit in units for piece in unit.pieces]
+        system = 0
+        while system < len(pieces) and pieces[system].startswith(_SYSTEM_HEAD):
+            system += 1
+        # bytes objects cache their hash: reused pieces cost nothing here
+        self._last_digests = (tuple(map(hash, pieces)), system)
+        return Raw.array(pieces)
 
     def _build_payload(
         self,
@@ -381,17 +392,28 @@ class OpenAIChatProvider(SDKProvider):
         response_format: dict[str, Any] | None,
         settings: ModelSettings | None,
     ) -> dict[str, Any]:
-        """The request body; ``messages`` and ``tools`` are pre-encoded :class:`Raw` JSON."""
+        """The request body; ``messages`` and ``tools`` are pre-encoded :class:`Raw` JSON.
+
+        On the official dialect ``prompt_cache_key`` is derived from the conversation
+        (:func:`~lovia.providers.cache_keys.prompt_cache_key`); an option overrides it and
+        ``None`` removes it. Other servers get it only when the options set it: some reject
+        fields they do not know.
+        """
         payload: dict[str, Any] = {
             "model": self.model,
             "messages": self._encode_messages(entries),
             "stream": True,
         }
+        messages, system_messages = self._last_digests
+        tools_data = b""
         if tools:
-            data = self._tools.get(tools, lambda: dumpb(tools), variant=len(tools))
-            payload["tools"] = Raw([data])
+            tools_data = self._tools.get(tools, lambda: dumpb(tools), variant=len(tools))
+            payload["tools"] = Raw([tools_data])
         if response_format is not None:
             payload["response_format"] = response_format
+        if self.official_dialect:
+            payload["prompt_cache_key"] = prompt_cache_key(conversation_of(entries))
+        extra: dict[str, Any] = {}
         if settings is not None:
             payload["temperature"] = settings.temperature
             payload["top_p"] = settings.top_p
@@ -399,8 +421,18 @@ class OpenAIChatProvider(SDKProvider):
             payload[max_key] = settings.max_tokens
             payload["stop"] = settings.stop
             payload["parallel_tool_calls"] = settings.parallel_tool_calls
-            payload.update(provider_options(settings, "openai", "openai-chat"))
+            extra = provider_options(settings, "openai", "openai-chat")
+            payload.update(extra)
         payload.setdefault("stream_options", {"include_usage": True})
+        self._remember_prefix(
+            entries,
+            Fingerprint(
+                tools=hash(tools_data) if "tools" not in extra else hash(dumpb(extra["tools"])),
+                system=0,
+                messages=messages,
+                system_messages=system_messages,
+            ),
+        )
         return {k: v for k, v in payload.items() if v is not None}
 
     # ------------------------------------------------------------------ streaming
@@ -472,6 +504,7 @@ class OpenAIChatProvider(SDKProvider):
             yield EntryCompletedDelta(
                 ReasoningEntry("".join(reasoning), provider=REASONING_PROVIDER)
             )
+        self._check_cache(entries, usage.cache_read_tokens)
         yield UsageDelta(usage)
         yield FinishDelta(finish)
 

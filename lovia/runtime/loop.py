@@ -643,7 +643,13 @@ class RunLoop:
             await self.checkpoints.save_running(state)
 
     async def _compact(self, state: RunState, req: CompactionRequest) -> ContextResult:
-        return await self.context_policy.compact(req)
+        """Run the policy; what its own model calls cost (summaries) joins the run's usage."""
+        req.usage = spent = Usage()
+        try:
+            return await self.context_policy.compact(req)
+        finally:
+            if spent.total_tokens:
+                state.run_ctx.usage.add(spent)
 
     def _build_view(self, state: RunState, result: ContextResult) -> list[TranscriptEntry]:
         if not result.changed:
@@ -689,7 +695,12 @@ class RunLoop:
         return extra
 
     def _compaction_event(
-        self, state: RunState, result: ContextResult, view: list[TranscriptEntry], reactive: bool
+        self,
+        state: RunState,
+        result: ContextResult,
+        view: list[TranscriptEntry],
+        reactive: bool,
+        usage: Usage | None,
     ) -> ev.ContextCompacted:
         notice = ev.CompactionNotice(
             reason=result.reason or "context_policy",
@@ -705,6 +716,7 @@ class RunLoop:
             entries_before=list(state.transcript),
             entries_after=list(view),
             notice=notice,
+            usage=usage.clone() if usage is not None and usage.total_tokens else None,
         )
 
     def _compaction_request(self, state: RunState) -> CompactionRequest:
@@ -731,7 +743,11 @@ class RunLoop:
         req = self._compaction_request(state)
         result = await self._compact(state, req)
         view = self._build_view(state, result)
-        event = self._compaction_event(state, result, view, False) if result.compacted else None
+        event = (
+            self._compaction_event(state, result, view, False, req.usage)
+            if result.compacted
+            else None
+        )
         planned = await self._augment_view(state, view, rewritten=result.compacted)
         return _ViewPlan(planned, req, result.tokens_after, event)
 
@@ -749,7 +765,7 @@ class RunLoop:
         if not worthwhile:
             raise overflow
         view = self._build_view(state, result)
-        event = self._compaction_event(state, result, view, True)
+        event = self._compaction_event(state, result, view, True, req.usage)
         return _ViewPlan(await self._augment_view(state, view, rewritten=True), req, after, event)
 
     def _call_model(

@@ -14,6 +14,7 @@ import logging
 from typing import Any
 
 from lovia import events
+from lovia.messages import Usage
 from lovia.plugins.todo import TodoItem
 from lovia.tools.base import Tool
 from lovia.tools.presentation import can_preview
@@ -137,26 +138,33 @@ class EventProjection:
                     detail=list(notice.detail),
                 )
             )
+            if ev.usage is not None:  # the summary calls are paid for too
+                self._add_usage(ctl, ev.usage, context=False)
 
     def _message_completed(self, ctl: RunController, ev: events.MessageCompleted) -> None:
         text = "".join(e.content for e in ev.entries if isinstance(e, AssistantTextEntry))
         if text or ctl.stream.message_has_text:
             ctl.log.emit(MessageCompleted(message_id=ctl.stream.message_id, text=text))
         if ev.usage is not None:
-            ctl.stream.usage.add(ev.usage)
-            if ev.usage.input_tokens > 0:
-                ctl.stream.context_tokens = ev.usage.input_tokens
-            ctl.log.emit(
-                UsageUpdated.of(
-                    usage_payload(
-                        ctl.stream.usage,
-                        context_tokens=ctl.stream.context_tokens,
-                        context_window=ctl.spec.context_window,
-                        price=ctl.spec.price,
-                    )
+            self._add_usage(ctl, ev.usage, context=True)
+        ctl.stream.new_message()
+
+    def _add_usage(self, ctl: RunController, usage: Usage, *, context: bool) -> None:
+        """Count a model call into the run's usage; ``context``: its input is the context's
+        size (a turn's call, not a compaction's summary call)."""
+        ctl.stream.usage.add(usage)
+        if context and usage.input_tokens > 0:
+            ctl.stream.context_tokens = usage.input_tokens
+        ctl.log.emit(
+            UsageUpdated.of(
+                usage_payload(
+                    ctl.stream.usage,
+                    context_tokens=ctl.stream.context_tokens,
+                    context_window=ctl.spec.context_window,
+                    price=ctl.spec.price,
                 )
             )
-        ctl.stream.new_message()
+        )
 
     async def checkpoint(self, ctl: RunController, tools: list[Tool | None]) -> None:
         """The turn's restore point, before the first of its calls that may change files.

@@ -104,6 +104,7 @@ class OneCompaction:
         if self.done:
             return ContextResult(entries=req.entries)
         self.done = True
+        req.usage.add(Usage(40, 7))  # what its summary call cost: the run's usage counts it
         return ContextResult(
             entries=req.entries, changed=True, compacted=True, reason="clear+summary",
             tokens_before=900, tokens_after=300, detail=["cleared 2 tool results"],
@@ -161,6 +162,8 @@ async def test_handoff_compaction_and_discarded_output_events(harness):
     compaction = next(e for e in events if e["kind"] == "compaction")
     assert compaction["tokensBefore"] == 900 and compaction["tokensAfter"] == 300
     assert compaction["stages"] == ["clear", "summary"]
+    # the summary's 40 + 7 tokens beside the router's call (1 + 1) and the expert's (3 + 2)
+    assert done["usage"]["inputTokens"] == 44 and done["usage"]["outputTokens"] == 10
     discarded = next(e for e in events if e["kind"] == "output.discarded")
     deltas = [
         e

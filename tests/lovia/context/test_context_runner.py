@@ -473,3 +473,39 @@ async def test_resumed_run_replays_checkpointed_decisions():
     assert not any(isinstance(e, events.ContextCompacted) for e in evs)
     tool_msgs = [m.content for m in provider2.calls[0] if m.role == "tool"]
     assert any("trimmed to a preview" in c for c in tool_msgs)
+
+
+# --------------------------------------------------------------------------- usage
+
+
+async def test_summary_calls_count_in_the_runs_usage():
+    """The user pays for the summaries a compaction asks for: they are in RunResult.usage
+    and on the ContextCompacted event, next to the turns' own usage."""
+    from lovia.context import LLMSummarizer
+
+    summary_usage = Usage(input_tokens=700, output_tokens=90, cache_read_tokens=300)
+    summaries = ScriptedProvider(
+        [AssistantTurn(content=f"summary {i}", usage=summary_usage) for i in range(8)]
+    )
+    summarizer = LLMSummarizer(summaries, required_sections=None)
+    script = [turn("fetch", {"n": i}, f"c{i}", input_tokens=0) for i in range(6)] + [answer()]
+    provider = WindowProvider(script, window=30_000)
+    agent = Agent(
+        name="a",
+        model=provider,
+        tools=[fetch],
+        context_policy=Compaction(reserve_output_tokens=0, summarizer=summarizer),
+    )
+    stream = Runner.stream(agent, "go")
+    evs = [e async for e in stream]
+    result = evs[-1].result
+    made = len(summaries.calls)
+    assert made >= 1
+    turns = len(provider.calls)
+    assert result.usage == Usage(
+        input_tokens=700 * made,
+        output_tokens=turns + 90 * made,
+        cache_read_tokens=300 * made,
+    )
+    compacted = [e for e in evs if isinstance(e, events.ContextCompacted) and e.usage]
+    assert sum(e.usage.input_tokens for e in compacted) == 700 * made

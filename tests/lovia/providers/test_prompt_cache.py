@@ -192,7 +192,9 @@ async def test_the_todo_reminder_lands_after_every_mark_in_a_real_run(
         ant.tool_use(ant.tool_block("look", {"path": "b.py"}, id="toolu_3")),
         ant.text("done"),
     )
-    agent = Agent(name="coder", model="anthropic:claude-fake", tools=[look], plugins=[Todo()])
+    agent: Agent[Any] = Agent(
+        name="coder", model="anthropic:claude-fake", tools=[look], plugins=[Todo()]
+    )
     result = await Runner.run(agent, "fix the bug")
     assert result.output == "done"
     requests = anthropic_env.stream_requests()
@@ -228,7 +230,7 @@ async def test_thinking_blocks_keep_their_signatures_and_are_never_marked(
         ant.text("5"),
     )
     thinking = {"type": "enabled", "budget_tokens": 1024}
-    agent = Agent(
+    agent: Agent[Any] = Agent(
         name="a",
         model="anthropic:claude-fake",
         tools=[add],
@@ -246,7 +248,7 @@ async def test_a_trailing_thinking_block_passes_its_mark_to_the_block_before(
     fake_anthropic: FakeAnthropic,
 ) -> None:
     fake_anthropic.script(ant.text("ok"))
-    entries = [
+    entries: list[TranscriptEntry] = [
         InputEntry("user", "q"),
         AssistantTextEntry("partial"),
         ReasoningEntry("more thought", provider="anthropic", metadata={"signature": "s"}),

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import functools
 import json
+import operator
 from collections.abc import AsyncIterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -78,6 +79,7 @@ _OVERFLOW_MARKERS = (
     "context length",
     "context_length_exceeded",
 )
+_digest = operator.attrgetter("digest")
 _STOP_REASONS = {
     "end_turn": "stop",
     "stop_sequence": "stop",
@@ -244,7 +246,7 @@ class AnthropicProvider(SDKProvider):
         marks = anthropic_cache.message_marks(units, stable_count(entries), cache.messages)
         payload: dict[str, Any] = {
             "model": self.model,
-            "messages": Raw(anthropic_cache.message_pieces(units, marks, control or {})),
+            "messages": Raw.array(anthropic_cache.message_items(units, marks, control or {})),
             "max_tokens": settings.max_tokens
             if settings is not None and settings.max_tokens is not None
             else self.default_max_tokens,
@@ -260,7 +262,7 @@ class AnthropicProvider(SDKProvider):
             tools_data = self._tools.get(
                 tools,
                 lambda: dumpb(convert_tools(tools, tools_control)),
-                variant=(dumpb(tools_control), len(tools)),
+                variant=(tools_control and tools_control.get("ttl", ""), len(tools)),
             )
             payload["tools"] = Raw([tools_data])
         if response_format is not None and response_format.get("type") == "json_schema":
@@ -281,7 +283,7 @@ class AnthropicProvider(SDKProvider):
             Fingerprint(
                 tools=hash(tools_data) if "tools" not in extra else hash(dumpb(extra["tools"])),
                 system=hash(system) if "system" not in extra else hash(dumpb(extra["system"])),
-                messages=tuple(unit.digest for unit in units),
+                messages=tuple(map(_digest, units)),
             ),
         )
         return {k: v for k, v in payload.items() if v is not None}

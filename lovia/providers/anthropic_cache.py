@@ -11,12 +11,13 @@ request marks, within that limit:
 - the previous call's tail (the last block of the user message before the latest assistant
   message), so this call reads what the previous one wrote however many blocks came since.
 
-Marks are spliced into the request's copy of the encoded pieces; the cached encoding of a
-message never carries one, so the mark can move on the next call for free.
+A mark is spliced into this request's copy of a message's encoded blocks; the cached
+encoding of a message never carries one, so the mark can move on the next call for free.
 """
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -139,29 +140,26 @@ def message_marks(units: Sequence[MessageUnit], stable: int, room: int) -> list[
     return marks[-room:]
 
 
+@functools.cache
+def _member(ttl: str | None) -> bytes:
+    control = {"type": "ephemeral", "ttl": ttl} if ttl else {"type": "ephemeral"}
+    return b',"cache_control":' + dumpb(control) + b"}"
+
+
 def marked(block: bytes, control: dict[str, str]) -> bytes:
     """An encoded block (a JSON object) with ``cache_control`` added as its last member."""
-    return b"".join((block[:-1], b',"cache_control":', dumpb(control), b"}"))
+    return block[:-1] + _member(control.get("ttl"))
 
 
-def message_pieces(
+def message_items(
     units: Sequence[MessageUnit], marks: Sequence[tuple[int, int]], control: dict[str, str]
 ) -> list[bytes]:
-    """The ``messages`` array as byte pieces, with the marks spliced into this copy only."""
-    at = {index: block for index, block in marks}
-    pieces: list[bytes] = [b"["]
-    for index, unit in enumerate(units):
-        if index:
-            pieces.append(b",")
-        block = at.get(index)
-        if block is None:
-            pieces += unit.pieces
-        else:
-            copy = list(unit.pieces)
-            copy[1 + 2 * block] = marked(copy[1 + 2 * block], control)
-            pieces += copy
-    pieces.append(b"]")
-    return pieces
+    """Each message's JSON, the marked ones re-joined for this request only."""
+    items = [unit.pieces[0] for unit in units]
+    for index, block in marks:
+        unit = units[index]
+        items[index] = unit.with_block(block, marked(unit.blocks[block], control))
+    return items
 
 
 __all__ = [
@@ -170,7 +168,7 @@ __all__ = [
     "cache_control",
     "count_marks",
     "marked",
+    "message_items",
     "message_marks",
-    "message_pieces",
     "plan",
 ]

@@ -192,17 +192,25 @@ def encoded_blocks(
 
 @dataclass
 class MessageUnit(Unit):
-    """One encoded message of a request: ``pieces`` are the head, then each block followed by
-    its separator (``,`` or the closing ``]}``), so block ``i`` is ``pieces[1 + 2 * i]`` and a
-    breakpoint replaces that one piece in the request without touching the cached unit.
+    """One encoded message of a request (``pieces`` is its JSON, one piece), and what a cache
+    breakpoint needs: the message's ``head`` and ``blocks`` to re-join with one block marked
+    (in the request only, never in the cached unit).
 
     ``sources``: per block, the index of the entry it came from, or -1 when it may not carry
     ``cache_control``. ``digest``: a hash of the message's bytes, for cache-break reports.
     """
 
     role: str = "user"
+    head: bytes = b""
+    blocks: list[bytes] = field(default_factory=list)
     sources: list[int] = field(default_factory=list)
     digest: int = 0
+
+    def with_block(self, index: int, block: bytes) -> bytes:
+        """The message's JSON with ``blocks[index]`` replaced by ``block``."""
+        blocks = list(self.blocks)
+        blocks[index] = block
+        return b"".join([self.head, *Raw.array(blocks).parts, b"}"])
 
 
 @dataclass
@@ -228,23 +236,24 @@ class _Message:
         self.thinking_only = self.thinking_only and item.thinking_only
 
     def encode(self) -> bytes:
-        head = b'{"role":"%s","content":' % self.role.encode()
-        return b"".join([head, *Raw.array(self.blocks).parts, b"}"])
+        return b"".join([self._head(), *Raw.array(self.blocks).parts, b"}"])
+
+    def _head(self) -> bytes:
+        return b'{"role":"%s","content":' % self.role.encode()
 
     def unit(self) -> MessageUnit:
-        pieces = [b'{"role":"%s","content":[' % self.role.encode()]
-        for block in self.blocks:
-            pieces += (block, b",")
-        pieces[-1] = b"]}"
+        encoded = self.encode()
         return MessageUnit(
             self.start,
             self.end,
-            pieces,
+            [encoded],
             # an assistant message is a safe restart point: nothing merges into it later
             resumable=self.role == "assistant",
             role=self.role,
+            head=self._head(),
+            blocks=self.blocks,
             sources=self.sources,
-            digest=hash(b"".join(pieces)),
+            digest=hash(encoded),
         )
 
 

@@ -13,6 +13,7 @@ from lovia.context.prompts import (
     SUMMARY_FOLD_TEMPLATE,
     SUMMARY_SYSTEM_PROMPT,
 )
+from lovia.model_view import ModelView
 from lovia.parts import text_of
 from lovia.providers.base import ModelSettings
 from lovia.transcript import (
@@ -125,10 +126,15 @@ class LLMSummarizer:
     async def _complete(
         self, provider: Provider, conversation: list[TranscriptEntry], req: CompactionRequest
     ) -> str:
-        """One summary call; what it cost goes to ``req.usage`` (the user pays for it)."""
+        """One summary call; what it cost goes to ``req.usage`` (the user pays for it).
+
+        The call is sent as a view with nothing stable: no later call repeats it, so a
+        provider should not pay for writing it to its prompt cache.
+        """
         chunks: list[str] = []
         finish: str | None = None
-        async for delta in provider.stream(conversation, settings=self.settings):
+        view = ModelView(conversation, stable=0)
+        async for delta in provider.stream(view, settings=self.settings):
             if isinstance(delta, TextDelta):
                 chunks.append(delta.text)
             elif isinstance(delta, FinishDelta):

@@ -11,6 +11,7 @@ import pytest
 
 from lovia import Agent, Runner, tool
 from lovia.exceptions import UserError
+from lovia.messages import Usage
 from lovia.model_view import ModelView
 from lovia.plugins.todo import Todo
 from lovia.providers.anthropic import AnthropicProvider
@@ -428,3 +429,17 @@ async def test_openai_cache_break_names_the_system_prompt_or_a_message(
         "system changed since the previous call of this conversation",
         "message 3 changed since the previous call of this conversation",
     ]
+
+
+async def test_summary_calls_write_no_conversation_cache(fake_anthropic: FakeAnthropic) -> None:
+    """A compaction's summary prompt is sent once: marking its tail would only pay 1.25x."""
+    from lovia.context import CompactionRequest, LLMSummarizer
+
+    fake_anthropic.script(ant.text("## Summary\nall done", usage=ant.usage(input=900)))
+    summarizer = LLMSummarizer(provider(fake_anthropic), required_sections=None)
+    req = CompactionRequest(entries=[], usage=Usage())
+    summary = await summarizer.summarize(history(3), req=req)
+    assert summary.startswith("## Summary")
+    body = fake_anthropic.last_request.json
+    assert marked(body) == [] and body["system"][0]["cache_control"] == EPHEMERAL
+    assert req.usage == Usage(input_tokens=900, output_tokens=5)

@@ -90,7 +90,10 @@ async def test_anthropic_agent_with_tools_and_thinking(anthropic_env: FakeAnthro
     assert isinstance(done, events.RunCompleted) and done.result.output == "It is 5."
     assert any(isinstance(e, events.ReasoningDelta) for e in seen)
     second = anthropic_env.stream_requests()[1].json
-    assert second["system"] == [{"type": "text", "text": "Use the add tool."}]
+    cached = {"type": "ephemeral"}  # prompt caching is on by default
+    assert second["system"] == [
+        {"type": "text", "text": "Use the add tool.", "cache_control": cached}
+    ]
     assistant, results = second["messages"][1], second["messages"][2]
     assert assistant["content"][0] == {
         "type": "thinking",
@@ -98,7 +101,9 @@ async def test_anthropic_agent_with_tools_and_thinking(anthropic_env: FakeAnthro
         "signature": "sig-e2e",
     }
     assert assistant["content"][1]["input"] == {"a": 2, "b": 3}
-    assert results["content"] == [{"type": "tool_result", "tool_use_id": "toolu_1", "content": "5"}]
+    assert results["content"] == [
+        {"type": "tool_result", "tool_use_id": "toolu_1", "content": "5", "cache_control": cached}
+    ]
     assert anthropic_env.connections == 1
 
 

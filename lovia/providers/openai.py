@@ -270,7 +270,10 @@ class OpenAIChatProvider(SDKProvider):
     Works with api.openai.com and any OpenAI-compatible server (vLLM, llama.cpp, Ollama,
     LM Studio, gateways) through ``base_url`` / ``OPENAI_BASE_URL``. The SDK client is
     shared per endpoint (see :mod:`lovia.providers._clients` for the ownership rule) and
-    built with ``max_retries=0``: retries are lovia's ``RetryPolicy``.
+    built with ``max_retries=0``: retries are lovia's ``RetryPolicy``. On the official dialect
+    each conversation's requests share a ``prompt_cache_key`` (a hash of its id), so OpenAI
+    routes them to one prompt cache; ``provider_options={"openai": {"prompt_cache_key": ...}}``
+    overrides it, ``None`` leaves it out.
     """
 
     name = "openai-chat"

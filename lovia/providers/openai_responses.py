@@ -94,14 +94,20 @@ def _input_content(content: str | Sequence[ContentPart]) -> str | list[dict[str,
     return [_input_part(p) for p in content]
 
 
-def reasoning_item(entry: ReasoningEntry, *, stored: bool) -> dict[str, Any] | None:
+def reasoning_item(
+    entry: ReasoningEntry, *, stored: bool, model: str | None = None
+) -> dict[str, Any] | None:
     """The ``reasoning`` input item that gives a model back its own reasoning, or None.
 
     Without ``store`` OpenAI knows an item only by its ``encrypted_content``; an entry
-    without it (or without an id when stored) cannot be sent back.
+    without it (or without an id when stored) cannot be sent back. Neither can reasoning
+    another model wrote (after a model switch): only the model that encrypted it can read it.
     """
     encrypted = entry.metadata.get("encrypted_content")
     if not entry.id or not (encrypted or stored):
+        return None
+    author = entry.metadata.get("model")
+    if model is not None and author is not None and author != model:
         return None
     summary = entry.metadata.get("summary")
     if not isinstance(summary, list):
@@ -122,6 +128,7 @@ def entry_to_item(
     system_role: str = "developer",
     include_images: bool = False,
     stored: bool = False,
+    model: str | None = None,
 ) -> dict[str, Any] | None:
     """One transcript entry as one Responses ``input`` item (None: nothing to send)."""
     if isinstance(entry, InputEntry):
@@ -152,7 +159,7 @@ def entry_to_item(
         return {"type": "function_call_output", "call_id": entry.call_id, "output": output}
     if entry.provider != REASONING_PROVIDER:
         return None  # another vendor's reasoning means nothing to this model
-    return reasoning_item(entry, stored=stored)
+    return reasoning_item(entry, stored=stored, model=model)
 
 
 def entries_to_input(
@@ -161,10 +168,13 @@ def entries_to_input(
     system_role: str = "developer",
     include_images: bool = False,
     stored: bool = False,
+    model: str | None = None,
 ) -> list[dict[str, Any]]:
     """The transcript as the Responses ``input`` list."""
     items = (
-        entry_to_item(e, system_role=system_role, include_images=include_images, stored=stored)
+        entry_to_item(
+            e, system_role=system_role, include_images=include_images, stored=stored, model=model
+        )
         for e in entries
     )
     return [item for item in items if item is not None]
@@ -259,6 +269,7 @@ class OpenAIResponsesProvider(OpenAISDKProvider):
                 system_role=self.system_role,
                 include_images=self.supports_vision,
                 stored=stored,
+                model=self.model,
             )
             units.append(Unit(index, index + 1, [] if item is None else [dumpb(item)]))
         return units
@@ -322,7 +333,7 @@ class OpenAIResponsesProvider(OpenAISDKProvider):
         settings: ModelSettings | None = None,
     ) -> AsyncIterator[ModelDelta]:
         sse = await self._open("/responses", entries, tools, response_format, settings)
-        state = _StreamState(self.endpoint)
+        state = _StreamState(self.endpoint, self.model)
         try:
             async for event in sse.events():
                 for delta in state.on_event(event):
@@ -359,6 +370,7 @@ class _StreamState:
     """Turns Responses stream events into deltas; one per streamed response."""
 
     endpoint: Endpoint
+    model: str
     usage: Usage = field(default_factory=Usage)
     finish: str | None = None
     ended: bool = False
@@ -435,9 +447,8 @@ class _StreamState:
         kind = item.get("type")
         if kind == "function_call":
             key = _item_key(event, item)
-            if key not in self.calls:
-                self._item_added(event)  # a server that sends whole items only
-                self.calls[key].sent = ""
+            if key not in self.calls:  # a server that sends whole items only
+                return self._item_added(event)
             return self._rest_of_call(self.calls[key], item.get("arguments"))
         if kind != "reasoning":
             return []
@@ -452,7 +463,7 @@ class _StreamState:
         ]
         if not summary:
             summary = [p for p in self.summaries.get(item_id, []) if p]
-        metadata: dict[str, Any] = {"summary": summary}
+        metadata: dict[str, Any] = {"summary": summary, "model": self.model}
         encrypted = item.get("encrypted_content")
         if isinstance(encrypted, str) and encrypted:
             metadata["encrypted_content"] = encrypted

@@ -202,7 +202,11 @@ async def test_reasoning_summaries_stream_and_complete_with_encrypted_content(
             "First, add.\n\nThen answer.",
             id="rs_1",
             provider="openai-responses",
-            metadata={"summary": ["First, add.", "Then answer."], "encrypted_content": "enc-1"},
+            metadata={
+                "summary": ["First, add.", "Then answer."],
+                "model": "fake-model",
+                "encrypted_content": "enc-1",
+            },
         )
     ]
 
@@ -220,9 +224,45 @@ async def test_reasoning_without_a_summary_still_completes(
             "",
             id="rs_2",
             provider="openai-responses",
-            metadata={"summary": [], "encrypted_content": "enc-2"},
+            metadata={"summary": [], "model": "fake-model", "encrypted_content": "enc-2"},
         )
     ]
+
+
+async def test_raw_reasoning_text_of_open_weight_models_streams_as_reasoning(
+    fake_responses: FakeOpenAIResponses,
+) -> None:
+    item = {"id": "rs_o", "type": "reasoning", "summary": []}
+    raw_reasoning = [
+        {"type": "response.output_item.added", "item": item},
+        *(
+            {
+                "type": "response.reasoning_text.delta",
+                "item_id": "rs_o",
+                "content_index": 0,
+                "delta": d,
+            }
+            for d in ("Let me ", "think.")
+        ),
+        {
+            "type": "response.output_item.done",
+            "item": {**item, "content": [{"type": "reasoning_text", "text": "Let me think."}]},
+        },
+    ]
+    fake_responses.script(rsp.response(raw_reasoning, rsp.message("ok")))
+    result = await run(provider(fake_responses), HI)
+    assert result.reasoning == "Let me think."
+    assert [e.content for e in result.completed] == ["Let me think."]
+
+
+async def test_whole_function_call_items_without_deltas(
+    fake_responses: FakeOpenAIResponses,
+) -> None:
+    done = rsp.function_call("add", {"a": 1}, call_id="c1")[-1]
+    fake_responses.script(rsp.response([done]))
+    result = await run(provider(fake_responses), HI)
+    assert result.calls[0] == {"id": "c1", "name": "add", "arguments": '{"a": 1}'}
+    assert result.finish == "tool_calls"
 
 
 async def test_output_limit_is_a_length_finish(fake_responses: FakeOpenAIResponses) -> None:
@@ -274,6 +314,27 @@ async def test_transcript_becomes_input_items(fake_responses: FakeOpenAIResponse
         {"type": "function_call_output", "call_id": "c1", "output": "5"},
         {"type": "function_call_output", "call_id": "c2", "output": "boom"},
     ]
+
+
+async def test_reasoning_of_another_model_is_not_sent_back(
+    fake_responses: FakeOpenAIResponses,
+) -> None:
+    fake_responses.script(rsp.text("ok"))
+    blob = {"summary": [], "encrypted_content": "enc"}
+    entries: list[TranscriptEntry] = [
+        InputEntry("user", "hi"),
+        ReasoningEntry(
+            "", id="rs_a", provider="openai-responses", metadata={**blob, "model": "o3"}
+        ),
+        ReasoningEntry("", id="rs_b", provider="openai-responses", metadata=blob),
+        ReasoningEntry(
+            "", id="rs_c", provider="openai-responses", metadata={**blob, "model": "fake-model"}
+        ),
+        AssistantTextEntry("hello"),
+    ]
+    await run(provider(fake_responses), entries)
+    sent = [i["id"] for i in fake_responses.last_request.json["input"] if i["type"] == "reasoning"]
+    assert sent == ["rs_b", "rs_c"]
 
 
 async def test_stored_responses_replay_reasoning_by_id(fake_responses: FakeOpenAIResponses) -> None:

@@ -337,6 +337,24 @@ async def test_reasoning_of_another_model_is_not_sent_back(
     assert sent == ["rs_b", "rs_c"]
 
 
+async def test_reasoning_cut_off_from_its_output_is_not_sent(
+    fake_responses: FakeOpenAIResponses,
+) -> None:
+    fake_responses.script(rsp.text("a"), rsp.text("b"))
+    blob = {"summary": [], "encrypted_content": "enc", "model": "fake-model"}
+    thought = ReasoningEntry("", id="rs_1", provider="openai-responses", metadata=blob)
+    p = provider(fake_responses)
+    # what a context policy may leave: the reasoning, but not the answer it led to
+    entries: list[TranscriptEntry] = [InputEntry("user", "hi"), thought]
+    await run(p, entries)
+    await run(p, [*entries, InputEntry("user", "and?")])
+    for items in fake_responses.inputs():
+        assert [i["type"] for i in items] == ["message"] * (len(items))
+    fake_responses.script(rsp.text("c"))
+    await run(p, [*entries, AssistantTextEntry("a")])  # the same objects, answered now
+    assert [i["type"] for i in fake_responses.inputs()[-1]] == ["message", "reasoning", "message"]
+
+
 async def test_stored_responses_replay_reasoning_by_id(fake_responses: FakeOpenAIResponses) -> None:
     fake_responses.script(rsp.text("ok"))
     entries: list[TranscriptEntry] = [

@@ -13,6 +13,7 @@ The request items are built in :mod:`._responses_request`, the event stream is r
 
 from __future__ import annotations
 
+import logging
 from collections.abc import AsyncIterator, Sequence
 from typing import Any
 
@@ -33,10 +34,22 @@ from lovia.providers.base import ModelSettings, provider_options
 from lovia.providers.openai import WINDOWS, is_context_overflow
 from lovia.transcript import FinishDelta, ModelDelta, TranscriptEntry, UsageDelta
 
+logger = logging.getLogger("lovia.providers")
+
 LABEL = "OpenAI Responses"
 OPTIONS_KEY = "openai-responses"
 """The ``ModelSettings.provider_options`` key this provider reads."""
 ENCRYPTED_REASONING = "reasoning.encrypted_content"
+
+_PLAIN_MODELS: set[tuple[str, str]] = set()
+"""``(base_url, model)`` pairs that refused encrypted reasoning: models that do not reason."""
+
+
+def _refuses_encrypted_reasoning(exc: ProviderError) -> bool:
+    """OpenAI's answer to ``include: ["reasoning.encrypted_content"]`` for a model without
+    reasoning (``gpt-4.1``, ``gpt-4o``): 400 "Encrypted content is not supported"."""
+    body = (exc.body or exc.message).lower()
+    return exc.status_code == 400 and "encrypted content" in body and "not supported" in body
 
 
 class OpenAIResponsesProvider(OpenAISDKProvider):
@@ -81,6 +94,7 @@ class OpenAIResponsesProvider(OpenAISDKProvider):
         # OpenAI's own role for an application's instructions; other servers know "system"
         self.system_role = "developer" if self.official_dialect else "system"
         self._tools = SchemaCache()
+        self._asked_encrypted = False  # whether the last request added the default include
 
     # ------------------------------------------------------------------ request body
 
@@ -124,12 +138,13 @@ class OpenAIResponsesProvider(OpenAISDKProvider):
                 "provider ('openai:<model>'), which supports them.",
             )
         stored = extra.get("store") is True
+        self._asked_encrypted = "include" not in extra and not self._plain_model()
         payload: dict[str, Any] = {
             "model": self.model,
             "input": self._encode_input(entries, stored),
             "stream": True,
             "store": False,
-            "include": [ENCRYPTED_REASONING],
+            "include": [ENCRYPTED_REASONING] if self._asked_encrypted else None,
             "prompt_cache_key": prompt_cache_key(entries),
         }
         if tools:
@@ -150,6 +165,9 @@ class OpenAIResponsesProvider(OpenAISDKProvider):
             payload.update(extra)
         return {k: v for k, v in payload.items() if v is not None}
 
+    def _plain_model(self) -> bool:
+        return (self.base_url, self.model) in _PLAIN_MODELS
+
     # ------------------------------------------------------------------ streaming
 
     async def stream(
@@ -160,7 +178,19 @@ class OpenAIResponsesProvider(OpenAISDKProvider):
         response_format: dict[str, Any] | None = None,
         settings: ModelSettings | None = None,
     ) -> AsyncIterator[ModelDelta]:
-        sse = await self._open("/responses", entries, tools, response_format, settings)
+        try:
+            sse = await self._open("/responses", entries, tools, response_format, settings)
+        except ProviderError as exc:
+            if not (self._asked_encrypted and _refuses_encrypted_reasoning(exc)):
+                raise
+            # a model without reasoning: ask again without it, and from now on never ask
+            logger.info(
+                "provider.no_reasoning: %s at %s has no encrypted reasoning",
+                self.model,
+                self.base_url,
+            )
+            _PLAIN_MODELS.add((self.base_url, self.model))
+            sse = await self._open("/responses", entries, tools, response_format, settings)
         state = StreamState(self.endpoint, self.model)
         try:
             async for event in sse.events():

@@ -494,6 +494,23 @@ async def test_tools_settings_structured_output_and_options(
     assert "include" not in body and "seed" not in body and "stop" not in body
 
 
+async def test_a_model_without_reasoning_is_asked_again_without_encrypted_content(
+    fake_responses: FakeOpenAIResponses,
+) -> None:
+    refusal = rsp.error(400, "Encrypted content is not supported with this model.")
+    fake_responses.script(refusal, rsp.text("a"), rsp.text("b"))
+    result = await run(provider(fake_responses), HI)
+    assert result.text == "a"
+    await run(provider(fake_responses), HI)  # another run: the model is known by now
+    includes = [r.json.get("include") for r in fake_responses.stream_requests()]
+    assert includes == [["reasoning.encrypted_content"], None, None]
+    # an include the user asked for is theirs: the refusal is reported, not worked around
+    fake_responses.script(refusal)
+    mine = ModelSettings(provider_options={"openai-responses": {"include": ["x"]}})
+    with pytest.raises(ProviderError, match="Encrypted content is not supported"):
+        await run(provider(fake_responses), HI, settings=mine)
+
+
 async def test_stop_sequences_are_a_user_error_before_any_request(
     fake_responses: FakeOpenAIResponses,
 ) -> None:

@@ -45,10 +45,7 @@ def _input_part(part: ContentPart) -> dict[str, Any]:
         return {"type": "input_text", "text": part.text}
     if isinstance(part, ImagePart):
         url = part.url if part.url is not None else f"data:{part.mime_type};base64,{part.data}"
-        image: dict[str, Any] = {"type": "input_image", "image_url": url}
-        if part.detail:
-            image["detail"] = part.detail
-        return image
+        return {"type": "input_image", "image_url": url, "detail": part.detail or "auto"}
     file: dict[str, Any] = {"type": "input_file"}
     if part.url is not None:
         file["file_url"] = part.url
@@ -108,11 +105,9 @@ def entry_to_item(
     if isinstance(entry, AssistantTextEntry):
         if not entry.content:
             return None
-        return {
-            "type": "message",
-            "role": "assistant",
-            "content": [{"type": "output_text", "text": entry.content}],
-        }
+        # The input-message form: the output-message form wants the id and status of an item
+        # OpenAI stored, and nothing is stored (store: false).
+        return {"type": "message", "role": "assistant", "content": entry.content}
     if isinstance(entry, ToolCallEntry):
         return {
             "type": "function_call",

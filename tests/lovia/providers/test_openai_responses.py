@@ -40,6 +40,7 @@ from tests.lovia.providers.helpers import Sleeps, run
 from tests.support import fake_openai_responses as rsp
 from tests.support.fake_openai import FakeOpenAI
 from tests.support.fake_openai_responses import FakeOpenAIResponses
+from tests.support.fake_server import RecordedRequest
 
 HI: list[TranscriptEntry] = [InputEntry("user", "hi")]
 
@@ -64,6 +65,14 @@ def policy(attempts: int = 3, sleeps: Sleeps | None = None) -> RetryPolicy:
     return RetryPolicy(
         max_attempts=attempts, backoff_base=0.0, sleep=sleeps if sleeps is not None else Sleeps()
     )
+
+
+def assert_sdk_accepts(request: RecordedRequest) -> None:
+    """The body is what the SDK's own ``responses.create(stream=True)`` parameters allow."""
+    from openai.types.responses.response_create_params import ResponseCreateParamsStreaming
+    from pydantic import TypeAdapter
+
+    TypeAdapter(ResponseCreateParamsStreaming).validate_python(request.json)
 
 
 async def with_retries(
@@ -304,16 +313,13 @@ async def test_transcript_becomes_input_items(fake_responses: FakeOpenAIResponse
             "summary": [{"type": "summary_text", "text": "Two adds."}],
             "encrypted_content": "enc-9",
         },
-        {
-            "type": "message",
-            "role": "assistant",
-            "content": [{"type": "output_text", "text": "Adding."}],
-        },
+        {"type": "message", "role": "assistant", "content": "Adding."},
         {"type": "function_call", "call_id": "c1", "name": "add", "arguments": '{"a":2,"b":3}'},
         {"type": "function_call", "call_id": "c2", "name": "add", "arguments": '{"a": 1, "b": 1}'},
         {"type": "function_call_output", "call_id": "c1", "output": "5"},
         {"type": "function_call_output", "call_id": "c2", "output": "boom"},
     ]
+    assert_sdk_accepts(fake_responses.last_request)
 
 
 async def test_reasoning_of_another_model_is_not_sent_back(
@@ -407,7 +413,7 @@ async def test_images_and_files(fake_responses: FakeOpenAIResponses) -> None:
     assert items[0]["content"] == [
         {"type": "input_text", "text": "look"},
         {"type": "input_image", "image_url": "data:image/png;base64,aGk=", "detail": "low"},
-        {"type": "input_image", "image_url": "https://x/y.png"},
+        {"type": "input_image", "image_url": "https://x/y.png", "detail": "auto"},
         {
             "type": "input_file",
             "file_data": "data:application/pdf;base64,JVBERg==",
@@ -415,9 +421,10 @@ async def test_images_and_files(fake_responses: FakeOpenAIResponses) -> None:
         },
         {"type": "input_file", "file_url": "https://x/z.pdf"},
     ]
+    assert_sdk_accepts(fake_responses.last_request)
     assert items[2]["output"] == [
         {"type": "input_text", "text": "a screenshot"},
-        {"type": "input_image", "image_url": "data:image/png;base64,aGk="},
+        {"type": "input_image", "image_url": "data:image/png;base64,aGk=", "detail": "auto"},
     ]
     fake_responses.script(rsp.text("ok"))
     await run(provider(fake_responses, supports_vision=False), entries)
@@ -492,6 +499,7 @@ async def test_tools_settings_structured_output_and_options(
     assert body["max_output_tokens"] == 256
     assert body["parallel_tool_calls"] is False
     assert "include" not in body and "seed" not in body and "stop" not in body
+    assert_sdk_accepts(fake_responses.last_request)
 
 
 async def test_a_model_without_reasoning_is_asked_again_without_encrypted_content(
@@ -537,6 +545,7 @@ async def test_prompt_cache_key_is_the_hashed_conversation(
     assert keys[0] == keys[1] == expected == prompt_cache_key(view)
     assert keys[2] != keys[0]
     assert all("secret" not in r.body.decode() for r in fake_responses.stream_requests())
+    assert_sdk_accepts(fake_responses.last_request)
 
 
 async def test_prompt_cache_key_can_be_overridden_or_turned_off(
@@ -689,6 +698,8 @@ async def test_encrypted_reasoning_round_trips_across_turns_of_a_run(
     ]
     keys = {r.json.get("prompt_cache_key") for r in fake_responses.stream_requests()}
     assert len(keys) == 1 and None not in keys
+    for request in fake_responses.stream_requests():
+        assert_sdk_accepts(request)
 
 
 async def test_encrypted_reasoning_survives_a_checkpoint_and_a_resume(

@@ -184,7 +184,8 @@ def _error_object(error: object, event: dict[str, Any]) -> dict[str, Any]:
     """
     source = error if isinstance(error, dict) else event
     message = source.get("message") or "the response failed"
-    kind = " ".join(str(source.get(k)) for k in ("type", "code") if source.get(k))
+    keys = ("type", "code") if source is error else ("code",)  # an event's type is "error"
+    kind = " ".join(str(source.get(k)) for k in keys if source.get(k))
     return {"message": str(message), "type": kind, "code": source.get("code")}
 
 

@@ -36,6 +36,8 @@ server streaming parallel calls at once would. Shortcuts: ``text(*pieces)``,
 ``rate_limited(retry_after)``, ``context_overflow()``; ``raw(*frames)`` for anything else.
 
 ``usage(input=10, output=5, cached=0, reasoning=0)`` is the ``response.usage`` object.
+``fake.inputs()`` lists the ``input`` of every request; ``assert_sdk_accepts(request)``
+checks a request body against the SDK's own parameter types.
 """
 
 from __future__ import annotations
@@ -370,6 +372,14 @@ class FakeOpenAIResponses(FakeServer):
         return [_input_of(r) for r in self.stream_requests()]
 
 
+def assert_sdk_accepts(request: RecordedRequest) -> None:
+    """The request body is what the SDK's own ``responses.create(stream=True)`` allows."""
+    from openai.types.responses.response_create_params import ResponseCreateParamsStreaming
+    from pydantic import TypeAdapter
+
+    TypeAdapter(ResponseCreateParamsStreaming).validate_python(request.json)
+
+
 def _input_of(request: RecordedRequest) -> list[dict[str, Any]]:
     body = request.json if isinstance(request.json, dict) else {}
     value = body.get("input")
@@ -378,6 +388,7 @@ def _input_of(request: RecordedRequest) -> list[dict[str, Any]]:
 
 __all__ = [
     "FakeOpenAIResponses",
+    "assert_sdk_accepts",
     "context_overflow",
     "error",
     "error_event",

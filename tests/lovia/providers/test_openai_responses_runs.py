@@ -11,6 +11,7 @@ from typing import Any
 import pytest
 
 from lovia import Agent, Runner, tool
+from lovia import events as ev
 from lovia.checkpointer import CheckpointOptions
 from lovia.exceptions import ProviderError, UserError
 from lovia.providers import provider_from_string
@@ -132,6 +133,65 @@ async def test_encrypted_reasoning_survives_a_checkpoint_and_a_resume(
     ]
     keys = [r.json["prompt_cache_key"] for r in fake_responses.stream_requests()]
     assert len(set(keys)) == 1  # the resumed run keeps its conversation's cache
+
+
+@tool(needs_approval=True)
+def deploy(target: str) -> str:
+    """Deploy to a target."""
+    return f"deployed to {target}"
+
+
+async def test_encrypted_reasoning_survives_a_run_parked_at_an_approval(
+    fake_responses: FakeOpenAIResponses, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    for key, value in fake_responses.env().items():
+        monkeypatch.setenv(key, value)
+    fake_responses.script(
+        rsp.response(
+            rsp.reasoning("Deploy needs approval.", encrypted="enc-deploy", id="rs_d"),
+            rsp.function_call("deploy", '{"target":"prod"}', call_id="call_d"),
+        )
+    )
+    db = tmp_path / "runs.db"
+
+    def agent() -> Agent[Any]:
+        return Agent(name="ops", model="openai-responses:fake-model", tools=[deploy])
+
+    async with SQLiteCheckpointer(db) as store:
+        handle = Runner.stream(
+            agent(), "ship it", checkpoint=CheckpointOptions(checkpointer=store, run_id="r2")
+        )
+        events = handle.__aiter__()
+        async for event in events:
+            if isinstance(event, ev.ApprovalRequired):
+                break  # parked: the consumer goes away, as a closed editor would
+        await events.aclose()
+    fake_responses.script(rsp.text("Deployed."))
+    async with SQLiteCheckpointer(db) as store:  # as after a restart
+        resumed = Runner.stream(
+            agent(), "ship it", checkpoint=CheckpointOptions(checkpointer=store, run_id="r2")
+        )
+        async for event in resumed:
+            if isinstance(event, ev.ApprovalRequired):
+                event.approve()
+        result = await resumed
+    assert result.output == "Deployed."
+    assert len(fake_responses.stream_requests()) == 2  # the model was not asked again to park
+    last = fake_responses.inputs()[-1]
+    assert reasoning_items(last) == [
+        {
+            "type": "reasoning",
+            "id": "rs_d",
+            "summary": [{"type": "summary_text", "text": "Deploy needs approval."}],
+            "encrypted_content": "enc-deploy",
+        }
+    ]
+    assert last[-1] == {
+        "type": "function_call_output",
+        "call_id": "call_d",
+        "output": "deployed to prod",
+    }
+    assert_sdk_accepts(fake_responses.last_request)
 
 
 # --------------------------------------------------------------------------- configuration

@@ -18,6 +18,7 @@ from lovia.providers.base import ModelSettings, Provider, supports_vision
 if TYPE_CHECKING:
     from lovia.providers.anthropic import AnthropicProvider
     from lovia.providers.openai import OpenAIChatProvider
+    from lovia.providers.openai_responses import OpenAIResponsesProvider
 
 logger = logging.getLogger("lovia.providers")
 
@@ -29,12 +30,14 @@ _BUILTIN: dict[str, str] = {
     "openai": "lovia.providers.openai:OpenAIChatProvider",
     "openai-chat": "lovia.providers.openai:OpenAIChatProvider",
     "oai": "lovia.providers.openai:OpenAIChatProvider",
+    "openai-responses": "lovia.providers.openai_responses:OpenAIResponsesProvider",
 }
 _REGISTRY: dict[str, ProviderFactory] = {}
 _ENTRY_POINTS: dict[str, Any] | None = None
 
 _LAZY = {
     "OpenAIChatProvider": "lovia.providers.openai",
+    "OpenAIResponsesProvider": "lovia.providers.openai_responses",
     "AnthropicProvider": "lovia.providers.anthropic",
 }
 
@@ -172,6 +175,7 @@ __all__ = [
     "AnthropicProvider",
     "ModelSettings",
     "OpenAIChatProvider",
+    "OpenAIResponsesProvider",
     "Provider",
     "aclose_shared_clients",
     "model_from_env",

@@ -211,7 +211,9 @@ def stream_error(ep: Endpoint, error: object) -> LoviaError:
         message, kind, code = str(error), "", None
     status = code if isinstance(code, int) and not isinstance(code, bool) else None
     if ep.is_context_overflow(400, (message + " " + kind).lower()):
-        return status_error(ep, 400, message)
+        # the whole error object as the body: its type or code may be what says "overflow"
+        body = json.dumps(error, ensure_ascii=False, default=str) if kind else message
+        return status_error(ep, 400, body)
     words = (kind + " " + message).lower()
     return ProviderError(
         f"{ep.label} stream error: {one_line(message)}",

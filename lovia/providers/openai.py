@@ -9,7 +9,6 @@ from collections.abc import AsyncIterator, Sequence
 from typing import Any
 
 from lovia.exceptions import ProviderError, UserError
-from lovia.http_config import resolve_verify
 from lovia.messages import Message, Usage
 from lovia.model_view import conversation_of
 from lovia.parts import ContentPart, ImagePart, TextPart
@@ -21,7 +20,7 @@ from lovia.providers._encoding import (
 )
 from lovia.providers._errors import stream_error
 from lovia.providers._http import host_matches
-from lovia.providers._sdk import SDKProvider
+from lovia.providers._openai_sdk import OpenAISDKProvider
 from lovia.providers._windows import WindowRules
 from lovia.providers.base import ModelSettings, provider_options
 from lovia.providers.cache_keys import prompt_cache_key
@@ -42,8 +41,6 @@ from lovia.transcript import (
     UsageDelta,
 )
 
-DEFAULT_BASE_URL = "https://api.openai.com/v1"
-OFFICIAL_HOSTS = ("api.openai.com",)
 REPLAY_REASONING_HOSTS = ("api.deepseek.com",)
 LABEL = "OpenAI Chat"
 REASONING_PROVIDER = "openai-chat"
@@ -80,7 +77,6 @@ _OVERFLOW_MARKERS = (
     "request too large",
 )
 _SYSTEM_HEAD = b'{"role":"system"'
-_NO_KEY = "lovia-no-api-key"  # satisfies the SDK constructor; the header is omitted on the wire
 _IMAGE_NOTE = "\n\n[The image output of this tool follows in a user message.]"
 
 
@@ -264,7 +260,7 @@ def entries_to_openai_messages(
 # --------------------------------------------------------------------------- provider
 
 
-class OpenAIChatProvider(SDKProvider):
+class OpenAIChatProvider(OpenAISDKProvider):
     """Chat Completions streaming through ``openai.AsyncOpenAI``.
 
     Works with api.openai.com and any OpenAI-compatible server (vLLM, llama.cpp, Ollama,
@@ -277,13 +273,7 @@ class OpenAIChatProvider(SDKProvider):
     """
 
     name = "openai-chat"
-    vendor = "openai"
     label = LABEL
-    api_key_env = "OPENAI_API_KEY"
-    base_url_env = "OPENAI_BASE_URL"
-    default_base_url = DEFAULT_BASE_URL
-    base_url_example = "http://localhost:11434/v1 (Ollama) or http://localhost:8000/v1 (vLLM)"
-    official_hosts = OFFICIAL_HOSTS
     windows = WINDOWS
     is_context_overflow = staticmethod(is_context_overflow)
 
@@ -323,45 +313,7 @@ class OpenAIChatProvider(SDKProvider):
         else:
             self.replay_reasoning = not self.official_dialect
         self._tools = SchemaCache()
-        self._headers: dict[str, object] | None = None
         self._last_digests: tuple[tuple[int, ...], int] = ((), 0)
-
-    # ------------------------------------------------------------------ SDK plumbing
-
-    def _probe_windows(self) -> bool:
-        return not self.is_official_host
-
-    def _sdk_errors(self) -> tuple[type[BaseException], type[BaseException], type[BaseException]]:
-        import openai
-
-        return (openai.APIStatusError, openai.APITimeoutError, openai.APIConnectionError)
-
-    def _request_headers(self) -> dict[str, object]:
-        if self._headers is None:
-            import openai
-
-            headers: dict[str, object] = {"content-type": "application/json"}
-            for key, value in self.default_headers.items():
-                if key == "authorization" and self._api_key:
-                    continue  # the API key wins over a user auth header
-                headers[key] = value
-            if not self._api_key and "authorization" not in headers and self._client is None:
-                headers["authorization"] = openai.omit  # keyless local server: no auth header
-            self._headers = headers
-        return self._headers
-
-    def _build_client(self) -> Any:
-        import openai
-
-        http = openai.DefaultAsyncHttpxClient(
-            timeout=self._http_timeout(), verify=resolve_verify(), trust_env=self.trust_env
-        )
-        return openai.AsyncOpenAI(
-            api_key=self._api_key or _NO_KEY,
-            base_url=self.base_url,
-            max_retries=0,
-            http_client=http,
-        )
 
     # ------------------------------------------------------------------ request body
 

@@ -3,6 +3,8 @@
 - ``fake_openai``: a started :class:`~tests.support.fake_openai.FakeOpenAI`, stopped after
   the test. ``base_url`` ends in ``/v1``.
 - ``fake_anthropic``: a started :class:`~tests.support.fake_anthropic.FakeAnthropic`.
+- ``fake_responses``: a started
+  :class:`~tests.support.fake_openai_responses.FakeOpenAIResponses` (OpenAI's Responses API).
 - ``openai_env`` / ``anthropic_env``: the same servers with ``OPENAI_BASE_URL`` /
   ``OPENAI_API_KEY`` (resp. ``ANTHROPIC_*``) set in ``os.environ`` for the test, so
   ``Agent(model="openai:<name>")`` reaches the fake. They also use ``fresh_providers``.
@@ -20,6 +22,7 @@ from lovia.providers._clients import aclose_shared_clients
 from lovia.providers._windows import clear_endpoint_cache
 from tests.support.fake_anthropic import FakeAnthropic
 from tests.support.fake_openai import FakeOpenAI
+from tests.support.fake_openai_responses import FakeOpenAIResponses
 
 
 @pytest.fixture
@@ -32,6 +35,16 @@ def fake_openai() -> Iterator[FakeOpenAI]:
 def fake_anthropic() -> Iterator[FakeAnthropic]:
     with FakeAnthropic() as server:
         yield server
+
+
+@pytest.fixture
+def fake_responses() -> Iterator[FakeOpenAIResponses]:
+    server = FakeOpenAIResponses()
+    server.start()
+    try:
+        yield server
+    finally:
+        server.stop()
 
 
 @pytest.fixture

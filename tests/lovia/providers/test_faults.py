@@ -2,7 +2,8 @@
 
 Every test drives a real agent run (``Runner.stream``) through lovia's providers and the real
 ``openai`` / ``anthropic`` SDKs against a fault-injecting local server (127.0.0.1) speaking
-the vendor's wire format. The table these tests pin is documented in docs/providers.md.
+the vendor's wire format (Chat Completions, Responses, Messages). The table these tests pin
+is documented in docs/providers.md.
 """
 
 from __future__ import annotations
@@ -24,8 +25,10 @@ from lovia.exceptions import ProviderError
 from lovia.providers._errors import SUMMARY_LIMIT
 from tests.support import fake_anthropic as ant
 from tests.support import fake_openai as oai
+from tests.support import fake_openai_responses as rsp
 from tests.support.fake_anthropic import FakeAnthropic
 from tests.support.fake_openai import FakeOpenAI
+from tests.support.fake_openai_responses import FakeOpenAIResponses
 from tests.support.fake_server import FakeServer, Reply, closed_port_url, html_reply
 
 ANSWER = ("The ", "quick ", "brown ", "fox ", "jumps ", "over ", "the ", "lazy ", "dog.")
@@ -72,6 +75,22 @@ OPENAI = Wire(
     api_key_env="OPENAI_API_KEY",
     base_url_env="OPENAI_BASE_URL",
 )
+RESPONSES = Wire(
+    vendor="openai-responses",
+    label="OpenAI Responses",
+    server=FakeOpenAIResponses,
+    text=rsp.text,
+    error=rsp.error,
+    rate_limited=rsp.rate_limited,
+    unknown_model=lambda: rsp.error(
+        404,
+        "The model `fake-model` does not exist or you do not have access to it.",
+        code="model_not_found",
+    ),
+    first_delta=4,  # after response.created, .in_progress, output_item.added, content_part.added
+    api_key_env="OPENAI_API_KEY",
+    base_url_env="OPENAI_BASE_URL",
+)
 ANTHROPIC = Wire(
     vendor="anthropic",
     label="Anthropic",
@@ -86,7 +105,7 @@ ANTHROPIC = Wire(
 )
 
 
-@pytest.fixture(params=[OPENAI, ANTHROPIC], ids=lambda w: w.vendor)
+@pytest.fixture(params=[OPENAI, RESPONSES, ANTHROPIC], ids=lambda w: w.vendor)
 def wire(request: pytest.FixtureRequest) -> Wire:
     return request.param  # type: ignore[no-any-return]
 

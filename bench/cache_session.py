@@ -27,70 +27,154 @@ PROMPT = (
 # module -> [(function, signature, docstring, body, test)]
 _STUBS: dict[str, list[tuple[str, str, str, str, str]]] = {
     "money": [
-        ("add_cents", "a: int, b: int", "Add two amounts in cents.", "return a + b",
-         "assert money.add_cents(150, 275) == 425"),
-        ("format_amount", "cents: int", "Render cents as '12.34' (negative with a minus).",
-         'sign = "-" if cents < 0 else ""\n    cents = abs(cents)\n'
-         '    return f"{sign}{cents // 100}.{cents % 100:02d}"',
-         'assert money.format_amount(-1234) == "-12.34"'),
-        ("parse_amount", "text: str", "Parse '12.34' into cents.",
-         'whole, _, frac = text.strip().partition(".")\n'
-         '    return int(whole) * 100 + int((frac + "00")[:2])',
-         'assert money.parse_amount(" 7.5 ") == 750'),
+        (
+            "add_cents",
+            "a: int, b: int",
+            "Add two amounts in cents.",
+            "return a + b",
+            "assert money.add_cents(150, 275) == 425",
+        ),
+        (
+            "format_amount",
+            "cents: int",
+            "Render cents as '12.34' (negative with a minus).",
+            'sign = "-" if cents < 0 else ""\n    cents = abs(cents)\n'
+            '    return f"{sign}{cents // 100}.{cents % 100:02d}"',
+            'assert money.format_amount(-1234) == "-12.34"',
+        ),
+        (
+            "parse_amount",
+            "text: str",
+            "Parse '12.34' into cents.",
+            'whole, _, frac = text.strip().partition(".")\n'
+            '    return int(whole) * 100 + int((frac + "00")[:2])',
+            'assert money.parse_amount(" 7.5 ") == 750',
+        ),
     ],
     "accounts": [
-        ("balance", "entries: list[tuple[str, int]]", "Sum the signed amounts of entries.",
-         "return sum(amount for _, amount in entries)",
-         'assert accounts.balance([("a", 5), ("b", -2)]) == 3'),
-        ("open_account", "name: str", "A new, empty account record.",
-         'return {"name": name.strip(), "entries": [], "open": True}',
-         'assert accounts.open_account(" x ")["name"] == "x"'),
-        ("close_account", "account: dict[str, object]", "Mark an account closed.",
-         'closed = dict(account)\n    closed["open"] = False\n    return closed',
-         'assert accounts.close_account({"open": True})["open"] is False'),
+        (
+            "balance",
+            "entries: list[tuple[str, int]]",
+            "Sum the signed amounts of entries.",
+            "return sum(amount for _, amount in entries)",
+            'assert accounts.balance([("a", 5), ("b", -2)]) == 3',
+        ),
+        (
+            "open_account",
+            "name: str",
+            "A new, empty account record.",
+            'return {"name": name.strip(), "entries": [], "open": True}',
+            'assert accounts.open_account(" x ")["name"] == "x"',
+        ),
+        (
+            "close_account",
+            "account: dict[str, object]",
+            "Mark an account closed.",
+            'closed = dict(account)\n    closed["open"] = False\n    return closed',
+            'assert accounts.close_account({"open": True})["open"] is False',
+        ),
     ],
     "invoices": [
-        ("invoice_total", "lines: list[tuple[int, int]]", "Sum quantity x unit price.",
-         "return sum(qty * price for qty, price in lines)",
-         "assert invoices.invoice_total([(2, 150), (1, 99)]) == 399"),
-        ("apply_discount", "total: int, percent: int", "Total less a percentage, rounded down.",
-         "return total - total * percent // 100",
-         "assert invoices.apply_discount(1000, 15) == 850"),
-        ("due_day", "day: int, terms: int", "Day number the invoice falls due.",
-         "return day + terms", "assert invoices.due_day(10, 30) == 40"),
-        ("is_overdue", "due: int, today: int", "Whether an invoice is past its due day.",
-         "return today > due", "assert invoices.is_overdue(40, 41)"),
+        (
+            "invoice_total",
+            "lines: list[tuple[int, int]]",
+            "Sum quantity x unit price.",
+            "return sum(qty * price for qty, price in lines)",
+            "assert invoices.invoice_total([(2, 150), (1, 99)]) == 399",
+        ),
+        (
+            "apply_discount",
+            "total: int, percent: int",
+            "Total less a percentage, rounded down.",
+            "return total - total * percent // 100",
+            "assert invoices.apply_discount(1000, 15) == 850",
+        ),
+        (
+            "due_day",
+            "day: int, terms: int",
+            "Day number the invoice falls due.",
+            "return day + terms",
+            "assert invoices.due_day(10, 30) == 40",
+        ),
+        (
+            "is_overdue",
+            "due: int, today: int",
+            "Whether an invoice is past its due day.",
+            "return today > due",
+            "assert invoices.is_overdue(40, 41)",
+        ),
     ],
     "reports": [
-        ("summarise", "balances: dict[str, int]", "Total and count of balances.",
-         'return {"total": sum(balances.values()), "count": len(balances)}',
-         'assert reports.summarise({"a": 1, "b": 2}) == {"total": 3, "count": 2}'),
-        ("top_accounts", "balances: dict[str, int], n: int", "The n largest balances' names.",
-         "return [k for k, _ in sorted(balances.items(), key=lambda kv: -kv[1])[:n]]",
-         'assert reports.top_accounts({"a": 1, "b": 5, "c": 3}, 2) == ["b", "c"]'),
-        ("render_row", "name: str, cents: int", "A fixed-width report row.",
-         'return f"{name:<20}{cents / 100:>12.2f}"',
-         'assert reports.render_row("rent", 120000).endswith("1200.00")'),
-        ("render_table", "balances: dict[str, int]", "Rows for every balance, sorted by name.",
-         'return "\\n".join(render_row(k, v) for k, v in sorted(balances.items()))',
-         'assert reports.render_table({"b": 1, "a": 2}).startswith("a")'),
+        (
+            "summarise",
+            "balances: dict[str, int]",
+            "Total and count of balances.",
+            'return {"total": sum(balances.values()), "count": len(balances)}',
+            'assert reports.summarise({"a": 1, "b": 2}) == {"total": 3, "count": 2}',
+        ),
+        (
+            "top_accounts",
+            "balances: dict[str, int], n: int",
+            "The n largest balances' names.",
+            "return [k for k, _ in sorted(balances.items(), key=lambda kv: -kv[1])[:n]]",
+            'assert reports.top_accounts({"a": 1, "b": 5, "c": 3}, 2) == ["b", "c"]',
+        ),
+        (
+            "render_row",
+            "name: str, cents: int",
+            "A fixed-width report row.",
+            'return f"{name:<20}{cents / 100:>12.2f}"',
+            'assert reports.render_row("rent", 120000).endswith("1200.00")',
+        ),
+        (
+            "render_table",
+            "balances: dict[str, int]",
+            "Rows for every balance, sorted by name.",
+            'return "\\n".join(render_row(k, v) for k, v in sorted(balances.items()))',
+            'assert reports.render_table({"b": 1, "a": 2}).startswith("a")',
+        ),
     ],
     "parsing": [
-        ("split_fields", "line: str", "Split a CSV line on commas, trimming fields.",
-         'return [f.strip() for f in line.split(",")]',
-         'assert parsing.split_fields(" a, b ,c") == ["a", "b", "c"]'),
-        ("parse_line", "line: str", "A (account, cents) pair from 'name,12.34'.",
-         "name, amount = split_fields(line)\n"
-         '    whole, _, frac = amount.partition(".")\n'
-         '    return name, int(whole) * 100 + int((frac + "00")[:2])',
-         'assert parsing.parse_line("rent, 12.5") == ("rent", 1250)'),
+        (
+            "split_fields",
+            "line: str",
+            "Split a CSV line on commas, trimming fields.",
+            'return [f.strip() for f in line.split(",")]',
+            'assert parsing.split_fields(" a, b ,c") == ["a", "b", "c"]',
+        ),
+        (
+            "parse_line",
+            "line: str",
+            "A (account, cents) pair from 'name,12.34'.",
+            "name, amount = split_fields(line)\n"
+            '    whole, _, frac = amount.partition(".")\n'
+            '    return name, int(whole) * 100 + int((frac + "00")[:2])',
+            'assert parsing.parse_line("rent, 12.5") == ("rent", 1250)',
+        ),
     ],
 }
 
 _FIELDS = [
-    "account_name", "description", "reference", "currency", "category", "memo", "payee",
-    "invoice_number", "customer", "supplier", "ledger_code", "cost_centre", "project",
-    "tax_code", "region", "department", "period", "batch", "source", "approver",
+    "account_name",
+    "description",
+    "reference",
+    "currency",
+    "category",
+    "memo",
+    "payee",
+    "invoice_number",
+    "customer",
+    "supplier",
+    "ledger_code",
+    "cost_centre",
+    "project",
+    "tax_code",
+    "region",
+    "department",
+    "period",
+    "batch",
+    "source",
+    "approver",
 ]
 # Realistic file sizes: helpers (already implemented) per module.
 _HELPERS = {"money": 7, "accounts": 11, "invoices": 15, "reports": 16, "parsing": 5}
@@ -119,9 +203,7 @@ def _helper(module: str, index: int) -> tuple[str, str]:
 
 def _stub(name: str, signature: str, doc: str) -> str:
     return (
-        f"\n\ndef {name}({signature}):\n"
-        f'    """{doc}"""\n'
-        f'    raise NotImplementedError("{name}")\n'
+        f'\n\ndef {name}({signature}):\n    """{doc}"""\n    raise NotImplementedError("{name}")\n'
     )
 
 

@@ -180,7 +180,8 @@ async def run_framework(
     from lovia.workspace import Workspace
     from lovia_server.host.agents import coding_agent
 
-    server = vendor.make(steps).start()
+    server = vendor.make(steps)
+    server.start()
     try:
         with project() as root, environment(server.env()):
             clear_endpoint_cache()
@@ -199,7 +200,8 @@ async def run_server(vendor: Vendor, steps: list[Step]) -> tuple[CacheTally, str
     """The built-in coding agent through the real language server process."""
     from tests.server.harness import Harness
 
-    server = vendor.make(steps).start()
+    server = vendor.make(steps)
+    server.start()
     try:
         with project() as root, tempfile.TemporaryDirectory(prefix="lovia-state-") as state:
             harness = Harness(root, Path(state))
@@ -247,7 +249,9 @@ async def _finish(harness: Any, run_id: str, within: float = 900.0) -> dict[str,
         )
 
 
-async def run_sdk_peer(reference: list[RecordedRequest], steps: list[Step]) -> tuple[CacheTally, str]:
+async def run_sdk_peer(
+    reference: list[RecordedRequest], steps: list[Step]
+) -> tuple[CacheTally, str]:
     """A plain SDK loop with one breakpoint on the last block, on lovia's own tool results.
 
     ``reference`` is a framework run's requests to the Anthropic fake: its tools and system
@@ -265,16 +269,20 @@ async def run_sdk_peer(reference: list[RecordedRequest], steps: list[Step]) -> t
         for block in message["content"]
         if block.get("type") == "tool_result"
     }
-    server = CachingAnthropic(responder=anthropic_responder(steps)).start()
+    server = CachingAnthropic(responder=anthropic_responder(steps))
+    server.start()
     client = anthropic.AsyncAnthropic(base_url=server.base_url, api_key="bench")
-    messages: list[dict[str, Any]] = [{"role": "user", "content": [{"type": "text", "text": PROMPT}]}]
+    messages: list[dict[str, Any]] = [
+        {"role": "user", "content": [{"type": "text", "text": PROMPT}]}
+    ]
     answer = ""
     try:
         for _ in range(len(steps)):
             marked = [dict(m, content=[dict(b) for b in m["content"]]) for m in messages]
             marked[-1]["content"][-1]["cache_control"] = {"type": "ephemeral"}
+            request: dict[str, Any] = {"system": system, "tools": tools, "messages": marked}
             async with client.messages.stream(
-                model=ANTHROPIC_MODEL, max_tokens=8192, system=system, tools=tools, messages=marked
+                model=ANTHROPIC_MODEL, max_tokens=8192, **request
             ) as stream:
                 reply = await stream.get_final_message()
             content = [b.model_dump(exclude_none=True) for b in reply.content]
@@ -298,15 +306,17 @@ async def measure(names: list[str], read_ratio: float) -> list[Row]:
     rows: list[Row] = []
     reference: list[RecordedRequest] = []
 
-    async def timed(
-        client: str, provider: str, job: Awaitable[tuple[CacheTally, str]]
-    ) -> None:
+    async def timed(client: str, provider: str, job: Awaitable[tuple[CacheTally, str]]) -> None:
         started = time.perf_counter()
         tally, output = await job
+        if output.strip() != STEPS[-1].text.strip():
+            raise RuntimeError(f"{client} × {provider} did not finish the script: {output!r}")
         rows.append(Row(client, provider, tally, time.perf_counter() - started, output))
         print(f"  {client} × {provider}: {tally.relative:.3f}", file=sys.stderr, flush=True)
 
-    async def framework(vendor: Vendor, options: dict[str, Any] | None = None) -> tuple[CacheTally, str]:
+    async def framework(
+        vendor: Vendor, options: dict[str, Any] | None = None
+    ) -> tuple[CacheTally, str]:
         tally, output, requests = await run_framework(vendor, STEPS, options)
         if vendor.name == "anthropic" and not options:
             reference[:] = requests

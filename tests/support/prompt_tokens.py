@@ -40,7 +40,9 @@ class CacheTally:
     write_1h: int = 0
     per_request: list[dict[str, int]] = field(default_factory=list)
 
-    def add(self, *, input: int, cache_read: int = 0, cache_write: int = 0, write_1h: int = 0) -> None:
+    def add(
+        self, *, input: int, cache_read: int = 0, cache_write: int = 0, write_1h: int = 0
+    ) -> None:
         self.requests += 1
         self.input += input
         self.cache_read += cache_read

@@ -360,6 +360,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--openai-read-ratio", type=float, default=0.25)
     args = parser.parse_args(argv)
     names = [n for n in args.only if not (args.skip_server and n == "server")]
+    os.chdir(ROOT)  # ``python -m lovia_server`` imports from its working directory first
     print(
         f"session: {len(STEPS)} model turns, {EDITS} edits, {TEST_RUNS} test runs",
         file=sys.stderr,

@@ -9,20 +9,32 @@ turn) against local fake vendors that keep a prompt cache by the documented rule
 as the real APIs do. The agent is the language server's built-in coding agent (its
 instructions, its tools, the workspace's real file and shell tools), run
 
-- ``framework``: in process with ``Runner.run`` and default settings;
-- ``framework+cache_system``: the same with ``provider_options={"anthropic":
+- ``framework``: in process with ``Runner.run`` and default settings (Anthropic, then OpenAI
+  Chat Completions);
+- ``framework+cache_system``: Anthropic with ``provider_options={"anthropic":
   {"cache_system": True}}``;
-- ``server``: through the real language server (``python -m lovia_server`` driven over LSP),
-  with the provider pointed at the fake's base URL;
+- ``framework+official``: OpenAI with the provider built as for api.openai.com
+  (``official_dialect=True``), the only place lovia sends a ``prompt_cache_key``;
+- ``server``: through the real language server (``python -m lovia_server`` driven over LSP,
+  permission preset ``trusted``) with the provider pointed at the fake's base URL;
 - ``sdk-peer``: a plain ``anthropic`` SDK loop with one moving breakpoint on the last block,
-  replaying the same turns and tool results (a reference, no todo reminder).
+  replaying the same turns and tool results (a reference; it has no todo reminder).
 
 For each row: requests, prompt tokens sent, cache reads and writes, and the billed input
 relative to no caching (Anthropic: input + 1.25 × writes + 0.1 × reads; OpenAI: uncached +
-``--openai-read-ratio`` × cached, 0.25 for gpt-4.1). A row's figure is ``tally.relative`` of
-its fake. ``--json`` prints the rows as JSON instead of the table. Run it with
-another checkout's ``bench/prompt_cache.py`` to measure its providers: the rows import lovia
-from the checkout the script is in (the server process too).
+``--openai-read-ratio`` × cached, 0.25 for gpt-4.1). ``--json`` prints the rows as JSON. The
+session is deterministic and so are the figures; the whole bench takes under a minute. To
+measure another branch, run its checkout's copy of this script (merge this branch into a
+scratch worktree): the rows import lovia from the checkout the script is in, the server
+process too.
+
+The OpenAI fake has one cache machine by default, so a single conversation is never split
+and the key cannot change its figure; the fake's ``shards`` model shows what the key is for
+(many conversations sharing the agent's head under load; see its tests).
+
+Measured (2 shared cores), main before caching by default → with the ``caching`` branch:
+Anthropic framework 1.000 → 0.152, server 1.000 → 0.150, ``cache_system`` 0.780 → 0.152;
+OpenAI framework 0.289, server 0.288 (both); SDK peer 0.144.
 """
 
 from __future__ import annotations
@@ -170,9 +182,17 @@ def project() -> Iterator[Path]:
 
 
 async def run_framework(
-    vendor: Vendor, steps: list[Step], options: dict[str, Any] | None = None
+    vendor: Vendor,
+    steps: list[Step],
+    options: dict[str, Any] | None = None,
+    *,
+    official: bool = False,
 ) -> tuple[CacheTally, str, list[RecordedRequest]]:
-    """The built-in coding agent in process: ``Runner.run`` with default settings."""
+    """The built-in coding agent in process: ``Runner.run`` with default settings.
+
+    ``official``: the OpenAI provider built as for api.openai.com (``official_dialect``), which
+    the fake's local URL would not make it: lovia sends ``prompt_cache_key`` only there.
+    """
     from lovia import ModelSettings, Runner
     from lovia.providers._clients import aclose_shared_clients
     from lovia.providers._windows import clear_endpoint_cache
@@ -189,11 +209,21 @@ async def run_framework(
                 workspace=Workspace.local(str(root), mode="trusted"),
                 settings=ModelSettings(provider_options=options or {}),
             )
+            if official:
+                agent = agent.clone(model=official_openai(server.base_url))
             result = await Runner.run(agent, PROMPT)
             await aclose_shared_clients()
         return server.tally, str(result.output), server.stream_requests()
     finally:
         server.stop()
+
+
+def official_openai(base_url: str) -> Any:
+    from lovia.providers.openai import OpenAIChatProvider
+
+    return OpenAIChatProvider(
+        OPENAI_MODEL, base_url=base_url, api_key="bench", official_dialect=True
+    )
 
 
 async def run_server(vendor: Vendor, steps: list[Step]) -> tuple[CacheTally, str]:
@@ -325,6 +355,9 @@ async def measure(names: list[str], read_ratio: float) -> list[Row]:
     for vendor in known.values():
         if "framework" in names:
             await timed("framework", vendor.name, framework(vendor))
+        if "framework+official" in names and vendor.name == "openai":
+            official = run_framework(vendor, STEPS, official=True)
+            await timed("framework+official", vendor.name, _drop_requests(official))
         if "framework+cache_system" in names and vendor.name == "anthropic":
             cache = {"anthropic": {"cache_system": True}}
             await timed("framework+cache_system", vendor.name, framework(vendor, cache))
@@ -335,6 +368,13 @@ async def measure(names: list[str], read_ratio: float) -> list[Row]:
             await framework(known["anthropic"])
         await timed("sdk-peer", "anthropic", run_sdk_peer(reference, STEPS))
     return rows
+
+
+async def _drop_requests(
+    job: Awaitable[tuple[CacheTally, str, list[RecordedRequest]]],
+) -> tuple[CacheTally, str]:
+    tally, output, _ = await job
+    return tally, output
 
 
 def table(rows: list[Row]) -> str:
@@ -349,7 +389,7 @@ def table(rows: list[Row]) -> str:
     return "\n".join(lines)
 
 
-ALL = ["framework", "framework+cache_system", "server", "sdk-peer"]
+ALL = ["framework", "framework+cache_system", "framework+official", "server", "sdk-peer"]
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import json
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 
@@ -38,7 +38,6 @@ class CacheTally:
     cache_read: int = 0
     cache_write: int = 0
     write_1h: int = 0
-    per_request: list[dict[str, int]] = field(default_factory=list)
 
     def add(
         self, *, input: int, cache_read: int = 0, cache_write: int = 0, write_1h: int = 0
@@ -48,9 +47,6 @@ class CacheTally:
         self.cache_read += cache_read
         self.cache_write += cache_write
         self.write_1h += write_1h
-        self.per_request.append(
-            {"input": input, "cache_read": cache_read, "cache_write": cache_write}
-        )
 
     @property
     def total(self) -> int:

@@ -27,7 +27,6 @@ from lovia_server.host.payloads import (
     tool_locations,
     tool_source,
     tool_title,
-    usage_payload,
 )
 from lovia_server.host.ports import EditorPort, RestorePort, WorkspacePort
 from lovia_server.host.run_controller import (
@@ -146,16 +145,7 @@ class EventProjection:
             ctl.stream.usage.add(ev.usage)
             if ev.usage.input_tokens > 0:
                 ctl.stream.context_tokens = ev.usage.input_tokens
-            ctl.log.emit(
-                UsageUpdated.of(
-                    usage_payload(
-                        ctl.stream.usage,
-                        context_tokens=ctl.stream.context_tokens,
-                        context_window=ctl.spec.context_window,
-                        price=ctl.spec.price,
-                    )
-                )
-            )
+            ctl.log.emit(UsageUpdated.of(ctl.usage(turn=ev.usage)))
         ctl.stream.new_message()
 
     async def checkpoint(self, ctl: RunController, tools: list[Tool | None]) -> None:

@@ -80,6 +80,7 @@ class AgentFactory:
                 check_model(label),
                 extra_tools=[ask_human(self.core.channel)],
                 plugins=await self._builtin_plugins(place, mcp_servers),
+                provider_options=settings.provider_options(),
             )
         elif choice == BUILTIN_DEMO:
             from lovia_server.host.demo_model import demo_agent
@@ -104,7 +105,11 @@ class AgentFactory:
             root=place.root,
             cwd=place.cwd,
             context_window=context_window_of(built),
-            price=price_for(label, prices_from_settings(settings.modelPrices)),
+            price=price_for(
+                label,
+                prices_from_settings(settings.modelPrices),
+                long_cache=choice == BUILTIN_CODING and settings.long_cache(),
+            ),
         )
 
     async def spec_for_record(

@@ -989,6 +989,15 @@ export interface LoviaSettings {
     [k: string]: ModelPriceSetting | undefined;
   };
   sandbox?: SandboxSettings;
+  promptCaching?: boolean;
+  promptCacheTtl?: "5m" | "1h";
+  providerOptions?: {
+    [k: string]:
+      | {
+          [k: string]: unknown | undefined;
+        }
+      | undefined;
+  };
 }
 export interface PermissionSettings {
   preset?: "readonly" | "coding" | "trusted";

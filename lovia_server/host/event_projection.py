@@ -19,6 +19,7 @@ from lovia.tools.base import Tool
 from lovia.tools.presentation import can_preview
 from lovia.transcript import AssistantTextEntry, ToolCallEntry
 from lovia_server import protocol as p
+from lovia_server.host.agent_factory import context_window_of
 from lovia_server.host.approval_broker import ApprovalBroker
 from lovia_server.host.payloads import (
     parse_arguments,
@@ -145,6 +146,10 @@ class EventProjection:
             ctl.stream.usage.add(ev.usage)
             if ev.usage.input_tokens > 0:
                 ctl.stream.context_tokens = ev.usage.input_tokens
+            if ctl.spec.context_window is None and not ctl.stream.window_asked:
+                # A custom endpoint's window is known once the run's first call asked it.
+                ctl.stream.window_asked = True
+                ctl.spec.context_window = context_window_of(ctl.spec.agent)
             ctl.log.emit(UsageUpdated.of(ctl.usage(turn=ev.usage)))
         ctl.stream.new_message()
 

@@ -113,6 +113,7 @@ class StreamState:
     message_has_text: bool = False
     usage: Usage = field(default_factory=Usage)
     context_tokens: int | None = None
+    window_asked: bool = False  # the model's window was looked up again after a call
     turns: int = 0
     awaiting_model: bool = False  # a turn started and its message is not complete yet
     last_handoff_reason: str | None = None

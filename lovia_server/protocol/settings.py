@@ -275,7 +275,9 @@ class SandboxSettings(_Model):
         return [e.strip() for e in value]
 
 
-_REQUEST_FIELDS = frozenset({"model", "messages", "input", "system", "tools", "stream"})
+_REQUEST_FIELDS = frozenset(
+    {"model", "messages", "input", "instructions", "system", "tools", "stream"}
+)
 """Request fields a provider option must not replace: the run sets them."""
 
 
@@ -309,8 +311,8 @@ class LoviaSettings(_Model):
     """How long Anthropic keeps the cached prefix: ``1h`` writes cost 2x input, not 1.25x,
     and pay off when a conversation pauses longer than five minutes."""
     providerOptions: dict[str, dict[str, Any]] = Field(default_factory=dict)
-    """Request options for the built-in agent, by provider (``anthropic``, ``openai``), over
-    the two settings above: ``lovia.providers``' ``ModelSettings.provider_options``."""
+    """Request options for the built-in agent, by provider (``anthropic``, ``openai``,
+    ``openai-responses``), over the two settings above: ``ModelSettings.provider_options``."""
 
     @field_validator("providerOptions")
     @classmethod
@@ -329,7 +331,8 @@ class LoviaSettings(_Model):
         settings as the providers' options, ``providerOptions`` merged over them."""
         merged: dict[str, dict[str, Any]] = {}
         if not self.promptCaching:
-            merged = {"anthropic": {"cache": False}, "openai": {"prompt_cache_key": None}}
+            no_key = {"prompt_cache_key": None}  # Chat Completions and Responses alike
+            merged = {"anthropic": {"cache": False}, "openai": no_key, "openai-responses": no_key}
         elif self.promptCacheTtl == "1h":
             merged = {"anthropic": {"cache_ttl": "1h"}}
         for provider, options in self.providerOptions.items():

@@ -20,6 +20,7 @@ def test_the_caching_settings_become_the_providers_options():
     assert off.provider_options() == {
         "anthropic": {"cache": False},
         "openai": {"prompt_cache_key": None},
+        "openai-responses": {"prompt_cache_key": None},
     }
     assert not off.long_cache()
     hour, _ = parse_settings({"promptCacheTtl": "1h"})

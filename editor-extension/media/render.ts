@@ -1,6 +1,6 @@
 import type { ActiveRunView, ChromeState, PendingSteer } from "../src/chat/messages";
 import type { ChangesRow, FooterRow, Row, ShownContent, ShownDiff, ShownText, ToolRow, UserRow } from "../src/chat/rows";
-import type { ApprovalItem, AssistantItem, NoticeItem, QuestionItem, ReasoningItem, ToolItem } from "../src/protocol/runView";
+import type { ApprovalItem, AssistantItem, NoticeItem, QuestionItem, ReasoningItem, ToolItem, UsageView } from "../src/protocol/runView";
 import type { FileDiff, SessionSummary } from "../src/protocol/types";
 import { hunksOf, reviewLines, withoutHunks } from "../src/diff/hunks";
 import { h, htmlBlock, icon } from "./dom";
@@ -639,6 +639,20 @@ export function renderTodos(run: ActiveRunView | undefined): HTMLElement | null 
   );
 }
 
+/** How much of the run's input the provider's prompt cache served ("82% cached"), once the
+ *  run has read or written the cache; the tooltip's detail adds the counts and the last turn. */
+function cachedShare(u: UsageView): { share: string; detail: string } | undefined {
+  const read = u.cacheReadTokens ?? 0;
+  const written = u.cacheWriteTokens ?? 0;
+  if (read + written <= 0 || u.inputTokens <= 0) return undefined;
+  const pct = (n: number, of: number) => `${Math.min(100, Math.round((n / of) * 100))}%`;
+  const last = u.turn && u.turn.inputTokens > 0 ? ` · last turn ${pct(u.turn.cacheReadTokens, u.turn.inputTokens)} cached` : "";
+  return {
+    share: `${pct(read, u.inputTokens)} cached`,
+    detail: `${read} read from the prompt cache, ${written} written to it${last}`,
+  };
+}
+
 export function renderUsage(run: ActiveRunView | undefined, sessionCostUsd?: number): HTMLElement | null {
   const u = run?.usage;
   if (!u) return null;
@@ -647,8 +661,9 @@ export function renderUsage(run: ActiveRunView | undefined, sessionCostUsd?: num
     typeof sessionCostUsd === "number" && (typeof u.costUsd !== "number" || Math.abs(sessionCostUsd - u.costUsd) > 1e-9)
       ? ` · session ${formatCost(sessionCostUsd)}`
       : "";
-  const tokens = `↑${formatTokens(u.inputTokens)} ↓${formatTokens(u.outputTokens)}${runCost}${sessionCost}`;
-  const title = `input ${u.inputTokens} · output ${u.outputTokens} tokens${runCost ? ` · this run ${formatCost(u.costUsd!)}` : ""}${sessionCost ? ` · this session ${formatCost(sessionCostUsd!)}` : ""}`;
+  const cached = cachedShare(u);
+  const tokens = `↑${formatTokens(u.inputTokens)} ↓${formatTokens(u.outputTokens)}${cached ? ` · ${cached.share}` : ""}${runCost}${sessionCost}`;
+  const title = `input ${u.inputTokens} · output ${u.outputTokens} tokens${cached ? ` · ${cached.detail}` : ""}${runCost ? ` · this run ${formatCost(u.costUsd!)}` : ""}${sessionCost ? ` · this session ${formatCost(sessionCostUsd!)}` : ""}`;
   const window = typeof u.contextWindow === "number" && u.contextWindow > 0 ? u.contextWindow : undefined;
   if (window === undefined) {
     // The model's context window is unknown: tokens only, no meter and no "null".

@@ -315,7 +315,16 @@ class SessionMapper:
         used, size = event.context_tokens, event.context_window
         if used is None or size is None or size <= 0:
             return []  # the schema's usage update needs both: the context used and its size
-        return [a.UsageUpdate(session_update="usage_update", used=max(0, used), size=size)]
+        cost = event.session_cost_usd
+        return [
+            a.UsageUpdate(
+                session_update="usage_update",
+                used=max(0, used),
+                size=size,
+                cost=a.Cost(amount=cost, currency="USD") if cost is not None else None,
+                field_meta={"lovia": cache_meta(event)},
+            )
+        ]
 
 
 _TOOL_KINDS = {
@@ -475,18 +484,41 @@ def stop_reason(finished: p.RunFinished) -> a.StopReason | None:
     return _FAILED_STOP.get(finished.error.type)
 
 
+def cache_meta(usage: p.Usage) -> dict[str, Any]:
+    """The run's cache health for a ``_meta.lovia``, which ACP's usage has no field for: its
+    input and what of it the prompt cache served (``cachedShare``, 0..1, once the run read or
+    wrote the cache) or took in, the last turn's share, and the run's own cost."""
+    meta: dict[str, Any] = {
+        "inputTokens": usage.input_tokens,
+        "cacheReadTokens": usage.cache_read_tokens,
+        "cacheWriteTokens": usage.cache_write_tokens,
+    }
+    if usage.input_tokens > 0 and usage.cache_read_tokens + usage.cache_write_tokens > 0:
+        meta["cachedShare"] = round(usage.cache_read_tokens / usage.input_tokens, 3)
+    turn = usage.turn
+    if (
+        turn is not None
+        and turn.input_tokens > 0
+        and turn.cache_write_tokens + turn.cache_read_tokens
+    ):
+        meta["turnCachedShare"] = round(turn.cache_read_tokens / turn.input_tokens, 3)
+    if usage.cost_usd is not None:
+        meta["costUsd"] = usage.cost_usd
+    return meta
+
+
 def prompt_usage(finished: p.RunFinished) -> a.Usage | None:
     usage = finished.usage
     input_tokens = usage.input_tokens
     output_tokens = usage.output_tokens
     if not input_tokens and not output_tokens:
         return None
-    cached = usage.cache_read_tokens
     return a.Usage(
         total_tokens=input_tokens + output_tokens,
         input_tokens=input_tokens,
         output_tokens=output_tokens,
-        cached_read_tokens=cached or None,
+        cached_read_tokens=usage.cache_read_tokens or None,
+        cached_write_tokens=usage.cache_write_tokens or None,
     )
 
 
@@ -504,10 +536,13 @@ def prompt_response(finished: p.RunFinishedEvent) -> a.PromptResponse:
                 "runId": finished.run_id,
             },
         )
+    meta: dict[str, Any] = {"runId": finished.run_id, "status": finished.status}
+    if finished.usage.cost_usd is not None:
+        meta["costUsd"] = finished.usage.cost_usd
+    if finished.usage.session_cost_usd is not None:
+        meta["sessionCostUsd"] = finished.usage.session_cost_usd
     return a.PromptResponse(
-        stop_reason=reason,
-        usage=prompt_usage(finished),
-        field_meta={"lovia": {"runId": finished.run_id, "status": finished.status}},
+        stop_reason=reason, usage=prompt_usage(finished), field_meta={"lovia": meta}
     )
 
 
@@ -519,6 +554,7 @@ __all__ = [
     "PERMISSION_KINDS",
     "SessionMapper",
     "Update",
+    "cache_meta",
     "permission_decision",
     "permission_request",
     "plan_entries",

@@ -110,9 +110,25 @@ class Terminal:
         if event.get("resumable") and self.resume_hint:
             extra += f" (resumable: lovia chat --resume {event['runId']})"
         color = "1" if status == "completed" else "31"
-        cost = usage.get("costUsd")
-        priced = f", ${cost:.4f}" if isinstance(cost, int | float) else ""
-        self.line(self.c(color, f"— {status}, {tokens} tokens{priced}{extra}"))
+        self.line(self.c(color, f"— {status}, {tokens} tokens{usage_note(usage)}{extra}"))
 
 
-__all__ = ["Terminal"]
+def usage_note(usage: dict[str, Any]) -> str:
+    """What a finished run's line adds to its tokens: the share of input the prompt cache
+    served (once the run read or wrote it), the run's cost and, when earlier runs cost
+    something too, the session's."""
+    note = ""
+    given = usage.get("inputTokens") or 0
+    read = usage.get("cacheReadTokens") or 0
+    if given > 0 and read + (usage.get("cacheWriteTokens") or 0) > 0:
+        note += f", {min(100, round(read * 100 / given))}% cached"
+    cost = usage.get("costUsd")
+    if isinstance(cost, int | float):
+        note += f", ${cost:.4f}"
+        session = usage.get("sessionCostUsd")
+        if isinstance(session, int | float) and abs(session - cost) > 1e-9:
+            note += f" (session ${session:.4f})"
+    return note
+
+
+__all__ = ["Terminal", "usage_note"]

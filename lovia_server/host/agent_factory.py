@@ -80,6 +80,7 @@ class AgentFactory:
                 check_model(label),
                 extra_tools=[ask_human(self.core.channel)],
                 plugins=await self._builtin_plugins(place, mcp_servers),
+                provider_options=settings.provider_options(),
             )
         elif choice == BUILTIN_DEMO:
             from lovia_server.host.demo_model import demo_agent
@@ -104,7 +105,11 @@ class AgentFactory:
             root=place.root,
             cwd=place.cwd,
             context_window=context_window_of(built),
-            price=price_for(label, prices_from_settings(settings.modelPrices)),
+            price=price_for(
+                label,
+                prices_from_settings(settings.modelPrices),
+                long_cache=choice == BUILTIN_CODING and settings.long_cache(),
+            ),
         )
 
     async def spec_for_record(
@@ -159,14 +164,20 @@ def model_label(model: Any) -> str | None:
 
 
 def context_window_of(agent: Agent[Any]) -> int | None:
-    """The model's context window where the provider knows it without asking (else ``None``:
-    the run learns it from the first usage report)."""
+    """The model's context window where the provider knows it without asking: its bundled
+    table, also for a model string (the built-in agent's), so usage can show the context
+    meter and ACP its ``usage_update``. ``None`` when unknown (a model behind a custom
+    endpoint, a missing key)."""
     from lovia.providers.base import context_window
 
     model = agent.model
-    if model is None or isinstance(model, str):
+    if model is None:
         return None
     try:
+        if isinstance(model, str):
+            from lovia.providers import provider_from_string
+
+            model = provider_from_string(model)
         return context_window(model)
     except Exception:
         return None

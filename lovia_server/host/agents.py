@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 from lovia.agent import Agent
 from lovia.exceptions import MCPError, UserError
 from lovia.plugins.todo import Todo
+from lovia.providers.base import ModelSettings
 from lovia.tools.base import Tool
 from lovia_server import protocol as p
 from lovia_server.protocol.settings import (
@@ -110,14 +111,20 @@ def load_user_agent(spec: str, folders: list[Path]) -> Agent[Any]:
 
 
 def coding_agent(
-    model: str, *, extra_tools: list[Tool], plugins: list[Plugin] | None = None
+    model: str,
+    *,
+    extra_tools: list[Tool],
+    plugins: list[Plugin] | None = None,
+    provider_options: dict[str, dict[str, Any]] | None = None,
 ) -> Agent[Any]:
+    """The built-in agent; ``provider_options`` come from the settings (prompt caching)."""
     return Agent(
         name="lovia",
         instructions=CODING_INSTRUCTIONS,
         model=model,
         tools=list(extra_tools),
         plugins=[Todo(), *(plugins or [])],
+        settings=ModelSettings(provider_options=dict(provider_options or {})),
     )
 
 

@@ -20,6 +20,7 @@ from lovia.tools.base import Tool
 from lovia.tools.presentation import can_preview
 from lovia.transcript import AssistantTextEntry, ToolCallEntry
 from lovia_server import protocol as p
+from lovia_server.host.agent_factory import context_window_of
 from lovia_server.host.approval_broker import ApprovalBroker
 from lovia_server.host.payloads import (
     parse_arguments,
@@ -28,7 +29,6 @@ from lovia_server.host.payloads import (
     tool_locations,
     tool_source,
     tool_title,
-    usage_payload,
 )
 from lovia_server.host.ports import EditorPort, RestorePort, WorkspacePort
 from lovia_server.host.run_controller import (
@@ -155,16 +155,11 @@ class EventProjection:
         ctl.stream.usage.add(usage)
         if context and usage.input_tokens > 0:
             ctl.stream.context_tokens = usage.input_tokens
-        ctl.log.emit(
-            UsageUpdated.of(
-                usage_payload(
-                    ctl.stream.usage,
-                    context_tokens=ctl.stream.context_tokens,
-                    context_window=ctl.spec.context_window,
-                    price=ctl.spec.price,
-                )
-            )
-        )
+        if ctl.spec.context_window is None and not ctl.stream.window_asked:
+            # A custom endpoint's window is known once the run's first call asked it.
+            ctl.stream.window_asked = True
+            ctl.spec.context_window = context_window_of(ctl.spec.agent)
+        ctl.log.emit(UsageUpdated.of(ctl.usage(turn=usage)))
 
     async def checkpoint(self, ctl: RunController, tools: list[Tool | None]) -> None:
         """The turn's restore point, before the first of its calls that may change files.

@@ -77,14 +77,35 @@ def usage_payload(
     context_tokens: int | None,
     context_window: int | None,
     price: Price | None = None,
+    turn: Usage | None = None,
+    earlier_cost_usd: float | None = None,
 ) -> p.Usage:
+    """A run's usage on the wire: the counts, ``turn`` (the last model call's own counts), and
+    with a price its cost and the session's (``earlier_cost_usd`` is the other runs')."""
+    cost = price.cost(usage) if price is not None else None
     return p.Usage(
         input_tokens=usage.input_tokens,
         output_tokens=usage.output_tokens,
         cache_read_tokens=usage.cache_read_tokens,
+        cache_write_tokens=usage.cache_write_tokens,
         context_tokens=context_tokens,
         context_window=context_window,
-        cost_usd=round(price.cost(usage), 6) if price is not None else None,
+        cost_usd=round(cost, 6) if cost is not None else None,
+        session_cost_usd=(
+            round(cost + earlier_cost_usd, 6)
+            if cost is not None and earlier_cost_usd is not None
+            else None
+        ),
+        turn=(
+            p.TurnUsage(
+                input_tokens=turn.input_tokens,
+                output_tokens=turn.output_tokens,
+                cache_read_tokens=turn.cache_read_tokens,
+                cache_write_tokens=turn.cache_write_tokens,
+            )
+            if turn is not None
+            else None
+        ),
     )
 
 

@@ -21,6 +21,7 @@ from lovia.tools.base import Tool
 from lovia_server import protocol as p
 from lovia_server.host.child_link import ChildLink, RunOutcome
 from lovia_server.host.event_log import EventLog
+from lovia_server.host.payloads import usage_payload
 from lovia_server.host.ports import EditorPort, ProgressStage, RunSpec, RunTurn
 from lovia_server.host.store import RunRecord, checkpoint_id
 from lovia_server.protocol import FileDiff, RunStatus
@@ -112,6 +113,7 @@ class StreamState:
     message_has_text: bool = False
     usage: Usage = field(default_factory=Usage)
     context_tokens: int | None = None
+    window_asked: bool = False  # the model's window was looked up again after a call
     turns: int = 0
     awaiting_model: bool = False  # a turn started and its message is not complete yet
     last_handoff_reason: str | None = None
@@ -142,6 +144,7 @@ class RunController:
     # resumed, but from the prompt: the previous process died before the first checkpoint
     from_prompt: bool = False
     turn_index: int = 0  # the run's place among its session's runs (the user's turns)
+    earlier_cost_usd: float = 0.0  # what the session's other runs cost (their known prices)
     started_at: float = field(default_factory=time.time)
     # stopping
     task: asyncio.Task[None] | None = None
@@ -186,6 +189,28 @@ class RunController:
             turn_index=self.turn_index,
             prompt=self.prompt,
             root=self.spec.root,
+        )
+
+    def usage(self, turn: Usage | None = None) -> p.Usage:
+        """The run's usage so far as the wire shows it; ``turn`` is the last model call's."""
+        return usage_payload(
+            self.stream.usage,
+            context_tokens=self.stream.context_tokens,
+            context_window=self.spec.context_window,
+            price=self.spec.price,
+            turn=turn,
+            earlier_cost_usd=self.earlier_cost_usd,
+        )
+
+    def place_in_session(self, runs: list[RunRecord]) -> None:
+        """Where the run stands among its session's stored runs: its turn index, and what the
+        others cost so far (for ``sessionCostUsd``)."""
+        ids = [r.id for r in runs]
+        self.turn_index = ids.index(self.run_id) if self.run_id in ids else len(ids)
+        self.earlier_cost_usd = sum(
+            r.usage.cost_usd
+            for r in runs
+            if r.id != self.run_id and r.usage is not None and r.usage.cost_usd is not None
         )
 
     def record(self) -> RunRecord:

@@ -36,7 +36,7 @@ from lovia_server.host.approval_broker import ApprovalBroker
 from lovia_server.host.child_link import ChildLink, RunOutcome
 from lovia_server.host.event_log import EventLog, Publisher
 from lovia_server.host.event_projection import EventProjection
-from lovia_server.host.payloads import error_payload, output_payload, path_uri, usage_payload
+from lovia_server.host.payloads import error_payload, output_payload, path_uri
 from lovia_server.host.ports import EditorPort, RestorePort, RunSpec, RunTurn, WorkspacePort
 from lovia_server.host.question_broker import PendingQuestion, QuestionBroker
 from lovia_server.host.run_controller import (
@@ -178,9 +178,8 @@ class RunSupervisor:
         async def persist() -> None:
             if not new_session:  # a session claim_session just minted has no runs to close
                 await self.recovery.supersede_interrupted(session_id)
-            ctl.turn_index = (
-                0 if new_session else len(await self.store.runs_for_session(session_id))
-            )
+            if not new_session:
+                ctl.place_in_session(await self.store.runs_for_session(session_id))
             title = prompt.strip().splitlines()[0] if prompt.strip() else "Untitled"
             if link is not None:
                 title = f"[{link.task_id}] {title}"
@@ -249,8 +248,7 @@ class RunSupervisor:
             ctl.stream.usage = snapshot.usage.clone()
 
         async def persist() -> None:
-            runs = [r.id for r in await self.store.runs_for_session(record.session_id)]
-            ctl.turn_index = runs.index(run_id) if run_id in runs else len(runs)
+            ctl.place_in_session(await self.store.runs_for_session(record.session_id))
             await self.store.insert_run(ctl.record())
             await self.store.touch_session(record.session_id)
 
@@ -532,12 +530,7 @@ class RunSupervisor:
             if info.announced and not info.result_sent:
                 info.result_sent = True
                 ctl.log.emit(ToolResult.cancelled(call_id, "Cancelled."))
-        usage = usage_payload(
-            ctl.stream.usage,
-            context_tokens=ctl.stream.context_tokens,
-            context_window=ctl.spec.context_window,
-            price=ctl.spec.price,
-        )
+        usage = ctl.usage()
         if self.restore is not None:
             self.restore.run_ended(ctl.turn)
         run_error: p.RunError | None = None

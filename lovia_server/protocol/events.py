@@ -128,16 +128,32 @@ class TodoItem(WireModel):
     active_form: str | None = omitted()
 
 
-class Usage(WireModel):
-    """Token counts of a run so far; ``contextTokens`` is the last turn's prompt size;
-    ``costUsd`` what they cost when the model's price is known (``lovia.modelPrices``)."""
+class TurnUsage(WireModel):
+    """One model call's tokens: ``inputTokens`` is its whole prompt, of which
+    ``cacheReadTokens`` were served from the provider's prompt cache and ``cacheWriteTokens``
+    written to it."""
 
     input_tokens: int = 0
     output_tokens: int = 0
     cache_read_tokens: int = 0
+    cache_write_tokens: int = 0
+
+
+class Usage(WireModel):
+    """Token counts of a run so far (``inputTokens`` includes the cached reads and writes);
+    ``contextTokens`` is the last turn's prompt size, ``turn`` that call's own counts;
+    ``costUsd`` what the run cost and ``sessionCostUsd`` the conversation so far, when the
+    model's price is known (``lovia.modelPrices``)."""
+
+    input_tokens: int = 0
+    output_tokens: int = 0
+    cache_read_tokens: int = 0
+    cache_write_tokens: int = 0
     context_tokens: int | None = None
     context_window: int | None = None
     cost_usd: float | None = omitted()
+    session_cost_usd: float | None = omitted()
+    turn: TurnUsage | None = omitted()
 
 
 class SubagentRef(WireModel):
@@ -698,6 +714,7 @@ __all__ = [
     "ToolStream",
     "ToolUpdate",
     "ToolUpdateEvent",
+    "TurnUsage",
     "Usage",
     "UsageUpdated",
     "UsageUpdatedEvent",

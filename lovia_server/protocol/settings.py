@@ -275,6 +275,12 @@ class SandboxSettings(_Model):
         return [e.strip() for e in value]
 
 
+_REQUEST_FIELDS = frozenset(
+    {"model", "messages", "input", "instructions", "system", "tools", "stream"}
+)
+"""Request fields a provider option must not replace: the run sets them."""
+
+
 class LoviaSettings(_Model):
     """The ``lovia`` configuration section (protocol.md, "Settings")."""
 
@@ -298,6 +304,45 @@ class LoviaSettings(_Model):
     """USD per million tokens by model, over the built-in table (``lovia_server.host.prices``)."""
     sandbox: SandboxSettings = Field(default_factory=SandboxSettings)
     """Shell commands in a bubblewrap sandbox by default (``lovia_server.host.sandbox_setup``)."""
+    promptCaching: bool = True
+    """The built-in agent's prompt caching: ``false`` turns Anthropic's cache breakpoints off
+    and sends OpenAI no ``prompt_cache_key`` (OpenAI still caches long prefixes itself)."""
+    promptCacheTtl: Literal["5m", "1h"] = "5m"
+    """How long Anthropic keeps the cached prefix: ``1h`` writes cost 2x input, not 1.25x,
+    and pay off when a conversation pauses longer than five minutes."""
+    providerOptions: dict[str, dict[str, Any]] = Field(default_factory=dict)
+    """Request options for the built-in agent, by provider (``anthropic``, ``openai``,
+    ``openai-responses``), over the two settings above: ``ModelSettings.provider_options``."""
+
+    @field_validator("providerOptions")
+    @classmethod
+    def _own_fields_only(cls, value: dict[str, dict[str, Any]]) -> dict[str, dict[str, Any]]:
+        for provider, options in value.items():
+            taken = sorted(set(options) & _REQUEST_FIELDS)
+            if taken:
+                raise ValueError(
+                    f"{provider}: {', '.join(taken)} cannot be set here (lovia sends "
+                    "the model, the conversation and the tools itself)"
+                )
+        return value
+
+    def provider_options(self) -> dict[str, dict[str, Any]]:
+        """What the built-in agent's ``ModelSettings.provider_options`` get: the caching
+        settings as the providers' options, ``providerOptions`` merged over them."""
+        merged: dict[str, dict[str, Any]] = {}
+        if not self.promptCaching:
+            no_key = {"prompt_cache_key": None}  # Chat Completions and Responses alike
+            merged = {"anthropic": {"cache": False}, "openai": no_key, "openai-responses": no_key}
+        elif self.promptCacheTtl == "1h":
+            merged = {"anthropic": {"cache_ttl": "1h"}}
+        for provider, options in self.providerOptions.items():
+            merged[provider] = {**merged.get(provider, {}), **options}
+        return merged
+
+    def long_cache(self) -> bool:
+        """Whether Anthropic writes are priced at the 1-hour TTL (2x input)."""
+        options = self.provider_options().get("anthropic", {})
+        return options.get("cache", True) is not False and options.get("cache_ttl") == "1h"
 
     @field_validator("model", "agent", mode="before")
     @classmethod

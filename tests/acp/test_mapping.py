@@ -303,8 +303,26 @@ CASES: list[tuple[str, list[p.LoviaEvent], list[dict[str, Any]]]] = [
         ],
     ),
     (
-        "usage with a known window -> usage_update; without one nothing",
+        "usage with a known window -> usage_update with the session's cost and the cache share;"
+        " without one nothing",
         [
+            ev(
+                "usage.updated",
+                inputTokens=5000,
+                outputTokens=1,
+                cacheReadTokens=4100,
+                cacheWriteTokens=300,
+                contextTokens=1200,
+                contextWindow=128000,
+                costUsd=0.0125,
+                sessionCostUsd=0.05,
+                turn={
+                    "inputTokens": 1200,
+                    "outputTokens": 1,
+                    "cacheReadTokens": 1100,
+                    "cacheWriteTokens": 90,
+                },
+            ),
             ev(
                 "usage.updated",
                 inputTokens=5,
@@ -322,7 +340,30 @@ CASES: list[tuple[str, list[p.LoviaEvent], list[dict[str, Any]]]] = [
                 contextWindow=None,
             ),
         ],
-        [{"sessionUpdate": "usage_update", "used": 1200, "size": 128000}],
+        [
+            {
+                "sessionUpdate": "usage_update",
+                "used": 1200,
+                "size": 128000,
+                "cost": {"amount": 0.05, "currency": "USD"},
+                "_meta": {
+                    "lovia": {
+                        "inputTokens": 5000,
+                        "cacheReadTokens": 4100,
+                        "cacheWriteTokens": 300,
+                        "cachedShare": 0.82,
+                        "turnCachedShare": 0.917,
+                        "costUsd": 0.0125,
+                    }
+                },
+            },
+            {
+                "sessionUpdate": "usage_update",
+                "used": 1200,
+                "size": 128000,
+                "_meta": {"lovia": {"inputTokens": 5, "cacheReadTokens": 0, "cacheWriteTokens": 0}},
+            },
+        ],
     ),
     (
         "a handoff and a compaction are thoughts",
@@ -490,6 +531,14 @@ def test_prompt_usage() -> None:
         )
     )
     assert usage is not None and (usage.total_tokens, usage.cached_read_tokens) == (14, 2)
+    assert usage.cached_write_tokens is None
+    written = prompt_usage(
+        run_finished(
+            status="completed",
+            usage={"inputTokens": 10, "outputTokens": 4, "cacheWriteTokens": 8},
+        )
+    )
+    assert written is not None and written.cached_write_tokens == 8
 
 
 def test_prompt_blocks_become_the_run_input() -> None:

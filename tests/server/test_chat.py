@@ -257,10 +257,56 @@ def test_the_finished_line_says_what_the_run_cost_when_known():
             "usage": {**usage, "costUsd": 0.00123},
         }
     )
+    term.event(
+        {
+            "kind": "run.finished",
+            "runId": "r",
+            "status": "completed",
+            "usage": {
+                **usage,
+                "cacheReadTokens": 985,
+                "cacheWriteTokens": 100,
+                "costUsd": 0.00123,
+                "sessionCostUsd": 0.0312,
+            },
+        }
+    )
+    term.event(  # a cache that was only written so far still says so
+        {
+            "kind": "run.finished",
+            "runId": "r",
+            "status": "completed",
+            "usage": {**usage, "cacheReadTokens": 0, "cacheWriteTokens": 1100},
+        }
+    )
     assert out.getvalue().splitlines() == [
         "— completed, 1500 tokens",
         "— completed, 1500 tokens, $0.0012",
+        "— completed, 1500 tokens, 82% cached, $0.0012 (session $0.0312)",
+        "— completed, 1500 tokens, 0% cached",
     ]
+
+
+def test_lovia_chat_shows_the_cached_share_and_the_cost_of_a_real_run(tmp_path, fake_anthropic):
+    from tests.support import fake_anthropic as ant
+
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    fake_anthropic.script(
+        ant.text("Hello.", usage=ant.usage(input=200, output=40, cache_read=1800)),
+    )
+    proc = subprocess.run(
+        [*CHAT, "--model", "anthropic:claude-sonnet-4-5", "--workspace", str(ws), "hi"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env=_env(tmp_path, **fake_anthropic.env()),
+        stdin=subprocess.DEVNULL,
+    )
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    # 200 plain tokens at $3 and 1,800 read at $0.30 per million, 40 out at $15.
+    cost = (200 * 3.0 + 1800 * 0.30 + 40 * 15.0) / 1e6
+    assert f"— completed, 2040 tokens, 90% cached, ${cost:.4f}" in proc.stdout
 
 
 # Escape sequences a model (or a file it read, a command it ran) could put into its text: a

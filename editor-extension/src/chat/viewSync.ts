@@ -38,8 +38,11 @@ export function chromeOf(state: ChatViewState): ChromeState {
     if (run.usage !== undefined) active.usage = run.usage;
     chrome.active = active;
   }
+  // The server's sum covers runs this view never loaded; without it, the runs shown.
   const costs = state.runs.map((r) => r.usage?.costUsd).filter((c): c is number => typeof c === "number");
-  if (costs.length > 0) chrome.sessionCostUsd = costs.reduce((a, b) => a + b, 0);
+  const serverSum = run?.usage?.sessionCostUsd;
+  if (typeof serverSum === "number") chrome.sessionCostUsd = serverSum;
+  else if (costs.length > 0) chrome.sessionCostUsd = costs.reduce((a, b) => a + b, 0);
   return chrome;
 }
 

@@ -573,9 +573,23 @@ export interface UsageUpdatedEvent {
   inputTokens: number;
   outputTokens: number;
   cacheReadTokens: number;
+  cacheWriteTokens: number;
   contextTokens: number | null;
   contextWindow: number | null;
   costUsd?: number;
+  sessionCostUsd?: number;
+  turn?: TurnUsage;
+}
+/**
+ * One model call's tokens: `inputTokens` is its whole prompt, of which
+ * `cacheReadTokens` were served from the provider's prompt cache and `cacheWriteTokens`
+ * written to it.
+ */
+export interface TurnUsage {
+  inputTokens: number;
+  outputTokens: number;
+  cacheReadTokens: number;
+  cacheWriteTokens: number;
 }
 export interface CheckpointCreatedEvent {
   sessionId: string;
@@ -621,16 +635,21 @@ export interface SubagentFinishedEvent {
   error?: RunError;
 }
 /**
- * Token counts of a run so far; `contextTokens` is the last turn's prompt size;
- * `costUsd` what they cost when the model's price is known (`lovia.modelPrices`).
+ * Token counts of a run so far (`inputTokens` includes the cached reads and writes);
+ * `contextTokens` is the last turn's prompt size, `turn` that call's own counts;
+ * `costUsd` what the run cost and `sessionCostUsd` the conversation so far, when the
+ * model's price is known (`lovia.modelPrices`).
  */
 export interface Usage {
   inputTokens: number;
   outputTokens: number;
   cacheReadTokens: number;
+  cacheWriteTokens: number;
   contextTokens: number | null;
   contextWindow: number | null;
   costUsd?: number;
+  sessionCostUsd?: number;
+  turn?: TurnUsage;
 }
 export interface RunError {
   type: string;
@@ -970,6 +989,15 @@ export interface LoviaSettings {
     [k: string]: ModelPriceSetting | undefined;
   };
   sandbox?: SandboxSettings;
+  promptCaching?: boolean;
+  promptCacheTtl?: "5m" | "1h";
+  providerOptions?: {
+    [k: string]:
+      | {
+          [k: string]: unknown | undefined;
+        }
+      | undefined;
+  };
 }
 export interface PermissionSettings {
   preset?: "readonly" | "coding" | "trusted";

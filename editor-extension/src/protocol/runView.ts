@@ -77,8 +77,28 @@ export interface UsageView {
   outputTokens: number;
   contextTokens: number;
   contextWindow: number | null;
+  /** Of `inputTokens`: served from the provider's prompt cache, and written to it. */
+  cacheReadTokens?: number;
+  cacheWriteTokens?: number;
+  /** The last model call's prompt and what of it came from the cache. */
+  turn?: { inputTokens: number; cacheReadTokens: number };
   /** USD, when the model's price is known. */
   costUsd?: number;
+  /** USD: the session's runs so far, this one included (the server's sum). */
+  sessionCostUsd?: number;
+}
+
+/** The usage fields the wire's `Usage` and `usage.updated` share. */
+type WireUsage = EventOf<"usage.updated"> | EventOf<"run.finished">["usage"];
+
+/** Cache counts, the last turn and the costs of a wire usage, onto `view`. */
+function cacheAndCost(view: UsageView, u: WireUsage): UsageView {
+  if (typeof u.cacheReadTokens === "number") view.cacheReadTokens = u.cacheReadTokens;
+  if (typeof u.cacheWriteTokens === "number") view.cacheWriteTokens = u.cacheWriteTokens;
+  if (u.turn) view.turn = { inputTokens: u.turn.inputTokens, cacheReadTokens: u.turn.cacheReadTokens };
+  if (typeof u.costUsd === "number") view.costUsd = u.costUsd;
+  if (typeof u.sessionCostUsd === "number") view.sessionCostUsd = u.sessionCostUsd;
+  return view;
 }
 
 interface ItemBase {
@@ -425,14 +445,16 @@ export function applyEvent(run: RunView, event: LoviaEvent): void {
       );
       break;
     case "usage.updated":
-      run.usage = {
-        inputTokens: event.inputTokens,
-        outputTokens: event.outputTokens,
-        // Unknown (null on the wire) reads as 0: the meter then shows no fill.
-        contextTokens: event.contextTokens ?? 0,
-        contextWindow: event.contextWindow ?? 0,
-      };
-      if (typeof event.costUsd === "number") run.usage.costUsd = event.costUsd;
+      run.usage = cacheAndCost(
+        {
+          inputTokens: event.inputTokens,
+          outputTokens: event.outputTokens,
+          // Unknown (null on the wire) reads as 0: the meter then shows no fill.
+          contextTokens: event.contextTokens ?? 0,
+          contextWindow: event.contextWindow ?? 0,
+        },
+        event,
+      );
       bump(run);
       break;
     case "checkpoint.created": {
@@ -540,7 +562,9 @@ function onRunFinished(run: RunView, event: EventOf<"run.finished">): void {
   run.status = event.status;
   const cost = event.usage?.costUsd;
   if (typeof cost === "number") {
-    run.usage = { ...(run.usage ?? { inputTokens: event.usage.inputTokens, outputTokens: event.usage.outputTokens, contextTokens: 0, contextWindow: 0 }), costUsd: cost };
+    // The run's totals; the live context (and the last turn) stay as the last update left them.
+    const base = run.usage ?? { inputTokens: event.usage.inputTokens, outputTokens: event.usage.outputTokens, contextTokens: 0, contextWindow: 0 };
+    run.usage = cacheAndCost({ ...base }, event.usage);
   }
   run.resumable = event.resumable;
   run.finishedAt = event.ts;

@@ -82,6 +82,13 @@ export function serverSettings(raw: unknown, trusted: boolean): LoviaSettings {
   if (isPlainObject(src.modelPrices) && Object.keys(src.modelPrices).length > 0) {
     out.modelPrices = src.modelPrices as NonNullable<LoviaSettings["modelPrices"]>;
   }
+  if (typeof src.promptCaching === "boolean") out.promptCaching = src.promptCaching;
+  if (src.promptCacheTtl === "5m" || src.promptCacheTtl === "1h") out.promptCacheTtl = src.promptCacheTtl;
+  if (isPlainObject(src.providerOptions)) {
+    // Objects per provider only; the server says what it refuses (a settings problem).
+    const options = Object.entries(src.providerOptions).filter(([, v]) => isPlainObject(v));
+    if (options.length > 0) out.providerOptions = Object.fromEntries(options) as NonNullable<LoviaSettings["providerOptions"]>;
+  }
 
   const perms = isPlainObject(src.permissions) ? src.permissions : {};
   const permissions: NonNullable<LoviaSettings["permissions"]> = {};

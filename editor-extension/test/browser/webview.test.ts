@@ -168,6 +168,30 @@ describe("chat webview in Chromium", () => {
     await postState(baseState(run));
   });
 
+  it("shows the cached share of input and the server's session cost once the prompt cache is in play", async () => {
+    const ev = (r: RunView, seq: number, e: Record<string, unknown>) => applyEvent(r, { sessionId: "ses_cache", runId: r.runId, seq, ts: seq, ...e } as unknown as LoviaEvent);
+    const r = createRunView("run_cache", "ses_cache");
+    ev(r, 1, { kind: "run.started", prompt: "a", cwd: "/w", model: "anthropic:claude-sonnet-4-5", agent: "a", resumed: false });
+    // The first turn only writes the cache: 0% read so far, but caching is visibly at work.
+    ev(r, 2, { kind: "usage.updated", inputTokens: 4100, outputTokens: 20, cacheReadTokens: 0, cacheWriteTokens: 4000, contextTokens: 4100, contextWindow: 200000, costUsd: 0.0153, sessionCostUsd: 0.0153, turn: { inputTokens: 4100, outputTokens: 20, cacheReadTokens: 0, cacheWriteTokens: 4000 } });
+    await postState({ ...baseState(r), runs: [r] });
+    const text = page.locator(".usage-text");
+    await expect.poll(() => text.textContent()).toBe("4.1k / 200k context · ↑4.1k ↓20 · 0% cached · $0.015");
+    // The second reads it back. The session's cost is the server's (earlier runs this view never loaded).
+    ev(r, 3, { kind: "usage.updated", inputTokens: 22500, outputTokens: 60, cacheReadTokens: 18400, cacheWriteTokens: 4100, contextTokens: 18400, contextWindow: 200000, costUsd: 0.0346, sessionCostUsd: 0.5, turn: { inputTokens: 18400, outputTokens: 40, cacheReadTokens: 18000, cacheWriteTokens: 100 } });
+    await postState({ ...baseState(r), runs: [r] });
+    await expect.poll(() => text.textContent()).toBe("18k / 200k context · ↑23k ↓60 · 82% cached · $0.035 · session $0.500");
+    const title = (await page.locator(".usage").getAttribute("title")) ?? "";
+    expect(title).toContain("18400 read from the prompt cache, 4100 written to it · last turn 98% cached");
+    expect(title).toContain("this run $0.035 · this session $0.500");
+    // No cache reads or writes (caching off, or a provider without it): no share is claimed.
+    const plain = createRunView("run_plain", "ses_plain");
+    ev(plain, 1, { kind: "usage.updated", inputTokens: 900, outputTokens: 9, cacheReadTokens: 0, cacheWriteTokens: 0, contextTokens: 900, contextWindow: null });
+    await postState(baseState(plain));
+    await expect.poll(() => text.textContent()).toBe("900 context · ↑900 ↓9");
+    await postState(baseState(run));
+  });
+
   it("keeps every card, in order, when an earlier card changes in the same update that adds a new one", async () => {
     const r = createRunView("run_order", "ses_order");
     const ev = (seq: number, e: Record<string, unknown>) => applyEvent(r, { sessionId: "ses_order", runId: "run_order", seq, ts: seq, ...e } as unknown as LoviaEvent);

@@ -21,7 +21,7 @@ function fold(events: LoviaEvent[], run = createRunView(events[0]!.runId, events
   return run;
 }
 
-const USAGE = { inputTokens: 0, outputTokens: 0, cacheReadTokens: 0, contextTokens: null, contextWindow: null };
+const USAGE = { inputTokens: 0, outputTokens: 0, cacheReadTokens: 0, cacheWriteTokens: 0, contextTokens: null, contextWindow: null };
 
 let seq = 0;
 function ev<K extends LoviaEvent["kind"]>(kind: K, payload: Omit<Extract<LoviaEvent, { kind: K }>, "kind" | "seq" | "ts" | "runId" | "sessionId">): LoviaEvent {
@@ -52,7 +52,7 @@ describe("applyEvent on the recorded fixture", () => {
     expect(shell.output.map((c) => c.stream)).toEqual(["stdout", "stderr"]);
     expect(shell.output[0]!.text).toContain("✔ total multiplies quantity");
     expect(run.todos.map((t) => t.status)).toEqual(["completed", "completed", "in_progress"]);
-    expect(run.usage).toEqual({ inputTokens: 5120, outputTokens: 412, contextTokens: 5532, contextWindow: 128000 });
+    expect(run.usage).toEqual({ inputTokens: 5120, outputTokens: 412, cacheReadTokens: 0, cacheWriteTokens: 0, contextTokens: 5532, contextWindow: 128000 });
     expect(pendingApprovalsOf(run).map((a) => a.approvalId)).toEqual(["ap_changelog"]);
     expect(run.activity).toBe("waiting for approval");
     const reasoning = run.items[1]!;

@@ -149,7 +149,7 @@ export class FakeLoviaServer {
   }
 
   finish(runId: string, status: FinalStatus = "completed", resumable = false): void {
-    const usage = { inputTokens: 10, outputTokens: 5, cacheReadTokens: 0, contextTokens: 10, contextWindow: null };
+    const usage = { inputTokens: 10, outputTokens: 5, cacheReadTokens: 0, cacheWriteTokens: 0, contextTokens: 10, contextWindow: null };
     this.emit(runId, "run.finished", { status, usage, resumable });
   }
 

@@ -280,7 +280,7 @@ describe("ChatController", () => {
       server.emit(runId, "tool.call", { toolCallId: id, name: "edit_file", toolKind: "edit", title: "Edit a.ts", input: {}, locations: [] });
       server.emit(runId, "tool.result", { toolCallId: id, status: "completed", isError: false, content: [diff(before, after)] });
     }
-    server.emit(runId, "run.finished", { status: "completed", resumable: false, usage: { inputTokens: 0, outputTokens: 0, cacheReadTokens: 0, contextTokens: null, contextWindow: null } });
+    server.emit(runId, "run.finished", { status: "completed", resumable: false, usage: { inputTokens: 0, outputTokens: 0, cacheReadTokens: 0, cacheWriteTokens: 0, contextTokens: null, contextWindow: null } });
     await waitFor(() => controller.state().runs[0]?.status === "completed", 2000, "run finished");
     await controller.handle({ type: "openChange", runId, path: "/w/a.ts" });
     expect(changes).toEqual([{ runId, path: "/w/a.ts", uri: "file:///w/a.ts", before: "one\n" }]);

@@ -77,6 +77,16 @@ describe("settings → server", () => {
     expect(serverSettings({ ...raw, modelPrices: {} }, true).modelPrices).toBeUndefined();
   });
 
+  it("passes the prompt-caching settings and per-provider options; drops invalid values", () => {
+    const options = { openai: { prompt_cache_key: "team" }, anthropic: { cache: false } };
+    expect(serverSettings({ promptCaching: false, promptCacheTtl: "1h", providerOptions: options }, true)).toEqual({
+      promptCaching: false,
+      promptCacheTtl: "1h",
+      providerOptions: options,
+    });
+    expect(serverSettings({ promptCaching: "no", promptCacheTtl: "1d", providerOptions: { openai: "key" } }, true)).toEqual({});
+  });
+
   it("passes the restore-point settings; drops invalid values", () => {
     expect(serverSettings({ restorePoints: { enabled: false, maxStoreMB: 64, maxFileMB: 2 } }, true)).toEqual({
       restorePoints: { enabled: false, maxStoreMB: 64, maxFileMB: 2 },

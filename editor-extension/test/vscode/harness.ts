@@ -83,6 +83,8 @@ export interface WindowOptions {
   userSettings?: Record<string, unknown>;
   /** Let the browser accept any certificate (a test's self-signed HTTPS server counts as a real site). */
   ignoreHTTPSErrors?: boolean;
+  /** Environment for code-server and so the lovia server (e.g. a local fake provider's URL and key). */
+  env?: Record<string, string>;
 }
 
 const BASE_USER_SETTINGS = {
@@ -138,6 +140,7 @@ export class VsCodeWindow {
       if (/^(LOVIA_|OPENAI_|ANTHROPIC_|VSCODE_|ELECTRON_)/.test(k)) continue;
       env[k] = v;
     }
+    Object.assign(env, options.env);
     env.XDG_CONFIG_HOME = join(this.root, "xdg-config");
     env.XDG_DATA_HOME = join(this.root, "xdg-data");
     env.XDG_CACHE_HOME = join(this.root, "xdg-cache");

@@ -17,6 +17,7 @@ from lovia.plugins.todo import Todo
 from lovia.providers.anthropic import AnthropicProvider
 from lovia.providers.base import ModelSettings
 from lovia.providers.openai import OpenAIChatProvider
+from lovia.providers.openai_responses import OpenAIResponsesProvider
 from lovia.transcript import (
     AssistantTextEntry,
     InputEntry,
@@ -28,8 +29,10 @@ from lovia.transcript import (
 from tests.lovia.providers.helpers import run
 from tests.support import fake_anthropic as ant
 from tests.support import fake_openai as oai
+from tests.support import fake_openai_responses as rsp
 from tests.support.fake_anthropic import FakeAnthropic
 from tests.support.fake_openai import FakeOpenAI
+from tests.support.fake_openai_responses import FakeOpenAIResponses
 from tests.support.fake_server import Reply
 
 EPHEMERAL = {"type": "ephemeral"}
@@ -443,3 +446,18 @@ async def test_summary_calls_write_no_conversation_cache(fake_anthropic: FakeAnt
     body = fake_anthropic.last_request.json
     assert marked(body) == [] and body["system"][0]["cache_control"] == EPHEMERAL
     assert req.usage == Usage(input_tokens=900, output_tokens=5)
+
+
+async def test_responses_cache_break_names_the_changed_part(
+    fake_responses: FakeOpenAIResponses, caplog: pytest.LogCaptureFixture
+) -> None:
+    fake_responses.script(
+        *(rsp.text("ok", usage=rsp.usage(input=9000, cached=read)) for read in (8000, 100, 100))
+    )
+    p = OpenAIResponsesProvider("gpt-fake", base_url=fake_responses.base_url, api_key="k")
+    with caplog.at_level(logging.WARNING, logger="lovia.providers.cache"):
+        await run(p, ModelView(conversation(), conversation="c"), tools=schemas(2))
+        await run(p, ModelView(conversation(*NEXT), conversation="c"), tools=schemas(3))
+        await run(p, ModelView(conversation(*NEXT), conversation="other"), tools=schemas(3))
+    [record] = cache_records(caplog)
+    assert "; tools changed" in record.getMessage()

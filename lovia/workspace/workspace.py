@@ -17,6 +17,7 @@ from lovia.workspace.types import WorkspaceLimits
 if TYPE_CHECKING:
     from lovia.plugins.base import ViewInjector
     from lovia.tools.base import Tool
+    from lovia.workspace.editor_tools import EditorTools
 
 
 def _bundle(policy: WorkspacePolicy) -> list[Tool]:
@@ -50,6 +51,9 @@ class LocalWorkspace:
     overlay: DocumentOverlay | None = None
     write_sink: WriteSink | None = None
     output_listener: OutputListener | None = None
+    editor: EditorTools | None = None
+    """The editor's language intelligence (a host seam): its tools, and problems reported
+    after every edit (``lovia.workspace.editor_tools``)."""
 
     async def open(self) -> LocalWorkspaceSession:
         """A new live session with these settings (the root must exist)."""
@@ -80,7 +84,8 @@ class LocalWorkspace:
         return WorkspaceSessionBinding(workspace=self, _session=session)
 
     def tools(self) -> list[Tool]:
-        return _bundle(self.policy)
+        tools = _bundle(self.policy)
+        return self.editor.wrap(tools) if self.editor is not None else tools
 
     def view_injectors(self) -> list[ViewInjector]:
         if not self.policy.allow_shell:
@@ -90,7 +95,8 @@ class LocalWorkspace:
         return [background_process_reminder]
 
     def instructions(self) -> str:
-        return build_instructions(self.root, self.policy, executor=self.executor)
+        text = build_instructions(self.root, self.policy, executor=self.executor)
+        return text if self.editor is None else f"{text}\n\n{self.editor.instructions()}"
 
 
 @dataclass(frozen=True)

@@ -58,6 +58,9 @@ class EditorTools:
     """
 
     port: EditorIntel = field(compare=False)
+    offers: frozenset[str] = frozenset({"diagnostics", "locations", "symbols"})
+    """What the port answers (an editor may answer only some): tools for the rest are left
+    out."""
     diagnostics_after_edits: bool = True
     settle: float = 1.5
     timeout: float = 0.5
@@ -72,22 +75,27 @@ class EditorTools:
         tools added."""
         out = []
         for tool in tools:
-            if self.diagnostics_after_edits and tool.name in EDIT_TOOLS:
+            if self._after_edits() and tool.name in EDIT_TOOLS:
                 tool = copy.copy(tool)
                 tool.policies = (_after_edit_policy(self, tool), *tool.policies)
             out.append(tool)
         return out + self.tools()
 
+    def _after_edits(self) -> bool:
+        return self.diagnostics_after_edits and "diagnostics" in self.offers
+
     def instructions(self) -> str:
+        names = ", ".join(t.name for t in self.tools())
+        if not names and not self._after_edits():
+            return ""
         lines = [
             "## Editor",
-            "The editor's language servers answer for you: diagnostics (the Problems list), "
-            "go_to_definition, find_references, find_implementations and symbols (a file's "
-            "outline, or a workspace search). Name a symbol as it is written in a file (and a "
-            "line near it when the name occurs more than once); prefer these to grep for code "
-            "navigation.",
+            f"The editor's language servers answer these tools: {names}. They work on the "
+            "code's meaning, not its text: prefer them to grep_files to find a definition or "
+            "the uses of a symbol. Name a symbol as it is written in a file (and a line near "
+            "it when the name occurs more than once).",
         ]
-        if self.diagnostics_after_edits:
+        if self._after_edits():
             lines.append(
                 "After write_file and edit_file the result lists the errors and warnings your "
                 "edit introduced; fix them before moving on."
@@ -473,9 +481,13 @@ def _read_gate(tool: Tool) -> Tool:
 
 
 def _tools(editor: EditorTools) -> list[Tool]:
-    made = [_diagnostics_tool(editor)]
-    made += [_location_tool(editor, name) for name in _LOCATION_TOOLS]
-    made.append(_symbols_tool(editor))
+    made = []
+    if "diagnostics" in editor.offers:
+        made.append(_diagnostics_tool(editor))
+    if "locations" in editor.offers:
+        made += [_location_tool(editor, name) for name in _LOCATION_TOOLS]
+    if "symbols" in editor.offers:
+        made.append(_symbols_tool(editor))
     return [_read_gate(t) for t in made]
 
 

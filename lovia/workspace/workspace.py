@@ -96,7 +96,8 @@ class LocalWorkspace:
 
     def instructions(self) -> str:
         text = build_instructions(self.root, self.policy, executor=self.executor)
-        return text if self.editor is None else f"{text}\n\n{self.editor.instructions()}"
+        editor = self.editor.instructions() if self.editor is not None else ""
+        return f"{text}\n\n{editor}" if editor else text
 
 
 @dataclass(frozen=True)

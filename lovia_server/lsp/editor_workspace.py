@@ -18,6 +18,7 @@ from lovia.run_context import current_tool_call
 from lovia.tools.base import Tool
 from lovia.tools.presentation import can_preview, preview_call
 from lovia.workspace import LocalWorkspace, WorkspaceError
+from lovia.workspace.editor_tools import EditorTools
 from lovia.workspace.paths import resolve_path
 from lovia.workspace.workspace import WorkspaceSessionBinding
 from lovia_server import protocol as p
@@ -27,6 +28,7 @@ from lovia_server.host.payloads import file_diffs
 from lovia_server.host.reviewed_edits import reviewed_tools
 from lovia_server.host.uris import path_uri, uri_to_path
 from lovia_server.host.workspace_sessions import OutputListener, WorkspaceSessions, close_quietly
+from lovia_server.lsp.editor_intel import LspEditorIntel, offers
 from lovia_server.lsp.text_edits import LineEdit, Position, minimal_edits
 
 if TYPE_CHECKING:
@@ -100,7 +102,12 @@ class ReviewedBinding(WorkspaceSessionBinding):
     approval's answer carries."""
 
     def tools(self) -> list[Tool]:
-        return reviewed_tools(self.workspace.tools(), self._session)
+        """The review policy on the edit tools, and the editor's tools around them: problems
+        after an edit are reported for a reviewed version too."""
+        editor = self.workspace.editor
+        bare = dataclasses.replace(self.workspace, editor=None).tools()
+        tools = reviewed_tools(bare, self._session)
+        return editor.wrap(tools) if editor is not None else tools
 
 
 class EditorWorkspace:
@@ -109,6 +116,7 @@ class EditorWorkspace:
         self.overlay = DocumentOverlay(server)
         self.sessions = WorkspaceSessions(on_output)
         self.declined_calls: set[str] = set()
+        self.intel = LspEditorIntel(server, self.overlay)
 
     # ------------------------------------------------------------------ folders
 
@@ -186,6 +194,19 @@ class EditorWorkspace:
             close_after_run=False,
             overlay=self.overlay,
             write_sink=self._write_sink,
+            editor=self.editor_tools(),
+        )
+
+    def editor_tools(self) -> EditorTools | None:
+        """The editor's language intelligence, for a client that declared it answers
+        ``lovia/editor/*`` (``None`` otherwise: no tools, nothing in the instructions)."""
+        offered = offers(self.server.init_options.editorIntel)
+        if not offered:
+            return None
+        return EditorTools(
+            self.intel,
+            offers=offered,
+            diagnostics_after_edits=self.server.settings.diagnosticsAfterEdits,
         )
 
     def describe(self) -> list[p.FolderAcl]:

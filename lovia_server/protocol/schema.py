@@ -19,6 +19,7 @@ from pydantic import BaseModel, ConfigDict, RootModel
 from pydantic.json_schema import JsonSchemaMode, models_json_schema
 
 from lovia_server.protocol import PROTOCOL_VERSION, docs
+from lovia_server.protocol.editor_requests import CLIENT_METHOD_TABLE
 from lovia_server.protocol.errors import ErrorCode
 from lovia_server.protocol.events import DELTA_KINDS, EVENT_KINDS, LoviaEvent
 from lovia_server.protocol.methods import (
@@ -60,6 +61,8 @@ def build_schema() -> JsonObject:
     ]
     for method in METHOD_TABLE:
         models += [(method.params, "validation"), (method.result, "serialization")]
+    for request in CLIENT_METHOD_TABLE:  # sent by the server, answered by the client
+        models += [(request.params, "serialization"), (request.result, "validation")]
     refs, top = models_json_schema(models, ref_template="#/$defs/{model}")
     defs: JsonObject = top["$defs"]
     defs["ErrorCode"] = {
@@ -88,6 +91,18 @@ def build_schema() -> JsonObject:
             "required": ["params", "result"],
             "additionalProperties": False,
         }
+    client_methods: JsonObject = {}
+    for request in CLIENT_METHOD_TABLE:
+        client_methods[request.name] = {
+            "type": "object",
+            "description": request.note,
+            "properties": {
+                "params": refs[(request.params, "serialization")],
+                "result": refs[(request.result, "validation")],
+            },
+            "required": ["params", "result"],
+            "additionalProperties": False,
+        }
     schema: JsonObject = {
         "$schema": "https://json-schema.org/draft/2020-12/schema",
         "$id": SCHEMA_ID,
@@ -102,6 +117,14 @@ def build_schema() -> JsonObject:
                 "type": "object",
                 "properties": methods,
                 "required": list(methods),
+                "additionalProperties": False,
+            },
+            "clientMethods": {
+                "description": "requests the server sends a client that declared "
+                "`initializationOptions.lovia.editorIntel`",
+                "type": "object",
+                "properties": client_methods,
+                "required": list(client_methods),
                 "additionalProperties": False,
             },
             "event": {"$ref": "#/$defs/LoviaEvent"},
@@ -122,6 +145,7 @@ def build_schema() -> JsonObject:
         "required": [
             "protocolVersion",
             "methods",
+            "clientMethods",
             "event",
             "errorCode",
             "serverCapabilities",

@@ -20,6 +20,8 @@ from pydantic import (
 )
 from pydantic.json_schema import SkipJsonSchema
 
+from lovia_server.protocol.editor_requests import EditorIntelOptions
+
 Decision = Literal["allow", "ask", "deny"]
 Preset = Literal["readonly", "coding", "trusted"]
 EditModeSetting = Literal["auto", "server", "workspaceEdit"]
@@ -304,6 +306,10 @@ class LoviaSettings(_Model):
     """USD per million tokens by model, over the built-in table (``lovia_server.host.prices``)."""
     sandbox: SandboxSettings = Field(default_factory=SandboxSettings)
     """Shell commands in a bubblewrap sandbox by default (``lovia_server.host.sandbox_setup``)."""
+    diagnosticsAfterEdits: bool = True
+    """With a client that answers ``lovia/editor/diagnostics``: each ``write_file`` and
+    ``edit_file`` result lists the errors and warnings the edit introduced (waiting at most
+    1.5 s for the language server to re-check the file)."""
     promptCaching: bool = True
     """The built-in agent's prompt caching: ``false`` turns Anthropic's cache breakpoints off
     and sends OpenAI no ``prompt_cache_key`` (OpenAI still caches long prefixes itself)."""
@@ -399,6 +405,9 @@ class InitOptions(_Model):
     stateDir: str | None = None
     trusted: bool = True
     """Workspace trust as the editor sees it; user agent files load only when trusted."""
+    editorIntel: EditorIntelOptions | None = None
+    """The client answers ``lovia/editor/*`` requests (its language servers' diagnostics,
+    locations and symbols); the built-in agent then gets the editor tools."""
     present: SkipJsonSchema[bool] = False  # whether the client sent the object at all
 
     @property

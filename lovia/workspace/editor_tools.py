@@ -88,13 +88,14 @@ class EditorTools:
         names = ", ".join(t.name for t in self.tools())
         if not names and not self._after_edits():
             return ""
-        lines = [
-            "## Editor",
-            f"The editor's language servers answer these tools: {names}. They work on the "
-            "code's meaning, not its text: prefer them to grep_files to find a definition or "
-            "the uses of a symbol. Name a symbol as it is written in a file (and a line near "
-            "it when the name occurs more than once).",
-        ]
+        lines = ["## Editor"]
+        if names:
+            lines.append(
+                f"The editor's language servers answer these tools: {names}. They work on the "
+                "code's meaning, not its text: prefer them to grep_files to find a definition "
+                "or the uses of a symbol. Name a symbol as it is written in a file (and a line "
+                "near it when the name occurs more than once)."
+            )
         if self._after_edits():
             lines.append(
                 "After write_file and edit_file the result lists the errors and warnings your "
@@ -237,10 +238,12 @@ async def _problems_after(
         return NO_ANSWER
     versions = before.versions()
     try:
-        after = await _bounded(
-            editor.port.diagnostics([path], after=versions, wait=editor.settle),
-            editor.settle + editor.timeout,
-        )
+        if path in versions:  # the editor answers once the file was re-checked
+            asked = editor.port.diagnostics([path], after=versions, wait=editor.settle)
+            after = await _bounded(asked, editor.settle + editor.timeout)
+        else:  # an editor that does not count updates: give it the settle time, then ask
+            await asyncio.sleep(editor.settle)
+            after = await _bounded(editor.port.diagnostics([path]), editor.timeout)
     except Exception:
         return NO_ANSWER
     new = [d for d in new_problems(before.all(), after.all()) if d.path == path]

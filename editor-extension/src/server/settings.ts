@@ -82,6 +82,7 @@ export function serverSettings(raw: unknown, trusted: boolean): LoviaSettings {
   if (isPlainObject(src.modelPrices) && Object.keys(src.modelPrices).length > 0) {
     out.modelPrices = src.modelPrices as NonNullable<LoviaSettings["modelPrices"]>;
   }
+  if (typeof src.diagnosticsAfterEdits === "boolean") out.diagnosticsAfterEdits = src.diagnosticsAfterEdits;
   if (typeof src.promptCaching === "boolean") out.promptCaching = src.promptCaching;
   if (src.promptCacheTtl === "5m" || src.promptCacheTtl === "1h") out.promptCacheTtl = src.promptCacheTtl;
   if (isPlainObject(src.providerOptions)) {

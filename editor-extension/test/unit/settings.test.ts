@@ -87,6 +87,11 @@ describe("settings → server", () => {
     expect(serverSettings({ promptCaching: "no", promptCacheTtl: "1d", providerOptions: { openai: "key" } }, true)).toEqual({});
   });
 
+  it("passes diagnosticsAfterEdits; drops a non-boolean", () => {
+    expect(serverSettings({ diagnosticsAfterEdits: false }, true)).toEqual({ diagnosticsAfterEdits: false });
+    expect(serverSettings({ diagnosticsAfterEdits: "off" }, true)).toEqual({});
+  });
+
   it("passes the restore-point settings; drops invalid values", () => {
     expect(serverSettings({ restorePoints: { enabled: false, maxStoreMB: 64, maxFileMB: 2 } }, true)).toEqual({
       restorePoints: { enabled: false, maxStoreMB: 64, maxFileMB: 2 },

@@ -203,6 +203,29 @@ class TestAfterEdits:
         assert elapsed < 0.3 + 0.2 + 0.5, elapsed
         assert out.endswith(NO_ANSWER)
 
+    async def test_an_editor_without_versions_gets_the_settle_time(
+        self, root: Path, session: Any
+    ) -> None:
+        (root / "a.py").write_text("ok = 1\n")
+        editor = RuleEditor()
+        counted = editor.diagnostics
+
+        async def unversioned(paths: Any, *, after: Any = None, wait: float = 0.0) -> Any:
+            assert not after  # nothing to wait for: lovia waits itself
+            report = await counted(paths)
+            return DiagnosticsReport(
+                tuple(FileDiagnostics(f.path, f.diagnostics) for f in report.files)
+            )
+
+        editor.diagnostics = unversioned  # type: ignore[method-assign]
+        tools = tools_of(root, editor, settle=0.2)
+        started = time.monotonic()
+        out = await call(
+            tools["edit_file"], {"path": "a.py", "old": "ok", "new": "BROKENok"}, session
+        )
+        assert time.monotonic() - started >= 0.2
+        assert "a.py:1:1  error: broken ok [rule]" in out
+
     async def test_the_option_turns_it_off(self, root: Path, session: Any) -> None:
         (root / "a.py").write_text("ok = 1\n")
         editor = RuleEditor()

@@ -120,8 +120,8 @@ class LspDocumentSymbol(WireParams):
 
 
 class LspSymbolInformation(WireParams):
-    """LSP ``SymbolInformation`` (flat; a ``WorkspaceSymbol`` without a range is sent with the
-    range of the whole file's start)."""
+    """LSP ``SymbolInformation`` (flat; a client sends a ``WorkspaceSymbol`` whose location has
+    no range with an empty range at the file's start)."""
 
     name: str
     kind: int = Field(ge=1)

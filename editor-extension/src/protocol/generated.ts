@@ -191,6 +191,32 @@ export interface LoviaProtocol {
       result: MCPRestartResult;
     };
   };
+  /**
+   * requests the server sends a client that declared `initializationOptions.lovia.editorIntel`
+   */
+  clientMethods: {
+    /**
+     * the Problems list of some files or all; with `after`, answered once they were updated
+     */
+    "lovia/editor/diagnostics": {
+      params: EditorDiagnosticsParams;
+      result: EditorDiagnosticsResult;
+    };
+    /**
+     * definition, references or implementation at a position, from the editor's language servers
+     */
+    "lovia/editor/locations": {
+      params: EditorLocationsParams;
+      result: EditorLocationsResult;
+    };
+    /**
+     * a document's symbols, or a workspace symbol search
+     */
+    "lovia/editor/symbols": {
+      params: EditorSymbolsParams;
+      result: EditorSymbolsResult;
+    };
+  };
   event: LoviaEvent;
   errorCode: ErrorCode;
   serverCapabilities: ServerCapabilities;
@@ -948,6 +974,96 @@ export interface MCPRestartResult {
   server: MCPServerInfo;
 }
 /**
+ * `uris`: the files to report (`null`: every file the editor has problems for).
+ * `after`: versions from an earlier answer, by uri; the client answers once each of those
+ * files' diagnostics changed since (or after `waitMs` milliseconds, whichever comes first).
+ */
+export interface EditorDiagnosticsParams {
+  uris: string[] | null;
+  after?: {
+    [k: string]: number | undefined;
+  };
+  waitMs: number;
+}
+export interface EditorDiagnosticsResult {
+  files?: FileDiagnosticsItem[];
+}
+export interface FileDiagnosticsItem {
+  uri: string;
+  version?: number;
+  diagnostics?: LspDiagnostic[];
+}
+/**
+ * LSP `Diagnostic` (the fields lovia reads).
+ */
+export interface LspDiagnostic {
+  range: Range;
+  severity?: number;
+  code?: number | string;
+  source?: string;
+  message: string;
+}
+/**
+ * Definitions, references or implementations of the symbol at `position`.
+ */
+export interface EditorLocationsParams {
+  kind: "definition" | "references" | "implementation";
+  textDocument: TextDocumentId;
+  position: SentPosition;
+}
+export interface TextDocumentId {
+  uri: string;
+}
+/**
+ * An LSP position the server sends: 0-based line, UTF-16 `character`.
+ */
+export interface SentPosition {
+  line: number;
+  character: number;
+}
+export interface EditorLocationsResult {
+  locations?: LspLocation[];
+}
+/**
+ * LSP `Location` (a client converts a `LocationLink` to `{uri: targetUri,
+ * range: targetSelectionRange}`).
+ */
+export interface LspLocation {
+  uri: string;
+  range: Range;
+}
+/**
+ * A file's outline (`textDocument`) or a workspace search (`query`): one of them.
+ */
+export interface EditorSymbolsParams {
+  textDocument?: TextDocumentId;
+  query?: string;
+}
+export interface EditorSymbolsResult {
+  symbols?: (LspDocumentSymbol | LspSymbolInformation)[];
+}
+/**
+ * LSP `DocumentSymbol` (hierarchical).
+ */
+export interface LspDocumentSymbol {
+  name: string;
+  kind: number;
+  range: Range;
+  selectionRange: Range;
+  detail?: string;
+  children?: LspDocumentSymbol[];
+}
+/**
+ * LSP `SymbolInformation` (flat; a client sends a `WorkspaceSymbol` whose location has
+ * no range with an empty range at the file's start).
+ */
+export interface LspSymbolInformation {
+  name: string;
+  kind: number;
+  location: LspLocation;
+  containerName?: string;
+}
+/**
  * `initialize` result: `capabilities.experimental.lovia`
  */
 export interface ServerCapabilities {
@@ -968,6 +1084,16 @@ export interface InitOptions {
   progress?: boolean;
   stateDir?: string;
   trusted?: boolean;
+  editorIntel?: EditorIntelOptions;
+}
+/**
+ * `initializationOptions.lovia.editorIntel`: which `lovia/editor/*` requests the
+ * client answers (a missing object: none).
+ */
+export interface EditorIntelOptions {
+  diagnostics?: boolean;
+  locations?: boolean;
+  symbols?: boolean;
 }
 /**
  * the `lovia` configuration section
@@ -989,6 +1115,7 @@ export interface LoviaSettings {
     [k: string]: ModelPriceSetting | undefined;
   };
   sandbox?: SandboxSettings;
+  diagnosticsAfterEdits?: boolean;
   promptCaching?: boolean;
   promptCacheTtl?: "5m" | "1h";
   providerOptions?: {

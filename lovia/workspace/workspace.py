@@ -51,9 +51,10 @@ class LocalWorkspace:
     overlay: DocumentOverlay | None = None
     write_sink: WriteSink | None = None
     output_listener: OutputListener | None = None
-    editor: EditorTools | None = None
+    editor: EditorTools | None = field(default=None, compare=False)
     """The editor's language intelligence (a host seam): its tools, and problems reported
-    after every edit (``lovia.workspace.editor_tools``)."""
+    after every edit (``lovia.workspace.editor_tools``). Sessions do not use it, so it takes
+    no part in comparing configs: turning it off does not rebuild a held session."""
 
     async def open(self) -> LocalWorkspaceSession:
         """A new live session with these settings (the root must exist)."""

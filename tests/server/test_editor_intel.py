@@ -10,7 +10,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from tests.server.harness import _plain
+from tests.server.harness import AGENT_HEADER, _plain
 from tests.support import fake_openai as oai
 
 _FLAG = re.compile(r"BROKEN\w*")
@@ -20,9 +20,10 @@ class EditorLanguageServer:
     """What an editor extension does: answers from its language servers' diagnostics, which
     are re-published a moment after a file changes (here: on the disk)."""
 
-    def __init__(self, harness: Any, *, answer: bool = True) -> None:
+    def __init__(self, harness: Any, *, answer: bool = True, delay: float = 0.1) -> None:
         self.harness = harness
         self.answer = answer
+        self.delay = delay
         self.versions: dict[str, int] = {}
         self.requests: list[dict[str, Any]] = []
         self.release = asyncio.Event()
@@ -63,7 +64,7 @@ class EditorLanguageServer:
                 await self.release.wait()
             after = params.get("after") or {}
             if after:
-                await asyncio.sleep(0.1)  # the language server re-checks, then publishes
+                await asyncio.sleep(self.delay)  # the language server re-checks, publishes
                 for uri in after:
                     self.versions[uri] = self.versions.get(uri, 0) + 1
             return {
@@ -210,3 +211,46 @@ async def test_the_setting_turns_problems_after_edits_off(harness, fake_openai):
     assert (await harness.finished(run["runId"]))["status"] == "completed"
     assert _tool_texts(_posts(fake_openai)[1])["e1"] == "edited a.ts (1 replacement)"
     assert editor.requests == []
+
+
+async def test_a_reviewed_edit_reports_the_problems_of_the_version_the_user_approved(harness):
+    (harness.root / "notes.ts").write_text("let a = 1;\nlet b = 2;\n")
+    spec = harness.write_agent(
+        AGENT_HEADER
+        + """
+agent = Agent(
+    name="writer",
+    model=ScriptedProvider([
+        call("write_file", {"path": "notes.ts", "content": "let a = 10;\\nlet b = 2;\\n"},
+             call_id="w1"),
+        text("done"),
+    ]),
+)
+"""
+    )
+    await harness.start(
+        settings={"agent": spec, "permissions": {"write": "ask"}},
+        init_options={"editorIntel": {}},
+    )
+    EditorLanguageServer(harness).install()
+    run = await harness.run("rewrite")
+    req = await harness.wait_kind(run["runId"], "approval.requested", toolCallId="w1")
+    approved = "let a = 10;\nlet b = BROKENmine;\n"
+    await harness.request(
+        "lovia/approve",
+        {
+            "runId": run["runId"],
+            "approvalId": req["approvalId"],
+            "decision": "allow_once",
+            "edits": [{"path": req["diff"][0]["path"], "newText": approved}],
+        },
+    )
+    assert (await harness.finished(run["runId"]))["status"] == "completed"
+    result = next(
+        e
+        for e in harness.of_run(run["runId"])
+        if e["kind"] == "tool.result" and e["toolCallId"] == "w1"
+    )
+    text = result["content"][0]["text"]
+    assert "approved a different version" in text
+    assert text.endswith("notes.ts:2:9  error: Cannot find name 'BROKENmine'. [ts 2304]")

@@ -162,3 +162,25 @@ async def test_the_built_in_agent_has_subagents_in_lovia_acp_too(
     first = next(r for r in fake_openai.requests if r.method == "POST")
     assert "spawn_subagent" in {t["function"]["name"] for t in first.json["tools"]}
     assert "hi from the child" in thoughts  # subagent.finished, with the start of its report
+
+
+async def test_lovia_acp_has_no_editor_tools_and_does_not_mention_them(
+    tmp_path: Path, fake_openai: FakeOpenAI
+) -> None:
+    """ACP has no client method for diagnostics or code navigation: the tools are absent."""
+    ws = (tmp_path / "ws").resolve()
+    ws.mkdir()
+    fake_openai.script(oai.text("hi"))
+    acp = AcpProcess(tmp_path / "acp-state", env=fake_openai.env())
+    try:
+        await acp.start("--settings", _settings_file(tmp_path, {"model": "openai:fake-model"}))
+        sid = (await acp.new_session(ws)).session_id
+        assert (await acp.prompt(sid, "hello")).stop_reason == "end_turn"
+    finally:
+        await acp.stop()
+    first = next(r for r in fake_openai.requests if r.method == "POST").json
+    names = {t["function"]["name"] for t in first["tools"]}
+    assert "edit_file" in names
+    assert not names & {"diagnostics", "go_to_definition", "find_references", "symbols"}
+    system = first["messages"][0]["content"]
+    assert "## Editor" not in system and "find_references" not in system

@@ -230,20 +230,32 @@ def _after_edit_policy(editor: EditorTools, tool: Tool) -> Any:
     return report_new_problems
 
 
+async def _settled(editor: EditorTools, path: Path, before: DiagnosticsReport) -> DiagnosticsReport:
+    """The file's problems once the editor re-checked it, or as they are when ``settle`` ran
+    out. An editor that waits (``after``) answers once; one that answers at once is asked again
+    every 100 ms; one that does not count updates gets the whole settle time first."""
+    versions = before.versions()
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + editor.settle
+    if path not in versions:
+        await asyncio.sleep(editor.settle)
+        return await editor.port.diagnostics([path])
+    while True:
+        left = max(deadline - loop.time(), 0.0)
+        after = await editor.port.diagnostics([path], after=versions, wait=left)
+        if after.versions().get(path) != versions[path] or loop.time() >= deadline:
+            return after
+        await asyncio.sleep(min(0.1, max(deadline - loop.time(), 0.0)))
+
+
 async def _problems_after(
     editor: EditorTools, session: Any, path: Path, before: DiagnosticsReport | None
 ) -> str:
     """What the model is told about the problems its edit of ``path`` introduced."""
     if before is None:
         return NO_ANSWER
-    versions = before.versions()
     try:
-        if path in versions:  # the editor answers once the file was re-checked
-            asked = editor.port.diagnostics([path], after=versions, wait=editor.settle)
-            after = await _bounded(asked, editor.settle + editor.timeout)
-        else:  # an editor that does not count updates: give it the settle time, then ask
-            await asyncio.sleep(editor.settle)
-            after = await _bounded(editor.port.diagnostics([path]), editor.timeout)
+        after = await _bounded(_settled(editor, path, before), editor.settle + editor.timeout)
     except Exception:
         return NO_ANSWER
     new = [d for d in new_problems(before.all(), after.all()) if d.path == path]

@@ -226,6 +226,32 @@ class TestAfterEdits:
         assert time.monotonic() - started >= 0.2
         assert "a.py:1:1  error: broken ok [rule]" in out
 
+    async def test_an_editor_that_answers_at_once_is_asked_again_until_it_rechecked(
+        self, root: Path, session: Any
+    ) -> None:
+        (root / "a.py").write_text("ok = 1\n")
+        editor = RuleEditor()
+        fresh = editor.diagnostics
+        calls: list[float] = []
+        stale: list[DiagnosticsReport] = []
+
+        async def impatient(paths: Any, *, after: Any = None, wait: float = 0.0) -> Any:
+            calls.append(time.monotonic())
+            if not after:  # the snapshot before the edit
+                stale.append(await fresh(paths))
+                return stale[0]
+            if len(calls) < 4:  # not re-checked yet: the old problems, the old version
+                return stale[0]
+            return await fresh(paths, after=after, wait=0.0)
+
+        editor.diagnostics = impatient  # type: ignore[method-assign]
+        tools = tools_of(root, editor, settle=1.0)
+        out = await call(
+            tools["edit_file"], {"path": "a.py", "old": "ok", "new": "BROKENok"}, session
+        )
+        assert "a.py:1:1  error: broken ok [rule]" in out
+        assert len(calls) == 4 and calls[-1] - calls[1] >= 0.2  # asked again every 100 ms
+
     async def test_the_option_turns_it_off(self, root: Path, session: Any) -> None:
         (root / "a.py").write_text("ok = 1\n")
         editor = RuleEditor()

@@ -146,9 +146,20 @@ def column_of(line_text: str, character: int) -> int:
     return len(line_text) + 1
 
 
+_LINE_BREAK = re.compile(r"\r\n|\r|\n")
+
+
+def split_lines(text: str) -> list[str]:
+    """``text``'s lines as LSP counts them: only ``\n``, ``\r\n`` and ``\r`` end a line
+    (``str.splitlines`` also splits at form feeds and U+2028, which would shift every line
+    number after them)."""
+    lines = _LINE_BREAK.split(text)
+    return lines[:-1] if lines and lines[-1] == "" else lines
+
+
 def line_of(text: str, line: int) -> str:
     """Line ``line`` (1-based) of ``text`` without its ending; ``""`` past the end."""
-    lines = text.splitlines()
+    lines = split_lines(text)
     return lines[line - 1] if 1 <= line <= len(lines) else ""
 
 
@@ -170,7 +181,7 @@ def find_symbol(text: str, symbol: str, line: int | None = None) -> tuple[int, i
         raise ToolError("symbol is empty.", hint="Pass the name of a function, class or variable.")
     pattern = _pattern(name)
     best: tuple[int, int] | None = None
-    for number, text_line in enumerate(text.splitlines(), start=1):
+    for number, text_line in enumerate(split_lines(text), start=1):
         match = pattern.search(text_line)
         if match is None:
             continue
@@ -240,5 +251,6 @@ __all__ = [
     "line_of",
     "lsp_position",
     "new_problems",
+    "split_lines",
     "utf16_offset",
 ]

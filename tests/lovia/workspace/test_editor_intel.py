@@ -133,6 +133,11 @@ class TestPositions:
         assert column_of("# 😀 value", 5) == 5
         assert utf16_offset("# 😀 value", 5) == 5
 
+    def test_lines_end_only_where_lsp_ends_them(self) -> None:
+        text = "a = 1\x0c\r\nb = 2\u2028c\rvalue = 3\n"
+        assert find_symbol(text, "value") == (3, 1)
+        assert lsp_position(text, "c") == LspPosition(line=1, character=6)
+
     def test_word_boundaries(self) -> None:
         text = "values = 1\n$value = 2\nvalue2 = 3\nvalue = 4\n"
         assert find_symbol(text, "value") == (4, 1)

@@ -151,11 +151,12 @@ class RunSupervisor:
         mailbox: Mailbox | None = None,
         context: list[p.ContextSummary] | None = None,
         new_session: bool = False,
+        run_id: str | None = None,
     ) -> p.LaunchResult:
         """Start a run; ``new_session`` when ``claim_session`` just minted the id (it has no
-        earlier runs to look at)."""
+        earlier runs to look at); ``run_id`` when the caller recorded one already."""
         self.runs.check_session_free(session_id)
-        run_id = short_id("r")
+        run_id = run_id or short_id("r")
         log = EventLog(
             run_id,
             session_id,
@@ -392,6 +393,12 @@ class RunSupervisor:
 
     def live_runs(self) -> list[p.LiveRun]:
         return self.queries.live_runs()
+
+    async def wait_run(self, run_id: str) -> None:
+        """Until the run, if live, has finished (its records written)."""
+        ctl = self.runs.get(run_id)
+        if ctl is not None:
+            await asyncio.shield(ctl.outcome)
 
     def live_run(self, session_id: str) -> p.LiveRun | None:
         """The session's live run, if it has one."""

@@ -201,6 +201,15 @@ class RestorePointService:
             root_uri=path_uri(points.root),
         )
 
+    async def snapshot(self, root: Path, session_id: str, label: str) -> str | None:
+        """A point of ``root`` now, outside any run (before a worktree run lands); its id."""
+        points = await self.store_for(root)
+        if points is None or not points.available:
+            return None
+        await self._settled(root)
+        point = await points.snapshot(kind="manual", session_id=session_id, label=label)
+        return point.id
+
     def run_ended(self, turn: RunTurn) -> None:
         """Record the tree as the agent left it (so its writes are not taken for hand changes)
         and apply the size cap. Restores in that folder wait for it."""

@@ -49,7 +49,9 @@ def _load_models() -> None:
 
 # Submodules are never looked up here: ``from lovia_server.protocol import names`` asks the
 # package first and must get an AttributeError, so the import system loads the module.
-_SUBMODULES = frozenset({"docs", "errors", "events", "methods", "names", "schema", "wire"})
+_SUBMODULES = frozenset(
+    {"docs", "errors", "events", "methods", "names", "schema", "wire", "worktree_methods"}
+)
 
 
 def __getattr__(name: str) -> Any:

@@ -143,7 +143,9 @@ async def test_two_worktree_runs_apply_one_conflict_discard(tmp_path: Path, cras
         for run, letter in ((a, "A"), (b, "B")):
             done = await h.wait_for(
                 lambda e, rid=run["runId"]: (
-                    e["runId"] == rid and e["kind"] == "run.finished" and e["status"] != "interrupted"
+                    e["runId"] == rid
+                    and e["kind"] == "run.finished"
+                    and e["status"] != "interrupted"
                 )
             )
             assert done["status"] == "completed" and done["output"] == f"done {letter}"

@@ -9,6 +9,7 @@ scripts. Commits lovia makes on its branches carry a fixed identity, so a reposi
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
 import re
 import shutil
@@ -82,7 +83,12 @@ async def git(
             "git is not installed (or not on the server's PATH)",
             "Install git, or run without worktree isolation.",
         ) from None
-    out, err = await proc.communicate(stdin)
+    try:
+        out, err = await proc.communicate(stdin)
+    except asyncio.CancelledError:
+        with contextlib.suppress(ProcessLookupError):
+            proc.kill()  # a cancelled checkout must not go on writing after the server left
+        raise
     if check and proc.returncode != 0:
         text = err.decode("utf-8", "replace").strip()
         last = text.splitlines()[-1] if text else f"exit {proc.returncode}"
@@ -131,12 +137,20 @@ def slug(prompt: str, *, words: int = 5, limit: int = 32) -> str:
     return text or "task"
 
 
-async def add(repo: Path, path: Path, branch: str) -> str:
-    """A new worktree at ``path`` on a new ``branch`` from ``repo``'s HEAD; the base commit."""
+async def add(repo: Path, path: Path, branch: str, *, checkout: bool = True) -> str:
+    """A new worktree at ``path`` on a new ``branch`` from ``repo``'s HEAD; the base commit.
+    Without ``checkout`` the worktree is registered but empty (:func:`check_out` fills it):
+    milliseconds, where checking out a big tree takes seconds."""
     head = (await git(repo, "rev-parse", "HEAD")).decode().strip()
     await asyncio.to_thread(path.parent.mkdir, parents=True, exist_ok=True)
-    await git(repo, "worktree", "add", "--quiet", "-b", branch, str(path), head)
+    flags = () if checkout else ("--no-checkout",)
+    await git(repo, "worktree", "add", "--quiet", *flags, "-b", branch, str(path), head)
     return head
+
+
+async def check_out(worktree: Path) -> None:
+    """Fill a worktree added without checkout (its index and files, from its HEAD)."""
+    await git(worktree, "reset", "--hard", "--quiet")
 
 
 async def lock(repo: Path, path: Path, reason: str = LOCK_REASON) -> None:
@@ -252,6 +266,7 @@ __all__ = [
     "add",
     "branch_exists",
     "carry_uncommitted",
+    "check_out",
     "commit_all",
     "delete_branch",
     "entries",

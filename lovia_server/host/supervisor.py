@@ -152,9 +152,11 @@ class RunSupervisor:
         context: list[p.ContextSummary] | None = None,
         new_session: bool = False,
         run_id: str | None = None,
+        gate: asyncio.Future[None] | None = None,
     ) -> p.LaunchResult:
         """Start a run; ``new_session`` when ``claim_session`` just minted the id (it has no
-        earlier runs to look at); ``run_id`` when the caller recorded one already."""
+        earlier runs to look at); ``run_id`` when the caller recorded one already; no tool
+        runs before ``gate`` is done (a worktree being checked out)."""
         self.runs.check_session_free(session_id)
         run_id = run_id or short_id("r")
         log = EventLog(
@@ -174,6 +176,7 @@ class RunSupervisor:
             link=link,
             steering=SteerQueue(mailbox) if mailbox is not None else SteerQueue(),
             context=context or [],
+            gate=gate,
         )
 
         async def persist() -> None:
@@ -203,6 +206,7 @@ class RunSupervisor:
         max_turns: int,
         link: ChildLink | None = None,
         mailbox: Mailbox | None = None,
+        gate: asyncio.Future[None] | None = None,
     ) -> p.LaunchResult:
         record = await self.queries.known_run(run_id)
         if record.parent_run_id is not None and link is None:
@@ -244,6 +248,7 @@ class RunSupervisor:
             from_prompt=from_prompt,
             link=link,
             steering=SteerQueue(mailbox) if mailbox is not None else SteerQueue(),
+            gate=gate,
         )
         if snapshot is not None:
             ctl.stream.usage = snapshot.usage.clone()

@@ -31,10 +31,12 @@ from lovia_server.host.worktree_store import WorktreeRecord, WorktreeStore, new_
 
 logger = logging.getLogger("lovia_server.host.worktree_runs")
 
-Launch = Callable[[WorktreeRecord, Path], Awaitable[p.LaunchResult]]
+Gate = asyncio.Future[None]
+"""Done when the worktree is checked out: the run's tools wait for it, its model does not."""
+Launch = Callable[[WorktreeRecord, Path, Gate], Awaitable[p.LaunchResult]]
 """Start the recorded run with the worktree as its workspace root (the front door builds the
 agent); the second argument is the run's cwd inside the worktree."""
-Resume = Callable[[str], Awaitable[p.LaunchResult]]
+Resume = Callable[[str, Gate | None], Awaitable[p.LaunchResult]]
 Denied = Callable[[Path], Callable[[str], bool]]
 """For a workspace root: whether a relative path is denied by its ACL."""
 RestorePoint = Callable[[Path, str, str], Awaitable[str | None]]
@@ -76,6 +78,7 @@ class WorktreeRuns:
         self.launch = launch
         self.resume_run = resume
         self._slots: dict[str, set[str]] = {}
+        self._preparing: dict[str, Gate] = {}
         self._lock = asyncio.Lock()
         self._tasks: set[asyncio.Task[None]] = set()
 
@@ -110,26 +113,60 @@ class WorktreeRuns:
         return await self._begin(record)
 
     async def _begin(self, record: WorktreeRecord) -> p.LaunchResult:
-        """Create the worktree and start the run in it (the slot is already taken)."""
-        repo, path = Path(record.workspace), Path(record.path)
+        """Register the worktree and start the run in it (the slot is already taken); the
+        checkout goes on while the model thinks (the run's tools wait for it)."""
+        path = Path(record.path)
         try:
-            await self._undo_half_made(record)
-            base = await g.add(repo, path, record.branch)
-            if record.request.get("includeUncommitted", True):
-                base = await g.carry_uncommitted(repo, path, self.denied(repo))
-            await g.lock(repo, path)
-            record = record.but(state="active", base=base)
-            await self.records.put(record)
-            result = await self.launch(record, path / record.request.get("cwd", "."))
+            record, gate = await self._register(record)
+            result = await self.launch(record, path / record.request.get("cwd", "."), gate)
         except BaseException as exc:
             self._release(record)
-            await self._undo_half_made(record)
+            await self._forget_preparation(record)
+            await _quietly(self._undo_half_made(record))
             await self.records.put(record.but(state="discarded"))
             if isinstance(exc, g.GitProblem):
                 raise _unavailable(exc) from None
             raise
         self._watch(record)
         return result
+
+    async def _register(self, record: WorktreeRecord) -> tuple[WorktreeRecord, Gate]:
+        """A fresh, locked, still empty worktree on the run's branch; its preparation started."""
+        repo, path = Path(record.workspace), Path(record.path)
+        await self._undo_half_made(record)
+        await g.add(repo, path, record.branch, checkout=False)
+        await g.lock(repo, path)
+        record = record.but(state="active", base=None)
+        await self.records.put(record)
+        gate = asyncio.get_running_loop().create_task(self._prepare(record))
+        self._preparing[record.run_id] = gate
+        return record, gate
+
+    async def _prepare(self, record: WorktreeRecord) -> None:
+        """Check the worktree out, carry the workspace's uncommitted changes, record the base.
+        Until the base is recorded the worktree holds nothing of the run's."""
+        repo, path = Path(record.workspace), Path(record.path)
+        await g.check_out(path)
+        base = (await g.git(path, "rev-parse", "HEAD")).decode().strip()
+        if record.request.get("includeUncommitted", True):
+            base = await g.carry_uncommitted(repo, path, self.denied(repo))
+        await self.records.put(record.but(base=base))
+
+    async def _forget_preparation(self, record: WorktreeRecord) -> None:
+        gate = self._preparing.pop(record.run_id, None)
+        if gate is not None and not gate.done():
+            gate.cancel()
+            await asyncio.wait({gate})
+
+    async def _ready(self, record: WorktreeRecord) -> WorktreeRecord:
+        """The record once its worktree is prepared (a preparation failure is an error)."""
+        gate = self._preparing.get(record.run_id)
+        if gate is not None:
+            try:
+                await asyncio.shield(gate)
+            except g.GitProblem as exc:
+                raise _unavailable(exc) from None
+        return await self.records.get(record.run_id) or record
 
     async def _undo_half_made(self, record: WorktreeRecord) -> None:
         """What a crash (or a failure) left of a worktree that never got its run."""
@@ -147,7 +184,8 @@ class WorktreeRuns:
             try:
                 await self.supervisor.wait_run(record.run_id)
                 run = await self.store.get_run(record.run_id)
-                if run is not None and run.status != "interrupted":
+                ready = await self._ready(record)
+                if run is not None and run.status != "interrupted" and ready.base is not None:
                     await g.commit_all(Path(record.path), f"lovia: {_title(record.prompt)}")
             except Exception:
                 logger.warning("worktree.commit_failed: %s", record.run_id, exc_info=True)
@@ -209,14 +247,23 @@ class WorktreeRuns:
             return
         if run.status == "interrupted" and run.resumable:
             await self.resume(record.run_id)
+        elif record.base is None:
+            # Died while checking out, after the run ended: no tool of it ran (they wait for
+            # the checkout), so preparing it again loses nothing.
+            _, gate = await self._register(record)
+            await asyncio.shield(gate)
 
     async def resume(self, run_id: str) -> p.LaunchResult:
-        """Resume a worktree run in its worktree (it takes a slot like a new one)."""
+        """Resume a worktree run in its worktree (it takes a slot like a new one); one whose
+        checkout a crash interrupted is prepared again first (no tool of it ran)."""
         record = await self._open(run_id)
         async with self._lock:
             self._slots.setdefault(record.workspace, set()).add(run_id)
         try:
-            result = await self.resume_run(run_id)
+            gate = None
+            if record.base is None and run_id not in self._preparing:
+                record, gate = await self._register(record)
+            result = await self.resume_run(run_id, gate)
         except BaseException:
             self._release(record)
             raise
@@ -225,9 +272,10 @@ class WorktreeRuns:
 
     async def _retire(self, record: WorktreeRecord) -> None:
         """The run is gone (its session deleted): keep the branch if it holds work, else drop."""
+        record = await self._ready(record)
         repo, path = Path(record.workspace), Path(record.path)
         tip = record.base
-        if await asyncio.to_thread(path.exists):
+        if tip is not None and await asyncio.to_thread(path.exists):
             tip = await g.commit_all(path, f"lovia: {_title(record.prompt)}")
         await g.remove(repo, path)
         if tip is not None and tip != record.base:
@@ -304,10 +352,11 @@ class WorktreeRuns:
     # ================================================================== review and land
 
     async def _changes(self, record: WorktreeRecord) -> tuple[list[landing.Change], list[str], str]:
+        record = await self._ready(record)
         if record.state != "active" or record.base is None:
             raise p.ProtocolError(
                 p.WORKTREE_NOT_FOUND,
-                f"{record.run_id} has no worktree yet (queued)",
+                f"{record.run_id} has no worktree yet ({record.state})",
                 {"runId": record.run_id, "state": record.state},
             )
         repo, path = Path(record.workspace), Path(record.path)
@@ -316,7 +365,7 @@ class WorktreeRuns:
         return found, skipped, tip
 
     async def diff(self, run_id: str) -> p.WorktreeDiffResult:
-        record = await self._open(run_id)
+        record = await self._ready(await self._open(run_id))
         found, skipped, _ = await self._changes(record)
         plans = await landing.plan(found, {}, set(self.unsaved(Path(record.workspace))))
         return p.WorktreeDiffResult(
@@ -329,7 +378,7 @@ class WorktreeRuns:
 
     async def apply(self, params: p.WorktreeApplyParams) -> p.WorktreeApplyResult:
         """Land the run's changes (the reviewed text where given) or report the conflicts."""
-        record = await self._open(params.run_id, idle=True)
+        record = await self._ready(await self._open(params.run_id, idle=True))
         repo = Path(record.workspace)
         found, _, _ = await self._changes(record)
         if params.paths is not None:
@@ -386,14 +435,19 @@ class WorktreeRuns:
                 {"runId": run_id, "state": record.state},
             )
         path = Path(record.path)
-        await g.commit_all(path, f"lovia: {_title(record.prompt)}")
+        if (await self._ready(record)).base is not None:
+            await g.commit_all(path, f"lovia: {_title(record.prompt)}")
         await g.remove(Path(record.workspace), path)
         await self.records.put(record.but(state="kept"))
         return p.WorktreeKeepResult(run_id=run_id, branch=record.branch, state="kept")
 
     async def aclose(self) -> None:
-        for task in list(self._tasks):
+        """Stop watching and preparing: a checkout cut short is redone at the next start."""
+        for task in [*self._tasks, *self._preparing.values()]:
             task.cancel()
+        pending = [t for t in self._preparing.values() if not t.done()]
+        if pending:
+            await asyncio.wait(pending, timeout=5)
 
 
 async def _repo(cwd: Path) -> Path:
@@ -409,6 +463,13 @@ def _unavailable(exc: g.GitProblem) -> p.ProtocolError:
         exc.message,
         {"field": "isolation", "reason": exc.reason, "hint": exc.hint},
     )
+
+
+async def _quietly(work: Awaitable[None]) -> None:
+    try:
+        await work
+    except Exception:
+        logger.debug("worktree.cleanup_failed", exc_info=True)
 
 
 async def _quiet_entries(repo: Path) -> list[g.WorktreeEntry]:

@@ -89,8 +89,8 @@ class ServerRuntime:
             unsaved=self.workspace.unsaved_paths,
             restore_point=self.restore_points.snapshot,
             launch=self._launch_worktree,
-            resume=lambda run_id: self.supervisor.resume(
-                run_id, self._spec_for_record, max_turns=self.server.settings.maxTurns
+            resume=lambda run_id, gate: self.supervisor.resume(
+                run_id, self._spec_for_record, max_turns=self.server.settings.maxTurns, gate=gate
             ),
         )
         self._recovery: asyncio.Task[None] | None = None
@@ -195,8 +195,11 @@ class ServerRuntime:
             )
         )
 
-    async def _launch_worktree(self, record: WorktreeRecord, cwd: Path) -> p.LaunchResult:
-        """Start a recorded worktree run with the worktree as its workspace."""
+    async def _launch_worktree(
+        self, record: WorktreeRecord, cwd: Path, gate: asyncio.Future[None]
+    ) -> p.LaunchResult:
+        """Start a recorded worktree run with the worktree as its workspace (its tools wait
+        for ``gate``: the checkout)."""
         place = RunPlace(record.session_id, Path(record.path), cwd, self.workspace.folders())
         request = record.request
         spec = await self.agents.spec(place, agent=request.get("agent"), model=request.get("model"))
@@ -208,6 +211,7 @@ class ServerRuntime:
             max_turns=self.server.settings.maxTurns,
             new_session=True,
             run_id=record.run_id,
+            gate=gate,
         )
 
     def _denied(self, root: Path) -> Callable[[str], bool]:

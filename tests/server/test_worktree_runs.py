@@ -40,7 +40,15 @@ def script(letter):
     ]
 
 
-SCRIPTS = {"variant A": script("A"), "variant B": script("B")}
+SCRIPTS = {
+    "variant A": script("A"),
+    "variant B": script("B"),
+    "escape": [
+        call("write_file", {"path": str(ROOT / "shared.txt"), "content": "pwned\\n"},
+             call_id="e1"),
+        text("tried"),
+    ],
+}
 
 
 class ByPrompt(ScriptedProvider):
@@ -233,5 +241,32 @@ async def test_worktree_isolation_outside_a_repository_is_refused(tmp_path: Path
         assert info.value.data["reason"] == "not-a-repo"
         assert info.value.data["field"] == "isolation" and info.value.data["hint"]
         assert h.events == []  # nothing ran, not even in the workspace
+    finally:
+        await h.stop()
+
+
+async def test_a_worktree_run_does_not_get_the_workspace_folders(tmp_path: Path) -> None:
+    """Its ACL root is the worktree: the editor's folders are outside it (a write there asks,
+    as any write outside the root does, instead of the folder's own rules)."""
+    import textwrap
+
+    root = (tmp_path / "ws").resolve()
+    make_repo(root, textwrap.dedent(BY_PROMPT))
+    h = Harness(root, tmp_path / "state")
+    await h.start(settings=SETTINGS)
+    try:
+        run = await h.run("escape", isolation="worktree")
+        asked = await h.wait_kind(run["runId"], "approval.requested", toolCallId="e1")
+        await h.request(
+            "lovia/approve",
+            {"runId": run["runId"], "approvalId": asked["approvalId"], "decision": "reject_once"},
+        )
+        assert (await h.finished(run["runId"]))["status"] == "completed"
+        assert (root / "shared.txt").read_text() == SHARED
+        diff = await h.request("lovia/worktree/diff", {"runId": run["runId"]})
+        assert diff["files"] == []
+        kept = await h.request("lovia/worktree/keep", {"runId": run["runId"]})
+        assert kept["state"] == "kept" and kept["branch"] in git(root, "branch", "--list")
+        assert str(tmp_path / "state") not in git(root, "worktree", "list")
     finally:
         await h.stop()

@@ -257,6 +257,12 @@ class WorktreeRuns:
         """Resume a worktree run in its worktree (it takes a slot like a new one); one whose
         checkout a crash interrupted is prepared again first (no tool of it ran)."""
         record = await self._open(run_id)
+        if self.supervisor.runs.get(run_id) is not None:
+            raise p.ProtocolError(
+                p.RUN_ALREADY_ACTIVE,
+                f"Run {run_id} is already running",
+                {"runId": run_id, "activeRunId": run_id},
+            )
         async with self._lock:
             self._slots.setdefault(record.workspace, set()).add(run_id)
         try:

@@ -270,3 +270,45 @@ async def test_a_worktree_run_does_not_get_the_workspace_folders(tmp_path: Path)
         assert str(tmp_path / "state") not in git(root, "worktree", "list")
     finally:
         await h.stop()
+
+
+async def test_deleting_a_worktree_runs_session_keeps_its_work_on_the_branch(
+    tmp_path: Path,
+) -> None:
+    """The worktree of a deleted run goes; its branch stays when it holds work, and goes too
+    when it holds none."""
+    import textwrap
+
+    root = (tmp_path / "ws").resolve()
+    make_repo(root, textwrap.dedent(BY_PROMPT))
+    h = Harness(root, tmp_path / "state")
+    await h.start(settings=SETTINGS)
+    try:
+        (root / "release-A").write_text("go")
+        worked = await h.run("variant A", isolation="worktree")
+        idle = await h.run("escape", isolation="worktree")
+        asked = await h.wait_kind(idle["runId"], "approval.requested", toolCallId="e1")
+        await h.request(
+            "lovia/approve",
+            {"runId": idle["runId"], "approvalId": asked["approvalId"], "decision": "reject_once"},
+        )
+        for run in (worked, idle):
+            assert (await h.finished(run["runId"]))["status"] == "completed"
+        listing = {w["runId"]: w for w in (await h.request("lovia/worktree/list", {}))["worktrees"]}
+        for run in (worked, idle):
+            out = await h.request("lovia/deleteSession", {"sessionId": run["sessionId"]})
+            assert out["deleted"] is True
+            gone = Path(listing[run["runId"]]["path"])
+            assert not await asyncio.to_thread(gone.exists)
+        closed = await h.request("lovia/worktree/list", {"includeClosed": True})
+        states = {w["runId"]: w["state"] for w in closed["worktrees"]}
+        assert states == {worked["runId"]: "kept", idle["runId"]: "discarded"}
+        branches = git(root, "branch", "--list")
+        assert listing[worked["runId"]]["branch"] in branches
+        assert listing[idle["runId"]]["branch"] not in branches
+        tip = listing[worked["runId"]]["branch"]
+        assert git(root, "show", f"{tip}:shared.txt") == "one\nA\nthree\n"
+        assert (root / "shared.txt").read_text() == SHARED
+        assert str(tmp_path / "state") not in git(root, "worktree", "list")
+    finally:
+        await h.stop()

@@ -73,6 +73,7 @@ async def git(
                 **os.environ,
                 **_IDENTITY,
                 "GIT_TERMINAL_PROMPT": "0",
+                "GIT_OPTIONAL_LOCKS": "0",  # never take the user's index.lock to refresh it
                 "LC_ALL": "C",
                 **(env or {}),
             },

@@ -41,6 +41,8 @@ Denied = Callable[[Path], Callable[[str], bool]]
 """For a workspace root: whether a relative path is denied by its ACL."""
 RestorePoint = Callable[[Path, str, str], Awaitable[str | None]]
 """(workspace root, session id, label) -> the id of a restore point taken now, if any."""
+DropRoot = Callable[[Path], Awaitable[None]]
+"""A worktree is gone: what the host kept for it as a root (its restore points) goes too."""
 
 
 @dataclass(frozen=True)
@@ -64,6 +66,7 @@ class WorktreeRuns:
         denied: Denied,
         unsaved: Callable[[Path], list[str]],
         restore_point: RestorePoint | None,
+        drop_root: DropRoot | None,
         launch: Launch,
         resume: Resume,
     ) -> None:
@@ -75,6 +78,7 @@ class WorktreeRuns:
         self.denied = denied
         self.unsaved = unsaved
         self.restore_point = restore_point
+        self.drop_root = drop_root
         self.launch = launch
         self.resume_run = resume
         self._slots: dict[str, set[str]] = {}
@@ -167,6 +171,13 @@ class WorktreeRuns:
             except g.GitProblem as exc:
                 raise _unavailable(exc) from None
         return await self.records.get(record.run_id) or record
+
+    async def _remove(self, record: WorktreeRecord) -> None:
+        """Remove the worktree (not its branch) and what the host kept for it."""
+        path = Path(record.path)
+        await g.remove(Path(record.workspace), path)
+        if self.drop_root is not None:
+            await _quietly(self.drop_root(path))
 
     async def _undo_half_made(self, record: WorktreeRecord) -> None:
         """What a crash (or a failure) left of a worktree that never got its run."""
@@ -283,7 +294,7 @@ class WorktreeRuns:
         tip = record.base
         if tip is not None and await asyncio.to_thread(path.exists):
             tip = await g.commit_all(path, f"lovia: {_title(record.prompt)}")
-        await g.remove(repo, path)
+        await self._remove(record)
         if tip is not None and tip != record.base:
             await self.records.put(record.but(state="kept"))
         else:
@@ -406,7 +417,7 @@ class WorktreeRuns:
                 repo, record.session_id, f"before applying {record.branch}"
             )
         await landing.write(repo, plans, await landing.modes(Path(record.path), plans))
-        await g.remove(repo, Path(record.path))
+        await self._remove(record)
         await g.delete_branch(repo, record.branch)
         await self.records.put(record.but(state="applied"))
         discarded = []
@@ -427,7 +438,7 @@ class WorktreeRuns:
         record = await self._open(run_id, idle=True)
         if not await self.cancel_queued(run_id):
             repo = Path(record.workspace)
-            await g.remove(repo, Path(record.path))
+            await self._remove(record)
             await g.delete_branch(repo, record.branch)
             await self.records.put(record.but(state="discarded"))
         return p.WorktreeDiscardResult(run_id=run_id, state="discarded")
@@ -443,7 +454,7 @@ class WorktreeRuns:
         path = Path(record.path)
         if (await self._ready(record)).base is not None:
             await g.commit_all(path, f"lovia: {_title(record.prompt)}")
-        await g.remove(Path(record.workspace), path)
+        await self._remove(record)
         await self.records.put(record.but(state="kept"))
         return p.WorktreeKeepResult(run_id=run_id, branch=record.branch, state="kept")
 

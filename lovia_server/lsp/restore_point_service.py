@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import shutil
 from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
@@ -165,6 +166,17 @@ class RestorePointService:
             self._stores.clear()
         for _, points in held:
             await points.close()
+
+    async def drop_root(self, root: Path) -> None:
+        """A folder that is gone for good (a worktree run's, once landed or discarded): its
+        store goes with it."""
+        await self._settled(root)
+        async with self._lock:
+            held = self._stores.pop(root, None)
+        if held is not None:
+            await held[1].close()
+        store = RestorePoints.store_path(root, self.store_dir)
+        await asyncio.to_thread(shutil.rmtree, store, True)
 
     # ------------------------------------------------------------------ the run hook
 

@@ -88,6 +88,7 @@ class ServerRuntime:
             denied=self._denied,
             unsaved=self.workspace.unsaved_paths,
             restore_point=self.restore_points.snapshot,
+            drop_root=self.restore_points.drop_root,
             launch=self._launch_worktree,
             resume=lambda run_id, gate: self.supervisor.resume(
                 run_id, self._spec_for_record, max_turns=self.server.settings.maxTurns, gate=gate

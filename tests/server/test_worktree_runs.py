@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from lovia.workspace.restore_points import RestorePoints
 from tests.server.harness import AGENT_HEADER, Harness
 
 pytestmark = pytest.mark.skipif(shutil.which("git") is None, reason="needs git")
@@ -165,8 +166,12 @@ async def test_two_worktree_runs_apply_one_conflict_discard(tmp_path: Path, cras
         assert changed["oldText"] == SHARED and changed["newText"] == "one\nA\nthree\n"
         assert "+A" in changed["patch"] and "-two" in changed["patch"]
 
+        for wt in paths.values():  # each run took restore points in its own worktree
+            assert RestorePoints.store_exists(wt, state / "restore-points")
         applied = await h.request("lovia/worktree/apply", {"runId": a["runId"]})
         assert applied["applied"] is True and applied["files"] == ["shared.txt"]
+        undo = await h.request("lovia/restorePreview", {"checkpointId": applied["checkpointId"]})
+        assert [f["path"] for f in undo["files"]] == [str(root / "shared.txt")]  # the undo
         assert (root / "shared.txt").read_text() == "one\nA\nthree\n"
         assert (root / "readme.md").read_text() == "# project\n\ndraft\n"
         assert not paths[a["runId"]].exists()
@@ -186,6 +191,8 @@ async def test_two_worktree_runs_apply_one_conflict_discard(tmp_path: Path, cras
         assert str(paths[b["runId"]]) not in worktrees
         assert "lovia/" not in git(root, "branch", "--list")
         assert not paths[b["runId"]].exists()
+        for wt in paths.values():  # the worktrees' restore points went with them
+            assert not RestorePoints.store_path(wt, state / "restore-points").exists()
         assert (await h.request("lovia/worktree/list", {}))["worktrees"] == []
         closed = await h.request("lovia/worktree/list", {"includeClosed": True})
         states = {w["runId"]: w["state"] for w in closed["worktrees"]}

@@ -319,3 +319,46 @@ async def test_deleting_a_worktree_runs_session_keeps_its_work_on_the_branch(
         assert str(tmp_path / "state") not in git(root, "worktree", "list")
     finally:
         await h.stop()
+
+
+async def test_sigkill_while_the_worktree_checks_out(tmp_path: Path) -> None:
+    """The server dies right after ``lovia/run`` answered, while the worktree is (most likely)
+    still being checked out: the next process makes the worktree again and the run goes on
+    there; the branch holds the repository whole plus the run's one change."""
+    import textwrap
+
+    root = (tmp_path / "ws").resolve()
+    make_repo(root, textwrap.dedent(BY_PROMPT))
+    for i in range(3000):
+        folder = root / f"pkg{i // 100:02d}"
+        folder.mkdir(exist_ok=True)
+        (folder / f"m{i:04d}.py").write_text(f"X = {i}\n")
+    git(root, "add", "pkg*")
+    git(root, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "many")
+    state = tmp_path / "state"
+    h = Harness(root, state)
+    await h.start(settings=SETTINGS)
+    try:
+        run = await h.run("variant A", isolation="worktree")
+        await _kill(h)  # (checked by hand: the record has no base yet at this point)
+        h = Harness(root, state)
+        await h.start(settings=SETTINGS)
+        (root / "release-A").write_text("go")
+        done = await h.wait_for(
+            lambda e: (
+                e["runId"] == run["runId"]
+                and e["kind"] == "run.finished"
+                and e["status"] != "interrupted"
+            )
+        )
+        assert done["status"] == "completed"
+        diff = await h.request("lovia/worktree/diff", {"runId": run["runId"]})
+        assert [f["path"] for f in diff["files"]] == ["shared.txt"]
+        (listed,) = (await h.request("lovia/worktree/list", {}))["worktrees"]
+        wt = Path(listed["path"])
+        assert (wt / "pkg29" / "m2999.py").read_text() == "X = 2999\n"
+        assert (wt / "notes.txt").read_text() == "todo\n"
+        assert git(root, "worktree", "list").count(str(state)) == 1
+    finally:
+        if h.client is not None:
+            await h.stop()

@@ -314,6 +314,12 @@ class RestorePoints:
         base = resolve_abs(Path(store_dir).expanduser())
         return _store_path(resolve_abs(Path(root).expanduser()), base).is_dir()
 
+    @staticmethod
+    def store_path(root: str | Path, store_dir: str | Path) -> Path:
+        """Where ``root``'s store lives under ``store_dir`` (whether or not it exists)."""
+        base = resolve_abs(Path(store_dir).expanduser())
+        return _store_path(resolve_abs(Path(root).expanduser()), base)
+
     @property
     def available(self) -> bool:
         return self.git is not None

@@ -103,10 +103,14 @@ class EventProjection:
         elif isinstance(ev, events.MessageCompleted):
             ctl.stream.awaiting_model = False
             self._message_completed(ctl, ev)
+            if ctl.gate is not None and any(isinstance(e, ToolCallEntry) for e in ev.entries):
+                await asyncio.shield(ctl.gate)  # no tool runs before its worktree is there
             await self._checkpoint_before_batch(ctl, ev)
         elif isinstance(ev, events.UserMessageInjected):
             self._steer_delivered(ctl, ev)
         elif isinstance(ev, events.ToolCallStarted):
+            if ctl.gate is not None:
+                await asyncio.shield(ctl.gate)
             known = ctl.stream.calls.get(ev.call.id)
             await self.checkpoint(ctl, [ev.tool or (known.tool if known else None)])
             info = self.announce(ctl, ev.call.id, ev.call.name, ev.call.arguments, ev.tool)

@@ -146,6 +146,8 @@ class RunController:
     turn_index: int = 0  # the run's place among its session's runs (the user's turns)
     earlier_cost_usd: float = 0.0  # what the session's other runs cost (their known prices)
     started_at: float = field(default_factory=time.time)
+    # a worktree run's tools wait for its worktree's checkout (the model need not)
+    gate: asyncio.Future[None] | None = None
     # stopping
     task: asyncio.Task[None] | None = None
     cancel_token: CancelToken = field(default_factory=CancelToken)

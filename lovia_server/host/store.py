@@ -338,6 +338,13 @@ class ServerStore:
         async with self._lock, self.db.execute(sql, tuple(args)) as cur:
             return list(await cur.fetchall())
 
+    async def execute(self, sql: str, args: Iterable[Any] = ()) -> None:
+        """One committed statement on the store's connection (tables of other host parts)."""
+        await self._write(sql, args)
+
+    async def query(self, sql: str, args: Iterable[Any] = ()) -> list[sqlite3.Row]:
+        return await self._fetchall(sql, args)
+
     # ------------------------------------------------------------------ sessions
 
     async def upsert_session(

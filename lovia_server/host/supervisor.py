@@ -151,11 +151,14 @@ class RunSupervisor:
         mailbox: Mailbox | None = None,
         context: list[p.ContextSummary] | None = None,
         new_session: bool = False,
+        run_id: str | None = None,
+        gate: asyncio.Future[None] | None = None,
     ) -> p.LaunchResult:
         """Start a run; ``new_session`` when ``claim_session`` just minted the id (it has no
-        earlier runs to look at)."""
+        earlier runs to look at); ``run_id`` when the caller recorded one already; no tool
+        runs before ``gate`` is done (a worktree being checked out)."""
         self.runs.check_session_free(session_id)
-        run_id = short_id("r")
+        run_id = run_id or short_id("r")
         log = EventLog(
             run_id,
             session_id,
@@ -173,6 +176,7 @@ class RunSupervisor:
             link=link,
             steering=SteerQueue(mailbox) if mailbox is not None else SteerQueue(),
             context=context or [],
+            gate=gate,
         )
 
         async def persist() -> None:
@@ -202,6 +206,7 @@ class RunSupervisor:
         max_turns: int,
         link: ChildLink | None = None,
         mailbox: Mailbox | None = None,
+        gate: asyncio.Future[None] | None = None,
     ) -> p.LaunchResult:
         record = await self.queries.known_run(run_id)
         if record.parent_run_id is not None and link is None:
@@ -243,6 +248,7 @@ class RunSupervisor:
             from_prompt=from_prompt,
             link=link,
             steering=SteerQueue(mailbox) if mailbox is not None else SteerQueue(),
+            gate=gate,
         )
         if snapshot is not None:
             ctl.stream.usage = snapshot.usage.clone()
@@ -392,6 +398,12 @@ class RunSupervisor:
 
     def live_runs(self) -> list[p.LiveRun]:
         return self.queries.live_runs()
+
+    async def wait_run(self, run_id: str) -> None:
+        """Until the run, if live, has finished (its records written)."""
+        ctl = self.runs.get(run_id)
+        if ctl is not None:
+            await asyncio.shield(ctl.outcome)
 
     def live_run(self, session_id: str) -> p.LiveRun | None:
         """The session's live run, if it has one."""

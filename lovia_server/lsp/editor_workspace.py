@@ -181,9 +181,12 @@ class EditorWorkspace:
         perms = settings.permissions
         preset = perms.preset if self.server.init_options.trusted else "readonly"
         trusted = self.server.init_options.trusted
+        # A root outside every folder is a worktree run's (docs/worktrees.md): it sees none of
+        # the folders, and its writes go to its own disk, not through the editor's buffers.
+        isolated = self._inside(root) is None
         config = folder_config(
             root,
-            self.folders(),
+            [root] if isolated else self.folders(),
             perms,
             preset,
             agent=settings.agent if trusted else None,
@@ -192,9 +195,10 @@ class EditorWorkspace:
         return dataclasses.replace(
             config,
             close_after_run=False,
-            overlay=self.overlay,
-            write_sink=self._write_sink,
-            editor=self.editor_tools(),
+            overlay=None if isolated else self.overlay,
+            write_sink=None if isolated else self._write_sink,
+            # the editor's language services see the folders, not a worktree's files
+            editor=None if isolated else self.editor_tools(),
         )
 
     def editor_tools(self) -> EditorTools | None:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import shutil
 from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
@@ -166,6 +167,17 @@ class RestorePointService:
         for _, points in held:
             await points.close()
 
+    async def drop_root(self, root: Path) -> None:
+        """A folder that is gone for good (a worktree run's, once landed or discarded): its
+        store goes with it."""
+        await self._settled(root)
+        async with self._lock:
+            held = self._stores.pop(root, None)
+        if held is not None:
+            await held[1].close()
+        store = RestorePoints.store_path(root, self.store_dir)
+        await asyncio.to_thread(shutil.rmtree, store, True)
+
     # ------------------------------------------------------------------ the run hook
 
     def run_started(self, turn: RunTurn) -> None:
@@ -200,6 +212,15 @@ class RestorePointService:
             root=str(points.root),
             root_uri=path_uri(points.root),
         )
+
+    async def snapshot(self, root: Path, session_id: str, label: str) -> str | None:
+        """A point of ``root`` now, outside any run (before a worktree run lands); its id."""
+        points = await self.store_for(root)
+        if points is None or not points.available:
+            return None
+        await self._settled(root)
+        point = await points.snapshot(kind="manual", session_id=session_id, label=label)
+        return point.id
 
     def run_ended(self, turn: RunTurn) -> None:
         """Record the tree as the agent left it (so its writes are not taken for hand changes)

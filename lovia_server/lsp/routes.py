@@ -55,6 +55,11 @@ ROUTES = (
     Route(p.RESTORE, lambda rt: rt.restore),
     Route(p.STATUS, lambda rt: rt.status),
     Route(p.MCP_RESTART, lambda rt: rt.mcp_restart),
+    Route(p.WORKTREE_LIST, lambda rt: rt.worktree_list),
+    Route(p.WORKTREE_DIFF, lambda rt: rt.worktree_diff),
+    Route(p.WORKTREE_APPLY, lambda rt: rt.worktree_apply),
+    Route(p.WORKTREE_DISCARD, lambda rt: rt.worktree_discard),
+    Route(p.WORKTREE_KEEP, lambda rt: rt.worktree_keep),
 )
 
 BY_NAME: dict[str, Route[Any, Any]] = {route.method.name: route for route in ROUTES}

@@ -11,12 +11,14 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from lsprotocol import types as lsp
 
 import lovia
+from lovia.workspace.paths import resolve_path
 from lovia_server import protocol as p
 from lovia_server.host.agent_factory import AgentFactory, RunPlace
 from lovia_server.host.agents import BUILTIN_CODING
@@ -25,6 +27,8 @@ from lovia_server.host.event_log import Publisher
 from lovia_server.host.ports import RunSpec
 from lovia_server.host.sandbox_setup import sandbox_status
 from lovia_server.host.store import RunRecord, ServerStore
+from lovia_server.host.worktree_runs import WorktreeRequest, WorktreeRuns
+from lovia_server.host.worktree_store import WorktreeRecord
 from lovia_server.lsp.editor_port import LspEditor
 from lovia_server.lsp.editor_workspace import EditorWorkspace
 from lovia_server.lsp.restore_point_service import LiveRun, RestorePointService
@@ -76,7 +80,22 @@ class ServerRuntime:
             self.core,
             attach=lambda agent, place: self.workspace.attach(agent, place.root, place.session_id),
         )
+        self.worktrees = WorktreeRuns(
+            state_dir=state_dir,
+            store=store,
+            supervisor=self.supervisor,
+            max_concurrent=lambda: server.settings.worktrees.maxConcurrent,
+            denied=self._denied,
+            unsaved=self.workspace.unsaved_paths,
+            restore_point=self.restore_points.snapshot,
+            drop_root=self.restore_points.drop_root,
+            launch=self._launch_worktree,
+            resume=lambda run_id, gate: self.supervisor.resume(
+                run_id, self._spec_for_record, max_turns=self.server.settings.maxTurns, gate=gate
+            ),
+        )
         self._recovery: asyncio.Task[None] | None = None
+        self._worktree_recovery: asyncio.Task[None] | None = None
 
     @classmethod
     async def start(cls, server: LoviaServer) -> ServerRuntime:
@@ -85,7 +104,18 @@ class ServerRuntime:
         await runtime.core.start(warm_workspace=runtime._warm_workspace)
         # Finish a restore a crash interrupted (in the background: start-up stays quick).
         runtime._recovery = asyncio.get_running_loop().create_task(runtime._recover_restores())
+        # Resume the worktree runs a crash interrupted (docs/worktrees.md), in the background too.
+        runtime._worktree_recovery = asyncio.get_running_loop().create_task(
+            runtime._recover_worktrees()
+        )
         return runtime
+
+    async def _recover_worktrees(self) -> None:
+        try:
+            await self.core.imports_settled()
+            await self.worktrees.recover()
+        except Exception:
+            logger.warning("worktrees.recover_failed", exc_info=True)
 
     def _warm_workspace(self) -> None:
         folders = self.workspace.folders()
@@ -105,6 +135,7 @@ class ServerRuntime:
     async def shutdown(self) -> None:
         if self.core.stopped:
             return
+        await self.worktrees.aclose()
         await self.core.stop("server shutdown")
         await self.restore_points.aclose()
         await self.core.close_stores()
@@ -128,6 +159,8 @@ class ServerRuntime:
                 {"field": "cwd", "hint": "Open a folder in the editor first."},
             )
         cwd = self.workspace.resolve_cwd(params.cwd)
+        if params.isolation == "worktree":
+            return await self._run_in_worktree(params, cwd)
         session_id = await self.supervisor.claim_session(params.session_id)
         context = await self.workspace.context(params.context)
         spec = await self._spec(
@@ -144,6 +177,55 @@ class ServerRuntime:
             new_session=params.session_id is None,
         )
 
+    async def _run_in_worktree(self, params: p.RunParams, cwd: Path) -> p.LaunchResult:
+        if params.session_id is not None:
+            raise p.invalid_params(
+                "A worktree run starts a conversation of its own: steer it, or omit sessionId",
+                "sessionId",
+            )
+        context = await self.workspace.context(params.context)
+        model_input = params.prompt if not context.text else f"{params.prompt}\n\n{context.text}"
+        return await self.worktrees.start(
+            WorktreeRequest(
+                prompt=params.prompt,
+                model_input=model_input,
+                cwd=cwd,
+                agent=params.agent,
+                model=params.model,
+                include_uncommitted=params.include_uncommitted,
+            )
+        )
+
+    async def _launch_worktree(
+        self, record: WorktreeRecord, cwd: Path, gate: asyncio.Future[None]
+    ) -> p.LaunchResult:
+        """Start a recorded worktree run with the worktree as its workspace (its tools wait
+        for ``gate``: the checkout)."""
+        place = RunPlace(record.session_id, Path(record.path), cwd, self.workspace.folders())
+        request = record.request
+        spec = await self.agents.spec(place, agent=request.get("agent"), model=request.get("model"))
+        return await self.supervisor.start(
+            session_id=record.session_id,
+            prompt=record.prompt,
+            model_input=request.get("modelInput") or record.prompt,
+            spec=spec,
+            max_turns=self.server.settings.maxTurns,
+            new_session=True,
+            run_id=record.run_id,
+            gate=gate,
+        )
+
+    def _denied(self, root: Path) -> Callable[[str], bool]:
+        """Whether the ACL of ``root`` denies a path (relative to it)."""
+        policy = self.workspace.config_for(root).policy
+
+        def denied(rel: str) -> bool:
+            resolved = resolve_path(root, rel)
+            decision = policy.decide_path(rel=resolved.rel, abs_posix=resolved.abs_posix, op="read")
+            return decision == "deny"
+
+        return denied
+
     async def _spec(
         self,
         *,
@@ -155,7 +237,8 @@ class ServerRuntime:
         return await self.agents.spec(self._place(cwd, session_id), agent=agent, model=model)
 
     def _place(self, cwd: Path, session_id: str) -> RunPlace:
-        return RunPlace(session_id, self.workspace.root_for(cwd), cwd, self.workspace.folders())
+        root = self.worktrees.root_of(cwd) or self.workspace.root_for(cwd)
+        return RunPlace(session_id, root, cwd, self.workspace.folders())
 
     async def _spec_for_record(self, record: RunRecord) -> RunSpec:
         cwd = Path(record.cwd) if record.cwd else self.workspace.resolve_cwd(None)
@@ -174,10 +257,14 @@ class ServerRuntime:
         return await self.supervisor.answer(params.run_id, params.question_id, params.answer)
 
     async def cancel(self, params: p.RunIdParams) -> p.CancelResult:
+        if await self.worktrees.cancel_queued(params.run_id):
+            return p.CancelResult(run_id=params.run_id, status="cancelling")
         return await self.supervisor.cancel(params.run_id)
 
     async def resume(self, params: p.RunIdParams) -> p.LaunchResult:
         await self.core.imports_settled()
+        if await self.worktrees.owns(params.run_id):
+            return await self.worktrees.resume(params.run_id)
         return await self.supervisor.resume(
             params.run_id, self._spec_for_record, max_turns=self.server.settings.maxTurns
         )
@@ -199,6 +286,7 @@ class ServerRuntime:
             await self.workspace.close_session(params.session_id)
             await self._restore_points_ready()
             await self.restore_points.delete_session(params.session_id)
+            await self.worktrees.forget_session(params.session_id)
         return result
 
     async def checkpoints(self, params: p.SessionParams) -> p.CheckpointsResult:
@@ -258,6 +346,24 @@ class ServerRuntime:
         folders = self.workspace.folders()
         root = self.workspace.root_for(folders[0]) if folders else None
         return p.MCPRestartResult(server=await self.core.mcp.restart(params.name, root))
+
+    # ================================================================== worktree runs
+
+    async def worktree_list(self, params: p.WorktreeListParams) -> p.WorktreeListResult:
+        return await self.worktrees.listing(params.include_closed)
+
+    async def worktree_diff(self, params: p.WorktreeRunParams) -> p.WorktreeDiffResult:
+        return await self.worktrees.diff(params.run_id)
+
+    async def worktree_apply(self, params: p.WorktreeApplyParams) -> p.WorktreeApplyResult:
+        await self._restore_points_ready()
+        return await self.worktrees.apply(params)
+
+    async def worktree_discard(self, params: p.WorktreeRunParams) -> p.WorktreeDiscardResult:
+        return await self.worktrees.discard(params.run_id)
+
+    async def worktree_keep(self, params: p.WorktreeRunParams) -> p.WorktreeKeepResult:
+        return await self.worktrees.keep(params.run_id)
 
 
 def _state_dir(server: LoviaServer) -> Path:

@@ -50,7 +50,17 @@ def _load_models() -> None:
 # Submodules are never looked up here: ``from lovia_server.protocol import names`` asks the
 # package first and must get an AttributeError, so the import system loads the module.
 _SUBMODULES = frozenset(
-    {"docs", "editor_requests", "errors", "events", "methods", "names", "schema", "wire"}
+    {
+        "docs",
+        "editor_requests",
+        "errors",
+        "events",
+        "methods",
+        "names",
+        "schema",
+        "wire",
+        "worktree_methods",
+    }
 )
 
 

@@ -25,6 +25,8 @@ class ErrorCode(IntEnum):
     MODEL_NOT_CONFIGURED = -32016
     RESTORE_WHILE_RUNNING = -32017
     CHECKPOINT_NOT_FOUND = -32018
+    WORKTREE_UNAVAILABLE = -32019
+    WORKTREE_NOT_FOUND = -32020
 
     @property
     def title(self) -> str:
@@ -58,6 +60,11 @@ ERROR_DESCRIPTIONS: dict[ErrorCode, str] = {
     "workspace folder (`data.activeRunId`, `data.sessionId`): cancel it or wait for it to end",
     ErrorCode.CHECKPOINT_NOT_FOUND: "unknown `checkpointId` (deleted with its session, pruned "
     "by the size cap, or restore points are off: `data.hint`)",
+    ErrorCode.WORKTREE_UNAVAILABLE: '`isolation: "worktree"` refused: `data.reason` is '
+    "`git-missing`, `not-a-repo`, `no-commits` or `git-failed`, with `data.hint`; never a "
+    "silent run in the workspace",
+    ErrorCode.WORKTREE_NOT_FOUND: "`runId` is not a worktree run this server knows, or its "
+    "worktree was already applied, discarded or kept (`data.state`)",
 }
 
 # Module-level names kept for callers that predate the enum.
@@ -73,6 +80,8 @@ PATH_OUTSIDE_WORKSPACE = ErrorCode.PATH_OUTSIDE_WORKSPACE
 MODEL_NOT_CONFIGURED = ErrorCode.MODEL_NOT_CONFIGURED
 RESTORE_WHILE_RUNNING = ErrorCode.RESTORE_WHILE_RUNNING
 CHECKPOINT_NOT_FOUND = ErrorCode.CHECKPOINT_NOT_FOUND
+WORKTREE_UNAVAILABLE = ErrorCode.WORKTREE_UNAVAILABLE
+WORKTREE_NOT_FOUND = ErrorCode.WORKTREE_NOT_FOUND
 
 
 class ProtocolError(Exception):
@@ -103,6 +112,8 @@ __all__ = [
     "RUN_NOT_ACTIVE",
     "RUN_NOT_FOUND",
     "SERVER_NOT_INITIALIZED",
+    "WORKTREE_NOT_FOUND",
+    "WORKTREE_UNAVAILABLE",
     "ErrorCode",
     "ProtocolError",
     "invalid_params",

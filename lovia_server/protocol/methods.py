@@ -25,6 +25,19 @@ from lovia_server.protocol.events import (
     Usage,
 )
 from lovia_server.protocol.wire import WireModel, WireParams, omitted
+from lovia_server.protocol.worktree_methods import *  # noqa: F403
+from lovia_server.protocol.worktree_methods import (
+    Isolation,
+    WorktreeApplyParams,
+    WorktreeApplyResult,
+    WorktreeDiffResult,
+    WorktreeDiscardResult,
+    WorktreeKeepResult,
+    WorktreeListParams,
+    WorktreeListResult,
+    WorktreeRunParams,
+)
+from lovia_server.protocol.worktree_methods import __all__ as _worktree_all
 
 P = TypeVar("P", bound=WireParams)
 R = TypeVar("R", bound=WireModel)
@@ -113,6 +126,10 @@ class RunParams(WireParams):
     context: list[ContextItem] = Field(default_factory=list)
     model: Id | None = None
     agent: Id | None = None
+    isolation: Isolation = "workspace"
+    """``worktree``: the run works in a git worktree of its own (docs/worktrees.md)."""
+    include_uncommitted: bool = True
+    """A worktree run starts from HEAD plus the workspace's uncommitted changes."""
 
 
 class SteerParams(WireParams):
@@ -206,11 +223,12 @@ def parse_params(model: type[P], params: object) -> P:
 
 
 class LaunchResult(WireModel):
-    """A run that started (or resumed) and now streams events."""
+    """A run that started (or resumed) and now streams events; a worktree run over the
+    ``lovia.worktrees.maxConcurrent`` limit is ``queued`` and starts when a slot frees."""
 
     session_id: str
     run_id: str
-    status: Literal["running"]
+    status: Literal["running", "queued"]
 
 
 class SteerResult(WireModel):
@@ -665,6 +683,37 @@ MCP_RESTART = Method(
     MCPRestartResult,
     "stops one pooled MCP server and starts it again now (-32602 for an unknown name)",
 )
+WORKTREE_LIST = Method(
+    "lovia/worktree/list",
+    WorktreeListParams,
+    WorktreeListResult,
+    "the worktree runs of this state directory with their state, newest first",
+)
+WORKTREE_DIFF = Method(
+    "lovia/worktree/diff",
+    WorktreeRunParams,
+    WorktreeDiffResult,
+    "the files a worktree run changed against its base, judged against the workspace now",
+)
+WORKTREE_APPLY = Method(
+    "lovia/worktree/apply",
+    WorktreeApplyParams,
+    WorktreeApplyResult,
+    "lands the reviewed changes after a restore point; any conflict and nothing is written; "
+    "the worktree and branch go once applied; `alsoDiscard` discards the other candidates",
+)
+WORKTREE_DISCARD = Method(
+    "lovia/worktree/discard",
+    WorktreeRunParams,
+    WorktreeDiscardResult,
+    "removes the worktree and its branch (-32012 while the run is live)",
+)
+WORKTREE_KEEP = Method(
+    "lovia/worktree/keep",
+    WorktreeRunParams,
+    WorktreeKeepResult,
+    "commits the run's work on its branch, removes the worktree, leaves the branch to the user",
+)
 
 METHOD_TABLE: tuple[Method[Any, Any], ...] = (
     RUN,
@@ -683,6 +732,11 @@ METHOD_TABLE: tuple[Method[Any, Any], ...] = (
     RESTORE,
     STATUS,
     MCP_RESTART,
+    WORKTREE_LIST,
+    WORKTREE_DIFF,
+    WORKTREE_APPLY,
+    WORKTREE_DISCARD,
+    WORKTREE_KEEP,
 )
 METHODS: list[str] = [m.name for m in METHOD_TABLE]
 EVENT_METHOD = "lovia/event"
@@ -710,6 +764,11 @@ __all__ = [
     "STATUS",
     "STEER",
     "UNSTEER",
+    "WORKTREE_APPLY",
+    "WORKTREE_DIFF",
+    "WORKTREE_DISCARD",
+    "WORKTREE_KEEP",
+    "WORKTREE_LIST",
     "AnswerParams",
     "AnswerResult",
     "ApproveParams",
@@ -776,4 +835,5 @@ __all__ = [
     "as_run_status",
     "command_name",
     "parse_params",
+    *_worktree_all,
 ]

@@ -19,6 +19,11 @@ METHOD_NAMES = (
     "lovia/restore",
     "lovia/status",
     "lovia/mcpRestart",
+    "lovia/worktree/list",
+    "lovia/worktree/diff",
+    "lovia/worktree/apply",
+    "lovia/worktree/discard",
+    "lovia/worktree/keep",
 )
 COMMAND_NAMES = (
     "lovia.run",
@@ -37,6 +42,11 @@ COMMAND_NAMES = (
     "lovia.restore",
     "lovia.status",
     "lovia.mcpRestart",
+    "lovia.worktree/list",
+    "lovia.worktree/diff",
+    "lovia.worktree/apply",
+    "lovia.worktree/discard",
+    "lovia.worktree/keep",
 )
 EVENT_KINDS = (
     "run.started",

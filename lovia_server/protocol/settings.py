@@ -240,6 +240,18 @@ class SubagentSettings(_Model):
         return trusted if self.enabled is None else self.enabled
 
 
+class WorktreeSettings(_Model):
+    """``lovia.worktrees``: runs with ``isolation: "worktree"`` (docs/worktrees.md)."""
+
+    maxConcurrent: int = Field(default=3, ge=1, le=16)
+    """Worktree runs of one workspace running at once; more wait as ``queued``."""
+
+    @model_validator(mode="before")
+    @classmethod
+    def _null_is_default(cls, value: Any) -> Any:
+        return {} if value is None else value
+
+
 class ModelPriceSetting(_Model):
     """A model's price in USD per million tokens (cached reads and writes default to input)."""
 
@@ -296,6 +308,7 @@ class LoviaSettings(_Model):
     mcpIdleTimeoutSeconds: float = Field(default=600, gt=0)
     """A pooled MCP server no run has used for this long is stopped (started again on use)."""
     subagents: SubagentSettings = Field(default_factory=SubagentSettings)
+    worktrees: WorktreeSettings = Field(default_factory=WorktreeSettings)
     maxTurns: int = Field(default=50, ge=1, le=10_000)
     approvalTimeoutSeconds: float | None = Field(default=None, gt=0)
     editMode: EditModeSetting = "auto"
@@ -538,6 +551,7 @@ __all__ = [
     "SandboxSettings",
     "StdioMCPServerSetting",
     "SubagentSettings",
+    "WorktreeSettings",
     "default_state_dir",
     "parse_init_options",
     "parse_mcp_server",

@@ -51,8 +51,10 @@ export type RestoreAction = "create" | "modify" | "delete";
 export type SkipReason = "too_large" | "unreadable" | "denied" | "unsaved_file_in_the_way" | "failed";
 export type EditMode = "server" | "workspaceEdit";
 export type MCPServerState = "idle" | "starting" | "running" | "restarting" | "failed" | "stopped";
+export type WorktreeState = "queued" | "active" | "applied" | "discarded" | "kept";
+export type LandingVerdict = "clean" | "merged" | "unchanged" | "conflict";
 /**
- * JSON-RPC error codes: -32700 ParseError, -32600 InvalidRequest, -32601 MethodNotFound, -32602 InvalidParams, -32603 InternalError, -32002 ServerNotInitialized, -32800 RequestCancelled, -32010 RunNotFound, -32011 RunNotActive, -32012 RunAlreadyActive, -32013 ApprovalNotFound, -32014 NotResumable, -32015 PathOutsideWorkspace, -32016 ModelNotConfigured, -32017 RestoreWhileRunning, -32018 CheckpointNotFound
+ * JSON-RPC error codes: -32700 ParseError, -32600 InvalidRequest, -32601 MethodNotFound, -32602 InvalidParams, -32603 InternalError, -32002 ServerNotInitialized, -32800 RequestCancelled, -32010 RunNotFound, -32011 RunNotActive, -32012 RunAlreadyActive, -32013 ApprovalNotFound, -32014 NotResumable, -32015 PathOutsideWorkspace, -32016 ModelNotConfigured, -32017 RestoreWhileRunning, -32018 CheckpointNotFound, -32019 WorktreeUnavailable, -32020 WorktreeNotFound
  */
 export type ErrorCode =
   | -32700
@@ -70,7 +72,9 @@ export type ErrorCode =
   | -32015
   | -32016
   | -32017
-  | -32018;
+  | -32018
+  | -32019
+  | -32020;
 
 /**
  * The lovia editor protocol (generated from lovia_server.protocol; do not edit by hand): every lovia/* request's params and result, the lovia/event notification, the error codes, the initialization options and the settings.
@@ -190,6 +194,41 @@ export interface LoviaProtocol {
       params: MCPRestartParams;
       result: MCPRestartResult;
     };
+    /**
+     * the worktree runs of this state directory with their state, newest first
+     */
+    "lovia/worktree/list": {
+      params: WorktreeListParams;
+      result: WorktreeListResult;
+    };
+    /**
+     * the files a worktree run changed against its base, judged against the workspace now
+     */
+    "lovia/worktree/diff": {
+      params: WorktreeRunParams;
+      result: WorktreeDiffResult;
+    };
+    /**
+     * lands the reviewed changes after a restore point; any conflict and nothing is written; the worktree and branch go once applied; `alsoDiscard` discards the other candidates
+     */
+    "lovia/worktree/apply": {
+      params: WorktreeApplyParams;
+      result: WorktreeApplyResult;
+    };
+    /**
+     * removes the worktree and its branch (-32012 while the run is live)
+     */
+    "lovia/worktree/discard": {
+      params: WorktreeRunParams;
+      result: WorktreeDiscardResult;
+    };
+    /**
+     * commits the run's work on its branch, removes the worktree, leaves the branch to the user
+     */
+    "lovia/worktree/keep": {
+      params: WorktreeRunParams;
+      result: WorktreeKeepResult;
+    };
   };
   /**
    * requests the server sends a client that declared `initializationOptions.lovia.editorIntel`
@@ -230,6 +269,8 @@ export interface RunParams {
   context?: ContextItem[];
   model?: string;
   agent?: string;
+  isolation?: "workspace" | "worktree";
+  includeUncommitted?: boolean;
 }
 /**
  * Something the user attached to a prompt (an `@` mention): a file or a line range of
@@ -264,12 +305,13 @@ export interface Problem {
   source?: string;
 }
 /**
- * A run that started (or resumed) and now streams events.
+ * A run that started (or resumed) and now streams events; a worktree run over the
+ * `lovia.worktrees.maxConcurrent` limit is `queued` and starts when a slot frees.
  */
 export interface LaunchResult {
   sessionId: string;
   runId: string;
-  status: "running";
+  status: "running" | "queued";
 }
 export interface SteerParams {
   runId: string;
@@ -973,6 +1015,82 @@ export interface MCPRestartParams {
 export interface MCPRestartResult {
   server: MCPServerInfo;
 }
+export interface WorktreeListParams {
+  includeClosed?: boolean;
+}
+export interface WorktreeListResult {
+  worktrees: WorktreeRun[];
+}
+/**
+ * One worktree run: where it works and how far it got.
+ */
+export interface WorktreeRun {
+  runId: string;
+  sessionId: string;
+  state: WorktreeState;
+  runStatus: string | null;
+  prompt: string;
+  branch: string;
+  path: string;
+  workspace: string;
+  base: string | null;
+  createdAt: number;
+  usage: Usage | null;
+}
+export interface WorktreeRunParams {
+  runId: string;
+}
+export interface WorktreeDiffResult {
+  runId: string;
+  branch: string;
+  base: string;
+  files: WorktreeFile[];
+  skipped: string[];
+}
+/**
+ * One file the run changed, judged against the workspace as it is now.
+ */
+export interface WorktreeFile {
+  path: string;
+  uri: string;
+  status: "added" | "modified" | "deleted";
+  binary: boolean;
+  oldText: string | null;
+  newText: string | null;
+  patch: string;
+  verdict: LandingVerdict;
+  reason: string | null;
+}
+export interface WorktreeApplyParams {
+  runId: string;
+  paths?: string[];
+  edits?: WorktreeEdit[];
+  alsoDiscard?: string[];
+}
+/**
+ * The text the user approved for one file after reviewing its hunks.
+ */
+export interface WorktreeEdit {
+  path: string;
+  newText: string;
+}
+export interface WorktreeApplyResult {
+  runId: string;
+  applied: boolean;
+  files: string[];
+  conflicts: WorktreeFile[];
+  checkpointId: string | null;
+  discarded: string[];
+}
+export interface WorktreeDiscardResult {
+  runId: string;
+  state: WorktreeState;
+}
+export interface WorktreeKeepResult {
+  runId: string;
+  branch: string;
+  state: WorktreeState;
+}
 /**
  * `uris`: the files to report (`null`: every file the editor has problems for).
  * `after`: versions from an earlier answer, by uri; the client answers once each of those
@@ -1107,6 +1225,7 @@ export interface LoviaSettings {
   };
   mcpIdleTimeoutSeconds?: number;
   subagents?: SubagentSettings;
+  worktrees?: WorktreeSettings;
   maxTurns?: number;
   approvalTimeoutSeconds?: number;
   editMode?: "auto" | "server" | "workspaceEdit";
@@ -1191,6 +1310,12 @@ export interface SubagentSettings {
   maxTurns?: number;
   maxTotalTokens?: number | null;
   maxSeconds?: number | null;
+}
+/**
+ * `lovia.worktrees`: runs with `isolation: "worktree"` (docs/worktrees.md).
+ */
+export interface WorktreeSettings {
+  maxConcurrent?: number;
 }
 /**
  * `lovia.restorePoints`: snapshots of the workspace before each turn that may write.

@@ -79,6 +79,10 @@ export function serverSettings(raw: unknown, trusted: boolean): LoviaSettings {
   if (typeof src.mcpIdleTimeoutSeconds === "number" && src.mcpIdleTimeoutSeconds > 0) out.mcpIdleTimeoutSeconds = src.mcpIdleTimeoutSeconds;
   const subagents = subagentSettings(src.subagents);
   if (subagents) out.subagents = subagents;
+  if (isPlainObject(src.worktrees)) {
+    const max = src.worktrees.maxConcurrent;
+    if (typeof max === "number" && max >= 1) out.worktrees = { maxConcurrent: Math.floor(max) };
+  }
   if (isPlainObject(src.modelPrices) && Object.keys(src.modelPrices).length > 0) {
     out.modelPrices = src.modelPrices as NonNullable<LoviaSettings["modelPrices"]>;
   }

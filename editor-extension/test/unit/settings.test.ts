@@ -99,6 +99,12 @@ describe("settings → server", () => {
     expect(serverSettings({ restorePoints: { enabled: "yes", maxStoreMB: -1 } }, true)).toEqual({});
   });
 
+  it("passes the worktree-run limit; drops invalid values", () => {
+    expect(serverSettings({ worktrees: { maxConcurrent: 2 } }, true)).toEqual({ worktrees: { maxConcurrent: 2 } });
+    expect(serverSettings({ worktrees: { maxConcurrent: 0 } }, true)).toEqual({});
+    expect(serverSettings({ worktrees: "many" }, true)).toEqual({});
+  });
+
   it("passes the sandbox settings; drops invalid values", () => {
     const sandbox = { enabled: "on", network: "deny", allowedDomains: ["pypi.org", "*.pythonhosted.org"] };
     expect(serverSettings({ sandbox }, true)).toEqual({ sandbox });

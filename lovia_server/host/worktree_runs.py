@@ -1,0 +1,519 @@
+"""Worktree runs: a run in a git worktree of its own, several at once, then reviewed and landed.
+
+The lifecycle of one: recorded (``queued``) -> worktree created on ``lovia/<slug>-<id>`` from
+the workspace's HEAD plus, by default, its uncommitted changes, and locked (``active``) -> the
+run works there (its workspace, ACL root, restore points and shell cwd are the worktree) ->
+the user applies it (through :mod:`worktree_landing`), discards it, or keeps the branch.
+
+Runs of one workspace run concurrently up to ``lovia.worktrees.maxConcurrent``; more wait in
+the queue, in order. Everything is in ``state.db`` (:mod:`worktree_store`), so after a crash
+:meth:`WorktreeRuns.recover` lists them again, resumes the interrupted ones in their worktrees,
+finishes or undoes a half-made worktree, and retires the worktrees whose runs were deleted
+(keeping the branch when it holds work: nothing unapplied is ever removed).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Awaitable, Callable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+from lovia_server import protocol as p
+from lovia_server.host import git_worktrees as g
+from lovia_server.host import worktree_landing as landing
+from lovia_server.host.run_controller import short_id
+from lovia_server.host.store import ServerStore
+from lovia_server.host.supervisor import RunSupervisor
+from lovia_server.host.uris import path_uri
+from lovia_server.host.worktree_store import WorktreeRecord, WorktreeStore, new_record
+
+logger = logging.getLogger("lovia_server.host.worktree_runs")
+
+Gate = asyncio.Future[None]
+"""Done when the worktree is checked out: the run's tools wait for it, its model does not."""
+Launch = Callable[[WorktreeRecord, Path, Gate], Awaitable[p.LaunchResult]]
+"""Start the recorded run with the worktree as its workspace root (the front door builds the
+agent); the second argument is the run's cwd inside the worktree."""
+Resume = Callable[[str, Gate | None], Awaitable[p.LaunchResult]]
+Denied = Callable[[Path], Callable[[str], bool]]
+"""For a workspace root: whether a relative path is denied by its ACL."""
+RestorePoint = Callable[[Path, str, str], Awaitable[str | None]]
+"""(workspace root, session id, label) -> the id of a restore point taken now, if any."""
+DropRoot = Callable[[Path], Awaitable[None]]
+"""A worktree is gone: what the host kept for it as a root (its restore points) goes too."""
+
+
+@dataclass(frozen=True)
+class WorktreeRequest:
+    prompt: str
+    model_input: str
+    cwd: Path
+    agent: str | None
+    model: str | None
+    include_uncommitted: bool
+
+
+class WorktreeRuns:
+    def __init__(
+        self,
+        *,
+        state_dir: Path,
+        store: ServerStore,
+        supervisor: RunSupervisor,
+        max_concurrent: Callable[[], int],
+        denied: Denied,
+        unsaved: Callable[[Path], list[str]],
+        restore_point: RestorePoint | None,
+        drop_root: DropRoot | None,
+        launch: Launch,
+        resume: Resume,
+    ) -> None:
+        self.dir = state_dir / "worktrees"
+        self.records = WorktreeStore(store)
+        self.store = store
+        self.supervisor = supervisor
+        self.max_concurrent = max_concurrent
+        self.denied = denied
+        self.unsaved = unsaved
+        self.restore_point = restore_point
+        self.drop_root = drop_root
+        self.launch = launch
+        self.resume_run = resume
+        self._slots: dict[str, set[str]] = {}
+        self._preparing: dict[str, Gate] = {}
+        self._lock = asyncio.Lock()
+        self._tasks: set[asyncio.Task[None]] = set()
+
+    # ================================================================== starting
+
+    async def start(self, request: WorktreeRequest) -> p.LaunchResult:
+        """Record the run, then start it now or queue it; a refusal is a protocol error."""
+        repo = await _repo(request.cwd)
+        run_id = short_id("r")
+        name = f"{g.slug(request.prompt)}-{run_id[-6:]}"
+        rel = request.cwd.relative_to(repo) if request.cwd.is_relative_to(repo) else Path()
+        record = new_record(
+            run_id=run_id,
+            session_id=short_id("s"),
+            workspace=str(repo),
+            path=str(self.dir / name),
+            branch=f"lovia/{name}",
+            prompt=request.prompt,
+            request={
+                "modelInput": request.model_input,
+                "agent": request.agent,
+                "model": request.model,
+                "cwd": rel.as_posix(),
+                "includeUncommitted": request.include_uncommitted,
+            },
+        )
+        await self.records.put(record)
+        async with self._lock:
+            if len(self._slots.get(record.workspace, ())) >= self.max_concurrent():
+                return p.LaunchResult(session_id=record.session_id, run_id=run_id, status="queued")
+            self._slots.setdefault(record.workspace, set()).add(run_id)
+        return await self._begin(record)
+
+    async def _begin(self, record: WorktreeRecord) -> p.LaunchResult:
+        """Register the worktree and start the run in it (the slot is already taken); the
+        checkout goes on while the model thinks (the run's tools wait for it)."""
+        path = Path(record.path)
+        try:
+            record, gate = await self._register(record)
+            result = await self.launch(record, path / record.request.get("cwd", "."), gate)
+        except BaseException as exc:
+            self._release(record)
+            await self._forget_preparation(record)
+            await _quietly(self._undo_half_made(record))
+            await self.records.put(record.but(state="discarded"))
+            if isinstance(exc, g.GitProblem):
+                raise _unavailable(exc) from None
+            raise
+        self._watch(record)
+        return result
+
+    async def _register(self, record: WorktreeRecord) -> tuple[WorktreeRecord, Gate]:
+        """A fresh, locked, still empty worktree on the run's branch; its preparation started."""
+        repo, path = Path(record.workspace), Path(record.path)
+        await self._undo_half_made(record)
+        await g.add(repo, path, record.branch, checkout=False)
+        await g.lock(repo, path)
+        record = record.but(state="active", base=None)
+        await self.records.put(record)
+        gate = asyncio.get_running_loop().create_task(self._prepare(record))
+        self._preparing[record.run_id] = gate
+        return record, gate
+
+    async def _prepare(self, record: WorktreeRecord) -> None:
+        """Check the worktree out, carry the workspace's uncommitted changes, record the base.
+        Until the base is recorded the worktree holds nothing of the run's."""
+        repo, path = Path(record.workspace), Path(record.path)
+        await g.check_out(path)
+        base = (await g.git(path, "rev-parse", "HEAD")).decode().strip()
+        if record.request.get("includeUncommitted", True):
+            base = await g.carry_uncommitted(repo, path, self.denied(repo))
+        await self.records.put(record.but(base=base))
+
+    async def _forget_preparation(self, record: WorktreeRecord) -> None:
+        gate = self._preparing.pop(record.run_id, None)
+        if gate is not None and not gate.done():
+            gate.cancel()
+            await asyncio.wait({gate})
+
+    async def _ready(self, record: WorktreeRecord) -> WorktreeRecord:
+        """The record once its worktree is prepared (a preparation failure is an error)."""
+        gate = self._preparing.get(record.run_id)
+        if gate is not None:
+            try:
+                await asyncio.shield(gate)
+            except g.GitProblem as exc:
+                raise _unavailable(exc) from None
+        return await self.records.get(record.run_id) or record
+
+    async def _remove(self, record: WorktreeRecord) -> None:
+        """Remove the worktree (not its branch) and what the host kept for it."""
+        path = Path(record.path)
+        await g.remove(Path(record.workspace), path)
+        if self.drop_root is not None:
+            await _quietly(self.drop_root(path))
+
+    async def _undo_half_made(self, record: WorktreeRecord) -> None:
+        """What a crash (or a failure) left of a worktree that never got its run."""
+        repo, path = Path(record.workspace), Path(record.path)
+        listed = any(e.path == path for e in await _quiet_entries(repo))
+        if listed or await asyncio.to_thread(path.exists):
+            await g.remove(repo, path)
+        if await g.branch_exists(repo, record.branch):
+            await g.delete_branch(repo, record.branch)
+
+    def _watch(self, record: WorktreeRecord) -> None:
+        """When the run ends: its work is committed on the branch, the slot goes to the queue."""
+
+        async def watch() -> None:
+            try:
+                await self.supervisor.wait_run(record.run_id)
+                run = await self.store.get_run(record.run_id)
+                ready = await self._ready(record)
+                if run is not None and run.status != "interrupted" and ready.base is not None:
+                    await g.commit_all(Path(record.path), f"lovia: {_title(record.prompt)}")
+            except Exception:
+                logger.warning("worktree.commit_failed: %s", record.run_id, exc_info=True)
+            finally:
+                self._release(record)
+            await self._pump(record.workspace)
+
+        self._spawn(watch())
+
+    def _release(self, record: WorktreeRecord) -> None:
+        self._slots.get(record.workspace, set()).discard(record.run_id)
+
+    async def _pump(self, workspace: str) -> None:
+        """Start queued runs of ``workspace`` while slots are free, oldest first."""
+        queued = [r for r in await self.records.all(open_only=True) if r.state == "queued"]
+        for record in sorted(queued, key=lambda r: r.created_at):
+            if record.workspace != workspace:
+                continue
+            async with self._lock:
+                taken = self._slots.setdefault(workspace, set())
+                if len(taken) >= self.max_concurrent() or record.run_id in taken:
+                    return
+                taken.add(record.run_id)
+            try:
+                await self._begin(record)
+            except Exception:
+                logger.warning("worktree.start_failed: %s", record.run_id, exc_info=True)
+
+    def _spawn(self, coro: Awaitable[None]) -> None:
+        async def run() -> None:
+            await coro
+
+        task = asyncio.get_running_loop().create_task(run())
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+
+    # ================================================================== after a restart
+
+    async def recover(self) -> None:
+        """Take up what the previous process left: resume interrupted runs in their worktrees,
+        retire worktrees whose runs were deleted, start the queue."""
+        workspaces = set()
+        for record in await self.records.all(open_only=True):
+            workspaces.add(record.workspace)
+            try:
+                await self._recover_one(record)
+            except Exception:
+                logger.warning("worktree.recover_failed: %s", record.run_id, exc_info=True)
+        for workspace in workspaces:
+            await self._pump(workspace)
+
+    async def _recover_one(self, record: WorktreeRecord) -> None:
+        if record.state == "queued":
+            await self._undo_half_made(record)
+            return
+        run = await self.store.get_run(record.run_id)
+        if run is None:
+            await self._retire(record)
+            return
+        if run.status == "interrupted" and run.resumable:
+            await self.resume(record.run_id)
+        elif record.base is None:
+            # Died while checking out, after the run ended: no tool of it ran (they wait for
+            # the checkout), so preparing it again loses nothing.
+            _, gate = await self._register(record)
+            await asyncio.shield(gate)
+
+    async def resume(self, run_id: str) -> p.LaunchResult:
+        """Resume a worktree run in its worktree (it takes a slot like a new one); one whose
+        checkout a crash interrupted is prepared again first (no tool of it ran)."""
+        record = await self._open(run_id)
+        if self.supervisor.runs.get(run_id) is not None:
+            raise p.ProtocolError(
+                p.RUN_ALREADY_ACTIVE,
+                f"Run {run_id} is already running",
+                {"runId": run_id, "activeRunId": run_id},
+            )
+        async with self._lock:
+            self._slots.setdefault(record.workspace, set()).add(run_id)
+        try:
+            gate = None
+            if record.base is None and run_id not in self._preparing:
+                record, gate = await self._register(record)
+            result = await self.resume_run(run_id, gate)
+        except BaseException:
+            self._release(record)
+            raise
+        self._watch(record)
+        return result
+
+    async def _retire(self, record: WorktreeRecord) -> None:
+        """The run is gone (its session deleted): keep the branch if it holds work, else drop."""
+        record = await self._ready(record)
+        repo, path = Path(record.workspace), Path(record.path)
+        tip = record.base
+        if tip is not None and await asyncio.to_thread(path.exists):
+            tip = await g.commit_all(path, f"lovia: {_title(record.prompt)}")
+        await self._remove(record)
+        if tip is not None and tip != record.base:
+            await self.records.put(record.but(state="kept"))
+        else:
+            await g.delete_branch(repo, record.branch)
+            await self.records.put(record.but(state="discarded"))
+
+    async def forget_session(self, session_id: str) -> None:
+        for record in await self.records.of_session(session_id):
+            if record.state in ("queued", "active"):
+                await self._retire(record)
+
+    # ================================================================== queries
+
+    def root_of(self, path: Path) -> Path | None:
+        """The worktree ``path`` is in, if it is in one of ours."""
+        if path.is_relative_to(self.dir) and path != self.dir:
+            return self.dir / path.relative_to(self.dir).parts[0]
+        return None
+
+    async def owns(self, run_id: str) -> bool:
+        return await self.records.get(run_id) is not None
+
+    async def listing(self, include_closed: bool) -> p.WorktreeListResult:
+        out = []
+        for record in await self.records.all(open_only=not include_closed):
+            run = await self.store.get_run(record.run_id)
+            out.append(
+                p.WorktreeRun(
+                    run_id=record.run_id,
+                    session_id=record.session_id,
+                    state=record.state,
+                    run_status=run.status if run is not None else None,
+                    prompt=record.prompt,
+                    branch=record.branch,
+                    path=record.path,
+                    workspace=record.workspace,
+                    base=record.base,
+                    created_at=int(record.created_at * 1000),
+                    usage=run.usage if run is not None else None,
+                )
+            )
+        return p.WorktreeListResult(worktrees=out)
+
+    async def _open(self, run_id: str, *, idle: bool = False) -> WorktreeRecord:
+        record = await self.records.get(run_id)
+        if record is None or record.state not in ("queued", "active"):
+            raise p.ProtocolError(
+                p.WORKTREE_NOT_FOUND,
+                f"{run_id} is not an open worktree run",
+                {"runId": run_id, "state": record.state if record else None},
+            )
+        if idle and self.supervisor.runs.get(run_id) is not None:
+            raise p.ProtocolError(
+                p.RUN_ALREADY_ACTIVE,
+                f"Run {run_id} is still running: cancel it or wait for it to finish",
+                {"runId": run_id, "activeRunId": run_id},
+            )
+        return record
+
+    async def cancel_queued(self, run_id: str) -> bool:
+        """Drop a run that is still waiting for a slot (True when it was queued)."""
+        record = await self.records.get(run_id)
+        if (
+            record is None
+            or record.state != "queued"
+            or record.run_id in self._slots.get(record.workspace, set())
+        ):
+            return False
+        await self.records.put(record.but(state="discarded"))
+        return True
+
+    # ================================================================== review and land
+
+    async def _changes(self, record: WorktreeRecord) -> tuple[list[landing.Change], list[str], str]:
+        record = await self._ready(record)
+        if record.state != "active" or record.base is None:
+            raise p.ProtocolError(
+                p.WORKTREE_NOT_FOUND,
+                f"{record.run_id} has no worktree yet ({record.state})",
+                {"runId": record.run_id, "state": record.state},
+            )
+        repo, path = Path(record.workspace), Path(record.path)
+        tip = await g.snapshot_tree(path)
+        found, skipped = await landing.changes(repo, path, record.base, tip, self.denied(repo))
+        return found, skipped, tip
+
+    async def diff(self, run_id: str) -> p.WorktreeDiffResult:
+        record = await self._ready(await self._open(run_id))
+        found, skipped, _ = await self._changes(record)
+        plans = await landing.plan(found, {}, set(self.unsaved(Path(record.workspace))))
+        return p.WorktreeDiffResult(
+            run_id=run_id,
+            branch=record.branch,
+            base=record.base or "",
+            files=[_file(Path(record.workspace), plan) for plan in plans],
+            skipped=skipped,
+        )
+
+    async def apply(self, params: p.WorktreeApplyParams) -> p.WorktreeApplyResult:
+        """Land the run's changes (the reviewed text where given) or report the conflicts."""
+        record = await self._ready(await self._open(params.run_id, idle=True))
+        repo = Path(record.workspace)
+        found, _, _ = await self._changes(record)
+        if params.paths is not None:
+            wanted = set(params.paths)
+            found = [c for c in found if c.path in wanted]
+        edits: Mapping[str, str] = {e.path: e.new_text for e in params.edits}
+        plans = await landing.plan(found, edits, set(self.unsaved(repo)))
+        conflicts = [plan for plan in plans if plan.verdict == "conflict"]
+        if conflicts:
+            return p.WorktreeApplyResult(
+                run_id=record.run_id,
+                applied=False,
+                files=[],
+                conflicts=[_file(repo, plan) for plan in conflicts],
+            )
+        checkpoint = None
+        if self.restore_point is not None:
+            checkpoint = await self.restore_point(
+                repo, record.session_id, f"before applying {record.branch}"
+            )
+        await landing.write(repo, plans, await landing.modes(Path(record.path), plans))
+        await self._remove(record)
+        await g.delete_branch(repo, record.branch)
+        await self.records.put(record.but(state="applied"))
+        discarded = []
+        for other in params.also_discard:
+            if other != record.run_id:
+                await self.discard(other)
+                discarded.append(other)
+        return p.WorktreeApplyResult(
+            run_id=record.run_id,
+            applied=True,
+            files=[plan.change.path for plan in plans if plan.verdict != "unchanged"],
+            conflicts=[],
+            checkpoint_id=checkpoint,
+            discarded=discarded,
+        )
+
+    async def discard(self, run_id: str) -> p.WorktreeDiscardResult:
+        record = await self._open(run_id, idle=True)
+        if not await self.cancel_queued(run_id):
+            repo = Path(record.workspace)
+            await self._remove(record)
+            await g.delete_branch(repo, record.branch)
+            await self.records.put(record.but(state="discarded"))
+        return p.WorktreeDiscardResult(run_id=run_id, state="discarded")
+
+    async def keep(self, run_id: str) -> p.WorktreeKeepResult:
+        record = await self._open(run_id, idle=True)
+        if record.state != "active":
+            raise p.ProtocolError(
+                p.WORKTREE_NOT_FOUND,
+                f"{run_id} has no worktree yet (queued)",
+                {"runId": run_id, "state": record.state},
+            )
+        path = Path(record.path)
+        if (await self._ready(record)).base is not None:
+            await g.commit_all(path, f"lovia: {_title(record.prompt)}")
+        await self._remove(record)
+        await self.records.put(record.but(state="kept"))
+        return p.WorktreeKeepResult(run_id=run_id, branch=record.branch, state="kept")
+
+    async def aclose(self) -> None:
+        """Stop watching and preparing: a checkout cut short is redone at the next start."""
+        for task in [*self._tasks, *self._preparing.values()]:
+            task.cancel()
+        pending = [t for t in self._preparing.values() if not t.done()]
+        if pending:
+            await asyncio.wait(pending, timeout=5)
+
+
+async def _repo(cwd: Path) -> Path:
+    try:
+        return await g.repo_root(cwd)
+    except g.GitProblem as exc:
+        raise _unavailable(exc) from None
+
+
+def _unavailable(exc: g.GitProblem) -> p.ProtocolError:
+    return p.ProtocolError(
+        p.WORKTREE_UNAVAILABLE,
+        exc.message,
+        {"field": "isolation", "reason": exc.reason, "hint": exc.hint},
+    )
+
+
+async def _quietly(work: Awaitable[None]) -> None:
+    try:
+        await work
+    except Exception:
+        logger.debug("worktree.cleanup_failed", exc_info=True)
+
+
+async def _quiet_entries(repo: Path) -> list[g.WorktreeEntry]:
+    try:
+        return await g.entries(repo)
+    except g.GitProblem:
+        return []
+
+
+def _title(prompt: str) -> str:
+    first = prompt.strip().splitlines()[0] if prompt.strip() else "worktree run"
+    return first[:72]
+
+
+def _file(repo: Path, plan: landing.Landing) -> p.WorktreeFile:
+    change = plan.change
+    return p.WorktreeFile(
+        path=change.path,
+        uri=path_uri(repo / change.path),
+        status=change.status,
+        binary=change.binary,
+        old_text=landing.text_of(change.ours),
+        new_text=landing.text_of(plan.result) if plan.verdict != "conflict" else None,
+        patch=change.patch,
+        verdict=plan.verdict,
+        reason=plan.reason,
+    )
+
+
+__all__ = ["WorktreeRequest", "WorktreeRuns"]

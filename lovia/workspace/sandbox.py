@@ -44,6 +44,7 @@ import stat
 import subprocess
 import threading
 import time
+from collections import deque
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -1039,10 +1040,12 @@ class ScanCache:
                 self._dirs.pop(next(iter(self._dirs)))
         self._dirs[key] = dirs  # most recently used last
         linked: list[tuple[str, int, int]] = []
-        stack: list[tuple[str, int]] = [(top, 0)]
+        # breadth first: within the budget, the shallow places where sockets and secrets
+        # usually are (/tmp/ssh-*/agent.*, /tmp/tmux-*/default) come before any deep tree
+        queue: deque[tuple[str, int]] = deque([(top, 0)])
         seen = 0
-        while stack:
-            d, depth = stack.pop()
+        while queue:
+            d, depth = queue.popleft()
             try:
                 mtime = os.stat(d, follow_symlinks=False).st_mtime_ns
             except OSError:
@@ -1062,7 +1065,7 @@ class ScanCache:
             if seen > budget:
                 break
             if max_depth is None or depth + 1 < max_depth:
-                stack.extend((sub, depth + 1) for sub in reversed(held.subdirs) if not prune(sub))
+                queue.extend((sub, depth + 1) for sub in held.subdirs if not prune(sub))
         return linked
 
 

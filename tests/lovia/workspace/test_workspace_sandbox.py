@@ -491,6 +491,38 @@ class TestScanCache:
             str(tree / "late.key")
         ]
 
+    def test_shallow_sockets_are_found_before_deep_trees_use_up_the_budget(
+        self, tmp_path: Path
+    ) -> None:
+        """/tmp holds deep trees (other checkouts) beside shallow sockets (ssh-agent, tmux)."""
+        import socket
+        import stat as st_mod
+
+        from lovia.workspace import sandbox as sb
+
+        top = tmp_path / "t"
+        for i in range(12):
+            deep = top / f"checkout{i}" / "a" / "b"
+            deep.mkdir(parents=True)
+            for j in range(30):
+                (deep / f"f{j}").write_text("x")
+        agent = top / "zz-agent"
+        agent.mkdir()
+        sock = socket.socket(socket.AF_UNIX)
+        sock.bind(str(agent / "s"))
+        hits: list[str] = []
+
+        def classify(path: str, name: str, st: os.stat_result) -> tuple[str, sb.Hit] | None:
+            return (path, "deny") if st_mod.S_ISSOCK(st.st_mode) else None
+
+        try:
+            sb.ScanCache().scan(
+                "k", str(top), classify, lambda p, h: hits.append(p), lambda p: False, budget=60
+            )
+        finally:
+            sock.close()
+        assert hits == [str(agent / "s")]
+
 
 async def test_read_only_mounts_never_reveal_what_the_scope_hides(
     tree: Path, tmp_path: Path

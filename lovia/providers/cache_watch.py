@@ -11,7 +11,11 @@ from __future__ import annotations
 
 import logging
 from collections import OrderedDict
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
+
+from lovia.providers._encoding import dumpb
 
 logger = logging.getLogger("lovia.providers.cache")
 
@@ -28,6 +32,22 @@ class Fingerprint:
     messages: tuple[int, ...]
     system_messages: int = 0
     """How many leading ``messages`` are the system prompt (OpenAI sends it as messages)."""
+
+
+def leading_system_fingerprint(
+    messages: Sequence[bytes], system_head: bytes, tools: bytes, extra: Mapping[str, Any]
+) -> Fingerprint:
+    """The fingerprint of an OpenAI request: its system prompt is the leading messages that
+    start with ``system_head``; its tools are the user's override in ``extra`` when given."""
+    system = 0
+    while system < len(messages) and messages[system].startswith(system_head):
+        system += 1
+    if "tools" in extra:
+        tools = dumpb(extra["tools"])
+    # bytes objects cache their hash: pieces reused from the previous request cost nothing
+    return Fingerprint(
+        tools=hash(tools), system=0, messages=tuple(map(hash, messages)), system_messages=system
+    )
 
 
 def changed_part(before: Fingerprint, after: Fingerprint) -> str | None:
@@ -95,4 +115,10 @@ class CacheWatch:
         self._seen.clear()
 
 
-__all__ = ["MIN_CACHED", "CacheWatch", "Fingerprint", "changed_part"]
+__all__ = [
+    "MIN_CACHED",
+    "CacheWatch",
+    "Fingerprint",
+    "changed_part",
+    "leading_system_fingerprint",
+]

@@ -24,7 +24,7 @@ from lovia.providers._openai_sdk import OpenAISDKProvider
 from lovia.providers._windows import WindowRules
 from lovia.providers.base import ModelSettings, provider_options
 from lovia.providers.cache_keys import prompt_cache_key
-from lovia.providers.cache_watch import Fingerprint
+from lovia.providers.cache_watch import leading_system_fingerprint
 from lovia.transcript import (
     AssistantTextEntry,
     EntryCompletedDelta,
@@ -313,7 +313,7 @@ class OpenAIChatProvider(OpenAISDKProvider):
         else:
             self.replay_reasoning = not self.official_dialect
         self._tools = SchemaCache()
-        self._last_digests: tuple[tuple[int, ...], int] = ((), 0)
+        self._last_pieces: list[bytes] = []  # the last request's messages, for its fingerprint
 
     # ------------------------------------------------------------------ request body
 
@@ -333,11 +333,7 @@ class OpenAIChatProvider(OpenAISDKProvider):
     def _encode_messages(self, entries: Sequence[TranscriptEntry]) -> Raw:
         units = self._messages.units(entries, lambda start: self._encode_from(entries, start))
         pieces = [piece for unit in units for piece in unit.pieces]
-        system = 0
-        while system < len(pieces) and pieces[system].startswith(_SYSTEM_HEAD):
-            system += 1
-        # bytes objects cache their hash: reused pieces cost nothing here
-        self._last_digests = (tuple(map(hash, pieces)), system)
+        self._last_pieces = pieces
         return Raw.array(pieces)
 
     def _build_payload(
@@ -359,7 +355,6 @@ class OpenAIChatProvider(OpenAISDKProvider):
             "messages": self._encode_messages(entries),
             "stream": True,
         }
-        messages, system_messages = self._last_digests
         tools_data = b""
         if tools:
             tools_data = self._tools.get(tools, lambda: dumpb(tools), variant=len(tools))
@@ -380,13 +375,7 @@ class OpenAIChatProvider(OpenAISDKProvider):
             payload.update(extra)
         payload.setdefault("stream_options", {"include_usage": True})
         self._remember_prefix(
-            entries,
-            Fingerprint(
-                tools=hash(tools_data) if "tools" not in extra else hash(dumpb(extra["tools"])),
-                system=0,
-                messages=messages,
-                system_messages=system_messages,
-            ),
+            entries, leading_system_fingerprint(self._last_pieces, _SYSTEM_HEAD, tools_data, extra)
         )
         return {k: v for k, v in payload.items() if v is not None}
 

@@ -31,7 +31,7 @@ from lovia.providers._responses_request import (
 )
 from lovia.providers._responses_stream import StreamState
 from lovia.providers.base import ModelSettings, provider_options
-from lovia.providers.cache_watch import Fingerprint
+from lovia.providers.cache_watch import leading_system_fingerprint
 from lovia.providers.openai import WINDOWS, is_context_overflow
 from lovia.transcript import FinishDelta, ModelDelta, TranscriptEntry, UsageDelta
 
@@ -95,7 +95,7 @@ class OpenAIResponsesProvider(OpenAISDKProvider):
         # OpenAI's own role for an application's instructions; other servers know "system"
         self.system_role = "developer" if self.official_dialect else "system"
         self._tools = SchemaCache()
-        self._last_digests: tuple[tuple[int, ...], int] = ((), 0)
+        self._last_pieces: list[bytes] = []  # the last request's messages, for its fingerprint
         self._asked_encrypted = False  # whether the last request added the default include
 
     # ------------------------------------------------------------------ request body
@@ -123,11 +123,7 @@ class OpenAIResponsesProvider(OpenAISDKProvider):
             entries, lambda start: self._encode_from(entries, start, stored), variant=stored
         )
         pieces = [piece for unit in units for piece in unit.pieces]
-        head = b'{"type":"message","role":"%s"' % self.system_role.encode()
-        system = 0
-        while system < len(pieces) and pieces[system].startswith(head):
-            system += 1
-        self._last_digests = (tuple(map(hash, pieces)), system)
+        self._last_pieces = pieces
         return Raw.array(pieces)
 
     def _build_payload(
@@ -172,17 +168,16 @@ class OpenAIResponsesProvider(OpenAISDKProvider):
             if isinstance(text, dict) and isinstance(payload.get("text"), dict):
                 extra = {**extra, "text": {**payload["text"], **text}}
             payload.update(extra)
-        messages, system_messages = self._last_digests
         self._remember_prefix(
             entries,
-            Fingerprint(
-                tools=hash(tools_data) if "tools" not in extra else hash(dumpb(extra["tools"])),
-                system=0,
-                messages=messages,
-                system_messages=system_messages,
-            ),
+            leading_system_fingerprint(self._last_pieces, self._system_head, tools_data, extra),
         )
         return {k: v for k, v in payload.items() if v is not None}
+
+    @property
+    def _system_head(self) -> bytes:
+        """How an encoded system-prompt item starts (see :func:`leading_system_fingerprint`)."""
+        return b'{"type":"message","role":"%s"' % self.system_role.encode()
 
     def _plain_model(self) -> bool:
         return (self.base_url, self.model) in _PLAIN_MODELS

@@ -532,7 +532,14 @@ export const commands = {
   },
 };
 
+const diagnosticsChanged = new EventEmitter<{ uris: Uri[] }>();
+
 export const languages = {
+  /** No language server runs in the mock: the Problems list is empty. */
+  getDiagnostics(_uri?: Uri): unknown[] {
+    return [];
+  },
+  onDidChangeDiagnostics: diagnosticsChanged.event,
   registerCodeLensProvider(selector: unknown, provider: unknown): Disposable {
     const entry = { selector, provider };
     __mock.state.codeLensProviders.push(entry);

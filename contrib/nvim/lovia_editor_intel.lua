@@ -27,6 +27,8 @@ M.request_ms = 2000 -- the longest one language server may take for a location o
 
 -- How often each buffer's diagnostics changed: the `version` the server compares.
 M.versions = {}
+-- The text version (LSP `version`) a language server last published diagnostics for.
+M.published = {}
 
 local function lovia_namespaces()
   local out = {}
@@ -52,6 +54,7 @@ function M.setup()
     local bufnr = result and result.uri and vim.uri_to_bufnr(result.uri)
     local current = bufnr and vim.lsp.util.buf_versions[bufnr]
     stale = type(result and result.version) == "number" and type(current) == "number" and result.version < current
+    if bufnr and type(result.version) == "number" then M.published[bufnr] = result.version end
     local ok, answer = pcall(publish, err, result, ctx, config)
     stale = false
     if not ok then error(answer) end
@@ -71,6 +74,7 @@ local function ensure_loaded(uri)
   if vim.fn.filereadable(vim.uri_to_fname(uri)) == 0 then return bufnr, false end
   vim.fn.bufload(bufnr)
   vim.api.nvim_buf_set_option(bufnr, "buflisted", true)
+  vim.api.nvim_buf_set_option(bufnr, "autoread", true) -- reloaded when the server writes it
   if vim.api.nvim_buf_get_option(bufnr, "filetype") == "" then
     vim.api.nvim_buf_call(bufnr, function() vim.cmd("filetype detect") end)
   end
@@ -110,6 +114,13 @@ local function file(bufnr, uri, skip)
   return { uri = uri, version = M.versions[bufnr] or 0, diagnostics = diagnostics }
 end
 
+-- Whether the last diagnostics published for the buffer are for its current text (a server
+-- that sends no versions is taken at its word).
+local function fresh(bufnr)
+  local published, current = M.published[bufnr], vim.lsp.util.buf_versions[bufnr]
+  return published == nil or current == nil or published >= current
+end
+
 -- Make `vim.wait` safe to call: it is refused in a fast (loop callback) context.
 local function wait(ms, cond)
   if ms <= 0 or cond() or vim.in_fast_event() then return end
@@ -137,10 +148,19 @@ function M.diagnostics(params)
   local after = is_null(params.after) and {} or params.after
   if next(after) ~= nil then
     local waits = {}
-    for uri, version in pairs(after) do waits[vim.uri_to_bufnr(uri)] = version end
+    for uri, version in pairs(after) do
+      local bufnr = vim.uri_to_bufnr(uri)
+      waits[bufnr] = version
+      -- The server wrote a file that is loaded but not attached to lovia: reload it.
+      if vim.api.nvim_buf_is_loaded(bufnr) and not vim.api.nvim_buf_get_option(bufnr, "modified") then
+        vim.cmd("checktime " .. bufnr)
+      end
+    end
+    -- Answer once each file's problems were re-published for its current text (an update for
+    -- the text before the edit does not count), or when the wait is over.
     wait(math.min(math.max(params.waitMs or 0, 0), M.max_wait_ms), function()
       for bufnr, version in pairs(waits) do
-        if (M.versions[bufnr] or 0) <= version then return false end
+        if (M.versions[bufnr] or 0) <= version or not fresh(bufnr) then return false end
       end
       return true
     end)

@@ -83,6 +83,8 @@ export interface IntelEditor {
   allDiagnostics(): readonly [VsUri, readonly VsDiagnostic[]][];
   /** Subscribe to `languages.onDidChangeDiagnostics` (the uris whose problems changed). */
   onDidChangeDiagnostics(listener: (uris: readonly VsUri[]) => void): { dispose(): void };
+  /** Subscribe to `workspace.onDidChangeTextDocument` (changes of a document's text). */
+  onDidChangeText(listener: (uri: VsUri) => void): { dispose(): void };
   /** `commands.executeCommand`. */
   execute<T>(command: string, uri: string | undefined, ...rest: unknown[]): Thenable<T> | Promise<T>;
   /** Whether the editor holds the document (open in any way, shown or not). */
@@ -147,25 +149,44 @@ const LOCATION_COMMANDS = {
 /**
  * Answers the three requests. Each file's diagnostics carry a version that grows with every
  * `onDidChangeDiagnostics` naming it, so the server can tell a re-check from an old answer.
+ * An `after` wait also wants the update to have come after the file's last text change: a
+ * language server that checks a file just opened may publish for the text before the agent's
+ * edit, and that is not the re-check of the edit.
  */
 export class EditorIntel {
   private readonly versions = new Map<string, number>();
+  /** When (a tick of {@link clock}) a file's problems, or its text, last changed. */
+  private readonly diagnosedAt = new Map<string, number>();
+  private readonly editedAt = new Map<string, number>();
+  private clock = 0;
   private readonly waiters = new Set<Waiter>();
-  private readonly subscription: { dispose(): void };
+  private readonly subscriptions: { dispose(): void }[];
 
   constructor(private readonly editor: IntelEditor) {
-    this.subscription = editor.onDidChangeDiagnostics((uris) => {
-      for (const uri of uris) {
-        const key = uri.toString();
-        this.versions.set(key, (this.versions.get(key) ?? 0) + 1);
-      }
-      for (const w of [...this.waiters]) if (w.check()) w.resolve();
-    });
+    this.subscriptions = [
+      editor.onDidChangeDiagnostics((uris) => {
+        for (const uri of uris) {
+          const key = uri.toString();
+          this.versions.set(key, (this.versions.get(key) ?? 0) + 1);
+          this.diagnosedAt.set(key, ++this.clock);
+        }
+        for (const w of [...this.waiters]) if (w.check()) w.resolve();
+      }),
+      editor.onDidChangeText((uri) => {
+        this.editedAt.set(uri.toString(), ++this.clock);
+      }),
+    ];
   }
 
   dispose(): void {
-    this.subscription.dispose();
+    for (const s of this.subscriptions) s.dispose();
     for (const w of [...this.waiters]) w.resolve();
+  }
+
+  /** The file's problems were updated since its text last changed. */
+  private checkedSinceEdit(uri: string): boolean {
+    const key = this.editor.canonical(uri);
+    return (this.diagnosedAt.get(key) ?? 0) > (this.editedAt.get(key) ?? 0);
   }
 
   /** How often this file's problems were updated since the extension started. */
@@ -186,7 +207,7 @@ export class EditorIntel {
     const listed = Object.keys(after);
     if (listed.length > 0) {
       const wait = Math.min(Math.max(params.waitMs, 0), MAX_WAIT_MS);
-      await this.until(() => listed.every((u) => this.version(u) > (after[u] ?? 0)), wait);
+      await this.until(() => listed.every((u) => this.version(u) > (after[u] ?? 0) && this.checkedSinceEdit(u)), wait);
     } else if (opened.length > 0) {
       // A file that was not open has not been checked yet: give its first check a moment,
       // so the answer (the server's "before") is not the empty list of an unchecked file.

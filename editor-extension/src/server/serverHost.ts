@@ -66,6 +66,10 @@ export function vscodeIntelEditor(): IntelEditor {
     diagnostics: (uri) => vscode.languages.getDiagnostics(vscode.Uri.parse(uri)),
     allDiagnostics: () => vscode.languages.getDiagnostics(),
     onDidChangeDiagnostics: (listener) => vscode.languages.onDidChangeDiagnostics((e) => listener(e.uris)),
+    onDidChangeText: (listener) =>
+      vscode.workspace.onDidChangeTextDocument((e) => {
+        if (e.contentChanges.length > 0) listener(e.document.uri);
+      }),
     execute: (command, uri, ...rest) => {
       const args = rest.map((a) => (isPosition(a) ? new vscode.Position(a.line, a.character) : a));
       return vscode.commands.executeCommand(command, ...(uri === undefined ? [] : [vscode.Uri.parse(uri)]), ...args);

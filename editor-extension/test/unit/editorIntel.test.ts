@@ -23,6 +23,7 @@ class FakeEditor implements IntelEditor {
   results = new Map<string, unknown>();
   failOpen = false;
   private listeners = new Set<(uris: readonly VsUri[]) => void>();
+  private textListeners = new Set<(uri: VsUri) => void>();
 
   diagnostics(u: string): readonly VsDiagnostic[] {
     return this.problems.get(u) ?? [];
@@ -33,6 +34,14 @@ class FakeEditor implements IntelEditor {
   onDidChangeDiagnostics(listener: (uris: readonly VsUri[]) => void) {
     this.listeners.add(listener);
     return { dispose: () => this.listeners.delete(listener) };
+  }
+  onDidChangeText(listener: (uri: VsUri) => void) {
+    this.textListeners.add(listener);
+    return { dispose: () => this.textListeners.delete(listener) };
+  }
+  /** What an edit applied to the document does. */
+  edit(u: string): void {
+    for (const l of [...this.textListeners]) l(uri(u));
   }
   execute<T>(command: string, u: string | undefined, ...rest: unknown[]): Promise<T> {
     this.executed.push({ command, uri: u, rest });
@@ -108,6 +117,22 @@ describe("lovia/editor/diagnostics from VS Code's Problems list", () => {
     expect(answer.files?.[0]?.diagnostics?.[0]?.message).toBe("Cannot find name 'x'.");
     expect(took).toBeGreaterThanOrEqual(60);
     expect(took).toBeLessThan(800);
+  });
+
+  it("with `after`, an update that came before the file's last edit is not its re-check", async () => {
+    const ed = new FakeEditor();
+    intel = new EditorIntel(ed);
+    const before = await intel.diagnostics({ uris: [A], waitMs: 0 }); // opened: version 0 (not checked in time)
+    expect(before.files?.[0]?.version).toBe(0);
+    ed.publish(A, []); // the first check, of the text before the edit
+    ed.edit(A); // the agent's edit lands
+    const started = Date.now();
+    const pending = intel.diagnostics({ uris: [A], after: { [A]: 0 }, waitMs: 1000 });
+    setTimeout(() => ed.publish(A, [error("Cannot find name 'missing'.")]), 80);
+    const answer = await pending;
+    expect(Date.now() - started).toBeGreaterThanOrEqual(60);
+    expect(answer.files?.[0]?.version).toBe(2);
+    expect(answer.files?.[0]?.diagnostics?.[0]?.message).toBe("Cannot find name 'missing'.");
   });
 
   it("with `after`, a file that is never re-checked is answered after waitMs, and waitMs is capped", async () => {

@@ -89,8 +89,12 @@ export interface IntelEditor {
   execute<T>(command: string, uri: string | undefined, ...rest: unknown[]): Thenable<T> | Promise<T>;
   /** Whether the editor holds the document (open in any way, shown or not). */
   isOpen(uri: string): boolean;
-  /** `workspace.openTextDocument` without showing it, so its language server checks it. */
+  /** `workspace.openTextDocument` without showing it (definitions, symbols). */
   open(uri: string): Thenable<unknown> | Promise<unknown>;
+  /** Whether an editor tab shows the document (VS Code's TypeScript checks only those). */
+  hasTab(uri: string): boolean;
+  /** Show the document in a preview tab without taking the focus, so its language server checks it. */
+  show(uri: string): Thenable<unknown> | Promise<unknown>;
   /** The editor's spelling of a uri (`Uri.parse(uri).toString()`), to match events. */
   canonical(uri: string): string;
 }
@@ -202,7 +206,7 @@ export class EditorIntel {
         .map(([uri, ds]) => this.file(uri.toString(), ds));
       return { files };
     }
-    const opened = await this.openUnopened(params.uris);
+    const opened = await this.openUnopened(params.uris, true);
     const after = params.after ?? {};
     const listed = Object.keys(after);
     if (listed.length > 0) {
@@ -242,20 +246,24 @@ export class EditorIntel {
     return { uri, version: this.version(uri), diagnostics: ds.map(diagnostic) };
   }
 
-  /** Open (not show) the `file:` documents the editor does not hold; the ones it opened. */
-  private async openUnopened(uris: readonly string[]): Promise<string[]> {
-    const missing = uris.filter((u) => u.startsWith("file:") && !this.editor.isOpen(u));
+  /**
+   * Open the `file:` documents the editor does not hold; for diagnostics also show the ones no
+   * tab shows (in a preview tab, the focus kept): VS Code's TypeScript reports problems only for
+   * files shown in tabs. Returns the ones it opened or showed.
+   */
+  private async openUnopened(uris: readonly string[], forDiagnostics = false): Promise<string[]> {
+    const files = uris.filter((u) => u.startsWith("file:"));
+    const missing = files.filter((u) => !this.editor.isOpen(u) || (forDiagnostics && !this.editor.hasTab(u)));
     const opened: string[] = [];
-    await Promise.all(
-      missing.map(async (u) => {
-        try {
-          await this.editor.open(u);
-          opened.push(u);
-        } catch {
-          // A file that is gone or binary has no problems to report; answer the rest.
-        }
-      }),
-    );
+    for (const u of missing) {
+      try {
+        if (forDiagnostics) await this.editor.show(u);
+        else await this.editor.open(u);
+        opened.push(u);
+      } catch {
+        // A file that is gone or binary has no problems to report; answer the rest.
+      }
+    }
     return opened;
   }
 

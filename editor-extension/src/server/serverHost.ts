@@ -79,6 +79,19 @@ export function vscodeIntelEditor(): IntelEditor {
       return vscode.workspace.textDocuments.some((d) => d.uri.toString() === key);
     },
     open: (uri) => vscode.workspace.openTextDocument(vscode.Uri.parse(uri)),
+    hasTab: (uri) => {
+      const key = canonical(uri);
+      return vscode.window.tabGroups.all.some((g) =>
+        g.tabs.some((t) => {
+          const input = t.input as { uri?: vscode.Uri; modified?: vscode.Uri } | undefined;
+          return input?.uri?.toString() === key || input?.modified?.toString() === key;
+        }),
+      );
+    },
+    show: async (uri) => {
+      const doc = await vscode.workspace.openTextDocument(vscode.Uri.parse(uri));
+      return vscode.window.showTextDocument(doc, { preview: true, preserveFocus: true });
+    },
     canonical,
   };
 }

@@ -18,7 +18,9 @@ const uri = (s: string): VsUri => ({ toString: () => s });
 class FakeEditor implements IntelEditor {
   problems = new Map<string, VsDiagnostic[]>();
   open_ = new Set<string>();
+  tabs = new Set<string>();
   opened: string[] = [];
+  shown: string[] = [];
   executed: { command: string; uri: string | undefined; rest: unknown[] }[] = [];
   results = new Map<string, unknown>();
   failOpen = false;
@@ -56,6 +58,22 @@ class FakeEditor implements IntelEditor {
     this.open_.add(u);
     return Promise.resolve({});
   }
+  openInTab(...us: string[]): void {
+    for (const u of us) {
+      this.open_.add(u);
+      this.tabs.add(u);
+    }
+  }
+  hasTab(u: string): boolean {
+    return this.tabs.has(u);
+  }
+  show(u: string): Promise<unknown> {
+    if (this.failOpen) return Promise.reject(new Error("cannot open"));
+    this.shown.push(u);
+    this.open_.add(u);
+    this.tabs.add(u);
+    return Promise.resolve({});
+  }
   canonical(u: string): string {
     return u.replace("%2D", "-");
   }
@@ -74,7 +92,7 @@ afterEach(() => intel?.dispose());
 describe("lovia/editor/diagnostics from VS Code's Problems list", () => {
   it("answers every uri asked, with LSP severities and codes and a version that grows on each update", async () => {
     const ed = new FakeEditor();
-    ed.open_.add(A).add(B);
+    ed.openInTab(A, B);
     intel = new EditorIntel(ed);
     ed.publish(A, [error("Type 'string' is not assignable to type 'number'.", 2)]);
     const first = await intel.diagnostics({ uris: [A, B], waitMs: 0 });
@@ -100,11 +118,12 @@ describe("lovia/editor/diagnostics from VS Code's Problems list", () => {
     const all = await intel.diagnostics({ uris: null, waitMs: 0 });
     expect(all.files).toEqual([{ uri: B, version: 1, diagnostics: [{ range: r(0, 0), message: "unused", severity: 2 }] }]);
     expect(ed.opened).toEqual([]);
+    expect(ed.shown).toEqual([]);
   });
 
   it("with `after`, answers as soon as the file was re-checked", async () => {
     const ed = new FakeEditor();
-    ed.open_.add(A);
+    ed.openInTab(A);
     intel = new EditorIntel(ed);
     ed.publish(A, []);
     const started = Date.now();
@@ -137,7 +156,7 @@ describe("lovia/editor/diagnostics from VS Code's Problems list", () => {
 
   it("with `after`, a file that is never re-checked is answered after waitMs, and waitMs is capped", async () => {
     const ed = new FakeEditor();
-    ed.open_.add(A);
+    ed.openInTab(A);
     intel = new EditorIntel(ed);
     let started = Date.now();
     const answer = await intel.diagnostics({ uris: [A], after: { [A]: 0 }, waitMs: 150 });
@@ -154,7 +173,7 @@ describe("lovia/editor/diagnostics from VS Code's Problems list", () => {
   it("an `after` already passed answers at once; a uri in the editor's spelling matches", async () => {
     const ed = new FakeEditor();
     const odd = "file:///ws/src/x%2Dy.ts";
-    ed.open_.add(odd);
+    ed.openInTab(odd);
     intel = new EditorIntel(ed);
     ed.publish("file:///ws/src/x-y.ts", []);
     const started = Date.now();
@@ -163,23 +182,28 @@ describe("lovia/editor/diagnostics from VS Code's Problems list", () => {
     expect(answer.files?.[0]).toEqual({ uri: odd, version: 1, diagnostics: [] });
   });
 
-  it("opens a file the editor does not hold (so its language server checks it) and gives it its first check", async () => {
+  it("shows a file no tab shows (TypeScript checks only those) and gives it its first check", async () => {
     const ed = new FakeEditor();
     intel = new EditorIntel(ed);
     const started = Date.now();
     const pending = intel.diagnostics({ uris: [A], waitMs: 0 });
     setTimeout(() => ed.publish(A, [error("boom")]), 30);
     const answer = await pending;
-    expect(ed.opened).toEqual([A]);
+    expect(ed.shown).toEqual([A]);
     expect(answer.files?.[0]?.version).toBe(1);
     expect(answer.files?.[0]?.diagnostics).toHaveLength(1);
     expect(Date.now() - started).toBeLessThan(FIRST_CHECK_MS);
 
-    // Open now: asked again, it is not reopened and the answer is immediate.
+    // Shown now: asked again, it is not shown again and the answer is immediate.
     const again = Date.now();
     await intel.diagnostics({ uris: [A], waitMs: 0 });
-    expect(ed.opened).toEqual([A]);
+    expect(ed.shown).toEqual([A]);
     expect(Date.now() - again).toBeLessThan(100);
+    // A document open without a tab is shown too.
+    ed.open_.add(B);
+    await intel.diagnostics({ uris: [B], waitMs: 0 });
+    expect(ed.shown).toEqual([A, B]);
+    expect(ed.opened).toEqual([]);
   });
 
   it("a file that cannot be opened, or is not a file, is answered empty, without waiting on it", async () => {
@@ -197,7 +221,7 @@ describe("lovia/editor/diagnostics from VS Code's Problems list", () => {
 
   it("dispose ends pending waits", async () => {
     const ed = new FakeEditor();
-    ed.open_.add(A);
+    ed.openInTab(A);
     const local = new EditorIntel(ed);
     const started = Date.now();
     const pending = local.diagnostics({ uris: [A], after: { [A]: 0 }, waitMs: 1500 });

@@ -28,8 +28,13 @@ export const EDITOR_SYMBOLS = "lovia/editor/symbols";
 
 /** The longest an `after` request waits for a re-check, whatever the server asks. */
 export const MAX_WAIT_MS = 1500;
-/** How long a file this opened gets to be checked once before its first answer. */
-export const FIRST_CHECK_MS = 400;
+/** How long a file this opened gets to be checked once before its first answer (the server
+ * waits 0.5 s for that answer). */
+export const FIRST_CHECK_MS = 150;
+/** After a re-check, how long the file's problems must stay unchanged before the answer: a
+ * language server publishes a check in parts (TypeScript: semantic, then suggestion problems),
+ * and a late part must not be taken for the re-check of the agent's next edit. */
+export const QUIET_MS = 200;
 
 // The structural shapes of VS Code's objects that are read here (its classes satisfy them).
 export interface VsPosition {
@@ -162,6 +167,8 @@ export class EditorIntel {
   /** When (a tick of {@link clock}) a file's problems, or its text, last changed. */
   private readonly diagnosedAt = new Map<string, number>();
   private readonly editedAt = new Map<string, number>();
+  /** `Date.now()` of a file's last diagnostics update. */
+  private readonly diagnosedTime = new Map<string, number>();
   private clock = 0;
   private readonly waiters = new Set<Waiter>();
   private readonly subscriptions: { dispose(): void }[];
@@ -173,6 +180,7 @@ export class EditorIntel {
           const key = uri.toString();
           this.versions.set(key, (this.versions.get(key) ?? 0) + 1);
           this.diagnosedAt.set(key, ++this.clock);
+          this.diagnosedTime.set(key, Date.now());
         }
         for (const w of [...this.waiters]) if (w.check()) w.resolve();
       }),
@@ -211,7 +219,9 @@ export class EditorIntel {
     const listed = Object.keys(after);
     if (listed.length > 0) {
       const wait = Math.min(Math.max(params.waitMs, 0), MAX_WAIT_MS);
+      const deadline = Date.now() + wait;
       await this.until(() => listed.every((u) => this.version(u) > (after[u] ?? 0) && this.checkedSinceEdit(u)), wait);
+      await this.quiet(listed, deadline);
     } else if (opened.length > 0) {
       // A file that was not open has not been checked yet: give its first check a moment,
       // so the answer (the server's "before") is not the empty list of an unchecked file.
@@ -265,6 +275,17 @@ export class EditorIntel {
       }
     }
     return opened;
+  }
+
+  /** Resolves once no file of `uris` had its problems updated for {@link QUIET_MS}, or at `deadline`. */
+  private async quiet(uris: readonly string[], deadline: number): Promise<void> {
+    for (;;) {
+      const last = Math.max(0, ...uris.map((u) => this.diagnosedTime.get(this.editor.canonical(u)) ?? 0));
+      const now = Date.now();
+      const left = Math.min(last + QUIET_MS, deadline) - now;
+      if (left <= 0) return;
+      await new Promise((r) => setTimeout(r, left));
+    }
   }
 
   /** Resolves once `check()` holds (checked now and on every diagnostics change) or after `ms`. */

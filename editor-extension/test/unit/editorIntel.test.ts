@@ -3,6 +3,7 @@ import {
   EditorIntel,
   FIRST_CHECK_MS,
   MAX_WAIT_MS,
+  QUIET_MS,
   type IntelEditor,
   type VsDiagnostic,
   type VsDocumentSymbol,
@@ -138,6 +139,22 @@ describe("lovia/editor/diagnostics from VS Code's Problems list", () => {
     expect(took).toBeLessThan(800);
   });
 
+  it("with `after`, a check published in parts is answered once it went quiet", async () => {
+    const ed = new FakeEditor();
+    ed.openInTab(A);
+    intel = new EditorIntel(ed);
+    const started = Date.now();
+    const pending = intel.diagnostics({ uris: [A], after: { [A]: 0 }, waitMs: 1500 });
+    setTimeout(() => ed.publish(A, []), 30); // e.g. TypeScript's suggestion problems first
+    setTimeout(() => ed.publish(A, [error("Cannot find name 'missing'.")]), 130);
+    const answer = await pending;
+    const took = Date.now() - started;
+    expect(answer.files?.[0]?.version).toBe(2);
+    expect(answer.files?.[0]?.diagnostics).toHaveLength(1);
+    expect(took).toBeGreaterThanOrEqual(130 + QUIET_MS - 10);
+    expect(took).toBeLessThan(1000);
+  });
+
   it("with `after`, an update that came before the file's last edit is not its re-check", async () => {
     const ed = new FakeEditor();
     intel = new EditorIntel(ed);
@@ -176,6 +193,7 @@ describe("lovia/editor/diagnostics from VS Code's Problems list", () => {
     ed.openInTab(odd);
     intel = new EditorIntel(ed);
     ed.publish("file:///ws/src/x-y.ts", []);
+    await new Promise((r) => setTimeout(r, QUIET_MS + 20));
     const started = Date.now();
     const answer = await intel.diagnostics({ uris: [odd], after: { [odd]: 0 }, waitMs: 1000 });
     expect(Date.now() - started).toBeLessThan(100);

@@ -28,9 +28,10 @@ export const EDITOR_SYMBOLS = "lovia/editor/symbols";
 
 /** The longest an `after` request waits for a re-check, whatever the server asks. */
 export const MAX_WAIT_MS = 1500;
-/** How long a file this opened gets to be checked once before its first answer (the server
- * waits 0.5 s for that answer). */
-export const FIRST_CHECK_MS = 150;
+/** How long, showing it included, a file this showed gets to be checked once before its first
+ * answer (the server waits 0.5 s for that answer; showing a tab can take longer on a busy
+ * machine, and then the answer does not wait for it). */
+export const FIRST_CHECK_MS = 350;
 /** After a re-check, how long the file's problems must stay unchanged before the answer: a
  * language server publishes a check in parts (TypeScript: semantic, then suggestion problems),
  * and a late part must not be taken for the re-check of the agent's next edit. */
@@ -214,7 +215,8 @@ export class EditorIntel {
         .map(([uri, ds]) => this.file(uri.toString(), ds));
       return { files };
     }
-    const opened = await this.openUnopened(params.uris, true);
+    const started = Date.now();
+    const opened = await this.openUnopened(params.uris, true, started + FIRST_CHECK_MS);
     const after = params.after ?? {};
     const listed = Object.keys(after);
     if (listed.length > 0) {
@@ -226,7 +228,7 @@ export class EditorIntel {
       // A file that was not open has not been checked yet: give its first check a moment,
       // so the answer (the server's "before") is not the empty list of an unchecked file.
       const base = new Map(opened.map((u) => [u, this.version(u)]));
-      await this.until(() => opened.every((u) => this.version(u) > (base.get(u) ?? 0)), FIRST_CHECK_MS);
+      await this.until(() => opened.every((u) => this.version(u) > (base.get(u) ?? 0)), started + FIRST_CHECK_MS - Date.now());
     }
     return { files: params.uris.map((u) => this.file(u, this.editor.diagnostics(u))) };
   }
@@ -261,18 +263,27 @@ export class EditorIntel {
    * tab shows (in a preview tab, the focus kept): VS Code's TypeScript reports problems only for
    * files shown in tabs. Returns the ones it opened or showed.
    */
-  private async openUnopened(uris: readonly string[], forDiagnostics = false): Promise<string[]> {
+  private async openUnopened(uris: readonly string[], forDiagnostics = false, deadline = Infinity): Promise<string[]> {
     const files = uris.filter((u) => u.startsWith("file:"));
     const missing = files.filter((u) => !this.editor.isOpen(u) || (forDiagnostics && !this.editor.hasTab(u)));
     const opened: string[] = [];
-    for (const u of missing) {
-      try {
-        if (forDiagnostics) await this.editor.show(u);
-        else await this.editor.open(u);
-        opened.push(u);
-      } catch {
-        // A file that is gone or binary has no problems to report; answer the rest.
-      }
+    const all = Promise.all(
+      missing.map(async (u) => {
+        try {
+          await (forDiagnostics ? this.editor.show(u) : this.editor.open(u));
+          opened.push(u);
+        } catch {
+          // A file that is gone or binary has no problems to report; answer the rest.
+        }
+      }),
+    );
+    if (deadline === Infinity) await all;
+    else {
+      // A slow tab does not hold the answer up: the file counts as shown, and is being shown.
+      let timer: ReturnType<typeof setTimeout> | undefined;
+      const late = await Promise.race([all.then(() => false), new Promise<boolean>((r) => (timer = setTimeout(() => r(true), Math.max(deadline - Date.now(), 0))))]);
+      clearTimeout(timer);
+      if (late) return missing;
     }
     return opened;
   }

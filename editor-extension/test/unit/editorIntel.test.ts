@@ -68,8 +68,10 @@ class FakeEditor implements IntelEditor {
   hasTab(u: string): boolean {
     return this.tabs.has(u);
   }
+  hangShow = false;
   show(u: string): Promise<unknown> {
     if (this.failOpen) return Promise.reject(new Error("cannot open"));
+    if (this.hangShow) return new Promise(() => undefined);
     this.shown.push(u);
     this.open_.add(u);
     this.tabs.add(u);
@@ -222,6 +224,18 @@ describe("lovia/editor/diagnostics from VS Code's Problems list", () => {
     await intel.diagnostics({ uris: [B], waitMs: 0 });
     expect(ed.shown).toEqual([A, B]);
     expect(ed.opened).toEqual([]);
+  });
+
+  it("a tab that takes long to show does not hold the answer past the server's wait", async () => {
+    const ed = new FakeEditor();
+    ed.hangShow = true;
+    intel = new EditorIntel(ed);
+    const started = Date.now();
+    const answer = await intel.diagnostics({ uris: [A], waitMs: 0 });
+    const took = Date.now() - started;
+    expect(took).toBeGreaterThanOrEqual(FIRST_CHECK_MS - 20);
+    expect(took).toBeLessThan(500);
+    expect(answer.files).toEqual([{ uri: A, version: 0, diagnostics: [] }]);
   });
 
   it("a file that cannot be opened, or is not a file, is answered empty, without waiting on it", async () => {

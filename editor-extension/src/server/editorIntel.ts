@@ -35,7 +35,7 @@ export const FIRST_CHECK_MS = 350;
 /** After a re-check, how long the file's problems must stay unchanged before the answer: a
  * language server publishes a check in parts (TypeScript: semantic, then suggestion problems),
  * and a late part must not be taken for the re-check of the agent's next edit. */
-export const QUIET_MS = 200;
+export const QUIET_MS = 400;
 
 // The structural shapes of VS Code's objects that are read here (its classes satisfy them).
 export interface VsPosition {

@@ -31,7 +31,7 @@ export const MAX_WAIT_MS = 1500;
 /** How long, showing it included, a file this showed gets to be checked once before its first
  * answer (the server waits 0.5 s for that answer; showing a tab can take longer on a busy
  * machine, and then the answer does not wait for it). */
-export const FIRST_CHECK_MS = 350;
+export const FIRST_CHECK_MS = 150;
 /** After a re-check, how long the file's problems must stay unchanged before the answer: a
  * language server publishes a check in parts (TypeScript: semantic, then suggestion problems),
  * and a late part must not be taken for the re-check of the agent's next edit. */

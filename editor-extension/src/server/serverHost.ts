@@ -11,6 +11,7 @@ import {
 import { LoviaClient, type RpcEndpoint } from "../protocol/client";
 import type { ServerState } from "../chat/messages";
 import { applyAgentEdit } from "./agentEdits";
+import { EDITOR_DIAGNOSTICS, EDITOR_LOCATIONS, EDITOR_SYMBOLS, EditorIntel, type IntelEditor } from "./editorIntel";
 import { ServerBootstrap, type InterpreterChoice } from "./bootstrap";
 import { API_KEY_PROVIDERS, BASE_URL_KEY, buildInitializationOptions, restrictedSettings, serverEnv, serverSettings, type InspectedSection } from "./settings";
 
@@ -56,6 +57,47 @@ export function pipeLines(input: NodeJS.ReadableStream, log: vscode.LogOutputCha
       nl = buffer.indexOf("\n");
     }
   });
+}
+
+/** {@link IntelEditor} over the real VS Code API. */
+export function vscodeIntelEditor(): IntelEditor {
+  const canonical = (uri: string) => vscode.Uri.parse(uri).toString();
+  return {
+    diagnostics: (uri) => vscode.languages.getDiagnostics(vscode.Uri.parse(uri)),
+    allDiagnostics: () => vscode.languages.getDiagnostics(),
+    onDidChangeDiagnostics: (listener) => vscode.languages.onDidChangeDiagnostics((e) => listener(e.uris)),
+    onDidChangeText: (listener) =>
+      vscode.workspace.onDidChangeTextDocument((e) => {
+        if (e.contentChanges.length > 0) listener(e.document.uri);
+      }),
+    execute: (command, uri, ...rest) => {
+      const args = rest.map((a) => (isPosition(a) ? new vscode.Position(a.line, a.character) : a));
+      return vscode.commands.executeCommand(command, ...(uri === undefined ? [] : [vscode.Uri.parse(uri)]), ...args);
+    },
+    isOpen: (uri) => {
+      const key = canonical(uri);
+      return vscode.workspace.textDocuments.some((d) => d.uri.toString() === key);
+    },
+    open: (uri) => vscode.workspace.openTextDocument(vscode.Uri.parse(uri)),
+    hasTab: (uri) => {
+      const key = canonical(uri);
+      return vscode.window.tabGroups.all.some((g) =>
+        g.tabs.some((t) => {
+          const input = t.input as { uri?: vscode.Uri; modified?: vscode.Uri } | undefined;
+          return input?.uri?.toString() === key || input?.modified?.toString() === key;
+        }),
+      );
+    },
+    show: async (uri) => {
+      const doc = await vscode.workspace.openTextDocument(vscode.Uri.parse(uri));
+      return vscode.window.showTextDocument(doc, { preview: true, preserveFocus: true });
+    },
+    canonical,
+  };
+}
+
+function isPosition(v: unknown): v is { line: number; character: number } {
+  return typeof v === "object" && v !== null && typeof (v as { line?: unknown }).line === "number" && typeof (v as { character?: unknown }).character === "number";
 }
 
 /**
@@ -121,6 +163,13 @@ export class ServerHost implements vscode.Disposable {
     };
     this.client = new LanguageClient("lovia", "lovia", serverOptions, clientOptions);
     this.lovia = new LoviaClient(this.client as unknown as RpcEndpoint);
+    const intel = new EditorIntel(vscodeIntelEditor());
+    this.disposables.push(
+      intel,
+      this.client.onRequest(EDITOR_DIAGNOSTICS, (params: Parameters<EditorIntel["diagnostics"]>[0]) => intel.diagnostics(params)),
+      this.client.onRequest(EDITOR_LOCATIONS, (params: Parameters<EditorIntel["locations"]>[0]) => intel.locations(params)),
+      this.client.onRequest(EDITOR_SYMBOLS, (params: Parameters<EditorIntel["symbols"]>[0]) => intel.symbols(params)),
+    );
     this.disposables.push(
       this.client.onDidChangeState((e) => {
         if (e.newState === State.Running) {

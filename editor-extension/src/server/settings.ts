@@ -34,6 +34,8 @@ export function buildInitializationOptions(opts: { stateDir: string | undefined;
     approvals: "events",
     progress: true,
     trusted: opts.trusted,
+    // Answered by EditorIntel (editorIntel.ts) from VS Code's language servers.
+    editorIntel: { diagnostics: true, locations: true, symbols: true },
   };
   if (opts.stateDir) lovia.stateDir = opts.stateDir;
   return { lovia };

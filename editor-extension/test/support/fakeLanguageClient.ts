@@ -38,6 +38,8 @@ export class LanguageClient {
   readonly sentNotifications: { method: string; params: unknown }[] = [];
   private readonly listeners = new Set<Listener>();
   private readonly notificationHandlers: { method: string; handler: (p: unknown) => void }[] = [];
+  /** Handlers of server -> client requests (`lovia/editor/*`), by method. */
+  readonly requestHandlers = new Map<string, (p: never) => unknown>();
 
   constructor(
     readonly id: string,
@@ -67,6 +69,7 @@ export class LanguageClient {
     const initializationOptions = typeof opts === "function" ? opts() : opts;
     this.connection = LanguageClient.server.attach();
     for (const h of this.notificationHandlers) this.connection.onNotification(h.method, h.handler);
+    for (const [method, handler] of this.requestHandlers) this.connection.onRequest(method, (p: unknown) => handler(p as never));
     this.initializeParams = { initializationOptions };
     await this.connection.sendRequest("initialize", this.initializeParams);
     this.setState(State.Running);
@@ -108,6 +111,11 @@ export class LanguageClient {
   sendNotification(method: string, params: unknown): Promise<void> {
     this.sentNotifications.push({ method, params });
     return Promise.resolve();
+  }
+
+  onRequest<P>(method: string, handler: (p: P) => unknown): { dispose(): void } {
+    this.requestHandlers.set(method, handler as (p: never) => unknown);
+    return { dispose: () => this.requestHandlers.delete(method) };
   }
 
   onNotification(method: string, handler: (p: unknown) => void): { dispose(): void } {

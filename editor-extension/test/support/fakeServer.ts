@@ -69,6 +69,13 @@ export class FakeLoviaServer {
     return client;
   }
 
+  /** Send the client a request, as the server does with `lovia/editor/*`. */
+  request(method: string, params: unknown): Promise<unknown> {
+    const c = this.connections.at(-1);
+    if (!c) return Promise.reject(new Error("no client attached"));
+    return c.sendRequest(method, params);
+  }
+
   /** Drop every server side connection (the client sees nothing more). */
   detachAll(): void {
     for (const c of this.connections) c.dispose();

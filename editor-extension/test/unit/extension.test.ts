@@ -3,7 +3,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type * as Interpreter from "../../src/server/interpreter";
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
-import { __mock, Uri, TabInputTextDiff, type CodeLens } from "../vscode-mock/vscode";
+import { __mock, Position, Range, Uri, TabInputTextDiff, type CodeLens } from "../vscode-mock/vscode";
 import { hunksOf } from "../../src/diff/hunks";
 import { FakeLoviaServer, waitFor } from "../support/fakeServer";
 import { LanguageClient as FakeClient } from "../support/fakeLanguageClient";
@@ -85,8 +85,30 @@ describe("activation", () => {
     expect(client.id).toBe("lovia");
     expect(client.clientOptions.synchronize).toEqual({ configurationSection: "lovia" });
     expect(server.initializationOptions).toEqual({
-      lovia: { protocolVersion: 1, client: "vscode", approvals: "events", progress: true, trusted: true, stateDir: "/storage/workspace-1" },
+      lovia: {
+        protocolVersion: 1, client: "vscode", approvals: "events", progress: true, trusted: true, stateDir: "/storage/workspace-1",
+        editorIntel: { diagnostics: true, locations: true, symbols: true },
+      },
     });
+  });
+
+  it("answers the server's lovia/editor/* requests from VS Code's language features", async () => {
+    await start();
+    const b = "file:///work/project/src/b.ts";
+    const asked: unknown[][] = [];
+    __mock.state.commands.set("vscode.executeReferenceProvider", (...args: unknown[]) => {
+      asked.push(args);
+      return [{ uri: Uri.parse(b), range: new Range(3, 9, 3, 12) }];
+    });
+    const refs = await server.request("lovia/editor/locations", {
+      kind: "references", textDocument: { uri: "file:///work/project/src/a.ts" }, position: { line: 0, character: 17 },
+    });
+    expect(refs).toEqual({ locations: [{ uri: b, range: { start: { line: 3, character: 9 }, end: { line: 3, character: 12 } } }] });
+    // A real Uri and Position reach the command, as VS Code's API commands require.
+    expect(asked[0]?.[0]).toBeInstanceOf(Uri);
+    expect((asked[0]?.[0] as Uri).toString()).toBe("file:///work/project/src/a.ts");
+    expect(asked[0]?.[1]).toEqual(new Position(0, 17));
+    expect(await server.request("lovia/editor/diagnostics", { uris: null, waitMs: 0 })).toEqual({ files: [] });
   });
 
   it("sends the edit mode and the write review as settings, read for every run", async () => {

@@ -19,10 +19,14 @@ import { beforeEach } from "vitest";
 describe("settings → server", () => {
   it("builds initializationOptions.lovia per the protocol (the edit mode is a setting)", () => {
     expect(buildInitializationOptions({ stateDir: "/s", trusted: true })).toEqual({
-      lovia: { protocolVersion: 1, client: "vscode", approvals: "events", progress: true, trusted: true, stateDir: "/s" },
+      lovia: {
+        protocolVersion: 1, client: "vscode", approvals: "events", progress: true, trusted: true, stateDir: "/s",
+        editorIntel: { diagnostics: true, locations: true, symbols: true },
+      },
     });
     expect(buildInitializationOptions({ stateDir: undefined, trusted: false }).lovia).toEqual({
       protocolVersion: 1, client: "vscode", approvals: "events", progress: true, trusted: false,
+      editorIntel: { diagnostics: true, locations: true, symbols: true },
     });
   });
 

@@ -342,6 +342,7 @@ export const workspace = {
   },
   onDidGrantWorkspaceTrust: ((listener: () => void) => __mock.trustEmitter.event(listener)) as Event<void>,
   onDidChangeConfiguration: ((listener: (e: any) => void) => __mock.configEmitter.event(listener)) as Event<any>,
+  onDidChangeTextDocument: new EventEmitter<any>().event,
   registerTextDocumentContentProvider(scheme: string, provider: { provideTextDocumentContent(uri: Uri): string }): Disposable {
     __mock.state.contentProviders.set(scheme, provider);
     return new Disposable(() => __mock.state.contentProviders.delete(scheme));
@@ -532,7 +533,14 @@ export const commands = {
   },
 };
 
+const diagnosticsChanged = new EventEmitter<{ uris: Uri[] }>();
+
 export const languages = {
+  /** No language server runs in the mock: the Problems list is empty. */
+  getDiagnostics(_uri?: Uri): unknown[] {
+    return [];
+  },
+  onDidChangeDiagnostics: diagnosticsChanged.event,
   registerCodeLensProvider(selector: unknown, provider: unknown): Disposable {
     const entry = { selector, provider };
     __mock.state.codeLensProviders.push(entry);

@@ -1,0 +1,308 @@
+import { afterEach, describe, expect, it } from "vitest";
+import {
+  EditorIntel,
+  FIRST_CHECK_MS,
+  MAX_WAIT_MS,
+  QUIET_MS,
+  type IntelEditor,
+  type VsDiagnostic,
+  type VsDocumentSymbol,
+  type VsUri,
+} from "../../src/server/editorIntel";
+
+const A = "file:///ws/src/a.ts";
+const B = "file:///ws/src/b.ts";
+const r = (l: number, c: number, l2 = l, c2 = c + 1) => ({ start: { line: l, character: c }, end: { line: l2, character: c2 } });
+const uri = (s: string): VsUri => ({ toString: () => s });
+
+/** A stand-in VS Code: a Problems list the test sets, commands it records, open documents. */
+class FakeEditor implements IntelEditor {
+  problems = new Map<string, VsDiagnostic[]>();
+  open_ = new Set<string>();
+  tabs = new Set<string>();
+  opened: string[] = [];
+  shown: string[] = [];
+  executed: { command: string; uri: string | undefined; rest: unknown[] }[] = [];
+  results = new Map<string, unknown>();
+  failOpen = false;
+  private listeners = new Set<(uris: readonly VsUri[]) => void>();
+  private textListeners = new Set<(uri: VsUri) => void>();
+
+  diagnostics(u: string): readonly VsDiagnostic[] {
+    return this.problems.get(u) ?? [];
+  }
+  allDiagnostics(): [VsUri, VsDiagnostic[]][] {
+    return [...this.problems].map(([u, ds]) => [uri(u), ds]);
+  }
+  onDidChangeDiagnostics(listener: (uris: readonly VsUri[]) => void) {
+    this.listeners.add(listener);
+    return { dispose: () => this.listeners.delete(listener) };
+  }
+  onDidChangeText(listener: (uri: VsUri) => void) {
+    this.textListeners.add(listener);
+    return { dispose: () => this.textListeners.delete(listener) };
+  }
+  /** What an edit applied to the document does. */
+  edit(u: string): void {
+    for (const l of [...this.textListeners]) l(uri(u));
+  }
+  execute<T>(command: string, u: string | undefined, ...rest: unknown[]): Promise<T> {
+    this.executed.push({ command, uri: u, rest });
+    return Promise.resolve(this.results.get(command) as T);
+  }
+  isOpen(u: string): boolean {
+    return this.open_.has(u);
+  }
+  open(u: string): Promise<unknown> {
+    if (this.failOpen) return Promise.reject(new Error("cannot open"));
+    this.opened.push(u);
+    this.open_.add(u);
+    return Promise.resolve({});
+  }
+  openInTab(...us: string[]): void {
+    for (const u of us) {
+      this.open_.add(u);
+      this.tabs.add(u);
+    }
+  }
+  hasTab(u: string): boolean {
+    return this.tabs.has(u);
+  }
+  hangShow = false;
+  show(u: string): Promise<unknown> {
+    if (this.failOpen) return Promise.reject(new Error("cannot open"));
+    if (this.hangShow) return new Promise(() => undefined);
+    this.shown.push(u);
+    this.open_.add(u);
+    this.tabs.add(u);
+    return Promise.resolve({});
+  }
+  canonical(u: string): string {
+    return u.replace("%2D", "-");
+  }
+  /** What a language server publishing does: set the list, fire the change event. */
+  publish(u: string, ds: VsDiagnostic[]): void {
+    this.problems.set(u, ds);
+    for (const l of [...this.listeners]) l([uri(u)]);
+  }
+}
+
+const error = (message: string, line = 0): VsDiagnostic => ({ range: r(line, 4), message, severity: 0, source: "ts", code: { value: 2345, target: uri("https://x") } });
+
+let intel: EditorIntel | undefined;
+afterEach(() => intel?.dispose());
+
+describe("lovia/editor/diagnostics from VS Code's Problems list", () => {
+  it("answers every uri asked, with LSP severities and codes and a version that grows on each update", async () => {
+    const ed = new FakeEditor();
+    ed.openInTab(A, B);
+    intel = new EditorIntel(ed);
+    ed.publish(A, [error("Type 'string' is not assignable to type 'number'.", 2)]);
+    const first = await intel.diagnostics({ uris: [A, B], waitMs: 0 });
+    expect(first.files).toEqual([
+      {
+        uri: A,
+        version: 1,
+        diagnostics: [{ range: r(2, 4), message: "Type 'string' is not assignable to type 'number'.", severity: 1, source: "ts", code: 2345 }],
+      },
+      { uri: B, version: 0, diagnostics: [] },
+    ]);
+    ed.publish(A, []); // re-published empty: still a new version
+    ed.publish(A, []);
+    const second = await intel.diagnostics({ uris: [A], waitMs: 0 });
+    expect(second.files).toEqual([{ uri: A, version: 3, diagnostics: [] }]);
+  });
+
+  it("uris null lists the files that have problems, and only those", async () => {
+    const ed = new FakeEditor();
+    intel = new EditorIntel(ed);
+    ed.publish(A, []);
+    ed.publish(B, [{ range: r(0, 0), message: "unused", severity: 1 }]);
+    const all = await intel.diagnostics({ uris: null, waitMs: 0 });
+    expect(all.files).toEqual([{ uri: B, version: 1, diagnostics: [{ range: r(0, 0), message: "unused", severity: 2 }] }]);
+    expect(ed.opened).toEqual([]);
+    expect(ed.shown).toEqual([]);
+  });
+
+  it("with `after`, answers as soon as the file was re-checked", async () => {
+    const ed = new FakeEditor();
+    ed.openInTab(A);
+    intel = new EditorIntel(ed);
+    ed.publish(A, []);
+    const started = Date.now();
+    const pending = intel.diagnostics({ uris: [A], after: { [A]: 1 }, waitMs: 1000 });
+    setTimeout(() => ed.publish(B, []), 20); // another file's update does not end the wait
+    setTimeout(() => ed.publish(A, [error("Cannot find name 'x'.")]), 80);
+    const answer = await pending;
+    const took = Date.now() - started;
+    expect(answer.files?.[0]?.version).toBe(2);
+    expect(answer.files?.[0]?.diagnostics?.[0]?.message).toBe("Cannot find name 'x'.");
+    expect(took).toBeGreaterThanOrEqual(60);
+    expect(took).toBeLessThan(800);
+  });
+
+  it("with `after`, a check published in parts is answered once it went quiet", async () => {
+    const ed = new FakeEditor();
+    ed.openInTab(A);
+    intel = new EditorIntel(ed);
+    const started = Date.now();
+    const pending = intel.diagnostics({ uris: [A], after: { [A]: 0 }, waitMs: 1500 });
+    setTimeout(() => ed.publish(A, []), 30); // e.g. TypeScript's suggestion problems first
+    setTimeout(() => ed.publish(A, [error("Cannot find name 'missing'.")]), 130);
+    const answer = await pending;
+    const took = Date.now() - started;
+    expect(answer.files?.[0]?.version).toBe(2);
+    expect(answer.files?.[0]?.diagnostics).toHaveLength(1);
+    expect(took).toBeGreaterThanOrEqual(130 + QUIET_MS - 10);
+    expect(took).toBeLessThan(1000);
+  });
+
+  it("with `after`, an update that came before the file's last edit is not its re-check", async () => {
+    const ed = new FakeEditor();
+    intel = new EditorIntel(ed);
+    const before = await intel.diagnostics({ uris: [A], waitMs: 0 }); // opened: version 0 (not checked in time)
+    expect(before.files?.[0]?.version).toBe(0);
+    ed.publish(A, []); // the first check, of the text before the edit
+    ed.edit(A); // the agent's edit lands
+    const started = Date.now();
+    const pending = intel.diagnostics({ uris: [A], after: { [A]: 0 }, waitMs: 1000 });
+    setTimeout(() => ed.publish(A, [error("Cannot find name 'missing'.")]), 80);
+    const answer = await pending;
+    expect(Date.now() - started).toBeGreaterThanOrEqual(60);
+    expect(answer.files?.[0]?.version).toBe(2);
+    expect(answer.files?.[0]?.diagnostics?.[0]?.message).toBe("Cannot find name 'missing'.");
+  });
+
+  it("with `after`, a file that is never re-checked is answered after waitMs, and waitMs is capped", async () => {
+    const ed = new FakeEditor();
+    ed.openInTab(A);
+    intel = new EditorIntel(ed);
+    let started = Date.now();
+    const answer = await intel.diagnostics({ uris: [A], after: { [A]: 0 }, waitMs: 150 });
+    expect(Date.now() - started).toBeGreaterThanOrEqual(140);
+    expect(answer.files).toEqual([{ uri: A, version: 0, diagnostics: [] }]);
+
+    started = Date.now();
+    await intel.diagnostics({ uris: [A], after: { [A]: 0 }, waitMs: 60_000 });
+    const took = Date.now() - started;
+    expect(took).toBeGreaterThanOrEqual(MAX_WAIT_MS - 20);
+    expect(took).toBeLessThan(MAX_WAIT_MS + 1000);
+  }, 10_000);
+
+  it("an `after` already passed answers at once; a uri in the editor's spelling matches", async () => {
+    const ed = new FakeEditor();
+    const odd = "file:///ws/src/x%2Dy.ts";
+    ed.openInTab(odd);
+    intel = new EditorIntel(ed);
+    ed.publish("file:///ws/src/x-y.ts", []);
+    await new Promise((r) => setTimeout(r, QUIET_MS + 20));
+    const started = Date.now();
+    const answer = await intel.diagnostics({ uris: [odd], after: { [odd]: 0 }, waitMs: 1000 });
+    expect(Date.now() - started).toBeLessThan(100);
+    expect(answer.files?.[0]).toEqual({ uri: odd, version: 1, diagnostics: [] });
+  });
+
+  it("shows a file no tab shows (TypeScript checks only those) and gives it its first check", async () => {
+    const ed = new FakeEditor();
+    intel = new EditorIntel(ed);
+    const started = Date.now();
+    const pending = intel.diagnostics({ uris: [A], waitMs: 0 });
+    setTimeout(() => ed.publish(A, [error("boom")]), 30);
+    const answer = await pending;
+    expect(ed.shown).toEqual([A]);
+    expect(answer.files?.[0]?.version).toBe(1);
+    expect(answer.files?.[0]?.diagnostics).toHaveLength(1);
+    expect(Date.now() - started).toBeLessThan(FIRST_CHECK_MS);
+
+    // Shown now: asked again, it is not shown again and the answer is immediate.
+    const again = Date.now();
+    await intel.diagnostics({ uris: [A], waitMs: 0 });
+    expect(ed.shown).toEqual([A]);
+    expect(Date.now() - again).toBeLessThan(100);
+    // A document open without a tab is shown too.
+    ed.open_.add(B);
+    await intel.diagnostics({ uris: [B], waitMs: 0 });
+    expect(ed.shown).toEqual([A, B]);
+    expect(ed.opened).toEqual([]);
+  });
+
+  it("a tab that takes long to show does not hold the answer past the server's wait", async () => {
+    const ed = new FakeEditor();
+    ed.hangShow = true;
+    intel = new EditorIntel(ed);
+    const started = Date.now();
+    const answer = await intel.diagnostics({ uris: [A], waitMs: 0 });
+    const took = Date.now() - started;
+    expect(took).toBeGreaterThanOrEqual(FIRST_CHECK_MS - 20);
+    expect(took).toBeLessThan(500);
+    expect(answer.files).toEqual([{ uri: A, version: 0, diagnostics: [] }]);
+  });
+
+  it("a file that cannot be opened, or is not a file, is answered empty, without waiting on it", async () => {
+    const ed = new FakeEditor();
+    ed.failOpen = true;
+    intel = new EditorIntel(ed);
+    const started = Date.now();
+    const answer = await intel.diagnostics({ uris: [A, "untitled:Untitled-1"], waitMs: 0 });
+    expect(Date.now() - started).toBeLessThan(100);
+    expect(answer.files).toEqual([
+      { uri: A, version: 0, diagnostics: [] },
+      { uri: "untitled:Untitled-1", version: 0, diagnostics: [] },
+    ]);
+  });
+
+  it("dispose ends pending waits", async () => {
+    const ed = new FakeEditor();
+    ed.openInTab(A);
+    const local = new EditorIntel(ed);
+    const started = Date.now();
+    const pending = local.diagnostics({ uris: [A], after: { [A]: 0 }, waitMs: 1500 });
+    setTimeout(() => local.dispose(), 30);
+    await pending;
+    expect(Date.now() - started).toBeLessThan(500);
+  });
+});
+
+describe("lovia/editor/locations and symbols through the execute*Provider commands", () => {
+  it("maps each kind to its command, with the position, and turns LocationLinks into Locations", async () => {
+    const ed = new FakeEditor();
+    intel = new EditorIntel(ed);
+    ed.results.set("vscode.executeReferenceProvider", [{ uri: uri(B), range: r(3, 9) }]);
+    ed.results.set("vscode.executeDefinitionProvider", [{ targetUri: uri(A), targetRange: r(0, 0, 4, 1), targetSelectionRange: r(0, 16) }]);
+    const refs = await intel.locations({ kind: "references", textDocument: { uri: A }, position: { line: 0, character: 17 } });
+    expect(refs).toEqual({ locations: [{ uri: B, range: r(3, 9) }] });
+    const defs = await intel.locations({ kind: "definition", textDocument: { uri: B }, position: { line: 3, character: 9 } });
+    expect(defs).toEqual({ locations: [{ uri: A, range: r(0, 16) }] });
+    const impls = await intel.locations({ kind: "implementation", textDocument: { uri: A }, position: { line: 1, character: 2 } });
+    expect(impls).toEqual({ locations: [] }); // no provider answered: undefined
+    expect(ed.executed.map((e) => [e.command, e.uri, e.rest])).toEqual([
+      ["vscode.executeReferenceProvider", A, [{ line: 0, character: 17 }]],
+      ["vscode.executeDefinitionProvider", B, [{ line: 3, character: 9 }]],
+      ["vscode.executeImplementationProvider", A, [{ line: 1, character: 2 }]],
+    ]);
+    expect(ed.opened).toEqual([A, B]); // opened for their language servers, once each
+  });
+
+  it("document symbols keep their tree with LSP kinds; workspace symbols are SymbolInformation", async () => {
+    const ed = new FakeEditor();
+    intel = new EditorIntel(ed);
+    const method: VsDocumentSymbol = { name: "run", kind: 5, range: r(2, 2, 4, 3), selectionRange: r(2, 2), children: [] };
+    const cls: VsDocumentSymbol = { name: "Runner", detail: "class", kind: 4, range: r(1, 0, 5, 1), selectionRange: r(1, 13), children: [method] };
+    ed.results.set("vscode.executeDocumentSymbolProvider", [cls]);
+    ed.results.set("vscode.executeWorkspaceSymbolProvider", [{ name: "add", kind: 11, containerName: "a.ts", location: { uri: uri(A), range: r(0, 16) } }]);
+    const outline = await intel.symbols({ textDocument: { uri: A } });
+    expect(outline.symbols).toEqual([
+      {
+        name: "Runner",
+        detail: "class",
+        kind: 5,
+        range: r(1, 0, 5, 1),
+        selectionRange: r(1, 13),
+        children: [{ name: "run", kind: 6, range: r(2, 2, 4, 3), selectionRange: r(2, 2), children: [] }],
+      },
+    ]);
+    const search = await intel.symbols({ query: "add" });
+    expect(search.symbols).toEqual([{ name: "add", kind: 12, containerName: "a.ts", location: { uri: A, range: r(0, 16) } }]);
+    expect(ed.executed.at(-1)).toEqual({ command: "vscode.executeWorkspaceSymbolProvider", uri: undefined, rest: ["add"] });
+  });
+});

@@ -12,8 +12,9 @@ mount scopes are derived from the :class:`WorkspacePolicy`:
   ``/bin``, ``/lib*``, ``/etc``, ``/opt``, ``/nix``) are visible, read-only, plus a
   private ``/tmp`` and an empty ``$HOME``; otherwise the whole file system is visible
   read-only (read-write only when writes outside are open), ``TMPDIR`` is a private
-  ``/var/tmp`` and unix sockets in ``/tmp`` and ``$HOME`` are masked; ``/run`` (the
-  session bus, the docker socket...) is always an empty tmpfs;
+  ``/var/tmp`` and unix sockets outside the root are masked (the kernel's table of bound
+  sockets, plus a walk of ``/tmp`` and ``$HOME`` that fails closed when the table is not
+  whole); ``/run`` (the session bus, the docker socket...) is always an empty tmpfs;
 * every existing path matched by ``denied_paths`` or by a read-``deny`` path rule is
   masked (files by an unreadable device node, directories by an empty read-only
   tmpfs) — including symlink targets and hard links found in the root; write-only
@@ -42,9 +43,6 @@ import os
 import shutil
 import stat
 import subprocess
-import threading
-import time
-from collections import deque
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -66,6 +64,13 @@ from lovia.workspace.sandbox_proxy import (
     bridge_python,
     proxy_env,
 )
+from lovia.workspace.sandbox_scan import (
+    SHARED_SCANS,
+    Classify,
+    Hit,
+    ScanCache,
+    bound_unix_sockets,
+)
 from lovia.workspace.types import CommandResult
 from lovia.workspace.venv_shims import shim_dirs
 
@@ -81,6 +86,8 @@ SYSTEM_PATHS: tuple[str, ...] = (
     "/opt",
     "/nix",
 )
+PRIVATE_MOUNTS = ("/run", "/dev", "/proc")
+"""Always the sandbox's own (a tmpfs, a minimal /dev, its own /proc): nothing to mask there."""
 SANDBOX_PROXY_SOCKET = "/run/lovia/proxy.sock"
 """Where the host's proxy socket appears inside the sandbox (``/run`` is a private tmpfs)."""
 _available_cache: dict[str, bool] = {}
@@ -94,6 +101,25 @@ class _Mask:
     path: str
     is_dir: bool
     read_only_only: bool = False
+
+
+@dataclass(frozen=True)
+class _MaskPlan:
+    masks: list[_Mask]
+    hide_tmp: bool
+    """The ``/tmp`` walk was cut short: the sandbox gets a private ``/tmp`` (fail closed)."""
+
+
+def _is_socket(path: str) -> bool:
+    try:
+        return stat.S_ISSOCK(os.lstat(path).st_mode)
+    except OSError:
+        return False
+
+
+def _under(path: str, top: str) -> bool:
+    top = top.rstrip("/") or "/"
+    return path == top or path.startswith(top + "/") or top == "/"
 
 
 @dataclass(frozen=True)
@@ -124,6 +150,13 @@ class BubblewrapExecutor:
     """Run the proxy even with no allowed domains, so a refused request says how to allow it."""
     network_hint: str = "add it to allowed_domains"
     """The end of the proxy's refusal message."""
+    tmp_dir: str = "/tmp"
+    """The host's shared temporary directory, walked for sockets when the outside is visible."""
+    tmp_scan_budget: int = 20_000
+    tmp_scan_depth: int = 4
+    """How far the ``/tmp`` socket walk reads (outside visible); directories past it are
+    hidden, and all of ``/tmp`` when more than ``max_unwalked_masks`` are."""
+    max_unwalked_masks: int = 64
     _allowlist: tuple[AllowedHost, ...] = field(default=(), init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
@@ -299,32 +332,9 @@ class BubblewrapExecutor:
         if network == "host":
             for p in _resolver_dirs():
                 args += ["--ro-bind-try", p, p]
-        if read_outside == "deny":
-            args += ["--tmpfs", "/tmp"]  # a private /tmp; the host's stays hidden
-        else:
-            # the host's /tmp is part of the (read-only) outside; a private TMPDIR instead
-            args += ["--tmpfs", "/var/tmp", "--setenv", "TMPDIR", "/var/tmp"]
         home = env.get("HOME")
-        if read_outside == "deny" and home and relative_to_root(root, Path(home)) is None:
-            args += ["--tmpfs", home]
-            # git's identity and settings (the user's own, read-only; protected besides)
-            for name in USER_GIT_CONFIG:
-                args += ["--ro-bind-try", os.path.join(home, name), os.path.join(home, name)]
-        for p in self.extra_ro_paths:
-            args += ["--ro-bind-try", p, p]
-        # the venv wrappers that lead PATH (lovia.workspace.venv_shims) live outside the root
-        for p in shim_dirs(env.get("PATH")):
-            args += ["--ro-bind-try", p, p]
-        root_rw = self.root_is_writable(policy, approved=approved)
-        args += ["--bind" if root_rw else "--ro-bind", str(root), str(root)]
         extra = self._rule_binds(policy, root, approved=approved)
-        # a worktree's (or submodule's) git dir lives outside the root: git needs it, read-only
-        # like a protected .git unless the command was approved
-        bound = {p for p, _ in extra}
-        git_dirs = [(d, approved and root_rw) for d in _external_git_dirs(root) if d not in bound]
-        for path, writable in sorted([*extra, *git_dirs], key=lambda b: b[0].count("/")):
-            args += ["--bind" if writable else "--ro-bind", path, path]
-        masks = self.masks(
+        plan = self._mask_plan(
             policy,
             root,
             home=home,
@@ -338,11 +348,49 @@ class BubblewrapExecutor:
             extra_roots=tuple(Path(p) for p, _ in extra),
             scan_cache=scan_cache,
         )
-        for mask in masks:
+        if read_outside == "deny":
+            args += ["--tmpfs", "/tmp"]  # a private /tmp; the host's stays hidden
+        elif plan.hide_tmp:
+            # the walk was cut short, so what the host's /tmp holds is unknown: hide it
+            args += ["--tmpfs", self.tmp_dir]
+        if read_outside != "deny":
+            # the host's /tmp is part of the (read-only) outside; a private TMPDIR instead
+            args += ["--tmpfs", "/var/tmp", "--setenv", "TMPDIR", "/var/tmp"]
+        rebound: list[str] = []
+        if plan.hide_tmp and home and _under(home, self.tmp_dir):
+            args += ["--bind" if write_outside == "allow" else "--ro-bind", home, home]
+            rebound.append(home)
+        if read_outside == "deny" and home and relative_to_root(root, Path(home)) is None:
+            args += ["--tmpfs", home]
+            # git's identity and settings (the user's own, read-only; protected besides)
+            for name in USER_GIT_CONFIG:
+                args += ["--ro-bind-try", os.path.join(home, name), os.path.join(home, name)]
+        for p in self.extra_ro_paths:
+            args += ["--ro-bind-try", p, p]
+        # the venv wrappers that lead PATH (lovia.workspace.venv_shims) live outside the root
+        for p in shim_dirs(env.get("PATH")):
+            args += ["--ro-bind-try", p, p]
+        rebound += [*self.extra_ro_paths, *shim_dirs(env.get("PATH"))]
+        root_rw = self.root_is_writable(policy, approved=approved)
+        args += ["--bind" if root_rw else "--ro-bind", str(root), str(root)]
+        # a worktree's (or submodule's) git dir lives outside the root: git needs it, read-only
+        # like a protected .git unless the command was approved
+        bound = {p for p, _ in extra}
+        git_dirs = [(d, approved and root_rw) for d in _external_git_dirs(root) if d not in bound]
+        for path, writable in sorted([*extra, *git_dirs], key=lambda b: b[0].count("/")):
+            args += ["--bind" if writable else "--ro-bind", path, path]
+        rebound += [str(root), *(p for p, _ in extra), *(d for d, _ in git_dirs)]
+        for mask in plan.masks:
             if not os.path.lexists(mask.path):
                 # Gone since the scan (a socket another program removed from /tmp): nothing to
                 # hide, and bwrap cannot mount over a path that is not there.
                 continue
+            if (
+                plan.hide_tmp
+                and _under(mask.path, self.tmp_dir)
+                and not any(_under(mask.path, top) for top in rebound)
+            ):
+                continue  # inside the private /tmp already
             if mask.read_only_only:
                 args += ["--ro-bind", mask.path, mask.path]
             elif mask.is_dir:
@@ -461,6 +509,29 @@ class BubblewrapExecutor:
         hooks, info, modules and worktrees), so git itself can commit and fetch.
 
         The walks reuse ``scan_cache`` (a session's) for directories that did not change."""
+        return self._mask_plan(
+            policy,
+            root,
+            home=home,
+            approved=approved,
+            outside_visible=outside_visible,
+            extra_roots=extra_roots,
+            scan_cache=scan_cache,
+            exempt=exempt,
+        ).masks
+
+    def _mask_plan(
+        self,
+        policy: WorkspacePolicy,
+        root: Path,
+        *,
+        home: str | None,
+        approved: bool,
+        outside_visible: bool,
+        extra_roots: tuple[Path, ...],
+        scan_cache: ScanCache | None,
+        exempt: tuple[str, ...] | None,
+    ) -> _MaskPlan:
         found: dict[str, _Mask] = {}
         denied_inodes: set[tuple[int, int]] = set()
 
@@ -605,13 +676,27 @@ class BubblewrapExecutor:
                 on_hit,
                 masked,
                 budget=self.scan_budget,
-            )
+            ).linked
         if home and _normalize(policy.read_outside) != "deny" and (bare or outside_visible):
             key: object = ("home", tuple(bare), outside_visible)
             cache.scan(key, home, classify_home, on_hit, masked, budget=20_000, max_depth=4)
+        hide_tmp = False
         if outside_visible:
-            key = ("tmp", str(root))
-            cache.scan(key, "/tmp", classify_tmp, on_hit, masked, budget=20_000, max_depth=4)
+            bound, whole = self.socket_table()
+            for path in bound:
+                real = os.path.realpath(path)
+                private = any(_under(real, d) for d in PRIVATE_MOUNTS)
+                if not private and rel_of(real) is None and _is_socket(real):
+                    add(Path(real))
+            hide_tmp = self._walk_tmp(
+                cache,
+                ("tmp", str(root), extra_roots),
+                classify_tmp,
+                on_hit,
+                masked,
+                tops=[str(t) for t in (root, *extra_roots)] + ([home] if home else []),
+                hide=None if whole else lambda d: add(Path(d)),
+            )
         for path, dev, ino in linked:
             if (dev, ino) in denied_inodes:  # a hard link to a denied file
                 add(Path(path))
@@ -633,7 +718,50 @@ class BubblewrapExecutor:
             kept.append(m)
             if m.is_dir and not m.read_only_only:
                 hidden_dirs.append(m.path)
-        return kept
+        return _MaskPlan(kept, hide_tmp)
+
+    def _walk_tmp(
+        self,
+        cache: ScanCache,
+        key: object,
+        classify: Classify,
+        on_hit: Callable[[str, Hit], None],
+        masked: Callable[[str], bool],
+        *,
+        tops: list[str],
+        hide: Callable[[str], None] | None,
+    ) -> bool:
+        """Find the unix sockets under ``/tmp`` (those bound in another network namespace,
+        a container's, are not in the kernel's table). With ``hide`` (the table was not
+        whole) the walk fails closed: a directory it did not read is hidden, and when that
+        is too many directories, or one that holds the root (or another bound top), all of
+        ``/tmp`` is (returns True).
+
+        The tops are walked on their own, so this walk does not enter them."""
+        inside = {t.rstrip("/") for t in tops}
+        walk = cache.scan(
+            key,
+            self.tmp_dir,
+            classify,
+            on_hit,
+            lambda d: masked(d) or d in inside,
+            budget=self.tmp_scan_budget,
+            max_depth=self.tmp_scan_depth,
+        )
+        if hide is None or not walk.unwalked:
+            return False
+        if len(walk.unwalked) > self.max_unwalked_masks:
+            return True
+        if any(_under(top, d) for d in walk.unwalked for top in inside):
+            return True
+        for d in walk.unwalked:
+            hide(d)
+        return False
+
+    @staticmethod
+    def socket_table() -> tuple[list[str], bool]:
+        """The bound unix sockets the kernel lists (a seam for tests)."""
+        return bound_unix_sockets()
 
     def protected_patterns(self, policy: WorkspacePolicy) -> tuple[str, ...]:
         """The executor's protected patterns plus the policy's (when it has the field)."""
@@ -967,134 +1095,9 @@ def _safe_glob(pattern: str, *, root_dir: str | None = None) -> list[str]:
     return []
 
 
-Hit = Literal["deny", "read-only", "protected"]
-"""What the walk found: a path to hide, one to mount read-only, a protected one (read-only
-for a command that ran without approval)."""
-Classify = Callable[[str, str, os.stat_result], "tuple[str, Hit] | None"]
-"""``(path, name, lstat) -> (path to mount over, what)`` or None, for one directory entry."""
-
-
 def _bare(pattern: str) -> bool:
     """A pattern without ``/`` (not absolute): it matches a name at any depth."""
     return "/" not in pattern.rstrip("/") and not pattern.startswith(("/", "~"))
-
-
-@dataclass
-class _DirScan:
-    mtime_ns: int
-    scanned_ns: int
-    entries: int
-    subdirs: list[str]
-    hits: list[tuple[str, Hit]]
-    linked: list[tuple[str, int, int]]
-    """Regular files with more than one link: ``(path, st_dev, st_ino)``."""
-
-
-class ScanCache:
-    """What the mask walks found per directory, reused while the directory is unchanged.
-
-    Adding, removing or renaming an entry changes a directory's mtime, so a directory whose
-    mtime is what it was — and was already old when it was scanned (timestamps are coarse:
-    a change in the same tick must not hide) — has the same entries and the same verdicts.
-    A large repository is then walked with one ``stat`` per directory instead of one policy
-    judgement per file, for every command of a session.
-    """
-
-    STABLE_NS = 2_000_000_000
-    MAX_KEYS = 8
-
-    def __init__(self) -> None:
-        self._dirs: dict[object, dict[str, _DirScan]] = {}
-        self._lock = threading.Lock()  # commands are prepared in worker threads
-
-    def scan(
-        self,
-        key: object,
-        top: str,
-        classify: Classify,
-        on_hit: Callable[[str, Hit], None],
-        prune: Callable[[str], bool],
-        *,
-        budget: int,
-        max_depth: int | None = None,
-    ) -> list[tuple[str, int, int]]:
-        """Walk ``top`` (symlinked dirs not followed), calling ``on_hit`` for each match
-        before its subdirectories are entered; returns the multiply-linked files seen."""
-        with self._lock:
-            return self._scan(key, top, classify, on_hit, prune, budget, max_depth)
-
-    def _scan(
-        self,
-        key: object,
-        top: str,
-        classify: Classify,
-        on_hit: Callable[[str, Hit], None],
-        prune: Callable[[str], bool],
-        budget: int,
-        max_depth: int | None,
-    ) -> list[tuple[str, int, int]]:
-        dirs = self._dirs.pop(key, None)
-        if dirs is None:
-            dirs = {}
-            while len(self._dirs) >= self.MAX_KEYS:
-                self._dirs.pop(next(iter(self._dirs)))
-        self._dirs[key] = dirs  # most recently used last
-        linked: list[tuple[str, int, int]] = []
-        # breadth first: within the budget, the shallow places where sockets and secrets
-        # usually are (/tmp/ssh-*/agent.*, /tmp/tmux-*/default) come before any deep tree
-        queue: deque[tuple[str, int]] = deque([(top, 0)])
-        seen = 0
-        while queue:
-            d, depth = queue.popleft()
-            try:
-                mtime = os.stat(d, follow_symlinks=False).st_mtime_ns
-            except OSError:
-                dirs.pop(d, None)
-                continue
-            held = dirs.get(d)
-            if held is None or held.mtime_ns != mtime or mtime > held.scanned_ns - self.STABLE_NS:
-                held = _scan_dir(d, mtime, classify)
-                if held is None:
-                    dirs.pop(d, None)
-                    continue
-                dirs[d] = held
-            for path, hit in held.hits:
-                on_hit(path, hit)
-            linked += held.linked
-            seen += held.entries
-            if seen > budget:
-                break
-            if max_depth is None or depth + 1 < max_depth:
-                queue.extend((sub, depth + 1) for sub in held.subdirs if not prune(sub))
-        return linked
-
-
-SHARED_SCANS = ScanCache()
-"""The mask walks' cache shared by the sessions of this process (keyed by policy and root)."""
-
-
-def _scan_dir(d: str, mtime_ns: int, classify: Classify) -> _DirScan | None:
-    scanned = time.time_ns()
-    out = _DirScan(mtime_ns, scanned, 0, [], [], [])
-    try:
-        it = os.scandir(d)
-    except OSError:
-        return None
-    with it:
-        for entry in it:
-            out.entries += 1
-            try:
-                st = entry.stat(follow_symlinks=False)
-            except OSError:
-                continue
-            hit = classify(entry.path, entry.name, st)
-            if hit is not None:
-                out.hits.append(hit)
-            if stat.S_ISDIR(st.st_mode):
-                out.subdirs.append(entry.path)
-            elif stat.S_ISREG(st.st_mode) and st.st_nlink > 1:
-                out.linked.append((entry.path, st.st_dev, st.st_ino))
-    return out
 
 
 __all__ = ["SYSTEM_PATHS", "BubblewrapExecutor", "BubblewrapSession", "PreparedCommand"]

@@ -397,15 +397,17 @@ class TestServerScopes:
 
         from lovia.workspace import sandbox as sb
 
-        real = BubblewrapExecutor.masks
+        real = BubblewrapExecutor._mask_plan
         with tempfile.TemporaryDirectory(dir="/tmp") as d:
             gone = os.path.join(d, "agent.sock")
+        planned: list[str] = []
 
-        def stale(self: BubblewrapExecutor, *args: object, **kwargs: object) -> list[sb._Mask]:
+        def stale(self: BubblewrapExecutor, *args: object, **kwargs: object) -> sb._MaskPlan:
             found = real(self, *args, **kwargs)  # type: ignore[arg-type]
-            return [*found, sb._Mask(gone, is_dir=False)]
+            planned.append(gone)
+            return sb._MaskPlan([*found.masks, sb._Mask(gone, is_dir=False)], found.hide_tmp)
 
-        monkeypatch.setattr(BubblewrapExecutor, "masks", stale)
+        monkeypatch.setattr(BubblewrapExecutor, "_mask_plan", stale)
         executor = BubblewrapExecutor()
         out = await executor.run(
             "echo ran",
@@ -416,7 +418,7 @@ class TestServerScopes:
             root=tree,
         )
         assert out.exit_code == 0, out.stderr
-        assert out.stdout == "ran\n"
+        assert out.stdout == "ran\n" and planned == [gone]
 
     async def test_other_folders_opened_by_rules_are_bound(self, tree: Path, outside: Path) -> None:
         policy = WorkspacePolicy(
@@ -449,7 +451,7 @@ class TestScanCache:
     def test_unchanged_directories_are_not_walked_again(
         self, tree: Path, monkeypatch: pytest.MonkeyPatch
     ) -> None:
-        from lovia.workspace import sandbox as sb
+        from lovia.workspace import sandbox_scan as sb
 
         calls: list[str] = []
         real = sb._scan_dir

@@ -1,0 +1,184 @@
+"""The sandbox's mask walks: find what to hide under a directory, cached per directory.
+
+A walk is bounded (an entry budget, optionally a depth). What it could not look at is
+reported as :attr:`Walk.unwalked`, so a caller that must fail closed (the ``/tmp`` socket
+walk) can hide those directories instead of trusting that nothing is in them.
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+import threading
+import time
+from collections import deque
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Literal
+
+Hit = Literal["deny", "read-only", "protected"]
+"""What the walk found: a path to hide, one to mount read-only, a protected one (read-only
+for a command that ran without approval)."""
+Classify = Callable[[str, str, os.stat_result], "tuple[str, Hit] | None"]
+"""``(path, name, lstat) -> (path to mount over, what)`` or None, for one directory entry."""
+
+
+@dataclass
+class Walk:
+    """What one walk saw beyond its hits."""
+
+    linked: list[tuple[str, int, int]] = field(default_factory=list)
+    """Regular files with more than one link: ``(path, st_dev, st_ino)``."""
+    unwalked: list[str] = field(default_factory=list)
+    """Directories the budget or the depth limit left unread (their contents are unknown)."""
+
+
+@dataclass
+class _DirScan:
+    mtime_ns: int
+    scanned_ns: int
+    entries: int
+    subdirs: list[str]
+    hits: list[tuple[str, Hit]]
+    linked: list[tuple[str, int, int]]
+
+
+class ScanCache:
+    """What the mask walks found per directory, reused while the directory is unchanged.
+
+    Adding, removing or renaming an entry changes a directory's mtime, so a directory whose
+    mtime is what it was — and was already old when it was scanned (timestamps are coarse:
+    a change in the same tick must not hide) — has the same entries and the same verdicts.
+    A large repository is then walked with one ``stat`` per directory instead of one policy
+    judgement per file, for every command of a session.
+    """
+
+    STABLE_NS = 2_000_000_000
+    MAX_KEYS = 8
+
+    def __init__(self) -> None:
+        self._dirs: dict[object, dict[str, _DirScan]] = {}
+        self._lock = threading.Lock()  # commands are prepared in worker threads
+
+    def scan(
+        self,
+        key: object,
+        top: str,
+        classify: Classify,
+        on_hit: Callable[[str, Hit], None],
+        prune: Callable[[str], bool],
+        *,
+        budget: int,
+        max_depth: int | None = None,
+    ) -> Walk:
+        """Walk ``top`` (symlinked dirs not followed), calling ``on_hit`` for each match
+        before its subdirectories are entered."""
+        with self._lock:
+            return self._scan(key, top, classify, on_hit, prune, budget, max_depth)
+
+    def _scan(
+        self,
+        key: object,
+        top: str,
+        classify: Classify,
+        on_hit: Callable[[str, Hit], None],
+        prune: Callable[[str], bool],
+        budget: int,
+        max_depth: int | None,
+    ) -> Walk:
+        dirs = self._dirs.pop(key, None)
+        if dirs is None:
+            dirs = {}
+            while len(self._dirs) >= self.MAX_KEYS:
+                self._dirs.pop(next(iter(self._dirs)))
+        self._dirs[key] = dirs  # most recently used last
+        walk = Walk()
+        # breadth first: within the budget, the shallow places where sockets and secrets
+        # usually are (/tmp/ssh-*/agent.*, /tmp/tmux-*/default) come before any deep tree
+        queue: deque[tuple[str, int]] = deque([(top, 0)])
+        seen = 0
+        while queue:
+            d, depth = queue.popleft()
+            try:
+                mtime = os.stat(d, follow_symlinks=False).st_mtime_ns
+            except OSError:
+                dirs.pop(d, None)
+                continue
+            held = dirs.get(d)
+            if held is None or held.mtime_ns != mtime or mtime > held.scanned_ns - self.STABLE_NS:
+                held = _scan_dir(d, mtime, classify)
+                if held is None:
+                    dirs.pop(d, None)
+                    continue
+                dirs[d] = held
+            for path, hit in held.hits:
+                on_hit(path, hit)
+            walk.linked += held.linked
+            seen += held.entries
+            subdirs = [(sub, depth + 1) for sub in held.subdirs if not prune(sub)]
+            if seen > budget:
+                walk.unwalked += [sub for sub, _ in (*queue, *subdirs)]
+                break
+            if max_depth is not None and depth + 1 >= max_depth:
+                walk.unwalked += [sub for sub, _ in subdirs]
+                continue
+            queue.extend(subdirs)
+        return walk
+
+
+def bound_unix_sockets(table: str = "/proc/net/unix") -> tuple[list[str], bool]:
+    """The file system paths of the unix sockets bound in this network namespace, from the
+    kernel's own table, and whether that list is whole (the table was readable and every
+    path in it absolute; a socket bound by a relative path cannot be placed).
+
+    A walk can miss a socket (budget, depth); the table cannot, for the sockets it covers."""
+    try:
+        with open(table, encoding="utf-8", errors="surrogateescape") as f:
+            lines = f.read().splitlines()[1:]
+    except OSError:
+        return [], False
+    paths: list[str] = []
+    whole = True
+    for line in lines:
+        fields = line.split(None, 7)
+        if len(fields) < 8:
+            continue  # not bound to a name
+        path = fields[7]
+        if path.startswith("@"):
+            continue  # abstract: per network namespace, which the sandbox does not share
+        if not path.startswith("/"):
+            whole = False
+            continue
+        paths.append(path)
+    return sorted(set(paths)), whole
+
+
+SHARED_SCANS = ScanCache()
+"""The mask walks' cache shared by the sessions of this process (keyed by policy and root)."""
+
+
+def _scan_dir(d: str, mtime_ns: int, classify: Classify) -> _DirScan | None:
+    scanned = time.time_ns()
+    out = _DirScan(mtime_ns, scanned, 0, [], [], [])
+    try:
+        it = os.scandir(d)
+    except OSError:
+        return None
+    with it:
+        for entry in it:
+            out.entries += 1
+            try:
+                st = entry.stat(follow_symlinks=False)
+            except OSError:
+                continue
+            hit = classify(entry.path, entry.name, st)
+            if hit is not None:
+                out.hits.append(hit)
+            if stat.S_ISDIR(st.st_mode):
+                out.subdirs.append(entry.path)
+            elif stat.S_ISREG(st.st_mode) and st.st_nlink > 1:
+                out.linked.append((entry.path, st.st_dev, st.st_ino))
+    return out
+
+
+__all__ = ["SHARED_SCANS", "Classify", "Hit", "ScanCache", "Walk", "bound_unix_sockets"]

@@ -18,11 +18,16 @@ instructions, its tools, the workspace's real file and shell tools), run
 - ``server``: through the real language server (``python -m lovia_server`` driven over LSP,
   permission preset ``trusted``) with the provider pointed at the fake's base URL;
 - ``sdk-peer``: a plain ``anthropic`` SDK loop with one moving breakpoint on the last block,
-  replaying the same turns and tool results (a reference; it has no todo reminder).
+  replaying the same turns and tool results (a reference; it has no todo reminder);
+- ``reference+cache_system`` (with ``--reference-python PY``): the same agent built by another
+  lovia release installed for ``PY`` (the seeds' 0.9.119), with its ``cache_system`` opt-in
+  (``bench/prompt_cache_reference.py``).
 
 For each row: requests, prompt tokens sent, cache reads and writes, and the billed input
 relative to no caching (Anthropic: input + 1.25 × writes + 0.1 × reads; OpenAI: uncached +
-``--openai-read-ratio`` × cached, 0.25 for gpt-4.1). ``--json`` prints the rows as JSON. The
+``--openai-read-ratio`` × cached, 0.25 for gpt-4.1), and the same in tokens ("billed tok"): the
+relative figure of two clients whose requests differ in size (tool schemas, instructions) is
+compared best through it. ``--json`` prints the rows as JSON. The
 session is deterministic and so are the figures; the whole bench takes under a minute. To
 measure another branch, run its checkout's copy of this script (merge this branch into a
 scratch worktree): the rows import lovia from the checkout the script is in, the server
@@ -34,7 +39,8 @@ and the key cannot change its figure; the fake's ``shards`` model shows what the
 
 Measured (2 shared cores), main before caching by default → with the ``caching`` branch:
 Anthropic framework 1.000 → 0.152, server 1.000 → 0.150, ``cache_system`` 0.780 → 0.152;
-OpenAI framework 0.289, server 0.288 (both); SDK peer 0.144.
+OpenAI framework 0.289, server 0.288 (both); SDK peer 0.144. The reference 0.9.119 with its
+opt-in: 0.1496 of a larger uncached total, 79,963 billed tokens against lovia's default 73,312.
 """
 
 from __future__ import annotations
@@ -331,7 +337,9 @@ async def run_sdk_peer(
 # --------------------------------------------------------------------------- the bench
 
 
-async def measure(names: list[str], read_ratio: float) -> list[Row]:
+async def measure(
+    names: list[str], read_ratio: float, reference_python: str | None = None
+) -> list[Row]:
     known = vendors(read_ratio)
     rows: list[Row] = []
     reference: list[RecordedRequest] = []
@@ -363,11 +371,43 @@ async def measure(names: list[str], read_ratio: float) -> list[Row]:
             await timed("framework+cache_system", vendor.name, framework(vendor, cache))
         if "server" in names:
             await timed("server", vendor.name, run_server(vendor, STEPS))
+    if reference_python and "anthropic" in known:
+        job = run_reference(known["anthropic"], STEPS, reference_python)
+        await timed("reference+cache_system", "anthropic", job)
     if "sdk-peer" in names:
         if not reference:
             await framework(known["anthropic"])
         await timed("sdk-peer", "anthropic", run_sdk_peer(reference, STEPS))
     return rows
+
+
+async def run_reference(vendor: Vendor, steps: list[Step], python: str) -> tuple[CacheTally, str]:
+    """Another lovia release, in its own interpreter, against the same fake vendor."""
+    from lovia_server.host.agents import CODING_INSTRUCTIONS
+
+    server = vendor.make(steps)
+    server.start()
+    try:
+        env = server.env()
+        # releases before the SDK-based provider append the path to a base URL ending in /v1
+        env["ANTHROPIC_BASE_URL"] = env["ANTHROPIC_BASE_URL"].rstrip("/") + "/v1"
+        config = {
+            "env": env,
+            "model": vendor.model,
+            "instructions": CODING_INSTRUCTIONS,
+            "provider_options": {"anthropic": {"cache_system": True}},
+        }
+        proc = await asyncio.create_subprocess_exec(
+            python,
+            str(ROOT / "bench" / "prompt_cache_reference.py"),
+            json.dumps(config),
+            stdin=asyncio.subprocess.DEVNULL,
+        )
+        if await proc.wait() != 0:
+            raise RuntimeError(f"the reference run failed (exit {proc.returncode})")
+        return server.tally, steps[-1].text
+    finally:
+        server.stop()
 
 
 async def _drop_requests(
@@ -378,13 +418,16 @@ async def _drop_requests(
 
 
 def table(rows: list[Row]) -> str:
-    head = f"{'client':<24}{'provider':<11}{'requests':>9}{'input':>10}{'read':>10}{'write':>10}{'billed':>8}"
+    head = (
+        f"{'client':<24}{'provider':<11}{'requests':>9}{'input':>10}{'read':>10}{'write':>10}"
+        f"{'billed':>8}{'billed tok':>12}"
+    )
     lines = [head, "-" * len(head)]
     for row in rows:
         t = row.tally
         lines.append(
             f"{row.client:<24}{row.provider:<11}{t.requests:>9}{t.total:>10}"
-            f"{t.cache_read:>10}{t.cache_write:>10}{t.relative:>8.3f}"
+            f"{t.cache_read:>10}{t.cache_write:>10}{t.relative:>8.3f}{t.relative * t.total:>12,.0f}"
         )
     return "\n".join(lines)
 
@@ -398,6 +441,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--only", nargs="+", choices=ALL, default=ALL, metavar="CLIENT")
     parser.add_argument("--skip-server", action="store_true", help="leave out the server rows")
     parser.add_argument("--openai-read-ratio", type=float, default=0.25)
+    parser.add_argument(
+        "--reference-python",
+        metavar="PY",
+        help="also run the session with the lovia release installed for this interpreter",
+    )
     args = parser.parse_args(argv)
     names = [n for n in args.only if not (args.skip_server and n == "server")]
     os.chdir(ROOT)  # ``python -m lovia_server`` imports from its working directory first
@@ -405,7 +453,7 @@ def main(argv: list[str] | None = None) -> int:
         f"session: {len(STEPS)} model turns, {EDITS} edits, {TEST_RUNS} test runs",
         file=sys.stderr,
     )
-    rows = asyncio.run(measure(names, args.openai_read_ratio))
+    rows = asyncio.run(measure(names, args.openai_read_ratio, args.reference_python))
     if args.json:
         print(json.dumps([r.as_dict() for r in rows], indent=2))
     else:

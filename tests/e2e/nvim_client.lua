@@ -25,34 +25,7 @@ local ok, err = pcall(function()
     end
   end
 
-  -- The workspace/applyEdit handler docs/neovim.md recommends: apply the agent's edit to the
-  -- buffer, then save the buffers that had no unsaved changes before, so disk and buffer agree.
-  local default_apply = vim.lsp.handlers["workspace/applyEdit"]
-  local function apply_edit(aerr, params, ctx, config)
-    local clean = {}
-    local edit = (params and params.edit) or {}
-    local uris = vim.tbl_keys(edit.changes or {})
-    for _, change in ipairs(edit.documentChanges or {}) do
-      if change.textDocument then
-        table.insert(uris, change.textDocument.uri)
-      end
-    end
-    for _, uri in ipairs(uris) do
-      local bufnr = vim.uri_to_bufnr(uri)
-      if vim.api.nvim_buf_is_loaded(bufnr) and not vim.api.nvim_buf_get_option(bufnr, "modified") then
-        clean[bufnr] = true
-      end
-    end
-    local result = default_apply(aerr, params, ctx, config)
-    if result and result.applied then
-      for bufnr in pairs(clean) do
-        vim.api.nvim_buf_call(bufnr, function()
-          vim.cmd("silent update")
-        end)
-      end
-    end
-    return result
-  end
+  local apply_edit = dofile(debug.getinfo(1, "S").source:sub(2):match("(.*/)") .. "nvim_apply_edit.lua")
 
   client_id = vim.lsp.start_client({
     name = "lovia",

@@ -4,20 +4,18 @@
  * cache reads, and the panel's usage line shows the cached share of the input and the cost at
  * Anthropic's cache prices.
  */
-import { spawn, type ChildProcess } from "node:child_process";
-import { createInterface } from "node:readline";
 import { afterEach, expect, test } from "vitest";
-import { REPO, repoPython, VsCodeWindow } from "./harness";
+import { repoPython, startFakeProvider, VsCodeWindow } from "./harness";
 
 let win: VsCodeWindow | undefined;
-let fake: ChildProcess | undefined;
+let stopFake: (() => void) | undefined;
 let failed = true;
 
 afterEach(async () => {
   await win?.stop(failed);
   win = undefined;
-  if (fake?.pid) fake.kill("SIGTERM");
-  fake = undefined;
+  stopFake?.();
+  stopFake = undefined;
   failed = true;
 });
 
@@ -38,19 +36,10 @@ while True:
     time.sleep(3600)
 `;
 
-/** Start the fake Anthropic server; resolves with its base URL. */
-function startFake(): Promise<string> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(repoPython(), ["-c", FAKE], { cwd: REPO, stdio: ["ignore", "pipe", "inherit"] });
-    fake = child;
-    child.on("error", reject);
-    child.on("exit", (code) => reject(new Error(`the fake Anthropic server exited (${code})`)));
-    createInterface({ input: child.stdout! }).once("line", (line) => resolve(line.trim()));
-  });
-}
-
 test("a run against Anthropic shows the cached share of its input and its cost in the usage line", async () => {
-  const baseUrl = await startFake();
+  const fake = await startFakeProvider(FAKE, "Anthropic");
+  stopFake = fake.stop;
+  const baseUrl = fake.baseUrl;
   win = new VsCodeWindow({
     scenario: "12-cache-health",
     files: { "README.md": "# cache project\n" },

@@ -7,22 +7,20 @@
  * (file, line, message) within 3 s of the edit, `No new problems.` after the fix, and the call
  * site in `src/b.ts`. The edit → result times go to timings.json.
  */
-import { spawn, type ChildProcess } from "node:child_process";
 import { existsSync } from "node:fs";
 import { dirname, join } from "node:path";
-import { createInterface } from "node:readline";
 import { afterEach, expect, test } from "vitest";
-import { codeServer, recordTimings, REPO, repoPython, until, VsCodeWindow } from "./harness";
+import { codeServer, recordTimings, repoPython, startFakeProvider, until, VsCodeWindow } from "./harness";
 
 let win: VsCodeWindow | undefined;
-let fake: ChildProcess | undefined;
+let stopFake: (() => void) | undefined;
 let failed = true;
 
 afterEach(async () => {
   await win?.stop(failed);
   win = undefined;
-  if (fake?.pid) fake.kill("SIGTERM");
-  fake = undefined;
+  stopFake?.();
+  stopFake = undefined;
   failed = true;
 });
 
@@ -77,24 +75,6 @@ interface Turn {
   tools: string[];
 }
 
-/** Start the fake OpenAI server; resolves with its base URL and the turns it will record. */
-function startFake(): Promise<{ baseUrl: string; turns: Turn[] }> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(repoPython(), ["-c", FAKE], { cwd: REPO, stdio: ["ignore", "pipe", "inherit"] });
-    fake = child;
-    const turns: Turn[] = [];
-    child.on("error", reject);
-    child.on("exit", (code) => reject(new Error(`the fake OpenAI server exited (${code})`)));
-    let baseUrl: string | undefined;
-    createInterface({ input: child.stdout! }).on("line", (line) => {
-      if (baseUrl === undefined) {
-        baseUrl = line.trim();
-        resolve({ baseUrl, turns });
-      } else turns.push(JSON.parse(line) as Turn);
-    });
-  });
-}
-
 const pct = (xs: number[], p: number) => {
   const s = [...xs].sort((a, b) => a - b);
   return s[Math.min(s.length - 1, Math.ceil((p / 100) * s.length) - 1)]!;
@@ -104,7 +84,10 @@ test("an edit that breaks src/a.ts returns TypeScript's error to the model; the 
   // The built-in TypeScript language features ship with code-server (nothing is downloaded).
   const builtin = join(dirname(codeServer()), "node_modules", "code-server", "lib", "vscode", "extensions", "typescript-language-features", "package.json");
   expect(existsSync(builtin), builtin).toBe(true);
-  const { baseUrl, turns } = await startFake();
+  const turns: Turn[] = [];
+  const fake = await startFakeProvider(FAKE, "OpenAI", (line) => turns.push(JSON.parse(line) as Turn));
+  stopFake = fake.stop;
+  const baseUrl = fake.baseUrl;
   win = new VsCodeWindow({
     scenario: "13-editor-intel",
     files: {

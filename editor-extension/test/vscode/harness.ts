@@ -12,6 +12,7 @@ import { cpSync, existsSync, mkdirSync, mkdtempSync, openSync, readFileSync, rea
 import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
+import { createInterface } from "node:readline";
 import { fileURLToPath } from "node:url";
 import { chromium, type Browser, type FrameLocator, type Locator, type Page } from "playwright-core";
 
@@ -337,4 +338,27 @@ export function recordTimings(values: Record<string, unknown>): void {
     /* first figure */
   }
   writeFileSync(file, JSON.stringify({ ...current, ...values }, null, 2) + "\n");
+}
+
+/**
+ * A fake provider for one test: Python code run from the repository that prints its base URL
+ * on the first line, then one line per thing it records (passed to ``onLine``). ``stop()``
+ * ends it; a fake that exits early fails the start.
+ */
+export function startFakeProvider(code: string, what: string, onLine?: (line: string) => void): Promise<{ baseUrl: string; stop: () => void }> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(repoPython(), ["-c", code], { cwd: REPO, stdio: ["ignore", "pipe", "inherit"] });
+    const stop = () => {
+      if (child.pid && child.exitCode === null) child.kill("SIGTERM");
+    };
+    child.on("error", reject);
+    child.on("exit", (status) => reject(new Error(`the fake ${what} server exited (${status})`)));
+    let baseUrl: string | undefined;
+    createInterface({ input: child.stdout! }).on("line", (line) => {
+      if (baseUrl === undefined) {
+        baseUrl = line.trim();
+        resolve({ baseUrl, stop });
+      } else onLine?.(line);
+    });
+  });
 }

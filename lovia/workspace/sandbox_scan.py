@@ -58,7 +58,7 @@ class ScanCache:
 
     def __init__(self) -> None:
         self._dirs: dict[object, dict[str, _DirScan]] = {}
-        self._lock = threading.Lock()  # commands are prepared in worker threads
+        self._lock = threading.Lock()
 
     def scan(
         self,
@@ -73,57 +73,49 @@ class ScanCache:
     ) -> Walk:
         """Walk ``top`` (symlinked dirs not followed), calling ``on_hit`` for each match
         before its subdirectories are entered."""
-        with self._lock:
-            return self._scan(key, top, classify, on_hit, prune, budget, max_depth)
-
-    def _scan(
-        self,
-        key: object,
-        top: str,
-        classify: Classify,
-        on_hit: Callable[[str, Hit], None],
-        prune: Callable[[str], bool],
-        budget: int,
-        max_depth: int | None,
-    ) -> Walk:
-        dirs = self._dirs.pop(key, None)
-        if dirs is None:
-            dirs = {}
-            while len(self._dirs) >= self.MAX_KEYS:
-                self._dirs.pop(next(iter(self._dirs)))
-        self._dirs[key] = dirs  # most recently used last
-        walk = Walk()
-        # breadth first: within the budget, the shallow places where sockets and secrets
-        # usually are (/tmp/ssh-*/agent.*, /tmp/tmux-*/default) come before any deep tree
-        queue: deque[tuple[str, int]] = deque([(top, 0)])
-        seen = 0
-        while queue:
-            d, depth = queue.popleft()
-            try:
-                mtime = os.stat(d, follow_symlinks=False).st_mtime_ns
-            except OSError:
-                dirs.pop(d, None)
-                continue
-            held = dirs.get(d)
-            if held is None or held.mtime_ns != mtime or mtime > held.scanned_ns - self.STABLE_NS:
-                held = _scan_dir(d, mtime, classify)
-                if held is None:
+        with self._lock:  # commands are prepared in worker threads
+            dirs = self._dirs.pop(key, None)
+            if dirs is None:
+                dirs = {}
+                while len(self._dirs) >= self.MAX_KEYS:
+                    self._dirs.pop(next(iter(self._dirs)))
+            self._dirs[key] = dirs  # most recently used last
+            walk = Walk()
+            # breadth first: within the budget, the shallow places where sockets and secrets
+            # usually are (/tmp/ssh-*/agent.*, /tmp/tmux-*/default) come before any deep tree
+            queue: deque[tuple[str, int]] = deque([(top, 0)])
+            seen = 0
+            while queue:
+                d, depth = queue.popleft()
+                try:
+                    mtime = os.stat(d, follow_symlinks=False).st_mtime_ns
+                except OSError:
                     dirs.pop(d, None)
                     continue
-                dirs[d] = held
-            for path, hit in held.hits:
-                on_hit(path, hit)
-            walk.linked += held.linked
-            seen += held.entries
-            subdirs = [(sub, depth + 1) for sub in held.subdirs if not prune(sub)]
-            if seen > budget:
-                walk.unwalked += [sub for sub, _ in (*queue, *subdirs)]
-                break
-            if max_depth is not None and depth + 1 >= max_depth:
-                walk.unwalked += [sub for sub, _ in subdirs]
-                continue
-            queue.extend(subdirs)
-        return walk
+                held = dirs.get(d)
+                if (
+                    held is None
+                    or held.mtime_ns != mtime
+                    or mtime > held.scanned_ns - self.STABLE_NS
+                ):
+                    held = _scan_dir(d, mtime, classify)
+                    if held is None:
+                        dirs.pop(d, None)
+                        continue
+                    dirs[d] = held
+                for path, hit in held.hits:
+                    on_hit(path, hit)
+                walk.linked += held.linked
+                seen += held.entries
+                subdirs = [(sub, depth + 1) for sub in held.subdirs if not prune(sub)]
+                if seen > budget:
+                    walk.unwalked += [sub for sub, _ in (*queue, *subdirs)]
+                    break
+                if max_depth is not None and depth + 1 >= max_depth:
+                    walk.unwalked += [sub for sub, _ in subdirs]
+                    continue
+                queue.extend(subdirs)
+            return walk
 
 
 def bound_unix_sockets(table: str = "/proc/net/unix") -> tuple[list[str], bool]:

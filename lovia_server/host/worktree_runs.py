@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from lovia_server import protocol as p
-from lovia_server.host import git_worktrees as g
+from lovia.workspace import git_worktrees as g
 from lovia_server.host import worktree_landing as landing
 from lovia_server.host.run_controller import short_id
 from lovia_server.host.store import ServerStore

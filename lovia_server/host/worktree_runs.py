@@ -20,8 +20,8 @@ from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-from lovia_server import protocol as p
 from lovia.workspace import git_worktrees as g
+from lovia_server import protocol as p
 from lovia_server.host import worktree_landing as landing
 from lovia_server.host.run_controller import short_id
 from lovia_server.host.store import ServerStore
@@ -179,6 +179,17 @@ class WorktreeRuns:
         if self.drop_root is not None:
             await _quietly(self.drop_root(path))
 
+    async def undo(self, record: WorktreeRecord) -> None:
+        """A worktree that never got its run: removed with its branch, the record closed."""
+        await _quietly(self._undo_half_made(record))
+        await self.records.put(record.but(state="discarded"))
+
+    async def drop(self, record: WorktreeRecord) -> None:
+        """Discard a worktree nobody runs in (a child's that changed nothing)."""
+        await self._remove(record)
+        await g.delete_branch(Path(record.workspace), record.branch)
+        await self.records.put(record.but(state="discarded"))
+
     async def _undo_half_made(self, record: WorktreeRecord) -> None:
         """What a crash (or a failure) left of a worktree that never got its run."""
         repo, path = Path(record.workspace), Path(record.path)
@@ -249,13 +260,18 @@ class WorktreeRuns:
             await self._pump(workspace)
 
     async def _recover_one(self, record: WorktreeRecord) -> None:
+        child = record.request.get("parentRunId") is not None
         if record.state == "queued":
             await self._undo_half_made(record)
+            if child:  # a subagent's worktree is never queued: it was being made
+                await self.records.put(record.but(state="discarded"))
             return
         run = await self.store.get_run(record.run_id)
         if run is None:
             await self._retire(record)
             return
+        if child:
+            return  # its parent's resume takes it back (docs/worktrees.md, subagents)
         if run.status == "interrupted" and run.resumable:
             await self.resume(record.run_id)
         elif record.base is None:
@@ -334,6 +350,7 @@ class WorktreeRuns:
                     base=record.base,
                     created_at=int(record.created_at * 1000),
                     usage=run.usage if run is not None else None,
+                    parent_run_id=record.request.get("parentRunId"),
                 )
             )
         return p.WorktreeListResult(worktrees=out)

@@ -27,6 +27,7 @@ from lovia_server.host.event_log import Publisher
 from lovia_server.host.ports import RunSpec
 from lovia_server.host.sandbox_setup import sandbox_status
 from lovia_server.host.store import RunRecord, ServerStore
+from lovia_server.host.worktree_children import WorktreeChildren
 from lovia_server.host.worktree_runs import WorktreeRequest, WorktreeRuns
 from lovia_server.host.worktree_store import WorktreeRecord
 from lovia_server.lsp.editor_port import LspEditor
@@ -94,6 +95,8 @@ class ServerRuntime:
                 run_id, self._spec_for_record, max_turns=self.server.settings.maxTurns, gate=gate
             ),
         )
+        # Subagents may work in worktrees of their own, listed and landed like these runs.
+        self.supervisor.subagents.isolation = WorktreeChildren(self.worktrees, self.supervisor)
         self._recovery: asyncio.Task[None] | None = None
         self._worktree_recovery: asyncio.Task[None] | None = None
 

@@ -52,6 +52,9 @@ class WorktreeRun(WireModel):
     """The commit the run's changes are measured against (HEAD plus carried changes)."""
     created_at: int
     usage: Usage | None = None
+    parent_run_id: str | None = None
+    """Set for a subagent's worktree: the run that spawned it (``spawn_subagent`` with
+    ``isolation: "worktree"``)."""
 
 
 class WorktreeListResult(WireModel):

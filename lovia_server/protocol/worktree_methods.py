@@ -55,6 +55,9 @@ class WorktreeRun(WireModel):
     parent_run_id: str | None = None
     """Set for a subagent's worktree: the run that spawned it (``spawn_subagent`` with
     ``isolation: "worktree"``)."""
+    latest_run_id: str | None = None
+    """The session's latest run in this worktree: ``runId`` itself, or the last follow-up
+    (``lovia/run`` with this ``sessionId``); ``runStatus`` and ``usage`` are that run's."""
 
 
 class WorktreeListResult(WireModel):

@@ -414,6 +414,20 @@ class WorktreeRuns:
             )
         return p.WorktreeListResult(worktrees=out)
 
+    async def counts(self) -> p.WorktreeCounts:
+        """The open worktree runs by where they stand, for ``lovia/status``."""
+        queued = running = review = 0
+        for record in await self.records.all(open_only=True):
+            if record.state == "queued":
+                queued += 1
+            elif self.supervisor.runs.of_session(record.session_id) is not None:
+                running += 1
+            else:
+                review += 1
+        return p.WorktreeCounts(
+            queued=queued, running=running, review=review, max_concurrent=self.max_concurrent()
+        )
+
     async def _open(self, run_id: str, *, idle: bool = False) -> WorktreeRecord:
         record = await self.records.get(run_id)
         if record is None or record.state not in ("queued", "active"):

@@ -353,6 +353,7 @@ class ServerRuntime:
             mcp_servers=self._mcp_view(),
             sandbox=sandbox_status(settings.sandbox),
             delivery=self._delivery(),
+            worktrees=await self.worktrees.counts(),
         )
 
     def _delivery(self) -> p.DeliveryStats | None:

@@ -384,6 +384,8 @@ async def test_a_follow_up_in_a_worktree_runs_session_continues_in_its_worktree(
         assert (await h.finished(first["runId"]))["status"] == "completed"
         (before,) = (await h.request("lovia/worktree/list", {}))["worktrees"]
         assert before["latestRunId"] == first["runId"]
+        status = await h.request("lovia/status", {})
+        assert status["worktrees"] == {"queued": 0, "running": 0, "review": 1, "maxConcurrent": 3}
 
         again = await h.run("add four", sessionId=first["sessionId"])
         assert again["sessionId"] == first["sessionId"] and again["runId"] != first["runId"]
@@ -415,6 +417,7 @@ async def test_a_follow_up_in_a_worktree_runs_session_continues_in_its_worktree(
             await h.run("add four", sessionId=first["sessionId"])
         assert busy.value.code == -32012
         asked = await h.wait_kind(third["runId"], "approval.requested", toolCallId="e1")
+        assert (await h.request("lovia/status", {}))["worktrees"]["running"] == 1
         await h.request(
             "lovia/approve",
             {"runId": third["runId"], "approvalId": asked["approvalId"], "decision": "reject_once"},

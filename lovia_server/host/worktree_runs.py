@@ -59,6 +59,9 @@ class WorktreeRequest:
     agent: str | None
     model: str | None
     include_uncommitted: bool
+    session_id: str | None = None
+    """The conversation the run joins (an ACP session with ``isolation: worktree``); by
+    default a new one."""
 
 
 class WorktreeRuns:
@@ -102,7 +105,7 @@ class WorktreeRuns:
         rel = request.cwd.relative_to(repo) if request.cwd.is_relative_to(repo) else Path()
         record = new_record(
             run_id=run_id,
-            session_id=short_id("s"),
+            session_id=request.session_id or short_id("s"),
             workspace=str(repo),
             path=str(self.dir / name),
             branch=f"lovia/{name}",

@@ -27,6 +27,7 @@ from pathlib import Path
 from lovia.workspace import git_worktrees as g
 from lovia_server import protocol as p
 from lovia_server.host import worktree_landing as landing
+from lovia_server.host import worktree_listing
 from lovia_server.host.run_controller import short_id
 from lovia_server.host.store import ServerStore
 from lovia_server.host.supervisor import RunSupervisor
@@ -394,42 +395,10 @@ class WorktreeRuns:
         return await self.records.get(run_id) is not None
 
     async def listing(self, include_closed: bool) -> p.WorktreeListResult:
-        out = []
-        for record in await self.records.all(open_only=not include_closed):
-            latest = record.request.get("latestRunId") or record.run_id
-            run = await self.store.get_run(latest)
-            out.append(
-                p.WorktreeRun(
-                    run_id=record.run_id,
-                    session_id=record.session_id,
-                    state=record.state,
-                    run_status=run.status if run is not None else None,
-                    prompt=record.prompt,
-                    branch=record.branch,
-                    path=record.path,
-                    workspace=record.workspace,
-                    base=record.base,
-                    created_at=int(record.created_at * 1000),
-                    usage=run.usage if run is not None else None,
-                    parent_run_id=record.request.get("parentRunId"),
-                    latest_run_id=latest,
-                )
-            )
-        return p.WorktreeListResult(worktrees=out)
+        return await worktree_listing.listing(self, include_closed)
 
     async def counts(self) -> p.WorktreeCounts:
-        """The open worktree runs by where they stand, for ``lovia/status``."""
-        queued = running = review = 0
-        for record in await self.records.all(open_only=True):
-            if record.state == "queued":
-                queued += 1
-            elif self.supervisor.runs.of_session(record.session_id) is not None:
-                running += 1
-            else:
-                review += 1
-        return p.WorktreeCounts(
-            queued=queued, running=running, review=review, max_concurrent=self.max_concurrent()
-        )
+        return await worktree_listing.counts(self)
 
     async def _open(self, run_id: str, *, idle: bool = False) -> WorktreeRecord:
         record = await self.records.get(run_id)

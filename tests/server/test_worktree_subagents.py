@@ -1,10 +1,12 @@
-"""The built-in coding agent's subagents in worktrees, through the real server: two children
-edit one file at once, each in a worktree of its own; both reports reach the parent with their
-diffs, the workspace's file is untouched, and the children's worktrees are listed and landed
-like worktree runs."""
+"""Subagents in worktrees, through the real server: two children edit one file at once, each in
+a worktree of its own; both reports reach the parent with their diffs, the workspace's file is
+untouched, and the children's worktrees are listed and landed like worktree runs. The built-in
+coding agent does it; and after a SIGKILL the resumed parent takes its children back in their
+worktrees."""
 
 from __future__ import annotations
 
+import asyncio
 import shutil
 import subprocess
 from pathlib import Path
@@ -12,7 +14,8 @@ from typing import Any
 
 import pytest
 
-from tests.server.harness import Harness
+from tests.server.harness import AGENT_HEADER, Harness
+from tests.server.test_subagents import COMMON
 
 pytestmark = pytest.mark.skipif(shutil.which("git") is None, reason="needs git")
 
@@ -109,3 +112,107 @@ async def test_builtin_agent_children_work_in_worktrees(harness: Harness, fake_o
     assert (root / "shared.txt").read_text() == "one\nA\nthree\n"
     assert "lovia/" not in git(root, "branch", "--list")
     assert git(root, "worktree", "list").count("\n") == 1
+
+
+TWO_EDITORS = (
+    COMMON
+    + """
+def editor(name, letter, step):
+    return Agent(
+        name=name,
+        model=ByResults({
+            0: call("write_file", {"path": "shared.txt", "content": f"one\\n{letter}\\nthree\\n"},
+                    call_id=f"e{letter}"),
+            1: call("build", {"step": step}, call_id=f"b{letter}"),
+            2: text(f"{name} wrote {letter}"),
+        }),
+        tools=[build],
+    )
+
+
+alpha, beta = editor("alpha", "A", 1), editor("beta", "B", 2)
+agent = Agent(
+    name="boss",
+    model=Boss(
+        batch(
+            ("spawn_subagent", {"agent": "alpha", "prompt": "variant A", "isolation": "worktree"},
+             "p1"),
+            ("spawn_subagent", {"agent": "beta", "prompt": "variant B", "isolation": "worktree"},
+             "p2"),
+        ),
+        expect=["[subagent t1: done]", "[subagent t2: done]"],
+    ),
+    plugins=[Subagents([alpha, beta])],
+)
+"""
+)
+
+
+async def _kill(h: Harness) -> None:
+    assert h.client is not None
+    proc = h.client._server
+    proc.kill()
+    await proc.wait()
+    try:
+        await asyncio.wait_for(h.client.stop(), 5)
+    except Exception:
+        pass
+    h.client = None
+
+
+async def test_sigkill_then_the_resumed_parent_takes_its_children_back_in_their_worktrees(
+    tmp_path: Path,
+) -> None:
+    assert AGENT_HEADER in COMMON
+    root = (tmp_path / "ws").resolve()
+    root.mkdir()
+    state = tmp_path / "state"
+    first = Harness(root, state)
+    spec = first.write_agent(TWO_EDITORS)
+    (root / ".gitignore").write_text("release-*\nbuilds.log\n__pycache__/\n")
+    make_repo(root)
+    settings = {"agent": spec, "permissions": {"preset": "trusted"}}
+    await first.start(settings=settings)
+    run = await first.run("edit both")
+    parent = run["runId"]
+    for task in ("t1", "t2"):
+        await first.wait_kind(parent, "subagent.started", taskId=task)
+    for _ in range(500):
+        log = root / "builds.log"
+        if log.exists() and len(log.read_text().splitlines()) == 2:
+            break
+        await asyncio.sleep(0.02)
+    before = {w["runId"]: w for w in (await first.request("lovia/worktree/list", {}))["worktrees"]}
+    assert len(before) == 2 and {w["parentRunId"] for w in before.values()} == {parent}
+    await _kill(first)
+
+    second = Harness(root, state)
+    try:
+        await second.start(settings=settings)
+        listed = (await second.request("lovia/worktree/list", {}))["worktrees"]
+        assert {w["runId"] for w in listed} == set(before)  # not retired, not resumed alone
+        await second.request("lovia/resume", {"runId": parent})
+        for task in ("t1", "t2"):
+            again = await second.wait_kind(parent, "subagent.started", taskId=task, resumed=True)
+            started = await second.wait_kind(again["childRunId"], "run.started")
+            assert Path(started["cwd"]) == Path(before[again["childRunId"]]["path"])
+        (root / "release-1").write_text("go")
+        (root / "release-2").write_text("go")
+        done = await second.wait_kind(parent, "run.finished", status="completed")
+        assert done["output"] == "all reported"
+        view = await second.request("lovia/session", {"sessionId": run["sessionId"]})
+        joined = "\n".join(
+            m["content"] for m in view["entries"] if isinstance(m.get("content"), str)
+        )
+        for letter, name in (("A", "alpha"), ("B", "beta")):
+            assert f"{name} wrote {letter}" in joined
+            assert f"+{letter}\n" in joined
+        assert joined.count("modified shared.txt (+1 -1)") == 2
+        assert (root / "shared.txt").read_text() == SHARED
+        for run_id, worktree in before.items():
+            diff = await second.request("lovia/worktree/diff", {"runId": run_id})
+            assert [f["path"] for f in diff["files"]] == ["shared.txt"]
+            assert await asyncio.to_thread(Path(worktree["path"]).exists)
+    finally:
+        if second.client is not None:
+            await second.stop()

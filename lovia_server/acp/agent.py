@@ -561,11 +561,15 @@ class LoviaAcpAgent:
 
     async def cancel(self, session_id: str, **kwargs: Any) -> None:
         """``session/cancel``: the live turn stops and its prompt ends with ``cancelled``; an
-        approval waiting for the client is resolved as cancelled."""
+        approval waiting for the client is resolved as cancelled; a worktree prompt still
+        waiting for a slot is dropped."""
         if self._ready is None or session_id not in self.sessions:
             return
         core = await self.core()
         await core.supervisor.stop_session(session_id)
+        dropped = await self.worktrees.cancel_queued(session_id)
+        if dropped is not None:
+            self._outbox.put_nowait(("finished", session_id, dropped))
 
     async def _ask_permission(self, payload: p.ApprovalRequested) -> p.ApprovalChoice | None:
         """The supervisor's approval, asked as ``session/request_permission`` once the tool

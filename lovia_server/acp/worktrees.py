@@ -12,6 +12,7 @@ server's params and results.
 
 from __future__ import annotations
 
+import time
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any, Literal
@@ -118,6 +119,23 @@ class AcpWorktrees:
                 include_uncommitted=True,
                 session_id=session_id,
             )
+        )
+
+    async def cancel_queued(self, session_id: str) -> p.RunFinishedEvent | None:
+        """``session/cancel`` of a prompt whose worktree waits for a slot: it is dropped, and
+        its prompt ends ``cancelled`` (the run never started, so nothing was streamed)."""
+        record = await self.runs.of_session(session_id)
+        if record is None or not await self.runs.cancel_queued(record.run_id):
+            return None
+        return p.RunFinishedEvent(
+            session_id=session_id,
+            run_id=record.run_id,
+            seq=1,
+            ts=int(time.time() * 1000),
+            kind="run.finished",
+            status="cancelled",
+            usage=p.Usage(),
+            resumable=False,
         )
 
     def root_of(self, cwd: str | None) -> Path | None:

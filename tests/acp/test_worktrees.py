@@ -4,6 +4,7 @@ prompts in a git worktree of the session's own (follow-ups continue there), and 
 
 from __future__ import annotations
 
+import asyncio
 import shutil
 import subprocess
 from pathlib import Path
@@ -130,3 +131,41 @@ async def test_worktree_errors_keep_their_codes(
     with pytest.raises(Exception) as missing:
         await ext(agent, "merge", runId="r_nope")
     assert missing.value.code == -32601
+
+
+async def test_cancelling_a_worktree_prompt_that_waits_for_a_slot_drops_it(
+    agent: AcpProcess, ws: Path, fake_openai: FakeOpenAI, tmp_path: Path
+) -> None:
+    make_repo(ws)
+    settings = tmp_path / "acp.json"
+    settings.write_text('{"lovia": {"worktrees": {"maxConcurrent": 1}}}')
+    fake_openai.script(write("shared.txt", "one\nA\nthree\n", "w1"), oai.text("wrote A"))
+    await agent.start("--settings", str(settings))
+    c = agent.client
+    sids = []
+    for _ in range(2):
+        sid = (await agent.new_session(ws)).session_id
+        await agent.conn.set_config_option(config_id="isolation", session_id=sid, value="worktree")
+        sids.append(sid)
+    first = asyncio.ensure_future(agent.prompt(sids[0], "Write variant A"))
+    await c.wait_for(lambda: c.permissions)  # coding mode: the write waits for its approval
+    second = asyncio.ensure_future(agent.prompt(sids[1], "Write variant B"))
+    for _ in range(100):
+        listed = (await ext(agent, "list"))["worktrees"]
+        if any(w["state"] == "queued" for w in listed):
+            break
+        await asyncio.sleep(0.05)
+    states = {w["sessionId"]: w["state"] for w in listed}
+    assert states == {sids[0]: "active", sids[1]: "queued"}
+    assert not second.done()
+    await agent.conn.cancel(session_id=sids[1])
+    cancelled = await asyncio.wait_for(second, 30)
+    assert cancelled.stop_reason == "cancelled"
+    c.answer("allow_once")
+    assert (await first).stop_reason == "end_turn"
+    closed = await ext(agent, "list", includeClosed=True)
+    assert {w["sessionId"]: w["state"] for w in closed["worktrees"]} == {
+        sids[0]: "active",
+        sids[1]: "discarded",
+    }
+    assert (ws / "shared.txt").read_text() == SHARED

@@ -24,6 +24,11 @@ routing children through its run supervisor. A host that checkpoints its childre
 ``restore``: when a run resumes, it names the children the interrupted attempt had spawned, and
 the roster takes them back (running again through ``run_child``, or settled when their report
 already reached the parent) so ``wait_subagents`` and report delivery carry on where they were.
+
+With ``isolation`` (a :class:`~lovia.plugins.subagent_isolation.ChildIsolation`, e.g. git
+worktrees from ``lovia.workspace``) the spawn tool takes ``isolation``: such a child works in a
+place of its own, so children running in parallel never edit the same files, and its report
+ends with the summary of its changes there.
 """
 
 from __future__ import annotations
@@ -39,6 +44,7 @@ from typing import TYPE_CHECKING, Any, TypeAlias
 
 from lovia.exceptions import RunCancelled, UserError
 from lovia.plugins.base import PluginInstance
+from lovia.plugins.subagent_isolation import ChildIsolation, IsolatedChild
 from lovia.reliability import CancelToken, RunBudget
 from lovia.run_context import RunContext, current_tool_call
 from lovia.steering import Mailbox
@@ -83,6 +89,9 @@ class ChildSpec:
     """The ``spawn_subagent`` tool call that started the child (a host's idempotency key)."""
     restored: bool = False
     """Taken back by ``restore`` after an interrupted parent run, not freshly spawned."""
+    place: IsolatedChild | None = None
+    """Set when the child works in a place of its own (``agent`` already works there); a
+    ``run_child`` host runs it with its workspace at ``place.root``."""
 
 
 @dataclass(frozen=True)
@@ -98,6 +107,8 @@ class RestoredChild:
     prompt: str
     call_id: str | None = None
     delivered: bool = False
+    isolation: str | None = None
+    """The isolation the child was spawned with (``"worktree"``), ``None`` for the workspace."""
 
 
 @dataclass
@@ -140,6 +151,9 @@ class _Child:
     report_token: int | None = None
     collected: bool = False
     settled: bool = False  # restored with its report already delivered: nothing will run
+    isolate: bool = False  # the model asked for a place of its own (``isolation``)
+    place: IsolatedChild | None = None
+    changes: str | None = None  # the place's summary of what the child changed
 
     @property
     def done(self) -> bool:
@@ -203,11 +217,14 @@ def _clip(text: str, limit: int | None) -> str:
 
 def _report_text(child: _Child, limit: int | None) -> str:
     header = f"agent={child.agent_name} elapsed={child.elapsed()}s"
+    changes = f"\n\n{child.changes}" if child.changes else ""
     if child.error is not None:
         err = child.error
-        return f"[subagent {child.id}: failed] {header}\n{type(err).__name__}: {err}"
+        hint = getattr(err, "hint", None)
+        tail = f"\nHint: {hint}" if hint and child.isolate and child.place is None else ""
+        return f"[subagent {child.id}: failed] {header}\n{type(err).__name__}: {err}{tail}{changes}"
     output = child.result.output if child.result is not None else None
-    return f"[subagent {child.id}: done] {header}\n{_clip(_body_text(output), limit)}"
+    return f"[subagent {child.id}: done] {header}\n{_clip(_body_text(output), limit)}{changes}"
 
 
 # --------------------------------------------------------------------------- instructions
@@ -235,6 +252,11 @@ running when you finish is stopped and lost."""
 
 _DETACHED_RULE = """You may finish your reply while subagents are still running; their \
 reports will reach the conversation later as messages."""
+
+_ISOLATION_RULE = """Subagents that edit files should not share your working copy: spawn them \
+with `isolation: "{kind}"` and each works in a {kind} of its own, so parallel subagents never \
+edit the same files. Their changes stay there, not in your workspace: the report ends with a \
+summary of the diff, and the user reviews, applies or discards it."""
 
 BOUNDED_INSTRUCTIONS = _BASE_INSTRUCTIONS + " " + _HEADLESS_RULE + "\n" + _BOUNDED_RULE
 DETACHED_INSTRUCTIONS = _BASE_INSTRUCTIONS + " " + _HEADLESS_RULE + "\n" + _DETACHED_RULE
@@ -303,6 +325,9 @@ class Subagents:
     approvals_reach_user: bool = False
     """Set by a host whose ``run_child`` shows a child's approvals to the user (the default
     instructions then say so instead of telling the model they are denied)."""
+    isolation: ChildIsolation | None = None
+    """Lets the model spawn a child in a place of its own (``spawn_subagent``'s
+    ``isolation`` argument), e.g. ``lovia.workspace.WorktreeIsolation()``."""
     _detached: set[asyncio.Task[None]] = field(default_factory=set, init=False, repr=False)
     _catalog: dict[str, Agent[Any]] = field(default_factory=dict, init=False, repr=False)
 
@@ -332,9 +357,13 @@ class Subagents:
         if self.instructions is not None:
             return self.instructions or None
         if not self.approvals_reach_user:
-            return BOUNDED_INSTRUCTIONS if self.bounded else DETACHED_INSTRUCTIONS
-        rule = _BOUNDED_RULE if self.bounded else _DETACHED_RULE
-        return _BASE_INSTRUCTIONS + " " + _SUPERVISED_RULE + "\n" + rule
+            text = BOUNDED_INSTRUCTIONS if self.bounded else DETACHED_INSTRUCTIONS
+        else:
+            rule = _BOUNDED_RULE if self.bounded else _DETACHED_RULE
+            text = _BASE_INSTRUCTIONS + " " + _SUPERVISED_RULE + "\n" + rule
+        if self.isolation is not None:
+            text += "\n" + _ISOLATION_RULE.format(kind=self.isolation.kind)
+        return text
 
     async def setup(self, ctx: RunContext[Any] | None = None) -> PluginInstance:
         roster = _Roster()
@@ -385,6 +414,7 @@ class Subagents:
                 parent_mailbox=ctx.mailbox,
                 session_id=ctx.session_id,
             )
+            child.isolate = item.isolation is not None and self.isolation is not None
             roster.children[child.id] = child
             if item.delivered:
                 child.settled = child.collected = True
@@ -437,32 +467,24 @@ class Subagents:
 
     async def _execute(self, child: _Child, spec: ChildSpec, ctx: RunContext[Any]) -> None:
         try:
-            if self.run_child is not None:
-                child.result = await self.run_child(spec)
-            else:
-                from lovia.runner import Runner
-
-                child.result = await Runner.run(
-                    spec.agent,
-                    spec.prompt,
-                    context=ctx.context,
-                    max_turns=spec.max_turns,
-                    budget=spec.budget,
-                    cancel_token=spec.token,
-                    mailbox=spec.mailbox,
-                    tracer=ctx._tracer,
-                    _parent_usage=ctx.usage,
-                )
-        except Exception as exc:
-            child.error = exc
-            if not isinstance(exc, RunCancelled):
-                logger.info(
-                    "subagent.failed: %s agent=%s %s: %s",
-                    child.id,
-                    child.agent_name,
-                    type(exc).__name__,
-                    exc,
-                )
+            try:
+                if child.isolate:
+                    spec = await self._isolate(child, spec)
+                child.result = await self._run(spec, ctx)
+            except Exception as exc:
+                child.error = exc
+                if not isinstance(exc, RunCancelled):
+                    logger.info(
+                        "subagent.failed: %s agent=%s %s: %s",
+                        child.id,
+                        child.agent_name,
+                        type(exc).__name__,
+                        exc,
+                    )
+        finally:
+            if child.place is not None:
+                # Also after a cancel: the place keeps or clears what the child left there.
+                child.changes = await asyncio.shield(self._finish(child, child.place))
         if child.cancelled:
             return
         child.text = _report_text(child, self.max_result_chars)
@@ -482,6 +504,37 @@ class Subagents:
             await self.deliver(report)
         except Exception:
             logger.exception("subagent.deliver_failed: %s", child.id)
+
+    async def _run(self, spec: ChildSpec, ctx: RunContext[Any]) -> RunResult:
+        if self.run_child is not None:
+            return await self.run_child(spec)
+        from lovia.runner import Runner
+
+        return await Runner.run(
+            spec.agent,
+            spec.prompt,
+            context=ctx.context,
+            max_turns=spec.max_turns,
+            budget=spec.budget,
+            cancel_token=spec.token,
+            mailbox=spec.mailbox,
+            tracer=ctx._tracer,
+            _parent_usage=ctx.usage,
+        )
+
+    async def _isolate(self, child: _Child, spec: ChildSpec) -> ChildSpec:
+        assert self.isolation is not None
+        place = await self.isolation.isolate(spec)
+        child.place = place
+        return dataclasses.replace(spec, agent=place.agent, place=place)
+
+    @staticmethod
+    async def _finish(child: _Child, place: IsolatedChild) -> str:
+        try:
+            return await place.finish()
+        except Exception as exc:
+            logger.warning("subagent.isolation_finish_failed: %s", child.id, exc_info=True)
+            return f"(Its changes could not be summarized: {type(exc).__name__}: {exc})"
 
     # ------------------------------------------------------------------ tools
 
@@ -503,6 +556,17 @@ class Subagents:
             }
             if len(self._catalog) > 1:
                 required.append("agent")
+        isolation = self.isolation
+        if isolation is not None:
+            properties["isolation"] = {
+                "type": "string",
+                "enum": ["workspace", isolation.kind],
+                "default": "workspace",
+                "description": f"Where the subagent works: `workspace` (your working copy) or "
+                f"`{isolation.kind}` (a {isolation.kind} of its own: use it for subagents that "
+                "edit files while others do; its changes stay there for review and its report "
+                "ends with their summary).",
+            }
 
         async def spawn(args: dict[str, Any], ctx: RunContext[Any]) -> str:
             prompt = _arg_str(args, "prompt").strip()
@@ -518,6 +582,10 @@ class Subagents:
             picked = self._pick(_arg_str(args, "agent").strip(), ctx)
             if isinstance(picked, str):
                 return picked
+            where = _arg_str(args, "isolation").strip() or "workspace"
+            if where != "workspace" and (isolation is None or where != isolation.kind):
+                offered = "workspace" + (f", {isolation.kind}" if isolation is not None else "")
+                return f"Nothing spawned: unknown isolation {where!r} (available: {offered})."
             child = _Child(
                 id=roster.new_id(),
                 agent_name=picked.name,
@@ -526,13 +594,15 @@ class Subagents:
                 mailbox=Mailbox(),
                 parent_mailbox=ctx.mailbox,
                 session_id=ctx.session_id,
+                isolate=where != "workspace",
             )
             call = current_tool_call.get()
             spec = self._spec(child, picked, call.id if call is not None else None)
             roster.children[child.id] = child
             self._start(child, spec, ctx)
+            place = f" in a {where} of its own" if child.isolate else ""
             return (
-                f"Subagent {child.id} ({child.agent_name}) started in the background; its "
+                f"Subagent {child.id} ({child.agent_name}) started in the background{place}; its "
                 "report will arrive as a message when it finishes. Keep working meanwhile."
             )
 
@@ -734,8 +804,10 @@ __all__ = [
     "BOUNDED_INSTRUCTIONS",
     "DETACHED_INSTRUCTIONS",
     "MAX_WAIT_SECONDS",
+    "ChildIsolation",
     "ChildSpec",
     "DeliverFn",
+    "IsolatedChild",
     "RestoreFn",
     "RestoredChild",
     "RunChildFn",

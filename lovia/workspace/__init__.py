@@ -34,6 +34,7 @@ from lovia.workspace.types import (
     WorkspaceLimits,
 )
 from lovia.workspace.workspace import LocalWorkspace, Workspace, WorkspaceSessionBinding
+from lovia.workspace.worktree_isolation import WorktreeIsolation
 
 __all__ = [
     "CommandResult",
@@ -60,6 +61,7 @@ __all__ = [
     "WorkspaceLimits",
     "WorkspaceMode",
     "WorkspacePolicy",
+    "WorktreeIsolation",
 ]
 
 # importable, not advertised

@@ -2,8 +2,12 @@
 
 One ``LoviaAcpAgent`` serves one client connection. Runs, event logs, approvals and steering are
 the supervisor's (the same one the language server drives); this module resolves ACP sessions to
-folders, modes and models, turns prompts into runs, and forwards each run's events, mapped by
+folders, modes and models, turns prompts into runs (in a worktree of the session's own with
+``isolation``: :mod:`lovia_server.acp.worktrees`), and forwards each run's events, mapped by
 :mod:`lovia_server.acp.mapping`, as ``session/update`` notifications in order.
+
+Long because it is the one place every ``session/*`` request lands; what each needs beyond
+resolving the session lives in its own module.
 """
 
 from __future__ import annotations
@@ -11,6 +15,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+from pathlib import Path
 from typing import Any, Protocol
 
 from acp import schema as a
@@ -55,13 +60,16 @@ from lovia_server.acp.workspace import (
     AcpWorkspace,
     ClientFiles,
     FileAccess,
+    SessionFolders,
 )
+from lovia_server.acp.worktrees import AcpWorktrees, check_isolation
 from lovia_server.host.agent_factory import AgentFactory, RunPlace
 from lovia_server.host.agents import BUILTIN_DEMO, check_model
 from lovia_server.host.core import DEMO_MODEL, HostCore
 from lovia_server.host.event_log import Publisher
 from lovia_server.host.ports import ProgressStage, RunSpec
 from lovia_server.host.store import RunRecord
+from lovia_server.host.worktree_store import WorktreeRecord
 
 logger = logging.getLogger("lovia_server.acp")
 
@@ -101,6 +109,8 @@ class AcpEditor:
 class LoviaAcpAgent:
     agents: AgentFactory
     """Builds every run's agent; set once the host core is open (:meth:`core`)."""
+    worktrees: AcpWorktrees
+    """The sessions' worktree runs; set with :attr:`agents`."""
 
     def __init__(self, options: HostOptions) -> None:
         self.options = options
@@ -143,7 +153,17 @@ class LoviaAcpAgent:
             settings=lambda: self.options.settings,
         )
         self.agents = AgentFactory(core, attach=self._attach, extra_plugins=self._skills)
+        self.worktrees = AcpWorktrees(
+            core,
+            lambda: self.options.settings,
+            launch=self._launch_worktree,
+            resume=lambda run_id, gate: core.supervisor.resume(
+                run_id, self._spec_for_record, max_turns=self.options.settings.maxTurns, gate=gate
+            ),
+        )
         await core.start()
+        # worktrees a crash left half-made are cleaned up; runs resume with their sessions
+        self._spawn(self.worktrees.runs.recover())
         return core
 
     def _tool_output(self, session_id: str, call_id: str | None, stream: str, text: str) -> None:
@@ -435,6 +455,8 @@ class LoviaAcpAgent:
         session = self._session(session_id)
         if config_id == "mode":
             self._set_mode(session, str(value), "value")
+        elif config_id == "isolation":
+            session.isolation = check_isolation(value)
         elif config_id == "model":
             if not isinstance(value, str) or value not in session_models(session, self.options):
                 raise invalid_params(
@@ -495,26 +517,59 @@ class LoviaAcpAgent:
     async def _start_run(self, session: AcpSession, given: PromptInput) -> str:
         core = await self.core()
         await self._imports_settled()
-        try:
-            spec = await self._spec(session)
-            launch = await core.supervisor.start(
+
+        async def start(root: Path | None = None) -> p.LaunchResult:
+            return await core.supervisor.start(
                 session_id=session.place.session_id,
                 prompt=given.display,
                 model_input=given.model_input,
-                spec=spec,
+                spec=await self._spec(session, root=root),
                 max_turns=self.options.settings.maxTurns,
             )
+
+        try:
+            if session.isolation == "worktree":
+                text = given.model_input if isinstance(given.model_input, str) else given.display
+                launch = await self.worktrees.prompt(
+                    session.place.session_id, session.place.root, given.display, text, start
+                )
+            else:
+                launch = await start()
         except p.ProtocolError as exc:
             raise from_protocol_error(exc) from None
         return launch.run_id
 
+    async def _launch_worktree(
+        self, record: WorktreeRecord, cwd: Path, gate: asyncio.Future[None]
+    ) -> p.LaunchResult:
+        """Start a session's recorded worktree run there (its tools wait for ``gate``)."""
+        session = self._session(record.session_id)
+        return await (await self.core()).supervisor.start(
+            session_id=record.session_id,
+            prompt=record.prompt,
+            model_input=record.request.get("modelInput") or record.prompt,
+            spec=await self._spec(session, root=cwd),
+            max_turns=self.options.settings.maxTurns,
+            run_id=record.run_id,
+            gate=gate,
+        )
+
+    async def ext_method(self, method: str, params: dict[str, Any]) -> dict[str, Any]:
+        """``_lovia/worktree/{list,diff,apply,discard,keep}`` (ACP's ``_`` is stripped)."""
+        await self.core()
+        return await self.worktrees.call(method, params)
+
     async def cancel(self, session_id: str, **kwargs: Any) -> None:
         """``session/cancel``: the live turn stops and its prompt ends with ``cancelled``; an
-        approval waiting for the client is resolved as cancelled."""
+        approval waiting for the client is resolved as cancelled; a worktree prompt still
+        waiting for a slot is dropped."""
         if self._ready is None or session_id not in self.sessions:
             return
         core = await self.core()
         await core.supervisor.stop_session(session_id)
+        dropped = await self.worktrees.cancel_queued(session_id)
+        if dropped is not None:
+            self._outbox.put_nowait(("finished", session_id, dropped))
 
     async def _ask_permission(self, payload: p.ApprovalRequested) -> p.ApprovalChoice | None:
         """The supervisor's approval, asked as ``session/request_permission`` once the tool
@@ -553,12 +608,16 @@ class LoviaAcpAgent:
 
     # ================================================================== agents
 
-    async def _spec(self, session: AcpSession, record: RunRecord | None = None) -> RunSpec:
+    async def _spec(
+        self, session: AcpSession, record: RunRecord | None = None, *, root: Path | None = None
+    ) -> RunSpec:
         """The session's model picks the agent: ``demo`` is the scripted demo; a stored run
-        continues on its own agent and model unless the session picked another."""
-        root = session.place.root
-        place = RunPlace(session.place.session_id, root, root, session.place.folders)
+        continues on its own agent and model unless the session picked another. ``root``: where
+        in a worktree of the session's the run works (a stored run's: its worktree)."""
         await self.core()  # the factory is built with the core
+        cwd = root or (self.worktrees.root_of(record.cwd) if record else None)
+        root = (self.worktrees.runs.root_of(cwd) if cwd else None) or session.place.root
+        place = RunPlace(session.place.session_id, root, cwd or root, session.place.folders)
         if record is not None and session.model is None:
             return await self.agents.spec_for_record(place, record, session.mcp)
         model = current_model(session, self.options)
@@ -570,8 +629,12 @@ class LoviaAcpAgent:
         return await self._spec(self._session(record.session_id), record)
 
     async def _attach(self, agent: Agent[Any], place: RunPlace) -> Agent[Any]:
-        """Bind the ACP session's live workspace (its folders and mode)."""
-        return await self.workspace.attach_to(agent, self._session(place.session_id).place)
+        """Bind the ACP session's live workspace (its folders and mode), or one at the
+        session's worktree under the same mode."""
+        folders = self._session(place.session_id).place
+        if place.root != folders.root:
+            folders = SessionFolders(folders.session_id, place.root, [], folders.mode, True)
+        return await self.workspace.attach_to(agent, folders)
 
     async def _skills(self, place: RunPlace) -> list[Plugin]:
         """The built-in agent loads the skills the session's commands name."""

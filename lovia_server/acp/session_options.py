@@ -1,5 +1,6 @@
 """An ACP session as the agent keeps it, and the options a client picks for it: the mode (how
-freely the agent may act on the folders) and the model.
+freely the agent may act on the folders), the model, and the isolation (the session's folder or
+a git worktree of its own: :mod:`lovia_server.acp.worktrees`).
 
 The mode and the model are offered twice, as ACP's session modes and as config options;
 both read the same session state, so a client sees one answer whichever it uses.
@@ -17,11 +18,12 @@ from lovia_server import protocol as p
 from lovia_server.acp.mapping import SessionMapper
 from lovia_server.acp.request_errors import invalid_params
 from lovia_server.acp.workspace import MODES, SessionFolders
+from lovia_server.acp.worktrees import IsolationId, isolation_option
 from lovia_server.host.core import DEMO_MODEL
 from lovia_server.protocol.settings import LoviaSettings, MCPServerSetting
 
 ConfigOption = a.SessionConfigOptionSelect | a.SessionConfigOptionBoolean
-CONFIG_IDS = ["mode", "model"]
+CONFIG_IDS = ["mode", "model", "isolation"]
 
 
 @dataclass
@@ -38,6 +40,7 @@ class AcpSession:
     place: SessionFolders
     mapper: SessionMapper = field(default_factory=SessionMapper)
     model: str | None = None
+    isolation: IsolationId = "workspace"
     mcp: dict[str, MCPServerSetting] = field(default_factory=dict)
     waiters: dict[str, list[asyncio.Future[p.RunFinishedEvent]]] = field(default_factory=dict)
     commands: set[str] = field(default_factory=set)
@@ -103,6 +106,7 @@ def config_options(session: AcpSession, options: HostOptions) -> list[ConfigOpti
                 for m in session_models(session, options)
             ],
         ),
+        isolation_option(session.isolation),
     ]
 
 

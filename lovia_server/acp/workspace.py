@@ -105,6 +105,9 @@ class SessionFolders:
     root: Path
     extra: list[Path] = field(default_factory=list)
     mode: ModeId = DEFAULT_MODE
+    isolated: bool = False
+    """A worktree of the session's (``isolation: worktree``): the run writes its disk
+    directly, never through the client's buffers."""
 
     @property
     def folders(self) -> list[Path]:
@@ -138,11 +141,14 @@ class AcpWorkspace:
         buffers = self._buffers.setdefault(
             place.session_id, ClientBuffers(self.access, place.session_id)
         )
+        direct = place.isolated
         return dataclasses.replace(
             config,
             close_after_run=False,
-            overlay=buffers if self.access.read else None,
-            write_sink=self._write_sink(place.session_id) if self.access.write else None,
+            overlay=buffers if self.access.read and not direct else None,
+            write_sink=self._write_sink(place.session_id)
+            if self.access.write and not direct
+            else None,
         )
 
     def _write_sink(self, session_id: str) -> Callable[[Path, str | None, str], Awaitable[bool]]:

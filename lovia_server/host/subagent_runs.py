@@ -9,6 +9,10 @@ Every spawn has a key, ``{parent checkpoint}:{spawning call id}``, stored on the
 record. A resumed parent finds its children by that key: unfinished ones resume from their own
 checkpoints, finished ones hand over their stored report, and a child whose report is already
 in the parent's transcript is taken back as settled, so each report reaches the parent once.
+
+With :attr:`SubagentHost.isolation` set (the front door's worktree runs), the plugin offers
+``isolation: "worktree"``: such a child runs in a worktree of its own
+(:mod:`lovia_server.host.worktree_children`), with its run id and session the worktree's.
 """
 
 from __future__ import annotations
@@ -17,6 +21,7 @@ import asyncio
 import contextlib
 import dataclasses
 import logging
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from lovia.agent import Agent
@@ -36,6 +41,8 @@ from lovia_server.protocol import SubagentFinished, SubagentStarted
 
 if TYPE_CHECKING:
     from lovia_server.host.supervisor import RunController, RunSupervisor
+    from lovia_server.host.worktree_children import WorktreeChildren
+    from lovia_server.host.worktree_store import WorktreeRecord
 
 logger = logging.getLogger("lovia_server.subagents")
 
@@ -52,6 +59,8 @@ class SubagentHost:
 
     def __init__(self, supervisor: RunSupervisor) -> None:
         self.supervisor = supervisor
+        self.isolation: WorktreeChildren | None = None
+        """Where isolated children work; set by a front door that has worktree runs."""
 
     def bind(self, agent: Agent[Any]) -> Agent[Any]:
         """The agent with its bounded ``Subagents`` plugins routed here (others untouched)."""
@@ -64,6 +73,7 @@ class SubagentHost:
                     run_child=self.run_child,
                     restore=self.restore,
                     approvals_reach_user=True,
+                    isolation=plugin.isolation or self.isolation,
                 )
                 changed = True
             plugins.append(plugin)
@@ -83,11 +93,14 @@ class SubagentHost:
         record = await self.supervisor.store.child_by_spawn(spawn_key)
         if record is not None and not record.resumable:
             return _stored_outcome(record, spec)
-        run_spec = await self._run_spec(spec, parent)
+        place = await self._place(spec)
+        run_spec = await self._run_spec(spec, parent, place)
         sup = self.supervisor
         if record is None:
             launch = await sup.start(
-                session_id=await sup.claim_session(None),
+                session_id=place.session_id if place else await sup.claim_session(None),
+                run_id=place.run_id if place else None,
+                new_session=place is not None,
                 prompt=spec.prompt,
                 model_input=spec.prompt,
                 spec=run_spec,
@@ -118,18 +131,33 @@ class SubagentHost:
         )
         return _result(await self._wait(ctl, spec.token), spec)
 
-    async def _run_spec(self, spec: ChildSpec, parent: RunController) -> RunSpec:
-        # A child works in its parent's workspace session (same ACL, overlays, rules).
+    async def _place(self, spec: ChildSpec) -> WorktreeRecord | None:
+        """The worktree an isolated child runs in (its run id and session are the record's)."""
+        if spec.place is None or spec.place.key is None or self.isolation is None:
+            return None
+        return await self.isolation.record(spec.place.key)
+
+    async def _run_spec(
+        self, spec: ChildSpec, parent: RunController, place: WorktreeRecord | None
+    ) -> RunSpec:
+        # A child works in its parent's workspace session (same ACL, overlays, rules); an
+        # isolated one in a session of its own at its worktree (the host's ACL, as for any
+        # worktree run), whatever workspace the agent came with (a self-clone has the parent's).
         workspace = self.supervisor.workspace
-        agent = await workspace.attach(spec.agent, parent.spec.root, parent.session_id)
+        if place is None or spec.place is None:
+            root, cwd = parent.spec.root, parent.spec.cwd
+            agent = await workspace.attach(spec.agent, root, parent.session_id)
+        else:
+            root, cwd = Path(place.path), Path(spec.place.root)
+            agent = await workspace.attach(spec.agent.clone(workspace=None), root, place.session_id)
         model = agent.model
         label = model if isinstance(model, str) else getattr(model, "model", None)
         return RunSpec(
             agent=agent,
             agent_label=agent.name,
             model_label=label or parent.spec.model_label,
-            root=parent.spec.root,
-            cwd=parent.spec.cwd,
+            root=root,
+            cwd=cwd,
             context_window=parent.spec.context_window,
             budget=spec.budget,
         )
@@ -216,6 +244,9 @@ class SubagentHost:
                     call_id=call_id,
                     delivered=f"[subagent {record.task_id}:" in seen
                     or f"{record.task_id} was cancelled" in seen,
+                    isolation=await self.isolation.isolation_of(record.id)
+                    if self.isolation is not None
+                    else None,
                 )
             )
         return out

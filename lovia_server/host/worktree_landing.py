@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
-from lovia_server.host import git_worktrees as g
+from lovia.workspace import git_worktrees as g
 
 Status = Literal["added", "modified", "deleted"]
 Verdict = Literal["clean", "merged", "unchanged", "conflict"]

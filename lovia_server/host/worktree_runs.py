@@ -10,6 +10,10 @@ the queue, in order. Everything is in ``state.db`` (:mod:`worktree_store`), so a
 :meth:`WorktreeRuns.recover` lists them again, resumes the interrupted ones in their worktrees,
 finishes or undoes a half-made worktree, and retires the worktrees whose runs were deleted
 (keeping the branch when it holds work: nothing unapplied is ever removed).
+
+A follow-up prompt in a worktree run's session (:meth:`WorktreeRuns.follow_up`) is a new run
+in the same worktree, on the same branch, while the worktree is still ``active``; the record
+keeps its first ``runId`` (what ``lovia/worktree/*`` take) and notes the latest run.
 """
 
 from __future__ import annotations
@@ -20,9 +24,10 @@ from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
+from lovia.workspace import git_worktrees as g
 from lovia_server import protocol as p
-from lovia_server.host import git_worktrees as g
 from lovia_server.host import worktree_landing as landing
+from lovia_server.host import worktree_listing
 from lovia_server.host.run_controller import short_id
 from lovia_server.host.store import ServerStore
 from lovia_server.host.supervisor import RunSupervisor
@@ -37,6 +42,8 @@ Launch = Callable[[WorktreeRecord, Path, Gate], Awaitable[p.LaunchResult]]
 """Start the recorded run with the worktree as its workspace root (the front door builds the
 agent); the second argument is the run's cwd inside the worktree."""
 Resume = Callable[[str, Gate | None], Awaitable[p.LaunchResult]]
+Continue = Callable[[Path], Awaitable[p.LaunchResult]]
+"""Start a follow-up run in the worktree's session; the argument is its cwd in the worktree."""
 Denied = Callable[[Path], Callable[[str], bool]]
 """For a workspace root: whether a relative path is denied by its ACL."""
 RestorePoint = Callable[[Path, str, str], Awaitable[str | None]]
@@ -53,6 +60,9 @@ class WorktreeRequest:
     agent: str | None
     model: str | None
     include_uncommitted: bool
+    session_id: str | None = None
+    """The conversation the run joins (an ACP session with ``isolation: worktree``); by
+    default a new one."""
 
 
 class WorktreeRuns:
@@ -96,7 +106,7 @@ class WorktreeRuns:
         rel = request.cwd.relative_to(repo) if request.cwd.is_relative_to(repo) else Path()
         record = new_record(
             run_id=run_id,
-            session_id=short_id("s"),
+            session_id=request.session_id or short_id("s"),
             workspace=str(repo),
             path=str(self.dir / name),
             branch=f"lovia/{name}",
@@ -179,6 +189,17 @@ class WorktreeRuns:
         if self.drop_root is not None:
             await _quietly(self.drop_root(path))
 
+    async def undo(self, record: WorktreeRecord) -> None:
+        """A worktree that never got its run: removed with its branch, the record closed."""
+        await _quietly(self._undo_half_made(record))
+        await self.records.put(record.but(state="discarded"))
+
+    async def drop(self, record: WorktreeRecord) -> None:
+        """Discard a worktree nobody runs in (a child's that changed nothing)."""
+        await self._remove(record)
+        await g.delete_branch(Path(record.workspace), record.branch)
+        await self.records.put(record.but(state="discarded"))
+
     async def _undo_half_made(self, record: WorktreeRecord) -> None:
         """What a crash (or a failure) left of a worktree that never got its run."""
         repo, path = Path(record.workspace), Path(record.path)
@@ -188,16 +209,17 @@ class WorktreeRuns:
         if await g.branch_exists(repo, record.branch):
             await g.delete_branch(repo, record.branch)
 
-    def _watch(self, record: WorktreeRecord) -> None:
+    def _watch(self, record: WorktreeRecord, run_id: str | None = None) -> None:
         """When the run ends: its work is committed on the branch, the slot goes to the queue."""
 
         async def watch() -> None:
             try:
-                await self.supervisor.wait_run(record.run_id)
-                run = await self.store.get_run(record.run_id)
+                await self.supervisor.wait_run(run_id or record.run_id)
+                run = await self.store.get_run(run_id or record.run_id)
                 ready = await self._ready(record)
                 if run is not None and run.status != "interrupted" and ready.base is not None:
-                    await g.commit_all(Path(record.path), f"lovia: {_title(record.prompt)}")
+                    title = _title(run.prompt or record.prompt)
+                    await g.commit_all(Path(record.path), f"lovia: {title}")
             except Exception:
                 logger.warning("worktree.commit_failed: %s", record.run_id, exc_info=True)
             finally:
@@ -233,6 +255,53 @@ class WorktreeRuns:
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)
 
+    # ================================================================== follow-ups
+
+    async def of_session(self, session_id: str) -> WorktreeRecord | None:
+        """The worktree run whose conversation ``session_id`` is, if it is one."""
+        records = await self.records.of_session(session_id)
+        return max(records, key=lambda r: r.created_at) if records else None
+
+    async def follow_up(self, record: WorktreeRecord, start: Continue) -> p.LaunchResult:
+        """A new run in the worktree's session, in the same worktree: its diff grows. Only
+        while the worktree is ``active``; it takes a slot like a new worktree run (refused,
+        not queued, when none is free)."""
+        if record.state != "active":
+            raise p.ProtocolError(
+                p.WORKTREE_NOT_FOUND,
+                f"The worktree run {record.run_id} is {record.state}: its worktree is gone",
+                {
+                    "runId": record.run_id,
+                    "sessionId": record.session_id,
+                    "state": record.state,
+                    "hint": "Start a new run (in the workspace or a new worktree); a kept "
+                    "branch is yours to check out with git.",
+                },
+            )
+        record = await self._ready(record)
+        async with self._lock:
+            taken = self._slots.setdefault(record.workspace, set())
+            if record.run_id not in taken and len(taken) >= self.max_concurrent():
+                raise p.ProtocolError(
+                    p.RUN_ALREADY_ACTIVE,
+                    f"All {len(taken)} worktree slots of this workspace are busy",
+                    {
+                        "sessionId": record.session_id,
+                        "hint": "Send the prompt again when a worktree run finishes, or raise "
+                        "lovia.worktrees.maxConcurrent.",
+                    },
+                )
+            taken.add(record.run_id)
+        try:
+            result = await start(Path(record.path) / record.request.get("cwd", "."))
+        except BaseException:
+            self._release(record)
+            raise
+        request = {**record.request, "latestRunId": result.run_id}
+        await self.records.put(record.but(request=request))
+        self._watch(record, result.run_id)
+        return result
+
     # ================================================================== after a restart
 
     async def recover(self) -> None:
@@ -249,30 +318,38 @@ class WorktreeRuns:
             await self._pump(workspace)
 
     async def _recover_one(self, record: WorktreeRecord) -> None:
+        child = record.request.get("parentRunId") is not None
         if record.state == "queued":
             await self._undo_half_made(record)
+            if child:  # a subagent's worktree is never queued: it was being made
+                await self.records.put(record.but(state="discarded"))
             return
         run = await self.store.get_run(record.run_id)
         if run is None:
             await self._retire(record)
             return
-        if run.status == "interrupted" and run.resumable:
-            await self.resume(record.run_id)
+        if child:
+            return  # its parent's resume takes it back (docs/worktrees.md, subagents)
+        latest = await self.store.get_run(record.request.get("latestRunId") or record.run_id)
+        if latest is not None and latest.status == "interrupted" and latest.resumable:
+            await self.resume(record.run_id, latest.id)
         elif record.base is None:
             # Died while checking out, after the run ended: no tool of it ran (they wait for
             # the checkout), so preparing it again loses nothing.
             _, gate = await self._register(record)
             await asyncio.shield(gate)
 
-    async def resume(self, run_id: str) -> p.LaunchResult:
+    async def resume(self, run_id: str, which: str | None = None) -> p.LaunchResult:
         """Resume a worktree run in its worktree (it takes a slot like a new one); one whose
-        checkout a crash interrupted is prepared again first (no tool of it ran)."""
+        checkout a crash interrupted is prepared again first (no tool of it ran). ``which`` is
+        the run of its session to resume (a follow-up), by default the first."""
         record = await self._open(run_id)
-        if self.supervisor.runs.get(run_id) is not None:
+        target = which or run_id
+        if self.supervisor.runs.get(target) is not None:
             raise p.ProtocolError(
                 p.RUN_ALREADY_ACTIVE,
-                f"Run {run_id} is already running",
-                {"runId": run_id, "activeRunId": run_id},
+                f"Run {target} is already running",
+                {"runId": target, "activeRunId": target},
             )
         async with self._lock:
             self._slots.setdefault(record.workspace, set()).add(run_id)
@@ -280,11 +357,11 @@ class WorktreeRuns:
             gate = None
             if record.base is None and run_id not in self._preparing:
                 record, gate = await self._register(record)
-            result = await self.resume_run(run_id, gate)
+            result = await self.resume_run(target, gate)
         except BaseException:
             self._release(record)
             raise
-        self._watch(record)
+        self._watch(record, target)
         return result
 
     async def _retire(self, record: WorktreeRecord) -> None:
@@ -318,25 +395,10 @@ class WorktreeRuns:
         return await self.records.get(run_id) is not None
 
     async def listing(self, include_closed: bool) -> p.WorktreeListResult:
-        out = []
-        for record in await self.records.all(open_only=not include_closed):
-            run = await self.store.get_run(record.run_id)
-            out.append(
-                p.WorktreeRun(
-                    run_id=record.run_id,
-                    session_id=record.session_id,
-                    state=record.state,
-                    run_status=run.status if run is not None else None,
-                    prompt=record.prompt,
-                    branch=record.branch,
-                    path=record.path,
-                    workspace=record.workspace,
-                    base=record.base,
-                    created_at=int(record.created_at * 1000),
-                    usage=run.usage if run is not None else None,
-                )
-            )
-        return p.WorktreeListResult(worktrees=out)
+        return await worktree_listing.listing(self, include_closed)
+
+    async def counts(self) -> p.WorktreeCounts:
+        return await worktree_listing.counts(self)
 
     async def _open(self, run_id: str, *, idle: bool = False) -> WorktreeRecord:
         record = await self.records.get(run_id)
@@ -346,11 +408,12 @@ class WorktreeRuns:
                 f"{run_id} is not an open worktree run",
                 {"runId": run_id, "state": record.state if record else None},
             )
-        if idle and self.supervisor.runs.get(run_id) is not None:
+        live = self.supervisor.runs.of_session(record.session_id) if idle else None
+        if live is not None:
             raise p.ProtocolError(
                 p.RUN_ALREADY_ACTIVE,
-                f"Run {run_id} is still running: cancel it or wait for it to finish",
-                {"runId": run_id, "activeRunId": run_id},
+                f"Run {live.run_id} is still running: cancel it or wait for it to finish",
+                {"runId": run_id, "activeRunId": live.run_id},
             )
         return record
 

@@ -27,6 +27,7 @@ from lovia_server.host.event_log import Publisher
 from lovia_server.host.ports import RunSpec
 from lovia_server.host.sandbox_setup import sandbox_status
 from lovia_server.host.store import RunRecord, ServerStore
+from lovia_server.host.worktree_children import WorktreeChildren
 from lovia_server.host.worktree_runs import WorktreeRequest, WorktreeRuns
 from lovia_server.host.worktree_store import WorktreeRecord
 from lovia_server.lsp.editor_port import LspEditor
@@ -94,6 +95,8 @@ class ServerRuntime:
                 run_id, self._spec_for_record, max_turns=self.server.settings.maxTurns, gate=gate
             ),
         )
+        # Subagents may work in worktrees of their own, listed and landed like these runs.
+        self.supervisor.subagents.isolation = WorktreeChildren(self.worktrees, self.supervisor)
         self._recovery: asyncio.Task[None] | None = None
         self._worktree_recovery: asyncio.Task[None] | None = None
 
@@ -159,6 +162,12 @@ class ServerRuntime:
                 {"field": "cwd", "hint": "Open a folder in the editor first."},
             )
         cwd = self.workspace.resolve_cwd(params.cwd)
+        if params.session_id is not None:
+            worktree = await self.worktrees.of_session(params.session_id)
+            if worktree is not None:
+                return await self.worktrees.follow_up(
+                    worktree, lambda at: self._follow_up(params, at)
+                )
         if params.isolation == "worktree":
             return await self._run_in_worktree(params, cwd)
         session_id = await self.supervisor.claim_session(params.session_id)
@@ -177,10 +186,30 @@ class ServerRuntime:
             new_session=params.session_id is None,
         )
 
+    async def _follow_up(self, params: p.RunParams, cwd: Path) -> p.LaunchResult:
+        """A prompt in a worktree run's session: a run in the same worktree (``cwd`` is in it;
+        the request's own ``cwd`` names the workspace's folders, not the worktree's)."""
+        assert params.session_id is not None
+        session_id = await self.supervisor.claim_session(params.session_id)
+        context = await self.workspace.context(params.context)
+        spec = await self._spec(
+            agent=params.agent, model=params.model, cwd=cwd, session_id=session_id
+        )
+        model_input = params.prompt if not context.text else f"{params.prompt}\n\n{context.text}"
+        return await self.supervisor.start(
+            session_id=session_id,
+            prompt=params.prompt,
+            model_input=model_input,
+            spec=spec,
+            max_turns=self.server.settings.maxTurns,
+            context=context.summaries,
+        )
+
     async def _run_in_worktree(self, params: p.RunParams, cwd: Path) -> p.LaunchResult:
         if params.session_id is not None:
             raise p.invalid_params(
-                "A worktree run starts a conversation of its own: steer it, or omit sessionId",
+                "A worktree run starts a conversation of its own: steer it, or omit sessionId "
+                "(a follow-up in a worktree run's session continues in its worktree)",
                 "sessionId",
             )
         context = await self.workspace.context(params.context)
@@ -324,6 +353,7 @@ class ServerRuntime:
             mcp_servers=self._mcp_view(),
             sandbox=sandbox_status(settings.sandbox),
             delivery=self._delivery(),
+            worktrees=await self.worktrees.counts(),
         )
 
     def _delivery(self) -> p.DeliveryStats | None:

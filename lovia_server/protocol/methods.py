@@ -30,6 +30,7 @@ from lovia_server.protocol.worktree_methods import (
     Isolation,
     WorktreeApplyParams,
     WorktreeApplyResult,
+    WorktreeCounts,
     WorktreeDiffResult,
     WorktreeDiscardResult,
     WorktreeKeepResult,
@@ -560,6 +561,8 @@ class StatusResult(WireModel):
     sandbox: SandboxStatus
     delivery: DeliveryStats | None = omitted()
     """Present when the server writes to a pipe it queues for (stdio)."""
+    worktrees: WorktreeCounts | None = omitted()
+    """Open worktree runs by where they stand (docs/worktrees.md)."""
 
 
 class MCPRestartResult(WireModel):

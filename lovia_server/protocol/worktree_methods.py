@@ -13,7 +13,7 @@ from pydantic import Field
 from typing_extensions import TypeAliasType
 
 from lovia_server.protocol.events import Usage
-from lovia_server.protocol.wire import WireModel, WireParams
+from lovia_server.protocol.wire import WireModel, WireParams, omitted
 
 Isolation = TypeAliasType("Isolation", Literal["workspace", "worktree"])
 WorktreeState = TypeAliasType(
@@ -52,6 +52,12 @@ class WorktreeRun(WireModel):
     """The commit the run's changes are measured against (HEAD plus carried changes)."""
     created_at: int
     usage: Usage | None = None
+    parent_run_id: str | None = omitted()
+    """Set for a subagent's worktree: the run that spawned it (``spawn_subagent`` with
+    ``isolation: "worktree"``)."""
+    latest_run_id: str | None = omitted()
+    """The session's latest run in this worktree: ``runId`` itself, or the last follow-up
+    (``lovia/run`` with this ``sessionId``); ``runStatus`` and ``usage`` are that run's."""
 
 
 class WorktreeListResult(WireModel):
@@ -125,11 +131,26 @@ class WorktreeKeepResult(WireModel):
     state: WorktreeState
 
 
+class WorktreeCounts(WireModel):
+    """``lovia/status.worktrees``: where this state directory's open worktree runs stand (the
+    runs themselves: ``lovia/worktree/list``)."""
+
+    queued: int
+    """Waiting for a slot."""
+    running: int
+    """A run is live in its worktree (a subagent's too)."""
+    review: int
+    """Nothing runs there: the work waits to be applied, discarded or kept."""
+    max_concurrent: int
+    """``lovia.worktrees.maxConcurrent``: worktree runs of one workspace at once."""
+
+
 __all__ = [
     "Isolation",
     "LandingVerdict",
     "WorktreeApplyParams",
     "WorktreeApplyResult",
+    "WorktreeCounts",
     "WorktreeDiffResult",
     "WorktreeDiscardResult",
     "WorktreeEdit",

@@ -44,6 +44,10 @@ def script(letter):
 SCRIPTS = {
     "variant A": script("A"),
     "variant B": script("B"),
+    "add four": [
+        call("write_file", {"path": "four.txt", "content": "four\\n"}, call_id="f1"),
+        text("added four"),
+    ],
     "escape": [
         call("write_file", {"path": str(ROOT / "shared.txt"), "content": "pwned\\n"},
              call_id="e1"),
@@ -362,3 +366,69 @@ async def test_sigkill_while_the_worktree_checks_out(tmp_path: Path) -> None:
     finally:
         if h.client is not None:
             await h.stop()
+
+
+async def test_a_follow_up_in_a_worktree_runs_session_continues_in_its_worktree(
+    tmp_path: Path,
+) -> None:
+    """Same worktree, same branch, a growing diff; refused once the worktree is gone."""
+    import textwrap
+
+    root = (tmp_path / "ws").resolve()
+    make_repo(root, textwrap.dedent(BY_PROMPT))
+    h = Harness(root, tmp_path / "state")
+    await h.start(settings=SETTINGS)
+    try:
+        (root / "release-A").write_text("go")
+        first = await h.run("variant A", isolation="worktree")
+        assert (await h.finished(first["runId"]))["status"] == "completed"
+        (before,) = (await h.request("lovia/worktree/list", {}))["worktrees"]
+        assert before["latestRunId"] == first["runId"]
+        status = await h.request("lovia/status", {})
+        assert status["worktrees"] == {"queued": 0, "running": 0, "review": 1, "maxConcurrent": 3}
+
+        again = await h.run("add four", sessionId=first["sessionId"])
+        assert again["sessionId"] == first["sessionId"] and again["runId"] != first["runId"]
+        started = await h.wait_kind(again["runId"], "run.started")
+        assert Path(started["cwd"]) == Path(before["path"])
+        done = await h.finished(again["runId"])
+        assert done["status"] == "completed" and done["output"] == "added four"
+        assert not (root / "four.txt").exists()
+        assert (root / "shared.txt").read_text() == SHARED
+
+        (after,) = (await h.request("lovia/worktree/list", {}))["worktrees"]
+        assert (after["runId"], after["branch"], after["path"]) == (
+            first["runId"],
+            before["branch"],
+            before["path"],
+        )
+        assert after["latestRunId"] == again["runId"] and after["runStatus"] == "completed"
+        diff = await h.request("lovia/worktree/diff", {"runId": first["runId"]})
+        assert sorted(f["path"] for f in diff["files"]) == ["four.txt", "shared.txt"]
+        for _ in range(100):  # each run's work is committed on the branch when it ends
+            log = git(root, "log", "--format=%s", before["branch"]).splitlines()
+            if log[0] == "lovia: add four":
+                break
+            await asyncio.sleep(0.05)
+        assert log[:2] == ["lovia: add four", "lovia: variant A"]
+
+        with pytest.raises(Exception) as busy:  # a second prompt while one runs there
+            third = await h.run("escape", sessionId=first["sessionId"])
+            await h.run("add four", sessionId=first["sessionId"])
+        assert busy.value.code == -32012
+        asked = await h.wait_kind(third["runId"], "approval.requested", toolCallId="e1")
+        assert (await h.request("lovia/status", {}))["worktrees"]["running"] == 1
+        await h.request(
+            "lovia/approve",
+            {"runId": third["runId"], "approvalId": asked["approvalId"], "decision": "reject_once"},
+        )
+        await h.finished(third["runId"])
+
+        await h.request("lovia/worktree/discard", {"runId": first["runId"]})
+        with pytest.raises(Exception) as gone:
+            await h.run("add four", sessionId=first["sessionId"])
+        assert gone.value.code == -32020
+        assert gone.value.data["state"] == "discarded" and gone.value.data["hint"]
+        assert (root / "shared.txt").read_text() == SHARED
+    finally:
+        await h.stop()

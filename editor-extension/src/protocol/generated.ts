@@ -930,6 +930,7 @@ export interface StatusResult {
   mcpServers: MCPServerInfo[];
   sandbox: SandboxStatus;
   delivery?: DeliveryStats;
+  worktrees?: WorktreeCounts;
 }
 /**
  * The effective permissions in one workspace folder.
@@ -1009,6 +1010,16 @@ export interface DeliveryStats {
   droppedBytes: number;
   skippedDeltas: number;
 }
+/**
+ * `lovia/status.worktrees`: where this state directory's open worktree runs stand (the
+ * runs themselves: `lovia/worktree/list`).
+ */
+export interface WorktreeCounts {
+  queued: number;
+  running: number;
+  review: number;
+  maxConcurrent: number;
+}
 export interface MCPRestartParams {
   name: string;
 }
@@ -1036,6 +1047,8 @@ export interface WorktreeRun {
   base: string | null;
   createdAt: number;
   usage: Usage | null;
+  parentRunId?: string;
+  latestRunId?: string;
 }
 export interface WorktreeRunParams {
   runId: string;

@@ -1,9 +1,13 @@
-"""The git plumbing of worktree runs: a small typed API over the ``git`` command line.
+"""The git plumbing of worktrees: a small typed API over the ``git`` command line.
+
+One implementation for every user of worktrees: the server's worktree runs
+(``lovia_server.host.worktree_runs``) and subagents isolated in worktrees
+(:mod:`lovia.workspace.worktree_isolation`, and the server's own provider).
 
 Every command runs with the user's hooks off (``core.hooksPath``): lovia creating, committing
 in or removing its own worktree must not run the project's ``post-checkout`` or ``pre-commit``
 scripts. Commits lovia makes on its branches carry a fixed identity, so a repository without
-``user.name`` works too. Nothing here knows about runs; :mod:`worktree_runs` owns that.
+``user.name`` works too. Nothing here knows about runs or agents.
 """
 
 from __future__ import annotations

@@ -8,7 +8,7 @@ and the job cannot: how many attempts it took and which node ran it.
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Callable, Coroutine, Sequence
+from collections.abc import AsyncGenerator, Callable, Coroutine, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Generic, Protocol, TypeVar, runtime_checkable
 
@@ -49,7 +49,7 @@ class Executor(Protocol):
     job that has not finished yet.
     """
 
-    def run(self, jobs: Sequence[Job[R]]) -> AsyncIterator[JobOutcome[R]]: ...
+    def run(self, jobs: Sequence[Job[R]]) -> AsyncGenerator[JobOutcome[R], None]: ...
 
     def share(self, value: Any) -> Any:
         """A handle for ``value`` that jobs receive as an argument (large, shared inputs)."""

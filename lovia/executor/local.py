@@ -6,7 +6,7 @@ import asyncio
 import contextlib
 import os
 import socket
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncGenerator, Sequence
 from typing import Any, TypeVar
 
 from lovia.executor.base import Job, JobOutcome
@@ -30,7 +30,7 @@ class InProcessExecutor:
     def running(self) -> int:
         return self._running
 
-    async def run(self, jobs: Sequence[Job[R]]) -> AsyncIterator[JobOutcome[R]]:
+    async def run(self, jobs: Sequence[Job[R]]) -> AsyncGenerator[JobOutcome[R], None]:
         gate = asyncio.Semaphore(self.concurrency)
         node = f"local:{socket.gethostname()}:{os.getpid()}"
 

@@ -17,7 +17,7 @@ import contextlib
 import os
 import uuid
 from collections import deque
-from collections.abc import AsyncIterator, Callable, Coroutine, Sequence
+from collections.abc import AsyncGenerator, Callable, Coroutine, Sequence
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
@@ -179,7 +179,7 @@ class RayExecutor:
         result: list[Placement] = await self._ledger.placements.remote()
         return result
 
-    async def run(self, jobs: Sequence[Job[R]]) -> AsyncIterator[JobOutcome[R]]:
+    async def run(self, jobs: Sequence[Job[R]]) -> AsyncGenerator[JobOutcome[R], None]:
         ray = self.connect()
         ledger_cls = ray.remote(num_cpus=0)(Ledger)
         ledger = ledger_cls.options(name=f"lovia-ledger-{uuid.uuid4().hex[:12]}").remote()

@@ -57,7 +57,9 @@ def git_tasks(root: Path, count: int) -> list[BatchTask]:
 
 def comparable(result: dict) -> dict:
     """A result without what legitimately differs between runs (timings, placement)."""
-    return {k: v for k, v in result.items() if k not in {"duration", "node", "attempts", "transcript"}}
+    return {
+        k: v for k, v in result.items() if k not in {"duration", "node", "attempts", "transcript"}
+    }
 
 
 @pytest.fixture
@@ -67,7 +69,9 @@ def task_model() -> Iterator[TaskModel]:
 
 
 @pytest.fixture
-def model_env(task_model: TaskModel, monkeypatch: pytest.MonkeyPatch, fresh_providers: None) -> TaskModel:
+def model_env(
+    task_model: TaskModel, monkeypatch: pytest.MonkeyPatch, fresh_providers: None
+) -> TaskModel:
     for key, value in task_model.env().items():
         monkeypatch.setenv(key, value)
     return task_model

@@ -33,10 +33,11 @@ async def test_a_resumed_batch_skips_settled_tasks(tmp_path, model_env):
     tasks = git_tasks(tmp_path / "repos", 4)
     results = tmp_path / "results.jsonl"
     await run_batch(tasks[:2], results)
-    calls_before = len(model_env.requests)
+    calls_before = sum(r.method == "POST" for r in model_env.requests)
     tally = await run_batch(tasks, results)
     assert tally.skipped == 2 and tally.statuses["done"] == 2
-    assert len(model_env.requests) - calls_before == 4  # two tasks, two model calls each
+    calls = sum(r.method == "POST" for r in model_env.requests) - calls_before
+    assert calls == 4  # two tasks, two model calls each
     ids = [json.loads(line)["id"] for line in results.read_text().splitlines()]
     assert sorted(ids) == ["t00", "t01", "t02", "t03"]
 
@@ -71,7 +72,9 @@ async def test_a_local_directory_is_shipped_and_its_tree_removed(tmp_path, model
     (src / ".git").mkdir(parents=True)
     (src / ".git" / "junk").write_text("not shipped")
     (src / "main.py").write_text("print('hi')\n")
-    task = BatchTask(id="dir", prompt="write hello to notes.txt", source=TaskSource(path=str(src)), model=MODEL)
+    task = BatchTask(
+        id="dir", prompt="write hello to notes.txt", source=TaskSource(path=str(src)), model=MODEL
+    )
     keep = task.model_copy(update={"id": "kept", "keep_tree": True})
     tally = await run_batch([task, keep], tmp_path / "results.jsonl")
     by_id = {r.id: r for r in tally.results}
@@ -86,11 +89,17 @@ async def test_approvals_are_denied_by_default_and_allowed_by_rule(tmp_path, mod
     src = tmp_path / "project"
     src.mkdir()
     (src / "keep.txt").write_text("x\n")
-    base = dict(prompt="write hi to .vscode/tasks.json", source=TaskSource(path=str(src)), model=MODEL)
+    base = dict(
+        prompt="write hi to .vscode/tasks.json", source=TaskSource(path=str(src)), model=MODEL
+    )
     # Editor settings are protected paths: writes always ask, so the batch policy decides.
     denied = BatchTask(id="denied", **base)
     allowed = BatchTask(id="allowed", approvals={"allow": ["write_file:.vscode/*"]}, **base)
-    tally = await run_batch([denied, allowed], tmp_path / "results.jsonl", options=BatchOptions(sandbox=False))
+    tally = await run_batch(
+        [denied, allowed], tmp_path / "results.jsonl", options=BatchOptions(sandbox=False)
+    )
     by_id = {r.id: r for r in tally.results}
     assert by_id["denied"].status == "done" and by_id["denied"].patch == ""
-    assert by_id["allowed"].status == "done" and "+++ b/.vscode/tasks.json" in by_id["allowed"].patch
+    assert (
+        by_id["allowed"].status == "done" and "+++ b/.vscode/tasks.json" in by_id["allowed"].patch
+    )

@@ -45,9 +45,7 @@ class TaskModel(oai.FakeOpenAI):
     @staticmethod
     def reply_for(body: dict[str, Any]) -> Reply:
         messages = body.get("messages") or []
-        prompt = next(
-            (m.get("content") for m in reversed(messages) if m.get("role") == "user"), ""
-        )
+        prompt = next((m.get("content") for m in reversed(messages) if m.get("role") == "user"), "")
         if isinstance(prompt, list):
             prompt = " ".join(str(p.get("text", "")) for p in prompt)
         match = PROMPT.search(str(prompt))

@@ -100,8 +100,9 @@ class LocalRayCluster:
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
             self._check_alive()
-            with contextlib.suppress(OSError), socket.create_connection(
-                ("127.0.0.1", self.port), timeout=1
+            with (
+                contextlib.suppress(OSError),
+                socket.create_connection(("127.0.0.1", self.port), timeout=1),
             ):
                 return
             time.sleep(0.2)

@@ -14,7 +14,7 @@ from lovia.exceptions import UserError
 from lovia.executor.base import Executor
 from lovia.executor.local import InProcessExecutor
 from lovia.executor.rate_limit import RateLimit
-from lovia_server.batch.progress import Progress
+from lovia_server.batch.display import Progress
 from lovia_server.batch.runner import FORWARDED_ENV, BatchOptions, run_batch, secret_values
 from lovia_server.batch.task import load_tasks
 

@@ -22,7 +22,7 @@ from lovia.executor.base import Executor, Job, JobOutcome
 from lovia.executor.local import InProcessExecutor
 from lovia.executor.rate_limit import LocalRateLimiter, RateBuckets, RateLimit, RateLimiter
 from lovia.messages import Usage
-from lovia_server.batch.progress import BatchTally, Progress
+from lovia_server.batch.display import BatchTally, Progress
 from lovia_server.batch.results import ResultsFile, TaskResult
 from lovia_server.batch.task import BUILTIN_AGENT, BatchTask
 from lovia_server.batch.tree import TreeError, pack

@@ -89,7 +89,10 @@ def build_agent(
     workspace = Workspace.local(str(root), mode=task.preset, sandbox=options.sandbox)
     agent = agent.clone(workspace=workspace)
     if options.limiter is not None:
-        agent = agent.clone(model=RateLimitedProvider(agent.resolve_provider(), options.limiter))
+        # Limits are keyed by the model string the task names ("openai:gpt-5").
+        key = agent.model if isinstance(agent.model, str) else None
+        limited = RateLimitedProvider(agent.resolve_provider(), options.limiter, key=key)
+        agent = agent.clone(model=limited)
     return agent
 
 

@@ -49,6 +49,7 @@ class TaskResult(BaseModel):
     duration: float = 0.0
     attempts: int = 1
     node: str | None = None
+    sandboxed: bool = False
     model: str | None = None
     transcript: Any = None
     tree: str | None = None

@@ -108,6 +108,7 @@ async def run_task(
     try:
         base = await asyncio.to_thread(materialise, task.source, packed, root)
         agent = build_agent(task, code, options, root)
+        result.sandboxed = getattr(agent.workspace, "executor", None) is not None
         run = await _run_headless(agent, task, usage)
         result.status = "done"
         result.output = to_json_safe(run.output)

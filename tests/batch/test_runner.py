@@ -6,6 +6,7 @@ import json
 from pathlib import Path
 
 from lovia.executor.local import InProcessExecutor
+from lovia.workspace.sandbox import BubblewrapExecutor
 from lovia_server.batch.results import ResultsFile
 from lovia_server.batch.runner import BatchOptions, run_batch
 from lovia_server.batch.task import BatchTask, TaskSource
@@ -24,6 +25,7 @@ async def test_git_tasks_produce_output_patch_usage_and_transcript(tmp_path, mod
     assert "+++ b/answer0.txt" in first["patch"] and "+word0" in first["patch"]
     assert "LATER.md" not in first["patch"]  # checked out at the task's commit, not HEAD
     assert first["usage"]["input_tokens"] > 0 and first["attempts"] == 1
+    assert first["sandboxed"] == (BubblewrapExecutor.if_available() is not None)
     transcript = results.parent / first["transcript"]
     assert any(e.get("name") == "write_file" for e in json.loads(transcript.read_text()))
     assert "sk-batch-test-secret" not in results.read_text()

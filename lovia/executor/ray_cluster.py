@@ -77,13 +77,13 @@ def _execute(
     """The body of every Ray task: note the attempt, run the job in a fresh event loop."""
     ray = import_ray()
     node = str(ray.get_runtime_context().get_node_id())
-    attempt = int(ray.get(ledger.start.remote(key, node, os.getpid())))
+    started = ledger.start.remote(key, node, os.getpid())  # not awaited: the job goes first
     resolved = tuple(ray.get(a) if isinstance(a, ray.ObjectRef) else a for a in args)
     try:
         value: Any = asyncio.run(fn(*resolved))
     finally:
         ledger.finish.remote(key)
-    return value, attempt, node
+    return value, int(ray.get(started)), node
 
 
 class RayExecutor:
@@ -126,6 +126,7 @@ class RayExecutor:
         self._started_ray = False
         self._running = 0
         self._ledger: Any = None
+        self._live_prefix: str | None = None
 
     # ------------------------------------------------------------------ connection
 
@@ -153,6 +154,10 @@ class RayExecutor:
 
     def shutdown(self) -> None:
         """Leave the cluster (and stop the local Ray this executor started)."""
+        if self._ledger is not None:
+            with contextlib.suppress(Exception):
+                import_ray().kill(self._ledger)
+            self._ledger = None
         if self._started_ray:
             import_ray().shutdown()
             self._started_ray = False
@@ -173,17 +178,31 @@ class RayExecutor:
         return self._running
 
     async def placements(self) -> list[Placement]:
-        """The jobs running right now: attempt, node and worker process of each."""
-        if self._ledger is None:
+        """The jobs of the current run executing right now: attempt, node and process."""
+        prefix = self._live_prefix
+        if self._ledger is None or prefix is None:
             return []
         result: list[Placement] = await self._ledger.placements.remote()
-        return result
+        return [
+            Placement(p.key.removeprefix(prefix), p.attempt, p.node, p.pid)
+            for p in result
+            if p.key.startswith(prefix)
+        ]
+
+    def _ledger_of(self, ray: Any) -> Any:
+        """One ledger actor per executor, kept between runs: starting an actor starts a
+        worker process, seconds on a busy machine."""
+        if self._ledger is None:
+            ledger_cls = ray.remote(num_cpus=0)(Ledger)
+            name = f"lovia-ledger-{uuid.uuid4().hex[:12]}"
+            self._ledger = ledger_cls.options(name=name).remote()
+        return self._ledger
 
     async def run(self, jobs: Sequence[Job[R]]) -> AsyncGenerator[JobOutcome[R], None]:
         ray = self.connect()
-        ledger_cls = ray.remote(num_cpus=0)(Ledger)
-        ledger = ledger_cls.options(name=f"lovia-ledger-{uuid.uuid4().hex[:12]}").remote()
-        self._ledger = ledger
+        ledger = self._ledger_of(ray)
+        prefix = f"{uuid.uuid4().hex[:8]}/"  # keys of this run, apart from earlier runs'
+        self._live_prefix = prefix
         options: dict[str, Any] = {
             "num_cpus": self.num_cpus,
             "max_retries": self.max_retries,
@@ -199,33 +218,31 @@ class RayExecutor:
             while queue or pending:
                 while queue and len(pending) < limit:
                     job = queue.popleft()
-                    ref = task.remote(ledger, job.key, job.fn, job.args)
+                    ref = task.remote(ledger, prefix + job.key, job.fn, job.args)
                     pending[asyncio.wrap_future(ref.future())] = (job.key, ref)
                 done, _ = await asyncio.wait(
                     pending, timeout=0.5, return_when=asyncio.FIRST_COMPLETED
                 )
-                self._running = len(await ledger.placements.remote())
+                self._running = len(await self.placements())
                 for fut in done:
                     key, _ref = pending.pop(fut)
-                    yield await self._outcome(ray, ledger, key, fut)
+                    yield await self._outcome(ray, ledger, prefix, key, fut)
         finally:
             for _key, ref in pending.values():
                 with contextlib.suppress(Exception):
                     ray.cancel(ref, force=True)
             self._running = 0
-            self._ledger = None
-            with contextlib.suppress(Exception):
-                ray.kill(ledger)
+            self._live_prefix = None
 
     async def _outcome(
-        self, ray: Any, ledger: Any, key: str, fut: asyncio.Future[Any]
+        self, ray: Any, ledger: Any, prefix: str, key: str, fut: asyncio.Future[Any]
     ) -> JobOutcome[R]:
         exc = fut.exception()
         if exc is None:
             value, attempt, node = fut.result()
             return JobOutcome(key, value=value, attempts=attempt, node=node)
-        attempts = int(await ledger.attempts_of.remote(key))
-        ledger.finish.remote(key)
+        attempts = int(await ledger.attempts_of.remote(prefix + key))
+        ledger.finish.remote(prefix + key)
         if isinstance(exc, ray.exceptions.RayTaskError):
             cause = exc.cause if exc.cause is not None else exc
             error = f"{type(cause).__name__}: {cause}"

@@ -105,7 +105,7 @@ async def run_batch(
         async with contextlib.aclosing(outcomes):
             async for outcome in _with_ticks(outcomes, lambda: _tick(progress, tally, runner)):
                 result = _settle(by_id[outcome.key], outcome, opts)
-                _write_transcript(file.path, result, opts.transcripts)
+                _write_transcript(file.path, result, opts.transcripts, redact)
                 _record(file, tally, result, redact)
                 _tick(progress, tally, runner, force=True)
     finally:
@@ -188,7 +188,10 @@ def _settle(task: BatchTask, outcome: JobOutcome[TaskResult], opts: BatchOptions
 
 
 def _write_transcript(
-    results: Path, result: TaskResult, mode: Literal["file", "inline", "none"]
+    results: Path,
+    result: TaskResult,
+    mode: Literal["file", "inline", "none"],
+    redact: tuple[str, ...],
 ) -> None:
     """Move a transcript out of the result into ``<results stem>.transcripts/<id>.json``."""
     if mode != "file" or result.transcript is None:
@@ -196,7 +199,10 @@ def _write_transcript(
     folder = results.with_name(results.stem + ".transcripts")
     folder.mkdir(parents=True, exist_ok=True)
     target = folder / f"{result.id}.json"
-    target.write_text(json.dumps(result.transcript, ensure_ascii=False), encoding="utf-8")
+    text = json.dumps(result.transcript, ensure_ascii=False)
+    for secret in redact:
+        text = text.replace(secret, "[redacted]")
+    target.write_text(text, encoding="utf-8")
     result.transcript = str(target.relative_to(results.parent))
 
 

@@ -105,3 +105,19 @@ async def test_approvals_are_denied_by_default_and_allowed_by_rule(tmp_path, mod
     assert (
         by_id["allowed"].status == "done" and "+++ b/.vscode/tasks.json" in by_id["allowed"].patch
     )
+
+
+async def test_provider_keys_are_redacted_from_results_and_transcripts(tmp_path, model_env):
+    src = tmp_path / "project"
+    src.mkdir()
+    secret = model_env.env()["OPENAI_API_KEY"]
+    task = BatchTask(
+        id="leak", prompt=f"reply {secret}", source=TaskSource(path=str(src)), model=MODEL
+    )
+    results = tmp_path / "results.jsonl"
+    tally = await run_batch([task], results)
+    assert tally.statuses["done"] == 1
+    line = json.loads(results.read_text())
+    assert line["output"] == "[redacted]"
+    transcript = (tmp_path / line["transcript"]).read_text()
+    assert secret not in transcript and "[redacted]" in transcript

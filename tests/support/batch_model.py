@@ -2,7 +2,8 @@
 
 For a prompt ``write WORD to PATH`` it first calls ``write_file`` (PATH, ``WORD``) and, once
 the tool result is back, answers ``wrote WORD``; so every task's output and patch follow from
-its prompt alone, whichever executor ran it. Each answer takes ``delay`` seconds, and the
+its prompt alone, whichever executor ran it. A prompt ``reply TEXT`` is answered with TEXT in
+one turn (the benchmark's tasks). Each answer takes ``delay`` seconds, and the
 server counts requests in flight (``peak``) to check rate limits against.
 """
 
@@ -48,6 +49,8 @@ class TaskModel(oai.FakeOpenAI):
         prompt = next((m.get("content") for m in reversed(messages) if m.get("role") == "user"), "")
         if isinstance(prompt, list):
             prompt = " ".join(str(p.get("text", "")) for p in prompt)
+        if str(prompt).startswith("reply "):
+            return oai.text(str(prompt)[len("reply ") :], usage=oai.usage(prompt=20, completion=3))
         match = PROMPT.search(str(prompt))
         if match is None:
             return oai.text("I do not understand the task.")

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import time
+import uuid
 from collections.abc import Mapping
 from typing import Any
 
@@ -51,13 +52,15 @@ class RayRateLimiter:
         *,
         default: RateLimit | None = None,
         lease_ttl: float = 900.0,
-        name: str = ACTOR_NAME,
+        name: str | None = None,
     ) -> RayRateLimiter:
-        """The named limiter actor of this Ray namespace, created if it does not exist yet
-        (then its limits are the ones given here). Call after the executor connected."""
+        """The limiter actor called ``name``, created with these limits if it does not exist
+        yet. Without a name, a new actor (``lovia-rate-limits-<id>``) for one batch; pass the
+        same name from several drivers to share one set of limits. Call after connecting."""
         ray = import_ray()
         actor_cls = ray.remote(num_cpus=0)(LimiterActor)
-        actor = actor_cls.options(name=name, get_if_exists=True).remote(
+        chosen = name or f"{ACTOR_NAME}-{uuid.uuid4().hex[:12]}"
+        actor = actor_cls.options(name=chosen, get_if_exists=True).remote(
             dict(limits or {}), default or RateLimit(), lease_ttl
         )
         return cls(actor)

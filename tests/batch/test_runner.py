@@ -5,11 +5,12 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from lovia.executor.base import JobOutcome
 from lovia.executor.local import InProcessExecutor
 from lovia.workspace.sandbox import BubblewrapExecutor
 from lovia_server.batch.results import ResultsFile
-from lovia_server.batch.runner import BatchOptions, run_batch
-from lovia_server.batch.task import BatchTask, TaskSource
+from lovia_server.batch.runner import BatchOptions, _settle, run_batch
+from lovia_server.batch.task import BatchTask, TaskSource, parse_tasks
 from tests.batch.conftest import MODEL, git_tasks, make_repo
 
 
@@ -121,3 +122,37 @@ async def test_provider_keys_are_redacted_from_results_and_transcripts(tmp_path,
     assert line["output"] == "[redacted]"
     transcript = (tmp_path / line["transcript"]).read_text()
     assert secret not in transcript and "[redacted]" in transcript
+
+
+async def test_an_agent_file_is_shipped_as_code_and_given_the_task_model(tmp_path, model_env):
+    (tmp_path / "agents").mkdir()
+    (tmp_path / "agents" / "mine.py").write_text(
+        "from lovia import Agent\n\n"
+        "def build():\n"
+        "    return Agent(name='mine', instructions='Be brief.')\n"
+    )
+    src = tmp_path / "project"
+    src.mkdir()
+    line = {
+        "id": "own",
+        "prompt": "write mine to mine.txt",
+        "source": {"path": "project"},
+        "agent": "agents/mine.py:build",
+        "model": MODEL,
+    }
+    tasks = parse_tasks(json.dumps(line), base=tmp_path)
+    tally = await run_batch(tasks, tmp_path / "results.jsonl")
+    [result] = tally.results
+    assert result.status == "done" and result.output == "wrote mine" and "+mine" in result.patch
+    first_prompt = next(r.json for r in model_env.requests if r.method == "POST")
+    assert first_prompt["messages"][0]["content"].startswith("Be brief.")
+
+
+def test_a_job_whose_worker_kept_dying_is_recorded_as_lost():
+    task = BatchTask(id="x", prompt="p", source=TaskSource(path="/tmp"), model=MODEL)
+    outcome = JobOutcome(
+        "x", error="WorkerCrashedError: worker lost after 4 attempt(s)", attempts=4
+    )
+    result = _settle(task, outcome, BatchOptions())
+    assert (result.status, result.attempts, result.model) == ("lost", 4, MODEL)
+    assert result.error.startswith("WorkerCrashedError")

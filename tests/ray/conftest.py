@@ -19,7 +19,8 @@ pytestmark = pytest.mark.ray
 
 def _unavailable(reason: str) -> None:
     if REQUIRE_ALL:
-        pytest.fail(f"LOVIA_REQUIRE_ALL=1 but {reason}")
+        # no traceback: the failing frames hold the environment, keys included
+        pytest.fail(f"LOVIA_REQUIRE_ALL=1 but {reason}", pytrace=False)
     pytest.skip(reason)
 
 

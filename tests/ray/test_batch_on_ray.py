@@ -93,6 +93,25 @@ async def test_the_shared_rate_limit_caps_the_model_servers_concurrency(
     assert 1 <= slow_model.peak <= 2
 
 
+async def test_a_429_with_retry_after_pauses_every_worker_of_the_cluster(
+    tmp_path, ray_cluster, slow_model
+):
+    tasks = git_tasks(tmp_path / "repos", 8)
+    slow_model.throttle_at = 2  # once the first tasks are under way
+    slow_model.retry_after = "3"
+    options = BatchOptions(default_limit=RateLimit(max_concurrent=8))
+    tally = await run_batch(
+        tasks, tmp_path / "results.jsonl", executor=on_ray(ray_cluster, slow_model), options=options
+    )
+    assert tally.statuses["done"] == 8
+    throttled = slow_model.throttled_at
+    assert throttled is not None
+    # No worker starts a model call while the key is paused (a margin for the pause to land).
+    during = [t - throttled for t in slow_model.started if 0.5 < t - throttled < 2.9]
+    assert during == []
+    assert any(t - throttled >= 2.9 for t in slow_model.started)
+
+
 async def test_a_resumed_batch_skips_the_finished_tasks(tmp_path, ray_cluster, slow_model):
     tasks = git_tasks(tmp_path / "repos", 20)
     results = tmp_path / "results.jsonl"

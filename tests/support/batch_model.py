@@ -4,7 +4,9 @@ For a prompt ``write WORD to PATH`` it first calls ``write_file`` (PATH, ``WORD`
 the tool result is back, answers ``wrote WORD``; so every task's output and patch follow from
 its prompt alone, whichever executor ran it. A prompt ``reply TEXT`` is answered with TEXT in
 one turn (the benchmark's tasks). Each answer takes ``delay`` seconds, and the
-server counts requests in flight (``peak``) to check rate limits against.
+server counts requests in flight (``peak``) and notes when each arrived (``started``) to check
+rate limits against; ``throttle_at = n`` answers the n-th request with a 429 and
+``Retry-After: retry_after``.
 """
 
 from __future__ import annotations
@@ -26,6 +28,10 @@ class TaskModel(oai.FakeOpenAI):
         self.delay = delay
         self.in_flight = 0
         self.peak = 0
+        self.started: list[float] = []  # when each chat request arrived (time.monotonic)
+        self.throttle_at: int | None = None  # answer that request (0-based) with a 429
+        self.retry_after = "2"
+        self.throttled_at: float | None = None
         self._count_lock = threading.Lock()
 
     def env(self, api_key: str = "sk-batch-test-secret-0123") -> dict[str, str]:
@@ -35,6 +41,13 @@ class TaskModel(oai.FakeOpenAI):
         with self._count_lock:
             self.in_flight += 1
             self.peak = max(self.peak, self.in_flight)
+            self.started.append(time.monotonic())
+            throttle = len(self.started) - 1 == self.throttle_at
+        if throttle:
+            with self._count_lock:
+                self.in_flight -= 1
+                self.throttled_at = time.monotonic()
+            return oai.rate_limited(retry_after=self.retry_after)
         try:
             if self.delay:
                 time.sleep(self.delay)

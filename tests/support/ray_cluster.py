@@ -3,12 +3,19 @@
 
 ``stop()`` ends every process the cluster started, found by its process group and by the
 temporary directory in its command line, so no raylet or worker outlives a test run.
+
+Ray enables token authentication as soon as ``~/.ray/auth_token`` exists (a local
+``ray.init()`` writes one), and then a second node that does not know it cannot join. So the
+cluster always runs with a token of its own, passed in the environment: to its nodes, and to
+this process while the cluster runs (the driver needs it too; ``stop()`` restores the
+previous values). Subprocesses started from here inherit it.
 """
 
 from __future__ import annotations
 
 import contextlib
 import os
+import secrets
 import shutil
 import signal
 import socket
@@ -43,13 +50,17 @@ class LocalRayCluster:
         self.temp_dir = Path(tempfile.mkdtemp(prefix="lr", dir="/tmp"))
         self.port = free_port()
         self.address = f"127.0.0.1:{self.port}"
+        self.auth = {"RAY_AUTH_MODE": "token", "RAY_AUTH_TOKEN": secrets.token_hex(32)}
         self.env = {
             **os.environ,
             "PYTHONPATH": os.pathsep.join([str(ROOT), str(ROOT / "examples")]),
             "RAY_USAGE_STATS_ENABLED": "0",
+            **self.auth,
             **(env or {}),
         }
         self.env.pop("RAY_ADDRESS", None)
+        self.env.pop("RAY_AUTH_TOKEN_PATH", None)
+        self._saved_env: dict[str, str | None] = {}
         self.nodes: list[subprocess.Popen[bytes]] = []
         self.logs: list[Path] = []
 
@@ -77,6 +88,12 @@ class LocalRayCluster:
         self.nodes.append(proc)
 
     def start(self, timeout: float = 120.0) -> LocalRayCluster:
+        for key, value in {**self.auth, "RAY_AUTH_TOKEN_PATH": None}.items():
+            self._saved_env[key] = os.environ.get(key)
+            if value is None:
+                os.environ.pop(key, None)
+            else:
+                os.environ[key] = value
         try:
             self._spawn(
                 [
@@ -182,6 +199,12 @@ class LocalRayCluster:
             with contextlib.suppress(subprocess.TimeoutExpired):
                 proc.wait(timeout=10)
         shutil.rmtree(self.temp_dir, ignore_errors=True)
+        for key, value in self._saved_env.items():
+            if value is None:
+                os.environ.pop(key, None)
+            else:
+                os.environ[key] = value
+        self._saved_env = {}
 
     def __enter__(self) -> LocalRayCluster:
         return self.start()

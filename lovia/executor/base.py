@@ -9,7 +9,7 @@ and the job cannot: how many attempts it took and which node ran it.
 from __future__ import annotations
 
 from collections.abc import AsyncGenerator, Callable, Coroutine, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Generic, Protocol, TypeVar, runtime_checkable
 
 R = TypeVar("R")
@@ -26,15 +26,15 @@ class Job(Generic[R]):
 
 @dataclass
 class JobOutcome(Generic[R]):
-    """How a job ended. ``error`` is set only when the executor could not produce a value
-    (the job raised, or its worker died more often than the retry limit allows)."""
+    """How a job ended. ``error`` is set only when the executor could not produce a value:
+    the job raised, or (``lost``) its worker died more often than the retry limit allows."""
 
     key: str
     value: R | None = None
     error: str | None = None
     attempts: int = 1
     node: str | None = None
-    extra: dict[str, Any] = field(default_factory=dict)
+    lost: bool = False
 
     @property
     def ok(self) -> bool:

@@ -246,9 +246,9 @@ class RayExecutor:
         if isinstance(exc, ray.exceptions.RayTaskError):
             cause = exc.cause if exc.cause is not None else exc
             error = f"{type(cause).__name__}: {cause}"
-        else:
-            error = f"{type(exc).__name__}: worker lost after {attempts} attempt(s): {exc}"
-        return JobOutcome(key, error=error, attempts=max(attempts, 1))
+            return JobOutcome(key, error=error, attempts=max(attempts, 1))
+        error = f"{type(exc).__name__}: worker lost after {attempts} attempt(s): {exc}"
+        return JobOutcome(key, error=error, attempts=max(attempts, 1), lost=True)
 
 
 __all__ = ["INSTALL_HINT", "Ledger", "Placement", "RayExecutor", "import_ray"]

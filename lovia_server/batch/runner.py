@@ -174,7 +174,10 @@ def _settle(task: BatchTask, outcome: JobOutcome[TaskResult], opts: BatchOptions
     result = outcome.value
     if result is None:
         result = TaskResult(
-            id=task.id, status="lost", error=outcome.error, model=task.model or opts.model
+            id=task.id,
+            status="lost" if outcome.lost else "failed",
+            error=outcome.error,
+            model=task.model or opts.model,
         )
     result.attempts = outcome.attempts
     result.node = outcome.node

@@ -150,9 +150,11 @@ async def test_an_agent_file_is_shipped_as_code_and_given_the_task_model(tmp_pat
 
 def test_a_job_whose_worker_kept_dying_is_recorded_as_lost():
     task = BatchTask(id="x", prompt="p", source=TaskSource(path="/tmp"), model=MODEL)
-    outcome = JobOutcome(
-        "x", error="WorkerCrashedError: worker lost after 4 attempt(s)", attempts=4
-    )
+    error = "WorkerCrashedError: worker lost after 4 attempt(s)"
+    outcome = JobOutcome("x", error=error, attempts=4, lost=True)
     result = _settle(task, outcome, BatchOptions())
     assert (result.status, result.attempts, result.model) == ("lost", 4, MODEL)
     assert result.error.startswith("WorkerCrashedError")
+    # A job that raised (it could not even be unpickled there, say) failed for a cause.
+    raised = _settle(task, JobOutcome("x", error="ModuleNotFoundError: m"), BatchOptions())
+    assert raised.status == "failed"

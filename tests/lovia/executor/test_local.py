@@ -84,7 +84,7 @@ async def test_an_executor_failure_fails_the_case_samples():
 
         async def run(self, jobs):
             for job in jobs:
-                yield JobOutcome(job.key, error="worker lost", attempts=4)
+                yield JobOutcome(job.key, error="worker lost", attempts=4, lost=True)
 
     report = await evaluate(agent, [Case("hi", name="x", samples=2)], executor=Broken())
     [case] = report.cases

@@ -1,71 +1,18 @@
-"""Fixtures for batch tests: small generated git repositories and the task-writing model."""
+"""Fixtures for batch tests: the task-writing model (repositories: tests/support/batch_tasks)."""
 
 from __future__ import annotations
 
-import subprocess
 from collections.abc import Iterator
-from pathlib import Path
 
 import pytest
 
-from lovia_server.batch.task import BatchTask, TaskSource
 from tests.support.batch_model import TaskModel
-
-MODEL = "openai:fake-model"
-
-
-def git(cwd: Path, *args: str) -> str:
-    return subprocess.run(
-        ["git", "-c", "user.name=t", "-c", "user.email=t@t", *args],
-        cwd=cwd,
-        check=True,
-        capture_output=True,
-        text=True,
-    ).stdout.strip()
-
-
-def make_repo(root: Path, name: str) -> tuple[Path, str]:
-    """A repository with two commits; returns it and the first commit (the task's base)."""
-    repo = root / name
-    repo.mkdir(parents=True)
-    git(repo, "init", "-q")
-    (repo / "README.md").write_text(f"# {name}\n")
-    git(repo, "add", "-A")
-    git(repo, "commit", "-q", "-m", "first")
-    base = git(repo, "rev-parse", "HEAD")
-    (repo / "LATER.md").write_text("added after the base commit\n")
-    git(repo, "add", "-A")
-    git(repo, "commit", "-q", "-m", "second")
-    return repo, base
-
-
-def git_tasks(root: Path, count: int) -> list[BatchTask]:
-    """``count`` tasks, each on its own repository at its first commit."""
-    tasks = []
-    for i in range(count):
-        repo, base = make_repo(root, f"repo{i}")
-        tasks.append(
-            BatchTask(
-                id=f"t{i:02d}",
-                prompt=f"Please write word{i} to answer{i}.txt",
-                source=TaskSource(git=str(repo), commit=base),
-                model=MODEL,
-            )
-        )
-    return tasks
-
-
-def comparable(result: dict) -> dict:
-    """A result without what legitimately differs between runs (timings, placement)."""
-    return {
-        k: v for k, v in result.items() if k not in {"duration", "node", "attempts", "transcript"}
-    }
 
 
 @pytest.fixture
 def task_model() -> Iterator[TaskModel]:
     with TaskModel() as server:
-        yield server  # type: ignore[misc]
+        yield server
 
 
 @pytest.fixture

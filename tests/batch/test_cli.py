@@ -3,36 +3,13 @@
 from __future__ import annotations
 
 import json
-import os
 import signal
-import subprocess
-import sys
 import time
 
 import pytest
 
-from tests.batch.conftest import git_tasks
 from tests.support.batch_model import TaskModel
-
-
-def write_tasks(tmp_path, count: int):
-    tasks = git_tasks(tmp_path / "repos", count)
-    file = tmp_path / "tasks.jsonl"
-    file.write_text("".join(t.model_dump_json(exclude_defaults=True) + "\n" for t in tasks))
-    return file
-
-
-def lovia(*args: str, model: TaskModel, cwd) -> subprocess.Popen[str]:
-    env = {**os.environ, **model.env()}
-    env.pop("LOVIA_MODEL", None)
-    return subprocess.Popen(
-        [sys.executable, "-m", "lovia.cli", "batch", *args],
-        cwd=cwd,
-        env=env,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
+from tests.support.batch_tasks import lovia, write_tasks
 
 
 def test_a_batch_writes_results_and_a_summary_table(tmp_path, task_model):

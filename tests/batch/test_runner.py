@@ -11,7 +11,7 @@ from lovia.workspace.sandbox import BubblewrapExecutor
 from lovia_server.batch.results import ResultsFile
 from lovia_server.batch.runner import BatchOptions, _settle, run_batch
 from lovia_server.batch.task import BatchTask, TaskSource, parse_tasks
-from tests.batch.conftest import MODEL, git_tasks, make_repo
+from tests.support.batch_tasks import MODEL, git_tasks, make_repo
 
 
 async def test_git_tasks_produce_output_patch_usage_and_transcript(tmp_path, model_env):

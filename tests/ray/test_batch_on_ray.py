@@ -13,8 +13,8 @@ from lovia.executor.local import InProcessExecutor
 from lovia.executor.rate_limit import RateLimit
 from lovia.executor.ray_cluster import RayExecutor
 from lovia_server.batch.runner import BatchOptions, run_batch
-from tests.batch.conftest import comparable, git_tasks
 from tests.support.batch_model import TaskModel
+from tests.support.batch_tasks import comparable, git_tasks
 
 pytestmark = [pytest.mark.ray, pytest.mark.timeout(600)]
 

@@ -8,8 +8,8 @@ import time
 
 import pytest
 
-from tests.batch.test_cli import lovia, write_tasks
 from tests.support.batch_model import TaskModel
+from tests.support.batch_tasks import lovia, write_tasks
 
 pytestmark = [pytest.mark.ray, pytest.mark.timeout(600)]
 

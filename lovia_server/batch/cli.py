@@ -32,7 +32,8 @@ def parser(prog: str) -> argparse.ArgumentParser:
         const="",
         default=None,
         metavar="ADDRESS",
-        help="run on Ray: at ADDRESS (host:port, ray://..., auto), or a local Ray when omitted",
+        help="run on Ray: at ADDRESS (host:port, ray://..., auto), or a local Ray when omitted "
+        "(give the task file first)",
     )
     p.add_argument("--model", default=os.environ.get("LOVIA_MODEL"), help="default model")
     p.add_argument("--concurrency", type=int, default=4, help="tasks at once without --ray")

@@ -18,6 +18,7 @@ _COMMANDS: dict[str, tuple[str, str]] = {
     ),
     "serve": ("lovia_server.__main__", "run the editor language server (stdio or --tcp)"),
     "acp": ("lovia_server.acp.__main__", "run as an Agent Client Protocol agent (Zed, JetBrains)"),
+    "batch": ("lovia_server.batch.cli", "run a file of agent tasks headless (here or on Ray)"),
 }
 
 USAGE = "usage: lovia <command> [options]"

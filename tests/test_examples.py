@@ -17,6 +17,7 @@ EXPECTED = {
     "06_approval.py": "[refund] refunded 250.00 on A-17",
     "07_steering.py": "[steer delivered at turn 2] Please also CC my manager.",
     "08_custom_plugin.py": "{'slo': 'service level objective'}",
+    "09_eval_suite.py": "eval: 2/3 cases passed (67%)",
 }
 
 

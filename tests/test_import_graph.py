@@ -288,18 +288,21 @@ ALLOWED = {
 #: core and the protocol, never each other; the host knows neither front door nor the terminal
 #: client; the protocol models know nothing else of the server. Top-level modules
 #: (``lovia_server``, ``__main__``, ``version``) are entry points and may import any part.
-SERVER_PARTS = ("host", "lsp", "acp", "protocol", "chat")
+SERVER_PARTS = ("host", "lsp", "acp", "protocol", "chat", "batch")
 SERVER_ALLOWED = {
     "protocol": {"protocol", "entry"},
     "host": {"host", "protocol", "entry"},
     "lsp": {"lsp", "host", "protocol", "entry"},
     "acp": {"acp", "host", "protocol", "entry"},
     "chat": {"chat", "protocol", "entry"},
+    # headless batches: the host core's built-in agent and prices, no front door
+    "batch": {"batch", "host", "protocol", "entry"},
 }
 
 
 def server_part(module: str) -> str:
-    """``host``, ``lsp``, ``acp``, ``protocol``, ``chat``, or ``entry`` for the top level."""
+    """``host``, ``lsp``, ``acp``, ``protocol``, ``chat``, ``batch``, or ``entry`` for the top
+    level."""
     parts = module.split(".")
     if len(parts) >= 2 and parts[1] in SERVER_PARTS:
         return parts[1]

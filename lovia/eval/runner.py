@@ -14,6 +14,7 @@ from lovia.eval.report import CaseResult, Report, SampleResult
 from lovia.messages import Message, Usage
 
 if TYPE_CHECKING:
+    from lovia.executor.base import Executor
     from lovia.providers.base import Provider
 
 AgentSource: TypeAlias = Agent[Any] | Callable[[], Agent[Any]]
@@ -157,16 +158,24 @@ async def evaluate(
     concurrency: int = 4,
     fail_fast: bool = False,
     price: Callable[[Usage], float] | None = None,
+    executor: Executor | None = None,
 ) -> Report:
     """Run every case's samples and checks; the report keeps the cases' order.
 
     Cases run concurrently (at most ``concurrency`` at a time); a case's samples run one after
     another. ``fail_fast`` runs cases strictly in order and stops after the first failing one.
     A run that raises or times out is recorded on its sample, never raised.
+
+    ``executor`` decides where the cases run (see :mod:`lovia.executor`): ``None`` is this
+    process; a :class:`~lovia.executor.RayExecutor` sends each case to a Ray cluster, and then
+    the executor's own limits apply instead of ``concurrency``. The agent, cases and ``price``
+    must pickle for that.
     """
     if concurrency < 1:
         raise ValueError(f"concurrency must be >= 1, got {concurrency}")
     suite = [cases] if isinstance(cases, Case) else list(cases)
+    if executor is not None:
+        return await _evaluate_on(executor, agent, suite, fail_fast, price)
     if fail_fast:
         done: list[CaseResult] = []
         for case in suite:
@@ -182,6 +191,45 @@ async def evaluate(
             return await _run_case(agent, case, price)
 
     return Report(cases=list(await asyncio.gather(*(bounded(c) for c in suite))))
+
+
+async def _evaluate_on(
+    executor: Executor,
+    source: AgentSource,
+    suite: list[Case],
+    fail_fast: bool,
+    price: Callable[[Usage], float] | None,
+) -> Report:
+    from lovia.executor.base import Job
+
+    def job(index: int, case: Case) -> Job[CaseResult]:
+        return Job(str(index), _run_case, (source, case, price))
+
+    if fail_fast:
+        done: list[CaseResult] = []
+        for index, case in enumerate(suite):
+            async for outcome in executor.run([job(index, case)]):
+                done.append(_case_result(case, outcome.value, outcome.error))
+            if not done[-1].passed:
+                break
+        return Report(cases=done)
+    results: dict[int, CaseResult] = {}
+    async for outcome in executor.run([job(i, c) for i, c in enumerate(suite)]):
+        index = int(outcome.key)
+        results[index] = _case_result(suite[index], outcome.value, outcome.error)
+    return Report(cases=[results[i] for i in range(len(suite))])
+
+
+def _case_result(case: Case, value: CaseResult | None, error: str | None) -> CaseResult:
+    """The executor's result, or the case with every sample failed by the executor's error."""
+    if value is not None:
+        return value
+    return CaseResult(
+        name=case.name,
+        samples=[SampleResult(error=f"executor: {error}") for _ in range(case.samples)],
+        pass_threshold=case.pass_threshold,
+        metadata=dict(case.metadata),
+    )
 
 
 __all__ = ["AgentSource", "Case", "evaluate"]

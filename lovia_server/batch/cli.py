@@ -1,0 +1,149 @@
+"""``lovia batch``: run a task file through the in-process executor or on a Ray cluster."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import sys
+from pathlib import Path
+from typing import Any
+
+from lovia.exceptions import UserError
+from lovia.executor.base import Executor
+from lovia.executor.local import InProcessExecutor
+from lovia.executor.rate_limit import RateLimit
+from lovia_server.batch.display import Progress
+from lovia_server.batch.runner import FORWARDED_ENV, BatchOptions, run_batch, secret_values
+from lovia_server.batch.task import load_tasks
+
+DESCRIPTION = """Run agent tasks headless and write one result line per task.
+Tasks already in the results file are skipped, so running the same command again resumes."""
+
+
+def parser(prog: str) -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog=prog, description=DESCRIPTION)
+    p.add_argument("tasks", help="task file (JSON Lines, see docs/batch.md)")
+    p.add_argument("--results", default="results.jsonl", help="results file (default: %(default)s)")
+    p.add_argument(
+        "--ray",
+        nargs="?",
+        const="",
+        default=None,
+        metavar="ADDRESS",
+        help="run on Ray: at ADDRESS (host:port, ray://..., auto), or a local Ray when omitted "
+        "(give the task file first)",
+    )
+    p.add_argument("--model", default=os.environ.get("LOVIA_MODEL"), help="default model")
+    p.add_argument("--concurrency", type=int, default=4, help="tasks at once without --ray")
+    p.add_argument("--num-cpus", type=float, default=0.5, help="CPUs one task reserves on Ray")
+    p.add_argument("--retries", type=int, default=3, help="reruns of a task whose worker died")
+    p.add_argument(
+        "--env",
+        action="append",
+        default=[],
+        metavar="NAME",
+        help="forward this environment variable to Ray workers (repeatable)",
+    )
+    p.add_argument("--runtime-env", help="Ray runtime_env as JSON, or @file.json")
+    p.add_argument("--rpm", type=float, help="requests per minute per model, cluster-wide")
+    p.add_argument("--max-concurrent", type=int, help="model calls in flight per model")
+    p.add_argument("--rerun-failed", action="store_true", help="rerun tasks that did not finish")
+    p.add_argument("--no-sandbox", action="store_true", help="never use the bubblewrap sandbox")
+    p.add_argument(
+        "--transcripts",
+        choices=["file", "inline", "none"],
+        default="file",
+        help="where transcripts go (default: a file per task beside the results)",
+    )
+    return p
+
+
+def runtime_env(args: argparse.Namespace) -> dict[str, Any]:
+    """The Ray runtime_env: ``--runtime-env`` plus forwarded variables in ``env_vars``."""
+    env: dict[str, Any] = {}
+    if args.runtime_env:
+        text = args.runtime_env
+        try:
+            if text.startswith("@"):
+                text = Path(text[1:]).read_text(encoding="utf-8")
+            env = json.loads(text)
+        except (OSError, ValueError) as exc:
+            raise UserError(
+                f"--runtime-env is not valid JSON: {exc}",
+                hint='Pass e.g. --runtime-env \'{"pip": ["numpy"]}\' or --runtime-env @env.json',
+            ) from exc
+    variables = dict(env.get("env_vars") or {})
+    for name in (*FORWARDED_ENV, *args.env):
+        if name in os.environ:
+            variables.setdefault(name, os.environ[name])
+        elif name in args.env:
+            raise UserError(f"--env {name}: the variable is not set here")
+    if variables:
+        env["env_vars"] = variables
+    return env
+
+
+def executor_for(args: argparse.Namespace) -> Executor:
+    if args.ray is None:
+        return InProcessExecutor(concurrency=args.concurrency)
+    from lovia.executor.ray_cluster import RayExecutor
+
+    return RayExecutor(
+        args.ray or None,
+        runtime_env=runtime_env(args),
+        num_cpus=args.num_cpus,
+        max_retries=args.retries,
+    )
+
+
+def options_for(args: argparse.Namespace) -> BatchOptions:
+    limit = None
+    if args.rpm is not None or args.max_concurrent is not None:
+        limit = RateLimit(requests_per_minute=args.rpm, max_concurrent=args.max_concurrent)
+    return BatchOptions(
+        model=args.model,
+        default_limit=limit,
+        rerun_failed=args.rerun_failed,
+        sandbox=False if args.no_sandbox else "auto",
+        transcripts=args.transcripts,
+        secrets=secret_values((*FORWARDED_ENV, *args.env)),
+    )
+
+
+def sub_main(argv: list[str], prog: str = "lovia batch") -> int:
+    args = parser(prog).parse_args(argv)
+    try:
+        tasks = load_tasks(args.tasks)
+        executor = executor_for(args)
+        options = options_for(args)
+    except (UserError, ValueError) as exc:
+        return _fail(exc)
+    try:
+        tally = asyncio.run(
+            run_batch(tasks, args.results, executor=executor, options=options, progress=Progress())
+        )
+    except KeyboardInterrupt:
+        print(
+            f"\ninterrupted: outstanding tasks cancelled; {args.results} keeps the finished "
+            "ones, run the same command again to resume",
+            file=sys.stderr,
+        )
+        return 130
+    except UserError as exc:
+        return _fail(exc)
+    finally:
+        shutdown = getattr(executor, "shutdown", None)
+        if callable(shutdown):
+            shutdown()
+    return 0 if tally.finished == tally.statuses["done"] else 1
+
+
+def _fail(exc: Exception) -> int:
+    hint = getattr(exc, "hint", None)
+    print(f"error: {exc}" + (f"\nhint: {hint}" if hint else ""), file=sys.stderr)
+    return 2
+
+
+__all__ = ["sub_main"]

@@ -1,0 +1,168 @@
+"""A batch task (one line of the task file) and the reading of task files.
+
+A task is everything a worker on another machine needs to redo one agent run: where its
+tree comes from, the prompt, the agent, the model, the permission preset and how approvals
+are answered when nobody is there to answer them.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import json
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+
+from lovia.exceptions import UserError
+from lovia.messages import ToolCall
+
+BUILTIN_AGENT = "coding"
+
+_FORMAT_HINT = (
+    'Each line is a JSON object such as {"id": "t1", "prompt": "...", '
+    '"source": {"git": "https://...", "commit": "abc123"}} (see docs/batch.md).'
+)
+
+
+class TaskSource(BaseModel):
+    """The task's tree: a local directory (shipped to the worker) or a git repository at a
+    commit (cloned by the worker)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    path: str | None = None
+    git: str | None = None
+    commit: str | None = None
+
+    @model_validator(mode="after")
+    def _one_kind(self) -> TaskSource:
+        if (self.path is None) == (self.git is None):
+            raise ValueError("source needs exactly one of 'path' or 'git'")
+        if self.commit is not None and self.git is None:
+            raise ValueError("'commit' goes with 'git'")
+        return self
+
+
+class ApprovalPolicy(BaseModel):
+    """How a headless run answers approval requests: ``default`` for every call no rule
+    names; ``allow`` rules are ``tool`` or ``tool:glob`` (the glob matches the call's
+    ``command`` or ``path`` argument), e.g. ``"write_file"`` or ``"shell:pytest*"``."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    default: Literal["deny", "allow"] = "deny"
+    allow: list[str] = Field(default_factory=list)
+
+    def allows(self, call: ToolCall) -> bool:
+        try:
+            args = json.loads(call.arguments or "{}")
+        except ValueError:
+            args = {}
+        subject = ""
+        if isinstance(args, dict):
+            subject = str(args.get("command") or args.get("path") or "")
+        for rule in self.allow:
+            tool, sep, pattern = rule.partition(":")
+            if tool != call.name:
+                continue
+            if not sep or fnmatch.fnmatchcase(subject, pattern):
+                return True
+        return self.default == "allow"
+
+
+class BatchTask(BaseModel):
+    """One line of the task file."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    id: str
+    prompt: str
+    source: TaskSource
+    agent: str = BUILTIN_AGENT
+    model: str | None = None
+    preset: Literal["readonly", "coding", "trusted"] = "coding"
+    approvals: ApprovalPolicy = Field(default_factory=ApprovalPolicy)
+    max_turns: int = Field(default=50, ge=1)
+    timeout: float | None = Field(default=None, gt=0)
+    keep_tree: bool = False
+
+    @field_validator("approvals", mode="before")
+    @classmethod
+    def _shorthand(cls, value: Any) -> Any:
+        return {"default": value} if isinstance(value, str) else value
+
+    @field_validator("id")
+    @classmethod
+    def _id_shape(cls, value: str) -> str:
+        if not value or "/" in value or value.startswith("."):
+            raise ValueError("id must be non-empty, without '/', not starting with '.'")
+        return value
+
+
+def parse_tasks(text: str, *, base: Path, origin: str = "tasks") -> list[BatchTask]:
+    """Tasks from JSON Lines; relative ``source.path`` and agent files resolve against
+    ``base`` (the task file's folder). Blank lines and ``#`` comments are skipped."""
+    tasks: list[BatchTask] = []
+    seen: set[str] = set()
+    for number, line in enumerate(text.splitlines(), start=1):
+        if not line.strip() or line.lstrip().startswith("#"):
+            continue
+        try:
+            task = BatchTask.model_validate_json(line)
+        except ValidationError as exc:
+            raise UserError(f"{origin}:{number}: {_first_error(exc)}", hint=_FORMAT_HINT) from exc
+        if task.id in seen:
+            raise UserError(
+                f"{origin}:{number}: task id {task.id!r} is used twice",
+                hint="Give every task its own id: results are keyed by it.",
+            )
+        seen.add(task.id)
+        tasks.append(_resolved(task, base))
+    return tasks
+
+
+def load_tasks(path: str | Path) -> list[BatchTask]:
+    file = Path(path)
+    try:
+        text = file.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise UserError(f"Cannot read the task file {file}: {exc}", hint=_FORMAT_HINT) from exc
+    return parse_tasks(text, base=file.resolve().parent, origin=str(file))
+
+
+def _resolved(task: BatchTask, base: Path) -> BatchTask:
+    source = task.source
+    if source.path is not None:
+        source = source.model_copy(update={"path": str((base / source.path).resolve())})
+    if source.git is not None and not _looks_remote(source.git):
+        source = source.model_copy(update={"git": str((base / source.git).resolve())})
+    agent = task.agent
+    if agent != BUILTIN_AGENT:
+        file, sep, attr = agent.rpartition(":")
+        if not sep or not file or not attr:
+            raise UserError(
+                f"task {task.id}: agent must be 'coding' or 'path/to/file.py:name', got {agent!r}"
+            )
+        agent = f"{(base / file).resolve()}:{attr}"
+    return task.model_copy(update={"source": source, "agent": agent})
+
+
+def _looks_remote(url: str) -> bool:
+    return "://" in url or (":" in url and not url.startswith("/") and "@" in url)
+
+
+def _first_error(exc: ValidationError) -> str:
+    err = exc.errors()[0]
+    where = ".".join(str(part) for part in err.get("loc", ())) or "line"
+    return f"{where}: {err.get('msg', 'invalid')}"
+
+
+__all__ = [
+    "BUILTIN_AGENT",
+    "ApprovalPolicy",
+    "BatchTask",
+    "TaskSource",
+    "load_tasks",
+    "parse_tasks",
+]

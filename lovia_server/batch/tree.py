@@ -1,0 +1,79 @@
+"""A task's tree on the worker: packed on the driver, unpacked or cloned into a temporary
+directory, committed as a baseline, and diffed against it at the end (the task's patch).
+
+Git runs with the workspace's hardened configuration, because the agent may have written a
+``.git/config`` of its own into the tree before the diff is taken.
+"""
+
+from __future__ import annotations
+
+import io
+import os
+import subprocess
+import tarfile
+from pathlib import Path
+
+from lovia.workspace.git_env import hardened_git_config
+from lovia_server.batch.task import TaskSource
+
+#: Folders never shipped from a local directory: VCS metadata (the worker makes a fresh
+#: baseline) and environments that belong to the machine they were made on.
+SKIPPED = frozenset({".git", ".venv", "node_modules", "__pycache__"})
+_IDENTITY = ("-c", "user.name=lovia batch", "-c", "user.email=batch@lovia.invalid")
+
+
+class TreeError(Exception):
+    """The task's tree could not be set up: a failure of the task's input, never retried."""
+
+
+def pack(directory: str | Path) -> bytes:
+    """``directory`` as a gzip tar archive (without :data:`SKIPPED` folders)."""
+    root = Path(directory)
+    if not root.is_dir():
+        raise TreeError(f"source path {root} is not a directory")
+
+    def keep(info: tarfile.TarInfo) -> tarfile.TarInfo | None:
+        parts = Path(info.name).parts
+        return None if any(part in SKIPPED for part in parts) else info
+
+    buffer = io.BytesIO()
+    with tarfile.open(fileobj=buffer, mode="w:gz") as archive:
+        for child in sorted(root.iterdir()):
+            archive.add(child, arcname=child.name, filter=keep)
+    return buffer.getvalue()
+
+
+def _git(root: Path, *args: str) -> str:
+    env = hardened_git_config({**os.environ, "GIT_TERMINAL_PROMPT": "0"})
+    done = subprocess.run(
+        ["git", *_IDENTITY, *args], cwd=root, env=env, capture_output=True, text=True
+    )
+    if done.returncode != 0:
+        raise TreeError(f"git {args[0]} failed: {done.stderr.strip() or done.stdout.strip()}")
+    return done.stdout
+
+
+def materialise(source: TaskSource, packed: bytes | None, root: Path) -> str:
+    """Fill the empty directory ``root``; returns the baseline commit the patch is taken
+    against."""
+    if source.git is not None:
+        _git(root, "clone", "--quiet", "--no-checkout", source.git, ".")
+        _git(root, "checkout", "--quiet", "--detach", source.commit or "HEAD")
+        return _git(root, "rev-parse", "HEAD").strip()
+    if packed is None:
+        raise TreeError("the local directory was not shipped with the task")
+    with tarfile.open(fileobj=io.BytesIO(packed), mode="r:gz") as archive:
+        archive.extractall(root, filter="data")
+    _git(root, "init", "--quiet")
+    _git(root, "add", "-A")
+    _git(root, "commit", "--quiet", "--allow-empty", "--no-verify", "-m", "batch baseline")
+    return _git(root, "rev-parse", "HEAD").strip()
+
+
+def patch(root: Path, base: str) -> str:
+    """Every change since ``base``, new files included, as one ``git diff``."""
+    _git(root, "add", "-A")
+    return _git(root, "diff", "--cached", "--binary", "--no-ext-diff", "--no-textconv", base)
+
+
+__all__ = ["SKIPPED", "TreeError", "materialise", "pack", "patch"]

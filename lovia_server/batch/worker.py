@@ -1,0 +1,162 @@
+"""One task on a worker: set up its tree, run the agent headless, take the patch, clean up.
+
+Runs wherever the executor puts it (this process or a Ray worker), so everything it needs
+arrives as arguments: the task, the packed tree (or ``None`` for git sources), the agent
+file's code, and :class:`WorkerOptions`. Every failure of the task itself becomes a
+``failed`` result here, which is why such failures are never retried: only a worker that
+dies (and so returns nothing) is.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import shutil
+import tempfile
+import time
+import types
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Literal
+
+from lovia import events
+from lovia.agent import Agent
+from lovia.exceptions import UserError
+from lovia.executor.rate_limit import RateLimitedProvider, RateLimiter
+from lovia.messages import Usage
+from lovia.runner import Runner
+from lovia.transcript import entry_to_dict, to_json_safe
+from lovia.workspace import Workspace
+from lovia_server.batch.results import TaskResult, TaskUsage
+from lovia_server.batch.task import BUILTIN_AGENT, BatchTask
+from lovia_server.batch.tree import TreeError, materialise, patch
+
+
+@dataclass(frozen=True)
+class AgentCode:
+    """An agent file read on the driver, so workers need not see the driver's disk."""
+
+    path: str
+    source: str
+    attr: str
+
+
+@dataclass(frozen=True)
+class WorkerOptions:
+    """Batch-wide settings every task shares."""
+
+    model: str | None = None
+    limiter: RateLimiter | None = None
+    sandbox: bool | Literal["auto"] = "auto"
+    transcripts: bool = True
+
+
+def load_agent_code(code: AgentCode) -> Agent[Any]:
+    module = types.ModuleType(f"lovia_batch_agent_{abs(hash(code.path)):x}")
+    module.__file__ = code.path
+    exec(compile(code.source, code.path, "exec"), module.__dict__)
+    obj = getattr(module, code.attr, None)
+    if isinstance(obj, Agent):
+        return obj
+    if callable(obj):
+        made = obj()
+        if isinstance(made, Agent):
+            return made
+    raise UserError(f"{code.path}:{code.attr} is not an Agent (or a function returning one)")
+
+
+def build_agent(
+    task: BatchTask, code: AgentCode | None, options: WorkerOptions, root: Path
+) -> Agent[Any]:
+    """The task's agent bound to its tree under its preset, rate limited if asked."""
+    model = task.model or options.model
+    if task.agent == BUILTIN_AGENT:
+        if not model:
+            raise UserError(
+                f"task {task.id} names no model",
+                hint="Set 'model' on the task, pass --model, or set LOVIA_MODEL.",
+            )
+        from lovia_server.host.agents import coding_agent
+
+        agent = coding_agent(model, extra_tools=[])
+    else:
+        if code is None:
+            raise UserError(f"task {task.id}: the agent file was not shipped")
+        agent = load_agent_code(code)
+        if model:
+            agent = agent.clone(model=model)
+    workspace = Workspace.local(str(root), mode=task.preset, sandbox=options.sandbox)
+    agent = agent.clone(workspace=workspace)
+    if options.limiter is not None:
+        # Limits are keyed by the model string the task names ("openai:gpt-5").
+        key = agent.model if isinstance(agent.model, str) else None
+        limited = RateLimitedProvider(agent.resolve_provider(), options.limiter, key=key)
+        agent = agent.clone(model=limited)
+    return agent
+
+
+async def run_task(
+    task: BatchTask, packed: bytes | None, code: AgentCode | None, options: WorkerOptions
+) -> TaskResult:
+    """Run ``task`` and describe how it went; raises only if the worker itself is going down."""
+    start = time.monotonic()
+    root = Path(tempfile.mkdtemp(prefix=f"lovia-batch-{task.id[:40]}-"))
+    result = TaskResult(id=task.id, status="failed", model=task.model or options.model)
+    usage = Usage()
+    base: str | None = None
+    try:
+        base = await asyncio.to_thread(materialise, task.source, packed, root)
+        agent = build_agent(task, code, options, root)
+        result.sandboxed = getattr(agent.workspace, "executor", None) is not None
+        run = await _run_headless(agent, task, usage)
+        result.status = "done"
+        result.output = to_json_safe(run.output)
+        result.turns = run.turns
+        if options.transcripts:
+            result.transcript = [entry_to_dict(e) for e in run.entries]
+    except TreeError as exc:
+        result.error = f"workspace: {exc}"
+    except TimeoutError:
+        result.error = f"timeout: task exceeded {task.timeout}s"
+    except Exception as exc:
+        result.error = f"{type(exc).__name__}: {exc}"
+    finally:
+        if base is not None:
+            with contextlib.suppress(TreeError):
+                result.patch = await asyncio.to_thread(patch, root, base)
+        result.usage = TaskUsage(
+            input_tokens=usage.input_tokens,
+            output_tokens=usage.output_tokens,
+            cache_read_tokens=usage.cache_read_tokens,
+            cache_write_tokens=usage.cache_write_tokens,
+        )
+        result.duration = time.monotonic() - start
+        if task.keep_tree:
+            result.tree = f"{os.uname().nodename}:{root}"
+        else:
+            await asyncio.to_thread(shutil.rmtree, root, True)
+    return result
+
+
+async def _run_headless(agent: Agent[Any], task: BatchTask, usage: Usage) -> Any:
+    """Run to the end; approvals are answered by the task's policy, never left waiting."""
+    handle = Runner.stream(agent, task.prompt, max_turns=task.max_turns, _parent_usage=usage)
+
+    async def drive() -> Any:
+        async for event in handle:
+            if isinstance(event, events.ApprovalRequired):
+                if task.approvals.allows(event.call):
+                    event.approve()
+                else:
+                    event.reject(
+                        "Denied by the batch's approval policy (no one is there to ask). "
+                        "Finish the task without this call."
+                    )
+        return await handle
+
+    async with asyncio.timeout(task.timeout):
+        return await drive()
+
+
+__all__ = ["AgentCode", "WorkerOptions", "build_agent", "load_agent_code", "run_task"]

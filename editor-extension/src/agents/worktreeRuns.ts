@@ -227,6 +227,11 @@ export class WorktreeRuns implements Disposable {
     const { worktrees } = await this.client.worktreeList({});
     this.runs = worktrees.filter((r) => r.state === "queued" || r.state === "active");
     const open = new Set(this.runs.map((r) => r.runId));
+    // What the events say now is what this list reflects: only later moves ask again.
+    for (const id of open) {
+      const key = this.keyOf(id);
+      if (key !== undefined) this.seen.set(id, key);
+    }
     for (const id of [...this.files.keys()]) if (!open.has(id)) this.files.delete(id);
     this.changed();
     // Each run's events (status, times, cost, transcript) come from the store.

@@ -61,7 +61,9 @@ test("two demo agents in worktrees: one is reviewed and applied, the other disca
   }
 
   // Both rows in the Agents view, finished, each with the one file it changed.
-  const row = (variant: string) => win!.page.locator(`.monaco-list-row[aria-label*='${variant}']`).first();
+  // The Agents view's rows (a quick pick's rows are list rows too, outside any view pane).
+  const agentRows = () => win!.page.locator(".pane-body .monaco-list-row[aria-label*='variant']");
+  const row = (variant: string) => win!.page.locator(`.pane-body .monaco-list-row[aria-label*='${variant}']`).first();
   for (const variant of ["variant A", "variant B"]) {
     await expect.poll(async () => (await row(variant).getAttribute("aria-label").catch(() => "")) ?? "", { timeout: 120_000 }).toMatch(/completed · \d+s · 1 file/);
   }
@@ -100,7 +102,8 @@ test("two demo agents in worktrees: one is reviewed and applied, the other disca
   await expect.poll(() => win!.file("README.md"), { timeout: 30_000 }).toBe("# hello project — variant A\n\nA small workspace.\n");
   await until("both worktrees gone", () => (git(ws, "worktree", "list", "--porcelain").match(/^worktree /gm)?.length ?? 0) === 1, 30_000);
   expect(git(ws, "branch", "--list", "lovia/*").trim()).toBe("");
-  await until("the Agents view is empty", async () => (await win!.page.locator(".monaco-list-row[aria-label*='variant']").count()) === 0, 30_000);
+  await until("the Agents view is empty", async () => (await agentRows().count()) === 0, 30_000);
+  await win.page.getByRole("button", { name: "New Agent in a Worktree" }).waitFor({ timeout: 10_000 });
   await until("the review closed", async () => (await reviewTab.count()) === 0, 15_000);
   await win.shot("applied-and-discarded");
   failed = false;

@@ -31,7 +31,7 @@ export class AgentsTreeProvider implements vscode.TreeDataProvider<AgentNode>, v
     if (node.kind === "file") return fileItem(node.row, node.file);
     const row = node.row;
     const hasFiles = (row.files?.length ?? 0) > 0;
-    const item = new vscode.TreeItem(row.title, hasFiles ? vscode.TreeItemCollapsibleState.Collapsed : vscode.TreeItemCollapsibleState.None);
+    const item = new vscode.TreeItem(row.label, hasFiles ? vscode.TreeItemCollapsibleState.Collapsed : vscode.TreeItemCollapsibleState.None);
     item.id = `run:${row.runId}`;
     item.description = row.description;
     item.tooltip = row.tooltip;

@@ -23,6 +23,8 @@ export interface AgentRow {
   sessionId: string;
   /** The prompt's first line. */
   title: string;
+  /** The title, shortened so that a narrow sidebar still shows the description beside it. */
+  label: string;
   prompt: string;
   state: WorktreeState;
   status: AgentStatus;
@@ -43,6 +45,9 @@ export interface AgentRow {
   /** The tree item's `contextValue`: which actions its menus offer. */
   context: "agentRun.queued" | "agentRun.live" | "agentRun.done";
 }
+
+/** Characters of the prompt a row's label shows (the tooltip has all of it). */
+const LABEL_MAX = 28;
 
 const LIVE: ReadonlySet<string> = new Set(["running", "awaiting_approval", "cancelling"]);
 
@@ -110,6 +115,7 @@ export function agentRow(run: WorktreeRun, view: RunView | undefined, files: Wor
     runId: run.runId,
     sessionId: run.sessionId,
     title,
+    label: title.length > LABEL_MAX ? `${title.slice(0, LABEL_MAX - 1).trimEnd()}…` : title,
     prompt: run.prompt,
     state: run.state,
     status,

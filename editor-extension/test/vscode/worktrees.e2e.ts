@@ -72,6 +72,9 @@ test("two demo agents in worktrees: one is reviewed and applied, the other disca
   const worktrees = git(ws, "worktree", "list", "--porcelain");
   expect(worktrees.match(/^worktree /gm)?.length).toBe(3);
   expect(git(ws, "branch", "--list", "lovia/*").trim().split("\n")).toHaveLength(2);
+  // Expanded, a run shows the files it changed.
+  await row("variant A").locator(".monaco-tl-twistie").click();
+  await win.page.locator(".pane-body .monaco-list-row[aria-label*='README.md']").first().waitFor({ timeout: 15_000 });
   await win.shot("agents-view-two-runs");
 
   // Open run A in the panel: its transcript, in its own session.

@@ -143,6 +143,8 @@ export class WorktreeRuns implements Disposable {
   private readonly files = new Map<string, { key: string; files: WorktreeFile[] }>();
   /** Per run, what its events said the last time we looked (status and completed tools). */
   private readonly seen = new Map<string, string>();
+  /** Per run, what its row showed of its events the last time the view was told. */
+  private readonly shown = new Map<string, string>();
   private readonly listeners = new Set<RowsListener>();
   private readonly subscription: Disposable;
   private pending: Promise<void> | undefined;
@@ -275,11 +277,23 @@ export class WorktreeRuns implements Disposable {
     if (known) {
       // A new status or a finished tool: the files (and maybe the list) moved.
       if (key !== before) this.schedule();
-      this.changed();
+      // Streamed text changes nothing a row shows: redraw only for its status or cost.
+      const shown = this.shownOf(runId);
+      if (shown !== this.shown.get(runId)) {
+        this.shown.set(runId, shown);
+        this.changed();
+      }
     } else if (before === undefined && this.store.get(runId)?.parentRunId === undefined) {
       // A run we have not seen: it may be a worktree run another client (or a queue) started.
       this.schedule();
     }
+  }
+
+  /** What of a run's events its row shows (besides the elapsed time, which the clock moves). */
+  private shownOf(runId: string): string {
+    const view = this.store.get(runId);
+    const pending = view?.items.some((i) => i.type === "approval" && i.state === "pending") ?? false;
+    return `${view?.status}:${pending}:${view?.usage?.costUsd}`;
   }
 
   private changed(): void {

@@ -391,9 +391,12 @@ export class ChatController implements Disposable {
     if (!text) return undefined;
     return this.guard(async () => {
       const result = await this.client.run({ ...this.runParams(text, context), isolation: "worktree" });
-      this.store.track(result.runId, result.sessionId);
       this.host.worktreeRunStarted?.(result.runId);
-      if (result.status === "running") await this.store.catchUp(result.runId);
+      // A queued run has no events yet (the store learns of it when it starts).
+      if (result.status === "running") {
+        this.store.track(result.runId, result.sessionId);
+        await this.store.catchUp(result.runId);
+      }
       return result.runId;
     });
   }

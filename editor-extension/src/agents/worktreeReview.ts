@@ -78,12 +78,16 @@ export class WorktreeReview implements vscode.CodeLensProvider, vscode.Disposabl
     this.lensEmitter.fire();
     const others = diff.files.length - diffs.length;
     const what = `${diff.files.length} file${diff.files.length === 1 ? "" : "s"}${others > 0 ? ` (${others} deleted, binary or already there, landing as they are)` : ""}`;
-    void vscode.window
-      .showInformationMessage(`lovia: review “${title}”: ${what}. Edit the right side or reject hunks, then apply.`, "Apply Reviewed Changes", "Cancel Review")
-      .then((choice) => {
+    if (diffs.length > 0) {
+      // No buttons here: a toast with buttons would outlive the review; the diff editors have them.
+      void vscode.window.showInformationMessage(`lovia: review “${title}”: ${what}. Edit the right side or reject hunks, then Apply Reviewed Changes (editor title).`);
+    } else {
+      // Nothing to show in an editor (deleted or binary files only): ask here.
+      void vscode.window.showInformationMessage(`lovia: apply “${title}”: ${what}?`, "Apply Reviewed Changes", "Cancel Review").then((choice) => {
         if (choice === "Apply Reviewed Changes") void this.apply(id);
-        else if (choice === "Cancel Review") void this.cancel(id);
+        else void this.cancel(id);
       });
+    }
     return result;
   }
 

@@ -77,6 +77,8 @@ describe("applying a worktree run", () => {
     expect(proposals.provideTextDocumentContent(tab!.original)).toBe(OLD);
     expect(__mock.state.context.get("lovia.worktreeReview")).toBe(true);
     expect(__mock.state.messages.at(-1)?.text).toContain("2 files (1 deleted, binary or already there, landing as they are)");
+    // The buttons are in the diff editor (a toast's would outlive the review).
+    expect(__mock.state.messages.at(-1)?.items).toEqual([]);
 
     // CodeLens: apply / cancel on top, one "reject hunk" per hunk.
     const lenses = review.provideCodeLenses({ uri: tab!.modified } as never);
@@ -127,6 +129,16 @@ describe("applying a worktree run", () => {
     expect(__mock.diffTabs().map((t) => t.modified.scheme)).toEqual(["lovia-worktree"]);
     expect(__mock.state.messages.at(-1)!.text).toContain("Nothing was applied");
     expect(runs.rows().map((r) => r.runId)).toEqual(["r_a", "r_b"]);
+  });
+
+  it("asks in a message when nothing can be shown in an editor (a deleted file)", async () => {
+    const { applies, runs, review } = setup([readme({ status: "deleted", newText: null })]);
+    await runs.refresh();
+    __mock.state.messageAnswers.push("Apply Reviewed Changes");
+    const done = review.start("r_a");
+    expect(await done).toMatchObject({ applied: true });
+    expect(__mock.diffTabs()).toEqual([]);
+    expect(applies).toEqual([{ runId: "r_a", edits: [], alsoDiscard: [] }]);
   });
 
   it("cancelling the review closes it and asks nothing of the server", async () => {

@@ -60,6 +60,16 @@ test("two demo agents in worktrees: one is reviewed and applied, the other disca
     await expect.poll(() => composer.inputValue(), { timeout: 10_000 }).toBe("");
   }
 
+  // A wider side bar, so that the rows show their status line beside the prompt.
+  const sash = win.page.locator(".monaco-sash.vertical").first();
+  const box = await sash.boundingBox();
+  if (box) {
+    await win.page.mouse.move(box.x + box.width / 2, box.y + box.height / 2);
+    await win.page.mouse.down();
+    await win.page.mouse.move(box.x + 260, box.y + box.height / 2, { steps: 5 });
+    await win.page.mouse.up();
+  }
+
   // Both rows in the Agents view, finished, each with the one file it changed.
   // The Agents view's rows (a quick pick's rows are list rows too, outside any view pane).
   const agentRows = () => win!.page.locator(".pane-body .monaco-list-row[aria-label*='variant']");

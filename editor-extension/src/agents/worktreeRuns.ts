@@ -47,7 +47,7 @@ export interface AgentRow {
 }
 
 /** Characters of the prompt a row's label shows (the tooltip has all of it). */
-const LABEL_MAX = 28;
+const LABEL_MAX = 48;
 
 const LIVE: ReadonlySet<string> = new Set(["running", "awaiting_approval", "cancelling"]);
 

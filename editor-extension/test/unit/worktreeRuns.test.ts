@@ -73,7 +73,9 @@ describe("an Agents view row", () => {
     const row = agentRow(worktreeRun({ state: "queued", runStatus: null }), undefined, undefined, T0 + 5000);
     expect(row).toMatchObject({ status: "queued", live: true, elapsedMs: undefined, context: "agentRun.queued", description: "queued", icon: "clock" });
     expect(row.title).toBe('Tidy up the README "variant A"');
-    expect(row.label).toBe('Tidy up the README "variant…');
+    expect(row.label).toBe('Tidy up the README "variant A"');
+    const long = agentRow(worktreeRun({ prompt: "Make the parser streaming and keep the old API working for one release" }), undefined, undefined, T0);
+    expect(long.label).toBe("Make the parser streaming and keep the old API…");
   });
 
   it("times a working run from its start to now and shows its live cost", () => {
@@ -181,7 +183,7 @@ describe("the worktree runs behind the Agents view", () => {
     await model.refresh();
     const [run] = tree.getChildren();
     const item = tree.getTreeItem(run!);
-    expect(item).toMatchObject({ label: 'Tidy up the README "variant…', contextValue: "agentRun.done", tooltip: expect.stringContaining('Tidy up the README "variant A"') });
+    expect(item).toMatchObject({ label: 'Tidy up the README "variant A"', contextValue: "agentRun.done", tooltip: expect.stringContaining('Tidy up the README "variant A"') });
     expect(item.accessibilityInformation?.label).toMatch(/^Tidy up the README "variant A", completed/);
     expect(item.command).toMatchObject({ command: "lovia.agents.open" });
     const files = tree.getChildren(run);

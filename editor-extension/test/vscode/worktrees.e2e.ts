@@ -61,12 +61,12 @@ test("two demo agents in worktrees: one is reviewed and applied, the other disca
   }
 
   // A wider side bar, so that the rows show their status line beside the prompt.
-  const sash = win.page.locator(".monaco-sash.vertical").first();
-  const box = await sash.boundingBox();
-  if (box) {
-    await win.page.mouse.move(box.x + box.width / 2, box.y + box.height / 2);
+  const sidebar = await win.page.locator(".part.sidebar").boundingBox();
+  if (sidebar) {
+    const edge = { x: sidebar.x + sidebar.width + 1, y: sidebar.y + sidebar.height / 2 };
+    await win.page.mouse.move(edge.x, edge.y);
     await win.page.mouse.down();
-    await win.page.mouse.move(box.x + 260, box.y + box.height / 2, { steps: 5 });
+    await win.page.mouse.move(edge.x + 260, edge.y, { steps: 8 });
     await win.page.mouse.up();
   }
 

@@ -29,5 +29,6 @@ export const ICONS = {
   play: svg('<path d="M5 3l8 5-8 5z"/>'),
   diff: svg('<path d="M5 2v7M1.5 5.5h7M10 12.5h4.5M10.5 2.5h3v3"/>'),
   close: svg('<path d="M4 4l8 8M12 4l-8 8"/>'),
+  branch: svg('<circle cx="4.5" cy="3.5" r="1.5"/><circle cx="4.5" cy="12.5" r="1.5"/><circle cx="11.5" cy="5.5" r="1.5"/><path d="M4.5 5v6M11.5 7c0 2.5-7 2-7 4"/>'),
   warning: svg('<path d="M8 2L14.5 13.5h-13z"/><path d="M8 6.5v3.5M8 12v.2"/>'),
 };

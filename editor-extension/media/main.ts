@@ -70,6 +70,13 @@ const textarea = h("textarea", {
 textarea.value = persisted.draft ?? "";
 const sendButton = h("button", { type: "submit", class: "primary send", "aria-label": "Send" });
 const stopButton = h("button", { type: "button", class: "secondary danger stop", "data-action": "cancel", hidden: true }, icon(ICONS.stop), "Stop");
+// Beside Send: the same text as a new agent in a git worktree of its own (issue 27).
+const worktreeButton = h(
+  "button",
+  { type: "button", class: "secondary worktree", "data-action": "newWorktreeAgent", title: "Start this prompt as a new agent in a git worktree of its own (your files stay as they are until you apply its changes from the Agents view)", "aria-label": "New agent in a worktree" },
+  icon(ICONS.branch),
+  "Worktree",
+);
 const composerHint = h("div", { class: "composer-hint muted" });
 const mentions = new MentionPicker(textarea, post);
 const composer = h(
@@ -78,7 +85,7 @@ const composer = h(
   mentions.popup,
   mentions.chips,
   textarea,
-  h("div", { class: "composer-row" }, composerHint, h("div", { class: "composer-buttons" }, stopButton, sendButton)),
+  h("div", { class: "composer-row" }, composerHint, h("div", { class: "composer-buttons" }, stopButton, worktreeButton, sendButton)),
 );
 app.append(header, sessionsPanel, banner, todosArea, transcript, usageArea, steersArea, composer);
 
@@ -170,6 +177,7 @@ function renderComposer(s: ChromeState): void {
   sendButton.replaceChildren(icon(live ? ICONS.steer : ICONS.send), live ? "Steer" : "Send");
   sendButton.setAttribute("aria-label", live ? "Send steer message" : "Send");
   sendButton.disabled = s.server.state !== "running";
+  worktreeButton.disabled = s.server.state !== "running";
   stopButton.hidden = !live;
   const activity = live && s.active?.runId === s.liveRunId ? s.active?.activity : undefined;
   composerHint.textContent = activity ? `● ${activity}` : "";
@@ -527,6 +535,21 @@ function submit(): void {
   persist();
 }
 
+/** The composer's text as a new worktree agent: never a steer, whatever the shown run does. */
+function submitWorktree(): void {
+  const text = textarea.value.trim();
+  if (!state || state.server.state !== "running") return;
+  if (!text) {
+    textarea.focus();
+    return;
+  }
+  const context = mentions.take(text);
+  post(context.length > 0 ? { type: "newWorktreeAgent", text, context } : { type: "newWorktreeAgent", text });
+  textarea.value = "";
+  persisted.draft = "";
+  persist();
+}
+
 composer.addEventListener("submit", (e) => {
   e.preventDefault();
   submit();
@@ -665,6 +688,9 @@ app.addEventListener("click", (e) => {
       return;
     case "chooseModel":
       post({ type: "chooseModel" });
+      return;
+    case "newWorktreeAgent":
+      submitWorktree();
       return;
     case "useDemo":
       post({ type: "useDemo" });

@@ -1,4 +1,9 @@
 import * as vscode from "vscode";
+import { agentCommands } from "./agents/agentCommands";
+import { AGENTS_VIEW_ID, AgentsTreeProvider, type AgentNode } from "./agents/agentsView";
+import { WORKTREE_SCHEME, WorktreeFiles } from "./agents/worktreeFiles";
+import { WorktreeReview } from "./agents/worktreeReview";
+import { WorktreeRuns } from "./agents/worktreeRuns";
 import { ApprovalManager } from "./approvals/approvalManager";
 import { BEFORE_SCHEME, RunChangesView } from "./approvals/changes";
 import { ORIGINAL_SCHEME, PROPOSED_SCHEME, ProposalContentProvider } from "./approvals/proposals";
@@ -23,6 +28,8 @@ export interface LoviaExtensionApi {
   store: EventStore;
   controller: ChatController;
   approvals: ApprovalManager;
+  /** The worktree runs the Agents view shows. */
+  agents: WorktreeRuns;
   log: vscode.LogOutputChannel;
 }
 
@@ -113,6 +120,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<LoviaE
     restoreCheckpoint: (checkpointId) => restoreFlow.restoreTo(checkpointId),
     compareCheckpoint: (checkpointId) => restoreFlow.compare(checkpointId),
     noticeDismissed: (text) => (context.globalState.get<string[]>(NOTICES_KEY) ?? []).includes(text),
+    worktreeRunStarted: () => void agents.refresh(),
     dismissNotice: (text) => {
       const seen = context.globalState.get<string[]>(NOTICES_KEY) ?? [];
       if (!seen.includes(text)) void context.globalState.update(NOTICES_KEY, [...seen, text]);
@@ -123,6 +131,13 @@ export async function activate(context: vscode.ExtensionContext): Promise<LoviaE
   const approvals = new ApprovalManager(store, proposals, (params) => controller.approve(params));
   const chatView = new ChatViewProvider(context.extensionUri, controller, log, searchMentions);
   const statusBar = new RunStatusBar(store);
+  const agents = new WorktreeRuns(host.lovia, store, {
+    onError: (err) => log.warn(`worktree runs: ${err instanceof Error ? err.message : String(err)}`),
+  });
+  const agentsTree = new AgentsTreeProvider(agents);
+  const agentsView = vscode.window.createTreeView<AgentNode>(AGENTS_VIEW_ID, { treeDataProvider: agentsTree });
+  const worktreeFiles = new WorktreeFiles(agents);
+  const review = new WorktreeReview(host.lovia, agents, proposals, worktreeFiles);
 
   host.onDidChangeState((state, detail) => {
     controller.setServerState(state, detail);
@@ -136,6 +151,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<LoviaE
       }
       void controller.serverReady();
       void mcpView.refresh();
+      void agents.refresh();
     }
   });
 
@@ -330,6 +346,19 @@ export async function activate(context: vscode.ExtensionContext): Promise<LoviaE
         }
       },
     ],
+    ...agentCommands({
+      client: host.lovia,
+      runs: agents,
+      files: worktreeFiles,
+      review,
+      view: agentsView,
+      openInPanel: async (sessionId) => {
+        chatView.reveal();
+        await controller.openSession(sessionId);
+      },
+      startWorktreeRun: (prompt) => controller.startWorktreeRun(prompt),
+      cancel: (runId) => controller.cancel(runId),
+    }),
     ["lovia.restore.confirm", () => restoreUi.answer(restoreUi.defaultChoice())],
     ["lovia.restore.confirmFilesOnly", () => restoreUi.answer("filesOnly")],
     ["lovia.restore.cancel", () => restoreUi.answer(undefined)],
@@ -346,7 +375,12 @@ export async function activate(context: vscode.ExtensionContext): Promise<LoviaE
     chatView,
     statusBar,
     mcpView,
+    agents,
+    agentsTree,
+    agentsView,
+    review,
     vscode.window.registerTreeDataProvider(MCP_VIEW_ID, mcpView),
+    vscode.workspace.registerTextDocumentContentProvider(WORKTREE_SCHEME, worktreeFiles),
     vscode.window.registerWebviewViewProvider(CHAT_VIEW_ID, chatView, { webviewOptions: { retainContextWhenHidden: false } }),
     vscode.workspace.registerTextDocumentContentProvider(ORIGINAL_SCHEME, proposals.forScheme(ORIGINAL_SCHEME)),
     vscode.workspace.registerFileSystemProvider(PROPOSED_SCHEME, proposals.fileSystem(), { isCaseSensitive: true }),
@@ -354,10 +388,12 @@ export async function activate(context: vscode.ExtensionContext): Promise<LoviaE
     restoreUi,
     vscode.workspace.registerTextDocumentContentProvider(CHECKPOINT_SCHEME, restoreUi),
     vscode.languages.registerCodeLensProvider({ scheme: PROPOSED_SCHEME }, approvals),
+    // Worktree reviews share the proposals' scheme: their lenses answer only their own documents.
+    vscode.languages.registerCodeLensProvider({ scheme: PROPOSED_SCHEME }, review),
     ...commands.map(([id, fn]) => vscode.commands.registerCommand(id, fn)),
   );
 
-  active = { host, store, controller, approvals, log };
+  active = { host, store, controller, approvals, agents, log };
   void host.start();
   return active;
 }

@@ -4,11 +4,14 @@ It is clearly a script — it does the same thing in every workspace: plan with 
 the files, read the README, propose an edit to it (an approval with a diff) and answer. A prompt
 that mentions a subagent plays the subagent script instead: the demo spawns a helper that
 proposes a new file (the helper's approval, labelled with its name), waits for its report and
-answers with it.
+answers with it. A phrase in double quotes in the prompt becomes the edit's note instead of
+"tidied by lovia" (``Tidy up the README "variant A"``), so that runs of the demo side by side
+(worktree runs, docs/worktrees.md) make changes you can tell apart.
 """
 
 from __future__ import annotations
 
+import re
 from collections import deque
 from pathlib import Path
 from typing import Any
@@ -21,6 +24,7 @@ from lovia.transcript import InputEntry, ToolResultEntry
 from lovia.workspace.tools import edit_file, list_files, read_file, write_file
 
 DEMO_FILE = "README.md"
+DEFAULT_NOTE = "tidied by lovia"
 HELPER = "demo-helper"
 HELPER_FILE = "NOTES.md"
 HELPER_TASK = f"Create {HELPER_FILE} with a short note that the lovia demo helper was here."
@@ -50,6 +54,7 @@ class DemoModel(ScriptedProvider):
         super().__init__(script, **kw)
         self._subagent_script = list(subagent_script)
         self._chosen = False
+        self._note = DEFAULT_NOTE
 
     def _choose(self, entries: Any) -> None:
         """The first call picks the script: the subagent one when the prompt asks for it."""
@@ -62,6 +67,9 @@ class DemoModel(ScriptedProvider):
             ),
             "",
         )
+        quoted = re.search(r'"([^"\n]{1,60})"', str(prompt))
+        if quoted and quoted.group(1).strip():
+            self._note = quoted.group(1).strip()
         if self._subagent_script and "subagent" in str(prompt).lower():
             self.script = deque(self._subagent_script)
 
@@ -84,7 +92,7 @@ class DemoModel(ScriptedProvider):
             old = next((line for line in lines if line.strip()), "")
             self.script[0] = call(
                 edit_file.name,
-                {"path": DEMO_FILE, "old": old, "new": _tidy(old)},
+                {"path": DEMO_FILE, "old": old, "new": _tidy(old, self._note)},
                 call_id="demo_edit",
             )
         elif self.script and not upcoming:  # the answer: say what became of the edit
@@ -142,10 +150,10 @@ def _rejected_answer(reason: str) -> str:
     )
 
 
-def _tidy(line: str) -> str:
+def _tidy(line: str, note: str = DEFAULT_NOTE) -> str:
     stripped = line.strip()
     if stripped.startswith("#"):
-        return stripped.rstrip(".") + " — tidied by lovia"
+        return stripped.rstrip(".") + f" — {note}"
     return stripped[:1].upper() + stripped[1:] if stripped else "Tidied by lovia."
 
 

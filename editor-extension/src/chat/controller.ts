@@ -52,6 +52,8 @@ export interface ChatHost {
   restoreCheckpoint(checkpointId: string): Promise<RestoreFilesResult | undefined>;
   /** Show what changed in the files since a restore point. */
   compareCheckpoint(checkpointId: string): Promise<void>;
+  /** A worktree run started from the panel (the Agents view shows it). */
+  worktreeRunStarted?(runId: string): void;
   /** Notices the user dismissed, by text (globalState in VS Code: once per machine). */
   noticeDismissed?(text: string): boolean;
   dismissNotice?(text: string): void;
@@ -233,6 +235,9 @@ export class ChatController implements Disposable {
         return;
       case "mentionQuery":
         return; // answered by the chat view, which owns the webview
+      case "newWorktreeAgent":
+        await this.startWorktreeRun(intent.text, intent.context ? this.host.resolveMentions(intent.context) : undefined);
+        return;
       case "unsteer":
         await this.unsteer(intent.runId, intent.messageId);
         return;
@@ -366,15 +371,40 @@ export class ChatController implements Disposable {
     await this.startRun(message, context);
   }
 
+  /** `lovia/run`'s params for a prompt with the panel's model choice and folder. */
+  private runParams(prompt: string, context?: ContextRef[]): Parameters<LoviaClient["run"]>[0] {
+    const params: Parameters<LoviaClient["run"]>[0] = { prompt };
+    if (this.modelChoice.kind === "demo") params.agent = "lovia:demo";
+    else if (this.modelChoice.kind === "model") params.model = this.modelChoice.model;
+    const cwd = this.host.defaultCwd();
+    if (cwd !== undefined) params.cwd = cwd;
+    if (context && context.length > 0) params.context = context;
+    return params;
+  }
+
+  /**
+   * A new agent in a git worktree of its own (a session of its own too): the panel stays on
+   * the shown conversation, the Agents view lists the new run.
+   */
+  async startWorktreeRun(prompt: string, context?: ContextRef[]): Promise<string | undefined> {
+    const text = prompt.trim();
+    if (!text) return undefined;
+    return this.guard(async () => {
+      const result = await this.client.run({ ...this.runParams(text, context), isolation: "worktree" });
+      this.host.worktreeRunStarted?.(result.runId);
+      // A queued run has no events yet (the store learns of it when it starts).
+      if (result.status === "running") {
+        this.store.track(result.runId, result.sessionId);
+        await this.store.catchUp(result.runId);
+      }
+      return result.runId;
+    });
+  }
+
   async startRun(prompt: string, context?: ContextRef[]): Promise<string | undefined> {
     return this.guard(async () => {
-      const params: Parameters<LoviaClient["run"]>[0] = { prompt };
-      if (this.modelChoice.kind === "demo") params.agent = "lovia:demo";
-      else if (this.modelChoice.kind === "model") params.model = this.modelChoice.model;
+      const params = this.runParams(prompt, context);
       if (this.sessionId !== undefined) params.sessionId = this.sessionId;
-      const cwd = this.host.defaultCwd();
-      if (cwd !== undefined) params.cwd = cwd;
-      if (context && context.length > 0) params.context = context;
       const result = await this.client.run(params);
       if (this.sessionId !== result.sessionId) {
         this.sessionId = result.sessionId;

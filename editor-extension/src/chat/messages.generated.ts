@@ -39,6 +39,12 @@ export type WebviewIntent =
     query: string;
     requestId: number;
   }
+  /** Start the composer's text as a new agent in a git worktree of its own (`lovia/run` with `isolation: "worktree"`), beside the shown conversation. */
+  | {
+    type: "newWorktreeAgent";
+    text: string;
+    context?: Mention[];
+  }
   /** Withdraw a steer the run has not taken yet. */
   | {
     type: "unsteer";
@@ -265,6 +271,25 @@ function webviewIntentProblem(value: unknown, at: string): string | undefined {
       if (typeof valueRequestId !== "number" || !Number.isInteger(valueRequestId)) return `${at}.requestId: expected an integer`;
       for (const valueKey of Object.keys(value)) {
         if (["type", "query", "requestId"].includes(valueKey)) continue;
+        return `${at}: unexpected property ${JSON.stringify(valueKey)}`;
+      }
+      return undefined;
+    }
+    case "newWorktreeAgent": {
+      const valueText: unknown = value["text"];
+      if (valueText === undefined) return `${at}: missing "text"`;
+      if (typeof valueText !== "string") return `${at}.text: expected a string`;
+      const valueContext: unknown = value["context"];
+      if (valueContext !== undefined) {
+        if (!Array.isArray(valueContext)) return `${at}.context: expected an array`;
+        for (let valueContextIndex = 0; valueContextIndex < valueContext.length; valueContextIndex++) {
+          const valueContextItem: unknown = valueContext[valueContextIndex];
+          const valueContextItemProblem = mentionProblem(valueContextItem, `${at}.context[${valueContextIndex}]`);
+          if (valueContextItemProblem !== undefined) return valueContextItemProblem;
+        }
+      }
+      for (const valueKey of Object.keys(value)) {
+        if (["type", "text", "context"].includes(valueKey)) continue;
         return `${at}: unexpected property ${JSON.stringify(valueKey)}`;
       }
       return undefined;

@@ -19,6 +19,9 @@ import {
   type SessionsParams,
   type SteerParams,
   type UnsteerParams,
+  type WorktreeApplyParams,
+  type WorktreeListParams,
+  type WorktreeRunParams,
 } from "./types";
 
 export interface Disposable {
@@ -156,6 +159,21 @@ export class LoviaClient implements Disposable {
   }
   status() {
     return this.request(Methods.status, {});
+  }
+  worktreeList(params: WorktreeListParams = {}) {
+    return this.request(Methods.worktreeList, params);
+  }
+  worktreeDiff(params: WorktreeRunParams) {
+    return this.request(Methods.worktreeDiff, params);
+  }
+  worktreeApply(params: WorktreeApplyParams) {
+    return this.request(Methods.worktreeApply, params);
+  }
+  worktreeDiscard(params: WorktreeRunParams) {
+    return this.request(Methods.worktreeDiscard, params);
+  }
+  worktreeKeep(params: WorktreeRunParams) {
+    return this.request(Methods.worktreeKeep, params);
   }
 
   dispose(): void {

@@ -85,6 +85,18 @@ export type {
   UnsteerResult,
   Usage,
   UserEntry,
+  WorktreeApplyParams,
+  WorktreeApplyResult,
+  WorktreeDiffResult,
+  WorktreeDiscardResult,
+  WorktreeEdit,
+  WorktreeFile,
+  WorktreeKeepResult,
+  WorktreeListParams,
+  WorktreeListResult,
+  WorktreeRun,
+  WorktreeRunParams,
+  WorktreeState,
 } from "./generated";
 
 export const PROTOCOL_VERSION: G.LoviaProtocol["protocolVersion"] = 1;
@@ -107,6 +119,11 @@ export const Methods = {
   restore: "lovia/restore",
   status: "lovia/status",
   mcpRestart: "lovia/mcpRestart",
+  worktreeList: "lovia/worktree/list",
+  worktreeDiff: "lovia/worktree/diff",
+  worktreeApply: "lovia/worktree/apply",
+  worktreeDiscard: "lovia/worktree/discard",
+  worktreeKeep: "lovia/worktree/keep",
 } as const satisfies Record<string, keyof G.LoviaProtocol["methods"]>;
 
 export type MethodName = keyof G.LoviaProtocol["methods"];
@@ -131,6 +148,10 @@ export const ErrorCodes = {
   /** `lovia/restore` while a run is live in that folder. */
   RestoreWhileRunning: -32017,
   CheckpointNotFound: -32018,
+  /** `isolation: "worktree"` where no worktree can be made (not a git repository, no commit, no git). */
+  WorktreeUnavailable: -32019,
+  /** A worktree run that is unknown, or already applied, discarded or kept. */
+  WorktreeNotFound: -32020,
   /** Standard LSP: request before `initialize`. */
   ServerNotInitialized: -32002,
   InvalidParams: -32602,

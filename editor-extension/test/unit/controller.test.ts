@@ -20,6 +20,8 @@ let picks: (ModelChoice | undefined)[] = [];
 let restoreAnswer: RestoreFilesResult | Error | undefined;
 const restoreCalls: string[] = [];
 const compareCalls: string[] = [];
+/** Worktree runs the controller told its host about. */
+const worktreeStarts: string[] = [];
 
 function setup(keep = false): { store: EventStore; states: ChatViewState[] } {
   if (!keep) saved = { place: {}, model: { kind: "default" }, notices: [] };
@@ -32,6 +34,7 @@ function setup(keep = false): { store: EventStore; states: ChatViewState[] } {
   changes.length = 0;
   restoreCalls.length = 0;
   compareCalls.length = 0;
+  worktreeStarts.length = 0;
   restoreAnswer = undefined;
   keyPrompts = 0;
   const host: ChatHost = {
@@ -73,6 +76,9 @@ function setup(keep = false): { store: EventStore; states: ChatViewState[] } {
     compareCheckpoint: (checkpointId) => {
       compareCalls.push(checkpointId);
       return Promise.resolve();
+    },
+    worktreeRunStarted: (runId) => {
+      worktreeStarts.push(runId);
     },
     noticeDismissed: (text) => saved.notices.includes(text),
     dismissNotice: (text) => {
@@ -296,6 +302,31 @@ describe("ChatController", () => {
     await controller.handle({ type: "send", text: "two", mode: "prompt" });
     expect(server.requestsOf("lovia/run")[1]).toEqual({ prompt: "two", cwd: "/work/project" });
     expect(controller.activeSessionId).not.toBe(first);
+  });
+
+  it("starts a worktree agent beside the shown conversation, never as a steer of its live run", async () => {
+    const { store } = setup();
+    await controller.handle({ type: "useDemo" });
+    const live = await prompt("main task");
+    const shown = controller.activeSessionId;
+    const mention = { kind: "file" as const, label: "a.ts", uri: "file:///work/project/a.ts" };
+    await controller.handle({ type: "newWorktreeAgent", text: "  try it another way ", context: [mention] });
+    expect(server.requestsOf("lovia/run")[1]).toEqual({
+      prompt: "try it another way",
+      agent: "lovia:demo",
+      cwd: "/work/project",
+      context: [{ uri: mention.uri, kind: "file", label: "a.ts" }],
+      isolation: "worktree",
+    });
+    expect(server.requestsOf("lovia/steer")).toEqual([]);
+    expect(worktreeStarts).toHaveLength(1);
+    // The panel stays where it was; the new run is followed in the store for the Agents view.
+    expect(controller.activeSessionId).toBe(shown);
+    expect(controller.liveRun()?.runId).toBe(live);
+    expect(controller.state().runs.map((r) => r.runId)).toEqual([live]);
+    await waitFor(() => (store.get(worktreeStarts[0]!)?.lastSeq ?? 0) >= 1, 2000, "worktree run's events");
+    await controller.handle({ type: "newWorktreeAgent", text: "   " });
+    expect(server.requestsOf("lovia/run")).toHaveLength(2);
   });
 
   it("runs the offline demo or a picked model, and remembers the choice", async () => {

@@ -74,9 +74,10 @@ describe("activation", () => {
     const registered = [...__mock.state.commands.keys()].sort();
     expect(registered).toEqual(declared);
     expect(__mock.state.webviewProviders.has("lovia.chat")).toBe(true);
-    expect([...__mock.state.contentProviders.keys()].sort()).toEqual(["lovia-before", "lovia-checkpoint", "lovia-original"]);
+    expect([...__mock.state.contentProviders.keys()].sort()).toEqual(["lovia-before", "lovia-checkpoint", "lovia-original", "lovia-worktree"]);
     expect([...__mock.state.fileSystems.keys()]).toEqual(["lovia-proposed"]);
-    expect(__mock.state.codeLensProviders.map((p) => p.selector)).toEqual([{ scheme: "lovia-proposed" }]);
+    expect(__mock.state.codeLensProviders.map((p) => p.selector)).toEqual([{ scheme: "lovia-proposed" }, { scheme: "lovia-proposed" }]);
+    expect(__mock.state.treeProviders.has("lovia.agents")).toBe(true);
     expect(__mock.state.statusBarItems[0]).toMatchObject({ visible: true });
   });
 
@@ -319,11 +320,19 @@ describe("inline approval of file edits", () => {
 
     // Editor title menus show the buttons for the proposed side.
     const title = manifest.contributes.menus["editor/title"]!;
+    const approvalWhen = "resourceScheme == lovia-proposed && resourcePath =~ /^\\/(?!worktree-)/";
     expect(title.filter((m) => m.command.startsWith("lovia.approval.")).map((m) => [m.command, m.when])).toEqual([
-      ["lovia.approval.accept", "resourceScheme == lovia-proposed"],
-      ["lovia.approval.acceptAlways", "resourceScheme == lovia-proposed"],
-      ["lovia.approval.reject", "resourceScheme == lovia-proposed"],
+      ["lovia.approval.accept", approvalWhen],
+      ["lovia.approval.acceptAlways", approvalWhen],
+      ["lovia.approval.reject", approvalWhen],
     ]);
+    // ...for an approval's proposal, not for a worktree run's review (it has Apply / Cancel).
+    const pathRule = (when: string) => new RegExp(/=~ \/(.*)\/$/.exec(when)![1]!);
+    expect(pathRule(approvalWhen).test(tab.modified.path)).toBe(true);
+    expect(pathRule(approvalWhen).test("/worktree-r_1/0/README.md")).toBe(false);
+    const reviewWhen = title.find((m) => m.command === "lovia.agents.applyReviewed")!.when!;
+    expect(pathRule(reviewWhen).test("/worktree-r_1/0/README.md")).toBe(true);
+    expect(pathRule(reviewWhen).test(tab.modified.path)).toBe(false);
     // The restore preview's title actions show only while a restore waits for confirmation.
     expect(title.filter((m) => m.command.startsWith("lovia.restore.")).every((m) => m.when === "lovia.restorePending")).toBe(true);
 

@@ -487,6 +487,15 @@ export const window = {
     __mock.state.treeProviders.set(id, provider);
     return new Disposable(() => __mock.state.treeProviders.delete(id));
   },
+  createTreeView(id: string, options: { treeDataProvider: unknown }) {
+    __mock.state.treeProviders.set(id, options.treeDataProvider);
+    return {
+      selection: [] as unknown[],
+      visible: true,
+      reveal: () => Promise.resolve(),
+      dispose: () => __mock.state.treeProviders.delete(id),
+    };
+  },
   registerWebviewViewProvider(id: string, provider: unknown, _options?: unknown): Disposable {
     __mock.state.webviewProviders.set(id, provider);
     return new Disposable(() => __mock.state.webviewProviders.delete(id));

@@ -1,10 +1,15 @@
-"""``lovia batch --ray ADDRESS`` on the two-node cluster: Ctrl-C cancels, the rerun resumes."""
+"""``lovia batch --ray ADDRESS`` on the two-node cluster: Ctrl-C cancels, the rerun resumes;
+``lovia batch --ray`` with no address starts a Ray of its own and stops it."""
 
 from __future__ import annotations
 
 import json
+import os
+import shutil
 import signal
+import tempfile
 import time
+from pathlib import Path
 
 import pytest
 
@@ -43,3 +48,44 @@ def test_ctrl_c_cancels_the_cluster_tasks_and_the_rerun_resumes(tmp_path, ray_cl
     final = [json.loads(line) for line in results.read_text().splitlines()]
     assert sorted(r["id"] for r in final) == [f"t{i:02d}" for i in range(8)]
     assert len({r["node"] for r in final}) == 2
+
+
+def _processes_naming(marker: str) -> list[int]:
+    found = []
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit() and int(entry.name) != os.getpid():
+            try:
+                if marker.encode() in (entry / "cmdline").read_bytes():
+                    found.append(int(entry.name))
+            except OSError:
+                continue
+    return found
+
+
+def test_ray_without_an_address_starts_a_local_ray_for_the_batch_and_stops_it(
+    tmp_path, ray_cluster, request
+):
+    """The laptop case: no address, no RAY_ADDRESS, no cluster started by ``ray start``
+    here (its own temp dir), so the command starts a Ray, runs the tasks there, and leaves
+    no Ray process behind. (``ray_cluster`` only says whether Ray can run here at all.)"""
+    tasks = write_tasks(tmp_path, 3)
+    results = tmp_path / "results.jsonl"
+    # short: Ray's socket paths under it must fit in 107 bytes
+    own_tmp = Path(tempfile.mkdtemp(prefix="lr", dir="/tmp"))
+    request.addfinalizer(lambda: shutil.rmtree(own_tmp, ignore_errors=True))
+    env = {"RAY_TMPDIR": str(own_tmp), "HOME": str(tmp_path / "home"), "RAY_ADDRESS": ""}
+    (tmp_path / "home").mkdir()
+    with TaskModel(delay=0.2) as model:
+        proc = lovia(str(tasks), "--ray", "--no-sandbox", model=model, cwd=tmp_path, env=env)
+        _, err = proc.communicate(timeout=400)
+    assert proc.returncode == 0, err
+    final = [json.loads(line) for line in results.read_text().splitlines()]
+    assert sorted(r["id"] for r in final) == ["t00", "t01", "t02"]
+    assert all(r["status"] == "done" and r["node"] for r in final)
+    # the Ray it started was not the test cluster, and it is gone
+    assert not {r["node"] for r in final} & set(ray_cluster.alive_nodes())
+    assert any(own_tmp.iterdir()), "the local Ray did not use its own temp dir"
+    deadline = time.monotonic() + 30
+    while _processes_naming(str(own_tmp)) and time.monotonic() < deadline:
+        time.sleep(0.5)
+    assert _processes_naming(str(own_tmp)) == []

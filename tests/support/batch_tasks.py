@@ -69,8 +69,10 @@ def write_tasks(tmp_path, count: int):
     return file
 
 
-def lovia(*args: str, model: TaskModel, cwd) -> subprocess.Popen[str]:
-    env = {**os.environ, **model.env()}
+def lovia(
+    *args: str, model: TaskModel, cwd, env: dict[str, str] | None = None
+) -> subprocess.Popen[str]:
+    env = {**os.environ, **model.env(), **(env or {})}
     env.pop("LOVIA_MODEL", None)
     return subprocess.Popen(
         [sys.executable, "-m", "lovia.cli", "batch", *args],

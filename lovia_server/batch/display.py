@@ -96,7 +96,7 @@ def summary_table(tally: BatchTally) -> str:
     if tally.priced:
         total += f"; ${tally.cost:.4f}"
     total += f"; {_clock(time.monotonic() - tally.started)} wall"
-    return "\n".join([*lines, "", total])
+    return "\n".join([*lines, "", total]) if tally.results else total
 
 
 class Progress:

@@ -36,6 +36,12 @@ def test_the_summary_table_has_a_row_per_task_and_the_totals():
     assert "1 done, 1 lost; 1 skipped (already in results); 1 retried; 2,468 tokens" in table
 
 
+def test_a_batch_with_nothing_left_to_run_says_so_without_an_empty_table():
+    table = summary_table(BatchTally(total=3, skipped=3))
+    assert table.startswith("nothing run; 3 skipped (already in results)")
+    assert "task" not in table
+
+
 def test_progress_draws_nothing_live_when_not_a_terminal():
     out = io.StringIO()
     progress = Progress(out)

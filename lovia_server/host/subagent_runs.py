@@ -82,13 +82,7 @@ class SubagentHost:
     # ------------------------------------------------------------------ run_child
 
     async def run_child(self, spec: ChildSpec) -> RunResult:
-        parent = self.supervisor.runs.of_session(spec.parent_session_id or "")
-        if parent is None:
-            raise UserError(
-                "A subagent was spawned outside a supervised run",
-                hint="Children run as child runs of a live run of the lovia server.",
-            )
-        spawn_key = f"{parent.checkpoint_id}:{spec.call_id or spec.id}"
+        parent, spawn_key = parent_run(self.supervisor, spec)
         link = ChildLink(parent.run_id, parent.session_id, spec.id, spec.agent.name, spawn_key)
         record = await self.supervisor.store.child_by_spawn(spawn_key)
         if record is not None and not record.resumable:
@@ -252,6 +246,18 @@ class SubagentHost:
         return out
 
 
+def parent_run(supervisor: RunSupervisor, spec: ChildSpec) -> tuple[RunController, str]:
+    """The live run that spawned ``spec`` and the child's spawn key (stable across a resume
+    of the parent: its checkpoint id plus the spawning call)."""
+    parent = supervisor.runs.of_session(spec.parent_session_id or "")
+    if parent is None:
+        raise UserError(
+            "A subagent was spawned outside a supervised run",
+            hint="Children run as child runs of a live run of the lovia server.",
+        )
+    return parent, f"{parent.checkpoint_id}:{spec.call_id or spec.id}"
+
+
 def _transcript_text(entries: list[TranscriptEntry]) -> str:
     parts: list[str] = []
     for entry in entries:
@@ -300,4 +306,4 @@ def _first_line(text: str, limit: int = 160) -> str:
     return line if len(line) <= limit else line[: limit - 1] + "…"
 
 
-__all__ = ["SubagentFailed", "SubagentHost", "child_report_text"]
+__all__ = ["SubagentFailed", "SubagentHost", "child_report_text", "parent_run"]

@@ -19,11 +19,11 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from lovia.exceptions import UserError
 from lovia.plugins.subagent_isolation import IsolatedChild
 from lovia.workspace import git_worktrees as g
 from lovia.workspace.worktree_summary import summarize
 from lovia_server.host.run_controller import short_id
+from lovia_server.host.subagent_runs import parent_run
 from lovia_server.host.worktree_store import WorktreeRecord, new_record
 
 if TYPE_CHECKING:
@@ -44,13 +44,7 @@ class WorktreeChildren:
         return "worktree"
 
     async def isolate(self, spec: ChildSpec) -> IsolatedChild:
-        parent = self.supervisor.runs.of_session(spec.parent_session_id or "")
-        if parent is None:
-            raise UserError(
-                "A subagent was spawned outside a supervised run",
-                hint="Children run as child runs of a live run of the lovia server.",
-            )
-        spawn_key = f"{parent.checkpoint_id}:{spec.call_id or spec.id}"
+        parent, spawn_key = parent_run(self.supervisor, spec)
         record = await self._earlier(spawn_key)
         if record is None:
             record = await self._create(spec, parent.spec.cwd, parent.run_id)

@@ -165,11 +165,14 @@ class ServerRuntime:
         if params.session_id is not None:
             worktree = await self.worktrees.of_session(params.session_id)
             if worktree is not None:
-                return await self.worktrees.follow_up(
-                    worktree, lambda at: self._follow_up(params, at)
-                )
+                # a prompt in a worktree run's session runs in the same worktree: ``at`` is in
+                # it (the request's own ``cwd`` names the workspace's folders)
+                return await self.worktrees.follow_up(worktree, lambda at: self._launch(params, at))
         if params.isolation == "worktree":
             return await self._run_in_worktree(params, cwd)
+        return await self._launch(params, cwd)
+
+    async def _launch(self, params: p.RunParams, cwd: Path) -> p.LaunchResult:
         session_id = await self.supervisor.claim_session(params.session_id)
         context = await self.workspace.context(params.context)
         spec = await self._spec(
@@ -184,25 +187,6 @@ class ServerRuntime:
             max_turns=self.server.settings.maxTurns,
             context=context.summaries,
             new_session=params.session_id is None,
-        )
-
-    async def _follow_up(self, params: p.RunParams, cwd: Path) -> p.LaunchResult:
-        """A prompt in a worktree run's session: a run in the same worktree (``cwd`` is in it;
-        the request's own ``cwd`` names the workspace's folders, not the worktree's)."""
-        assert params.session_id is not None
-        session_id = await self.supervisor.claim_session(params.session_id)
-        context = await self.workspace.context(params.context)
-        spec = await self._spec(
-            agent=params.agent, model=params.model, cwd=cwd, session_id=session_id
-        )
-        model_input = params.prompt if not context.text else f"{params.prompt}\n\n{context.text}"
-        return await self.supervisor.start(
-            session_id=session_id,
-            prompt=params.prompt,
-            model_input=model_input,
-            spec=spec,
-            max_turns=self.server.settings.maxTurns,
-            context=context.summaries,
         )
 
     async def _run_in_worktree(self, params: p.RunParams, cwd: Path) -> p.LaunchResult:

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import asyncio
 import shutil
-import subprocess
 from pathlib import Path
 from typing import Any
 
@@ -15,24 +14,15 @@ import pytest
 from tests.acp.harness import AcpProcess
 from tests.support import fake_openai as oai
 from tests.support.fake_openai import FakeOpenAI
+from tests.support.git_repo import git, init_repo
 
 pytestmark = pytest.mark.skipif(shutil.which("git") is None, reason="needs git")
 
 SHARED = "one\ntwo\nthree\n"
 
 
-def git(root: Path, *args: str) -> str:
-    return subprocess.run(
-        ["git", "-C", str(root), *args], check=True, capture_output=True, text=True
-    ).stdout
-
-
 def make_repo(root: Path) -> None:
-    git(root, "init", "-q", "-b", "main")
-    (root / "shared.txt").write_text(SHARED)
-    git(root, "add", "-A")
-    git(root, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "init")
-    (root / "notes.txt").write_text("uncommitted\n")
+    init_repo(root, {"shared.txt": SHARED}, uncommitted={"notes.txt": "uncommitted\n"})
 
 
 def write(path: str, content: str, call_id: str) -> Any:

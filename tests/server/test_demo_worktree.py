@@ -5,31 +5,20 @@ apart (the VS Code suite lands one and discards the other)."""
 from __future__ import annotations
 
 import shutil
-import subprocess
 from pathlib import Path
 
 import pytest
 
 from tests.server.harness import Harness
+from tests.support.git_repo import init_repo
 
 pytestmark = pytest.mark.skipif(shutil.which("git") is None, reason="needs git")
 
 README = "# hello project\n\nA small workspace.\n"
 
 
-def git(root: Path, *args: str) -> str:
-    return subprocess.run(
-        ["git", "-C", str(root), *args], check=True, capture_output=True, text=True
-    ).stdout
-
-
 async def test_two_demo_runs_edit_their_own_worktrees_with_their_notes(tmp_path: Path) -> None:
-    root = (tmp_path / "ws").resolve()
-    root.mkdir()
-    (root / "README.md").write_text(README)
-    git(root, "init", "-q", "-b", "main")
-    git(root, "add", "-A")
-    git(root, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "init")
+    root = init_repo((tmp_path / "ws").resolve(), {"README.md": README})
     h = Harness(root, tmp_path / "state")
     await h.start(settings={"agent": "lovia:demo", "permissions": {"write": "allow"}})
     try:

@@ -3,35 +3,27 @@
 from __future__ import annotations
 
 import shutil
-import subprocess
 from pathlib import Path
 
 import pytest
 
 from lovia.workspace import git_worktrees as g
 from lovia_server.host import worktree_landing as landing
+from tests.support.git_repo import git, init_repo
 
 pytestmark = pytest.mark.skipif(shutil.which("git") is None, reason="needs git")
 
-
-def git(root: Path, *args: str) -> str:
-    return subprocess.run(
-        ["git", "-C", str(root), *args], check=True, capture_output=True, text=True
-    ).stdout
+SAMPLE = {
+    "a.txt": "a\n",
+    "gone.txt": "bye\n",
+    "img.bin": b"\0\1\2" * 10,
+    ".gitignore": "*.log\n",
+}
 
 
 @pytest.fixture
 def repo(tmp_path: Path) -> Path:
-    root = tmp_path / "repo"
-    root.mkdir()
-    git(root, "init", "-q", "-b", "main")
-    (root / "a.txt").write_text("a\n")
-    (root / "gone.txt").write_text("bye\n")
-    (root / "img.bin").write_bytes(b"\0\1\2" * 10)
-    (root / ".gitignore").write_text("*.log\n")
-    git(root, "add", "-A")
-    git(root, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "init")
-    return root
+    return init_repo(tmp_path / "repo", SAMPLE)
 
 
 async def test_landing_merges_clean_changes_and_flags_overlaps(repo: Path, tmp_path: Path) -> None:

@@ -6,13 +6,13 @@ from __future__ import annotations
 
 import asyncio
 import shutil
-import subprocess
 from pathlib import Path
 
 import pytest
 
 from lovia.workspace.restore_points import RestorePoints
 from tests.server.harness import AGENT_HEADER, Harness
+from tests.support.git_repo import git, init_repo
 
 pytestmark = pytest.mark.skipif(shutil.which("git") is None, reason="needs git")
 
@@ -75,25 +75,16 @@ agent = Agent(name="by-prompt", model=ByPrompt(), tools=[wait])
 SHARED = "one\ntwo\nthree\n"
 
 
-def git(root: Path, *args: str) -> str:
-    return subprocess.run(
-        ["git", "-C", str(root), *args], check=True, capture_output=True, text=True
-    ).stdout
-
-
 def make_repo(root: Path, agent: str) -> None:
-    root.mkdir()
-    git(root, "init", "-q", "-b", "main")
-    (root / "shared.txt").write_text(SHARED)
-    (root / "readme.md").write_text("# project\n")
-    (root / ".gitignore").write_text("release-*\n__pycache__/\n")
-    (root / "agent.py").write_text(agent)
-    git(root, "add", "-A")
-    git(root, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "init")
-    # Uncommitted work the runs start from, and a secret they must never get.
-    (root / "readme.md").write_text("# project\n\ndraft\n")
-    (root / "notes.txt").write_text("todo\n")
-    (root / ".env").write_text("TOKEN=secret\n")
+    committed = {
+        "shared.txt": SHARED,
+        "readme.md": "# project\n",
+        ".gitignore": "release-*\n__pycache__/\n",
+        "agent.py": agent,
+    }
+    # uncommitted work the runs start from, and a secret they must never get
+    draft = {"readme.md": "# project\n\ndraft\n", "notes.txt": "todo\n", ".env": "TOKEN=secret\n"}
+    init_repo(root, committed, uncommitted=draft)
 
 
 async def _kill(h: Harness) -> None:

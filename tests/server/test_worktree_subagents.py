@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import asyncio
 import shutil
-import subprocess
 from pathlib import Path
 from typing import Any
 
@@ -16,6 +15,7 @@ import pytest
 
 from tests.server.harness import AGENT_HEADER, Harness
 from tests.server.test_subagents import COMMON
+from tests.support.git_repo import git, init_repo
 
 pytestmark = pytest.mark.skipif(shutil.which("git") is None, reason="needs git")
 
@@ -23,18 +23,8 @@ SHARED = "one\ntwo\nthree\n"
 PARENT = "Try both variants of shared.txt."
 
 
-def git(root: Path, *args: str) -> str:
-    return subprocess.run(
-        ["git", "-C", str(root), *args], check=True, capture_output=True, text=True
-    ).stdout
-
-
 def make_repo(root: Path) -> None:
-    git(root, "init", "-q", "-b", "main")
-    (root / "shared.txt").write_text(SHARED)
-    git(root, "add", "-A")
-    git(root, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "init")
-    (root / "notes.txt").write_text("uncommitted\n")
+    init_repo(root, {"shared.txt": SHARED}, uncommitted={"notes.txt": "uncommitted\n"})
 
 
 def _route(request: Any) -> Any:

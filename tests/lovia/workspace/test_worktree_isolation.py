@@ -4,7 +4,6 @@ worktree of its own; both reports carry their diffs and the parent's file stays 
 from __future__ import annotations
 
 import shutil
-import subprocess
 from collections import deque
 from collections.abc import AsyncIterator
 from pathlib import Path
@@ -16,29 +15,18 @@ from lovia import Agent, Runner, Subagents
 from lovia.testing import ScriptedProvider, batch, call, text
 from lovia.transcript import InputEntry, ModelDelta, ToolResultEntry, TranscriptEntry
 from lovia.workspace import Workspace, WorktreeIsolation
+from tests.support.git_repo import git, init_repo
 
 pytestmark = pytest.mark.skipif(shutil.which("git") is None, reason="needs git")
 
 SHARED = "one\ntwo\nthree\n"
 
 
-def git(root: Path, *args: str) -> str:
-    return subprocess.run(
-        ["git", "-C", str(root), *args], check=True, capture_output=True, text=True
-    ).stdout
-
-
 @pytest.fixture
 def repo(tmp_path: Path) -> Path:
-    root = (tmp_path / "repo").resolve()
-    root.mkdir()
-    git(root, "init", "-q", "-b", "main")
-    (root / "shared.txt").write_text(SHARED)
-    git(root, "add", "-A")
-    git(root, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "init")
-    (root / "draft.txt").write_text("uncommitted\n")  # carried into each worktree
-    (root / ".env").write_text("TOKEN=1\n")  # denied: never carried
-    return root
+    # draft.txt is carried into each worktree; .env is denied, never carried
+    draft = {"draft.txt": "uncommitted\n", ".env": "TOKEN=1\n"}
+    return init_repo((tmp_path / "repo").resolve(), {"shared.txt": SHARED}, uncommitted=draft)
 
 
 class ByPrompt(ScriptedProvider):

@@ -98,6 +98,18 @@ class Harness:
                 pass
             await self.client.stop()
 
+    async def kill(self) -> None:
+        """``kill -9`` of the server process, as a crash would; ``start`` brings up a new one."""
+        assert self.client is not None
+        proc = self.client._server
+        proc.kill()
+        await proc.wait()
+        try:
+            await asyncio.wait_for(self.client.stop(), 5)
+        except Exception:
+            pass
+        self.client = None
+
     # ------------------------------------------------------------------ requests
 
     async def request(self, method: str, params: Any) -> Any:

@@ -58,17 +58,6 @@ agent = Agent(
 )
 
 
-async def _kill(h: Harness) -> None:
-    proc = h.client._server
-    proc.kill()
-    await proc.wait()
-    try:
-        await asyncio.wait_for(h.client.stop(), 5)
-    except Exception:
-        pass
-    h.client = None
-
-
 def _assert_transcript(entries):
     roles = [m["role"] for m in entries]
     assert roles == ["user", "assistant", "tool", "assistant", "tool", "assistant"], roles
@@ -91,7 +80,7 @@ async def test_sigkill_while_tool_runs_and_while_waiting_for_approval(tmp_path):
         if (root / "builds.log").exists():
             break
         await asyncio.sleep(0.02)
-    await _kill(first)
+    await first.kill()
 
     second = Harness(root, state)
     try:
@@ -112,7 +101,7 @@ async def test_sigkill_while_tool_runs_and_while_waiting_for_approval(tmp_path):
         assert started["resumed"] is True and started["seq"] == last_seq + 1
         (root / "release-1").write_text("go")
         await second.wait_kind(rid, "approval.requested", toolCallId="d1")
-        await _kill(second)
+        await second.kill()
     finally:
         if second.client is not None:
             await second.stop()
@@ -165,7 +154,7 @@ async def test_a_new_prompt_supersedes_an_interrupted_run(tmp_path):
     await first.wait_kind(rid, "tool.call", toolCallId="b1")
     (root / "release-1").write_text("go")
     await first.wait_kind(rid, "approval.requested", toolCallId="d1")
-    await _kill(first)
+    await first.kill()
 
     second = Harness(root, state)
     try:

@@ -197,16 +197,6 @@ async def _check_finished(
     ledger.check_no_stored_call_ran_again()
 
 
-async def _kill(h: Harness) -> None:
-    assert h.client is not None
-    proc = h.client._server
-    proc.kill()
-    await proc.wait()
-    with contextlib.suppress(Exception):
-        await asyncio.wait_for(h.client.stop(), 5)
-    h.client = None
-
-
 async def _approver(h: Harness, run_id: str, rng: random.Random) -> None:
     """Approve each request after a short random wait (kills may land while it waits)."""
     handled: set[str] = set()
@@ -305,7 +295,7 @@ async def test_random_sigkills_never_lose_or_double_anything(tmp_path: Path) -> 
                 current = None
                 continue
             finished.cancel()
-            await _kill(h)
+            await h.kill()
             kills += 1
             current["kills"] += 1
             await ledger.after_kill(run_id)

@@ -225,17 +225,6 @@ async def test_cancelling_the_parent_cancels_its_children(harness):
         assert end["status"] == "cancelled"
 
 
-async def _kill(h: Harness) -> None:
-    proc = h.client._server
-    proc.kill()
-    await proc.wait()
-    try:
-        await asyncio.wait_for(h.client.stop(), 5)
-    except Exception:
-        pass
-    h.client = None
-
-
 async def test_sigkill_while_both_children_run_resume_delivers_each_report_once(tmp_path):
     root = (tmp_path / "ws").resolve()
     root.mkdir()
@@ -252,7 +241,7 @@ async def test_sigkill_while_both_children_run_resume_delivers_each_report_once(
         if log.exists() and len(log.read_text().splitlines()) == 2:
             break
         await asyncio.sleep(0.02)
-    await _kill(first)
+    await first.kill()
 
     second = Harness(root, state)
     try:

@@ -9,21 +9,14 @@ import pytest
 
 from lovia.workspace import git_worktrees as g
 from lovia_server.host import worktree_landing as landing
-from tests.support.git_repo import git, init_repo
+from tests.support.git_repo import SAMPLE_FILES, git, init_repo
 
 pytestmark = pytest.mark.skipif(shutil.which("git") is None, reason="needs git")
-
-SAMPLE = {
-    "a.txt": "a\n",
-    "gone.txt": "bye\n",
-    "img.bin": b"\0\1\2" * 10,
-    ".gitignore": "*.log\n",
-}
 
 
 @pytest.fixture
 def repo(tmp_path: Path) -> Path:
-    return init_repo(tmp_path / "repo", SAMPLE)
+    return init_repo(tmp_path / "repo", SAMPLE_FILES)
 
 
 async def test_landing_merges_clean_changes_and_flags_overlaps(repo: Path, tmp_path: Path) -> None:

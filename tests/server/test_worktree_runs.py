@@ -87,18 +87,6 @@ def make_repo(root: Path, agent: str) -> None:
     init_repo(root, committed, uncommitted=draft)
 
 
-async def _kill(h: Harness) -> None:
-    assert h.client is not None
-    proc = h.client._server
-    proc.kill()
-    await proc.wait()
-    try:
-        await asyncio.wait_for(h.client.stop(), 5)
-    except Exception:
-        pass
-    h.client = None
-
-
 SETTINGS = {"agent": "agent.py:agent", "permissions": {"preset": "trusted"}}
 
 
@@ -133,7 +121,7 @@ async def test_two_worktree_runs_apply_one_conflict_discard(tmp_path: Path, cras
         assert locked.count("locked") == 2
 
         if crash:
-            await _kill(h)
+            await h.kill()
             h = Harness(root, state)
             await h.start(settings=SETTINGS)
             listing = (await h.request("lovia/worktree/list", {}))["worktrees"]
@@ -335,7 +323,7 @@ async def test_sigkill_while_the_worktree_checks_out(tmp_path: Path) -> None:
     await h.start(settings=SETTINGS)
     try:
         run = await h.run("variant A", isolation="worktree")
-        await _kill(h)  # (checked by hand: the record has no base yet at this point)
+        await h.kill()  # (checked by hand: the record has no base yet at this point)
         h = Harness(root, state)
         await h.start(settings=SETTINGS)
         (root / "release-A").write_text("go")

@@ -138,18 +138,6 @@ agent = Agent(
 )
 
 
-async def _kill(h: Harness) -> None:
-    assert h.client is not None
-    proc = h.client._server
-    proc.kill()
-    await proc.wait()
-    try:
-        await asyncio.wait_for(h.client.stop(), 5)
-    except Exception:
-        pass
-    h.client = None
-
-
 async def test_sigkill_then_the_resumed_parent_takes_its_children_back_in_their_worktrees(
     tmp_path: Path,
 ) -> None:
@@ -174,7 +162,7 @@ async def test_sigkill_then_the_resumed_parent_takes_its_children_back_in_their_
         await asyncio.sleep(0.02)
     before = {w["runId"]: w for w in (await first.request("lovia/worktree/list", {}))["worktrees"]}
     assert len(before) == 2 and {w["parentRunId"] for w in before.values()} == {parent}
-    await _kill(first)
+    await first.kill()
 
     second = Harness(root, state)
     try:

@@ -7,6 +7,14 @@ import subprocess
 from collections.abc import Mapping
 from pathlib import Path
 
+SAMPLE_FILES: dict[str, str | bytes] = {
+    "a.txt": "a\n",
+    "gone.txt": "bye\n",
+    "img.bin": b"\0\1\2" * 10,
+    ".gitignore": "*.log\n",
+}
+"""A text file to change, one to delete, a binary one and an ignore rule."""
+
 
 def git(root: Path, *args: str) -> str:
     return subprocess.run(

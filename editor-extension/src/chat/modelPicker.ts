@@ -6,7 +6,7 @@ import * as vscode from "vscode";
 import type { ModelChoice } from "./messages";
 import { API_KEY_PROVIDERS, BASE_URL_KEY } from "../server/settings";
 
-type Kind = "demo" | "setting" | "openai" | "anthropic" | "compatible";
+type Kind = "demo" | "setting" | "openai" | "openai-responses" | "anthropic" | "compatible";
 
 export interface PickerDeps {
   context: vscode.ExtensionContext;
@@ -14,11 +14,19 @@ export interface PickerDeps {
   restartForNewEnv(what: string): Promise<void>;
 }
 
+/** What the model name box starts with, per provider. */
+const DEFAULT_MODEL = { openai: "gpt-4.1-mini", "openai-responses": "gpt-5", anthropic: "claude-sonnet-4-5" } as const;
+
 export async function pickModel(deps: PickerDeps): Promise<ModelChoice | undefined> {
   const items: (vscode.QuickPickItem & { kind2: Kind })[] = [
     { label: "$(beaker) Offline demo", description: "a scripted agent: no model or key needed", kind2: "demo" },
     { label: "$(settings-gear) The lovia.model setting", description: "or LOVIA_MODEL", kind2: "setting" },
-    { label: "OpenAI", description: "openai:<model>, key in OPENAI_API_KEY", kind2: "openai" },
+    { label: "OpenAI", description: "openai:<model> (Chat Completions), key in OPENAI_API_KEY", kind2: "openai" },
+    {
+      label: "OpenAI, Responses API",
+      description: "openai-responses:<model>: reasoning and coding models (gpt-5, o3, Codex)",
+      kind2: "openai-responses",
+    },
     { label: "Anthropic", description: "anthropic:<model>, key in ANTHROPIC_API_KEY", kind2: "anthropic" },
     { label: "OpenAI-compatible server", description: "vLLM, llama.cpp, Ollama, LM Studio… by base URL", kind2: "compatible" },
   ];
@@ -30,12 +38,13 @@ export async function pickModel(deps: PickerDeps): Promise<ModelChoice | undefin
   const provider = pick.kind2;
   const name = await vscode.window.showInputBox({
     title: `lovia: ${pick.label} model`,
-    value: provider === "openai" ? "gpt-4.1-mini" : "claude-sonnet-4-5",
+    value: DEFAULT_MODEL[provider],
     prompt: "The model's name at the provider.",
     validateInput: (v) => (v.trim() ? undefined : "Enter a model name."),
   });
   if (!name) return undefined;
-  const ok = await ensureKey(deps, provider, false);
+  // both OpenAI APIs take the same key
+  const ok = await ensureKey(deps, provider === "anthropic" ? "anthropic" : "openai", false);
   if (!ok) return undefined;
   return { kind: "model", model: `${provider}:${name.trim()}` };
 }

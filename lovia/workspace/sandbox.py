@@ -368,9 +368,10 @@ class BubblewrapExecutor:
         for p in self.extra_ro_paths:
             args += ["--ro-bind-try", p, p]
         # the venv wrappers that lead PATH (lovia.workspace.venv_shims) live outside the root
-        for p in shim_dirs(env.get("PATH")):
+        shims = shim_dirs(env.get("PATH"))
+        for p in shims:
             args += ["--ro-bind-try", p, p]
-        rebound += [*self.extra_ro_paths, *shim_dirs(env.get("PATH"))]
+        rebound += [*self.extra_ro_paths, *shims]
         root_rw = self.root_is_writable(policy, approved=approved)
         args += ["--bind" if root_rw else "--ro-bind", str(root), str(root)]
         # a worktree's (or submodule's) git dir lives outside the root: git needs it, read-only

@@ -97,7 +97,7 @@ class LspEditorIntel:
         except TimeoutError:
             raise ToolError(f"The editor did not answer {method.name}.") from None
         try:
-            return result.model_validate(_plain(raw) if raw is not None else {})
+            return result.model_validate(plain_payload(raw) if raw is not None else {})
         except ValidationError as exc:
             logger.info("editor_intel.bad_answer: %s %s", method.name, exc)
             raise ToolError(
@@ -196,14 +196,14 @@ class LspEditorIntel:
         return out
 
 
-def _plain(value: Any) -> Any:
-    """pygls may hand a custom answer over as namedtuple-like objects: make them JSON."""
+def plain_payload(value: Any) -> Any:
+    """pygls may hand a custom payload over as namedtuple-like objects: make them JSON."""
     if isinstance(value, dict):
-        return {k: _plain(v) for k, v in value.items()}
+        return {k: plain_payload(v) for k, v in value.items()}
     if isinstance(value, (list, tuple)) and not hasattr(value, "_asdict"):
-        return [_plain(v) for v in value]
+        return [plain_payload(v) for v in value]
     if hasattr(value, "_asdict"):
-        return {k: _plain(v) for k, v in value._asdict().items()}
+        return {k: plain_payload(v) for k, v in value._asdict().items()}
     return value
 
 
@@ -219,4 +219,4 @@ def offers(options: er.EditorIntelOptions | None) -> frozenset[str]:
     return frozenset(name for name, on in wanted.items() if on)
 
 
-__all__ = ["REQUEST_TIMEOUT", "LspEditorIntel", "offers"]
+__all__ = ["REQUEST_TIMEOUT", "LspEditorIntel", "offers", "plain_payload"]

@@ -79,30 +79,25 @@ def build_schema() -> JsonObject:
         "description": "One `lovia/event` notification: the envelope and one kind's payload.",
         **defs["LoviaEvent"],
     }
-    methods: JsonObject = {}
-    for method in METHOD_TABLE:
-        methods[method.name] = {
+
+    def entry(note: str, params: JsonObject, result: JsonObject) -> JsonObject:
+        return {
             "type": "object",
-            "description": method.note,
-            "properties": {
-                "params": refs[(method.params, "validation")],
-                "result": refs[(method.result, "serialization")],
-            },
+            "description": note,
+            "properties": {"params": params, "result": result},
             "required": ["params", "result"],
             "additionalProperties": False,
         }
-    client_methods: JsonObject = {}
-    for request in CLIENT_METHOD_TABLE:
-        client_methods[request.name] = {
-            "type": "object",
-            "description": request.note,
-            "properties": {
-                "params": refs[(request.params, "serialization")],
-                "result": refs[(request.result, "validation")],
-            },
-            "required": ["params", "result"],
-            "additionalProperties": False,
-        }
+
+    # what the server receives is validated and what it sends serialized, both ways round
+    methods: JsonObject = {
+        m.name: entry(m.note, refs[(m.params, "validation")], refs[(m.result, "serialization")])
+        for m in METHOD_TABLE
+    }
+    client_methods: JsonObject = {
+        r.name: entry(r.note, refs[(r.params, "serialization")], refs[(r.result, "validation")])
+        for r in CLIENT_METHOD_TABLE
+    }
     schema: JsonObject = {
         "$schema": "https://json-schema.org/draft/2020-12/schema",
         "$id": SCHEMA_ID,

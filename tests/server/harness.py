@@ -18,6 +18,7 @@ from lsprotocol import types as lsp
 from pytest_lsp import ClientServerConfig, client_capabilities
 from pytest_lsp.client import LanguageClient, register_lsp_features
 
+from lovia_server.lsp.editor_intel import plain_payload
 from lovia_server.lsp.language_server import converter_factory
 
 SERVER_CMD = [sys.executable, "-m", "lovia_server"]
@@ -58,7 +59,7 @@ class Harness:
 
         @client.feature("lovia/event")
         def on_event(params: Any) -> None:
-            self.events.append(_plain(params))
+            self.events.append(plain_payload(params))
             self._changed.set()
 
         @client.feature(lsp.WORKSPACE_APPLY_EDIT)
@@ -115,7 +116,7 @@ class Harness:
     async def request(self, method: str, params: Any) -> Any:
         assert self.client is not None
         result = await self.client.protocol.send_request_async(method, params)
-        return _plain(result)
+        return plain_payload(result)
 
     async def run(self, prompt: str = "go", **params: Any) -> dict[str, Any]:
         return await self.request("lovia/run", {"prompt": prompt, **params})
@@ -198,17 +199,6 @@ def _make_client() -> LanguageClient:
     client = LanguageClient(converter_factory=converter_factory)
     register_lsp_features(client)
     return client
-
-
-def _plain(value: Any) -> Any:
-    """pygls hands custom-method payloads over as namedtuple-like objects; make them dicts."""
-    if isinstance(value, dict):
-        return {k: _plain(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)) and not hasattr(value, "_asdict"):
-        return [_plain(v) for v in value]
-    if hasattr(value, "_asdict"):
-        return {k: _plain(v) for k, v in value._asdict().items()}
-    return value
 
 
 AGENT_HEADER = """

@@ -10,7 +10,8 @@ import time
 from pathlib import Path
 from typing import Any
 
-from tests.server.harness import AGENT_HEADER, _plain
+from lovia_server.lsp.editor_intel import plain_payload
+from tests.server.harness import AGENT_HEADER
 from tests.support import fake_openai as oai
 
 _FLAG = re.compile(r"BROKEN\w*")
@@ -58,7 +59,7 @@ class EditorLanguageServer:
 
         @client.feature("lovia/editor/diagnostics")
         async def diagnostics(params: Any) -> Any:
-            params = _plain(params)
+            params = plain_payload(params)
             self.requests.append(params)
             if not self.answer:
                 await self.release.wait()
@@ -80,7 +81,7 @@ class EditorLanguageServer:
 
         @client.feature("lovia/editor/locations")
         async def locations(params: Any) -> Any:
-            params = _plain(params)
+            params = plain_payload(params)
             self.requests.append(params)
             use = (self.harness.root / "use.ts").as_uri()
             spot = {"line": 2, "character": 14}

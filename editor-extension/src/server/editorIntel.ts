@@ -1,8 +1,9 @@
 /**
  * The editor's language intelligence for the lovia server: answers its `lovia/editor/*`
  * requests (declared with `initializationOptions.lovia.editorIntel`) from the language servers
- * VS Code runs — the Problems list (`languages.getDiagnostics`) and the `vscode.execute*Provider`
- * commands. The server decides what the agent may see (its ACL filters paths); this only answers.
+ * VS Code runs — the Problems list (`languages.getDiagnostics`), TypeScript's own checker for
+ * TS/JS files (`typescript.tsserverRequest`) and the `vscode.execute*Provider` commands. The
+ * server decides what the agent may see (its ACL filters paths); this only answers.
  *
  * Kept free of the `vscode` module: {@link IntelEditor} is the slice of the API it uses, so the
  * version counting and the wait for a re-check are tested with plain objects.
@@ -36,6 +37,18 @@ export const FIRST_CHECK_MS = 150;
  * language server publishes a check in parts (TypeScript: semantic, then suggestion problems),
  * and a late part must not be taken for the re-check of the agent's next edit. */
 export const QUIET_MS = 400;
+/** How long a request without `after` (the server's snapshot before an edit; it waits 0.5 s)
+ * waits for TypeScript's checker before it answers from the Problems list instead. */
+export const TS_SNAPSHOT_MS = 300;
+
+/** The files VS Code's TypeScript service checks (by extension: .ts .tsx .mts .cts .js ...). */
+const TS_FILE = /\.[cm]?[jt]sx?$/i;
+/** tsserver's style checks (unused names, implicit returns ...), which VS Code reports as
+ * warnings while `typescript.reportStyleChecksAsWarnings` is on (its default). */
+const TS_STYLE_CHECKS = new Set([6133, 6138, 6192, 6196, 7027, 7028, 7029, 7030]);
+/** The three parts of a TypeScript check, as tsserver answers them on request. */
+export const TS_CHECKS = ["syntacticDiagnosticsSync", "semanticDiagnosticsSync", "suggestionDiagnosticsSync"] as const;
+export type TsCheck = (typeof TS_CHECKS)[number];
 
 // The structural shapes of VS Code's objects that are read here (its classes satisfy them).
 export interface VsPosition {
@@ -82,6 +95,26 @@ export interface VsSymbolInformation {
   readonly location: VsLocation;
 }
 
+/** A diagnostic as tsserver's protocol sends it: 1-based lines, 1-based UTF-16 offsets. */
+export interface TsDiagnostic {
+  readonly start: { readonly line: number; readonly offset: number };
+  readonly end: { readonly line: number; readonly offset: number };
+  readonly text: string;
+  /** "error" | "warning" | "suggestion" | "message" */
+  readonly category: string;
+  readonly code?: number;
+  readonly source?: string;
+}
+
+/** VS Code's TypeScript service (the built-in extension's `typescript.tsserverRequest`). */
+export interface TsService {
+  /** One part of the check of a document VS Code holds, for its current text (VS Code sends
+   * pending changes first); rejects when there is no TypeScript service to answer. */
+  check(part: TsCheck, uri: string): Promise<readonly TsDiagnostic[]>;
+  /** `typescript.reportStyleChecksAsWarnings`. */
+  styleChecksAsWarnings(): boolean;
+}
+
 /** What this needs from VS Code (see `vscodeIntelEditor` in serverHost.ts). */
 export interface IntelEditor {
   /** The Problems list: one file's, or every file's. */
@@ -103,6 +136,8 @@ export interface IntelEditor {
   show(uri: string): Thenable<unknown> | Promise<unknown>;
   /** The editor's spelling of a uri (`Uri.parse(uri).toString()`), to match events. */
   canonical(uri: string): string;
+  /** TypeScript's checker, asked directly for TS/JS files (absent: the Problems list only). */
+  readonly typescript?: TsService;
 }
 
 interface Waiter {
@@ -120,6 +155,17 @@ function diagnostic(d: VsDiagnostic): LspDiagnostic {
   if (d.source) out.source = d.source;
   const code = typeof d.code === "object" && d.code !== null ? d.code.value : d.code;
   if (code !== undefined) out.code = code;
+  return out;
+}
+
+/** What VS Code's TypeScript extension makes of a tsserver diagnostic (the same severity,
+ * range, source and code), so the two sources describe a problem the same way. */
+export function fromTs(d: TsDiagnostic, styleChecksAsWarnings: boolean): VsDiagnostic {
+  const at = (p: { line: number; offset: number }) => ({ line: Math.max(p.line - 1, 0), character: Math.max(p.offset - 1, 0) });
+  const style = styleChecksAsWarnings && d.category === "error" && d.code !== undefined && TS_STYLE_CHECKS.has(d.code);
+  const severity = style ? 1 : d.category === "warning" ? 1 : d.category === "suggestion" ? 3 : 0;
+  const out: { -readonly [K in keyof VsDiagnostic]: VsDiagnostic[K] } = { range: { start: at(d.start), end: at(d.end) }, message: d.text, severity, source: d.source || "ts" };
+  if (d.code) out.code = d.code;
   return out;
 }
 
@@ -158,10 +204,11 @@ const LOCATION_COMMANDS = {
 
 /**
  * Answers the three requests. Each file's diagnostics carry a version that grows with every
- * `onDidChangeDiagnostics` naming it, so the server can tell a re-check from an old answer.
- * An `after` wait also wants the update to have come after the file's last text change: a
- * language server that checks a file just opened may publish for the text before the agent's
- * edit, and that is not the re-check of the edit.
+ * `onDidChangeDiagnostics` naming it, and with every answer of TypeScript's checker, so the
+ * server can tell a re-check from an old answer. For other files an `after` wait also wants the
+ * update to have come after the file's last text change: a language server that checks a file
+ * just opened may publish for the text before the agent's edit, and that is not the re-check of
+ * the edit.
  */
 export class EditorIntel {
   private readonly versions = new Map<string, number>();
@@ -171,6 +218,8 @@ export class EditorIntel {
   /** `Date.now()` of a file's last diagnostics update. */
   private readonly diagnosedTime = new Map<string, number>();
   private clock = 0;
+  /** TypeScript checks under way, and the {@link clock} tick of the text they check. */
+  private readonly tsChecks = new Map<string, { at: number; result: Promise<readonly TsDiagnostic[]> }>();
   private readonly waiters = new Set<Waiter>();
   private readonly subscriptions: { dispose(): void }[];
 
@@ -215,14 +264,44 @@ export class EditorIntel {
         .map(([uri, ds]) => this.file(uri.toString(), ds));
       return { files };
     }
-    const started = Date.now();
-    const opened = await this.openUnopened(params.uris, true, started + FIRST_CHECK_MS);
     const after = params.after ?? {};
+    const wait = Object.keys(after).length > 0 ? Math.min(Math.max(params.waitMs, 0), MAX_WAIT_MS) : 0;
+    const started = Date.now();
+    // TS/JS files: TypeScript's checker says what it finds in the current text. The Problems
+    // list cannot say which text its problems belong to (see `fromProblemsList`).
+    const checked = new Map<string, FileDiagnosticsItem>();
+    const ts = this.editor.typescript;
+    if (ts) {
+      const deadline = started + (wait > 0 ? wait : TS_SNAPSHOT_MS);
+      const files = params.uris.filter((u) => u.startsWith("file:") && TS_FILE.test(u.split(/[?#]/)[0]!));
+      await Promise.all(
+        files.map(async (u) => {
+          const item = await this.checkTs(ts, u, deadline);
+          if (item) checked.set(u, item);
+        }),
+      );
+    }
+    const rest = params.uris.filter((u) => !checked.has(u));
+    if (rest.length > 0) {
+      const left = Object.fromEntries(Object.entries(after).filter(([u]) => rest.includes(u)));
+      await this.fromProblemsList(rest, left, started, wait);
+    }
+    return { files: params.uris.map((u) => checked.get(u) ?? this.file(u, this.editor.diagnostics(u))) };
+  }
+
+  /**
+   * Waits until the Problems list of `uris` answers for their current text, as far as it can
+   * tell: VS Code's diagnostics carry no document version, so a re-check (for `after`) is an
+   * update after the file's last text change followed by {@link QUIET_MS} of quiet, and a file
+   * just opened gets {@link FIRST_CHECK_MS} for its first check. Both count from `started`, the
+   * request's arrival: time spent waiting on TypeScript is not added to them.
+   */
+  private async fromProblemsList(uris: readonly string[], after: Readonly<Record<string, number | undefined>>, started: number, wait: number): Promise<void> {
+    const opened = await this.openUnopened(uris, true, started + FIRST_CHECK_MS);
     const listed = Object.keys(after);
     if (listed.length > 0) {
-      const wait = Math.min(Math.max(params.waitMs, 0), MAX_WAIT_MS);
-      const deadline = Date.now() + wait;
-      await this.until(() => listed.every((u) => this.version(u) > (after[u] ?? 0) && this.checkedSinceEdit(u)), wait);
+      const deadline = started + wait;
+      await this.until(() => listed.every((u) => this.version(u) > (after[u] ?? 0) && this.checkedSinceEdit(u)), deadline - Date.now());
       await this.quiet(listed, deadline);
     } else if (opened.length > 0) {
       // A file that was not open has not been checked yet: give its first check a moment,
@@ -230,7 +309,50 @@ export class EditorIntel {
       const base = new Map(opened.map((u) => [u, this.version(u)]));
       await this.until(() => opened.every((u) => this.version(u) > (base.get(u) ?? 0)), started + FIRST_CHECK_MS - Date.now());
     }
-    return { files: params.uris.map((u) => this.file(u, this.editor.diagnostics(u))) };
+  }
+
+  /**
+   * The file's problems as TypeScript's checker finds them in its current text, by `deadline`;
+   * undefined when TypeScript cannot say (no service, an error, too slow). Each answer is a new
+   * version: it is a check of the text as it is now.
+   */
+  private async checkTs(ts: TsService, uri: string, deadline: number): Promise<FileDiagnosticsItem | undefined> {
+    const check = (async () => {
+      // tsserver checks only documents VS Code holds; opening one (no tab) hands it over.
+      if (!this.editor.isOpen(uri)) await this.editor.open(uri);
+      return this.tsCheck(ts, uri);
+    })();
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    const late = new Promise<undefined>((r) => (timer = setTimeout(() => r(undefined), Math.max(deadline - Date.now(), 0))));
+    try {
+      const found = await Promise.race([check, late]);
+      if (found === undefined) return undefined;
+      const key = this.editor.canonical(uri);
+      this.versions.set(key, (this.versions.get(key) ?? 0) + 1);
+      const style = ts.styleChecksAsWarnings();
+      return { uri, version: this.version(uri), diagnostics: found.map((d) => diagnostic(fromTs(d, style))) };
+    } catch {
+      return undefined;
+    } finally {
+      clearTimeout(timer);
+      check.catch(() => undefined);
+    }
+  }
+
+  /** The three parts of TypeScript's check of `uri`. A check still running for the same text
+   * is shared, so a slow tsserver is not sent the same questions again and again. */
+  private tsCheck(ts: TsService, uri: string): Promise<readonly TsDiagnostic[]> {
+    const key = this.editor.canonical(uri);
+    const running = this.tsChecks.get(key);
+    if (running && running.at >= (this.editedAt.get(key) ?? 0)) return running.result;
+    const result = Promise.all(TS_CHECKS.map((part) => ts.check(part, uri))).then((parts) => parts.flat());
+    const entry = { at: this.clock, result };
+    this.tsChecks.set(key, entry);
+    const done = () => {
+      if (this.tsChecks.get(key) === entry) this.tsChecks.delete(key);
+    };
+    result.then(done, done);
+    return result;
   }
 
   async locations(params: EditorLocationsParams): Promise<EditorLocationsResult> {

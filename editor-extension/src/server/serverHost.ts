@@ -11,7 +11,7 @@ import {
 import { LoviaClient, type RpcEndpoint } from "../protocol/client";
 import type { ServerState } from "../chat/messages";
 import { applyAgentEdit } from "./agentEdits";
-import { EDITOR_DIAGNOSTICS, EDITOR_LOCATIONS, EDITOR_SYMBOLS, EditorIntel, type IntelEditor } from "./editorIntel";
+import { EDITOR_DIAGNOSTICS, EDITOR_LOCATIONS, EDITOR_SYMBOLS, EditorIntel, type IntelEditor, type TsDiagnostic } from "./editorIntel";
 import { ServerBootstrap, type InterpreterChoice } from "./bootstrap";
 import { API_KEY_PROVIDERS, BASE_URL_KEY, buildInitializationOptions, restrictedSettings, serverEnv, serverSettings, type InspectedSection } from "./settings";
 
@@ -93,8 +93,21 @@ export function vscodeIntelEditor(): IntelEditor {
       return vscode.window.showTextDocument(doc, { preview: true, preserveFocus: true });
     },
     canonical,
+    typescript: {
+      check: async (part, uri) => {
+        // Started by a TS/JS document being open; activating is a no-op once it runs.
+        await vscode.extensions.getExtension(TYPESCRIPT_EXTENSION)?.activate();
+        const answer = await vscode.commands.executeCommand<{ type?: string; body?: unknown } | undefined>("typescript.tsserverRequest", part, { file: vscode.Uri.parse(uri) });
+        if (answer?.type !== "response" || !Array.isArray(answer.body)) throw new Error(`tsserver ${part}: ${answer?.type ?? "no answer"}`);
+        return answer.body as TsDiagnostic[];
+      },
+      styleChecksAsWarnings: () => vscode.workspace.getConfiguration("typescript").get<boolean>("reportStyleChecksAsWarnings", true),
+    },
   };
 }
+
+/** VS Code's built-in TypeScript and JavaScript language features. */
+const TYPESCRIPT_EXTENSION = "vscode.typescript-language-features";
 
 function isPosition(v: unknown): v is { line: number; character: number } {
   return typeof v === "object" && v !== null && typeof (v as { line?: unknown }).line === "number" && typeof (v as { character?: unknown }).character === "number";

@@ -4,7 +4,11 @@ import {
   FIRST_CHECK_MS,
   MAX_WAIT_MS,
   QUIET_MS,
+  TS_SNAPSHOT_MS,
   type IntelEditor,
+  type TsCheck,
+  type TsDiagnostic,
+  type TsService,
   type VsDiagnostic,
   type VsDocumentSymbol,
   type VsUri,
@@ -25,6 +29,7 @@ class FakeEditor implements IntelEditor {
   executed: { command: string; uri: string | undefined; rest: unknown[] }[] = [];
   results = new Map<string, unknown>();
   failOpen = false;
+  typescript?: TsService;
   private listeners = new Set<(uris: readonly VsUri[]) => void>();
   private textListeners = new Set<(uri: VsUri) => void>();
 
@@ -86,6 +91,39 @@ class FakeEditor implements IntelEditor {
     for (const l of [...this.listeners]) l([uri(u)]);
   }
 }
+
+/** A stand-in tsserver: what each part of a check answers, and the questions it was asked. */
+class FakeTs implements TsService {
+  answers = new Map<TsCheck, TsDiagnostic[]>();
+  asked: [TsCheck, string][] = [];
+  fail = false;
+  /** Answers wait for {@link release}. */
+  held = false;
+  style = true;
+  private waiting: (() => void)[] = [];
+  check(part: TsCheck, u: string): Promise<readonly TsDiagnostic[]> {
+    this.asked.push([part, u]);
+    if (this.fail) return Promise.reject(new Error("tsserver: noServer"));
+    const answer = () => this.answers.get(part) ?? [];
+    if (!this.held) return Promise.resolve(answer());
+    return new Promise((resolve) => this.waiting.push(() => resolve(answer())));
+  }
+  release(): void {
+    this.held = false;
+    for (const w of this.waiting.splice(0)) w();
+  }
+  styleChecksAsWarnings(): boolean {
+    return this.style;
+  }
+}
+
+const tsError = (text: string, line: number, offset: number, code = 2304, category = "error"): TsDiagnostic => ({
+  start: { line, offset },
+  end: { line, offset: offset + 7 },
+  text,
+  code,
+  category,
+});
 
 const error = (message: string, line = 0): VsDiagnostic => ({ range: r(line, 4), message, severity: 0, source: "ts", code: { value: 2345, target: uri("https://x") } });
 
@@ -260,6 +298,132 @@ describe("lovia/editor/diagnostics from VS Code's Problems list", () => {
     setTimeout(() => local.dispose(), 30);
     await pending;
     expect(Date.now() - started).toBeLessThan(500);
+  });
+});
+
+describe("lovia/editor/diagnostics for TS/JS files from TypeScript's checker", () => {
+  it("answers in TypeScript's words with VS Code's severities and ranges, a new version each time; other files use the Problems list", async () => {
+    const ed = new FakeEditor();
+    const ts = (ed.typescript = new FakeTs());
+    const py = "file:///ws/tool.py";
+    ed.openInTab(py);
+    intel = new EditorIntel(ed);
+    ts.answers.set("semanticDiagnosticsSync", [tsError("Cannot find name 'missing'.", 2, 14), tsError("'x' is declared but its value is never read.", 4, 9, 6133)]);
+    ts.answers.set("suggestionDiagnosticsSync", [tsError("'y' is declared but its value is never read.", 5, 7, 6133, "suggestion")]);
+    ed.publish(A, []); // the Problems list says nothing (yet): not asked for a TS file
+    ed.publish(py, [error("Undefined variable 'z'.")]);
+    const first = await intel.diagnostics({ uris: [A, py], waitMs: 0 });
+    expect(first.files).toEqual([
+      {
+        uri: A,
+        version: 2,
+        diagnostics: [
+          { range: r(1, 13, 1, 20), message: "Cannot find name 'missing'.", severity: 1, source: "ts", code: 2304 },
+          { range: r(3, 8, 3, 15), message: "'x' is declared but its value is never read.", severity: 2, source: "ts", code: 6133 },
+          { range: r(4, 6, 4, 13), message: "'y' is declared but its value is never read.", severity: 4, source: "ts", code: 6133 },
+        ],
+      },
+      { uri: py, version: 1, diagnostics: [{ range: r(0, 4), message: "Undefined variable 'z'.", severity: 1, source: "ts", code: 2345 }] },
+    ]);
+    expect(ts.asked).toEqual([
+      ["syntacticDiagnosticsSync", A],
+      ["semanticDiagnosticsSync", A],
+      ["suggestionDiagnosticsSync", A],
+    ]);
+    // Opened for tsserver, not shown in a tab: the checker needs no tab.
+    expect(ed.opened).toEqual([A]);
+    expect(ed.shown).toEqual([]);
+    // With reportStyleChecksAsWarnings off, an unused name is the error tsserver says it is.
+    ts.style = false;
+    const second = await intel.diagnostics({ uris: [A], waitMs: 0 });
+    expect(second.files?.[0]?.version).toBe(3);
+    expect(second.files?.[0]?.diagnostics?.map((d) => d.severity)).toEqual([1, 1, 4]);
+  });
+
+  it("with `after`, the answer is the checker's for the edited text, even while the Problems list still holds the old check", async () => {
+    const ed = new FakeEditor();
+    const ts = (ed.typescript = new FakeTs());
+    ed.openInTab(A);
+    intel = new EditorIntel(ed);
+    const before = await intel.diagnostics({ uris: [A], waitMs: 0 });
+    expect(before.files?.[0]).toEqual({ uri: A, version: 1, diagnostics: [] });
+    // The agent's edit breaks the file. TypeScript publishes its syntax pass (the semantic part
+    // of the previous text still in the list) and its semantic pass comes late: the Problems
+    // list alone would answer "no new problems" after its quiet window.
+    ed.edit(A);
+    ed.publish(A, []);
+    ts.answers.set("semanticDiagnosticsSync", [tsError("Cannot find name 'missing'.", 2, 14)]);
+    const started = Date.now();
+    const answer = await intel.diagnostics({ uris: [A], after: { [A]: 1 }, waitMs: 1500 });
+    expect(Date.now() - started).toBeLessThan(QUIET_MS);
+    expect(answer.files?.[0]?.version).toBeGreaterThan(1);
+    expect(answer.files?.[0]?.diagnostics?.map((d) => d.message)).toEqual(["Cannot find name 'missing'."]);
+  });
+
+  it("when TypeScript cannot answer, the Problems list does, the way it does for other files", async () => {
+    const ed = new FakeEditor();
+    const ts = (ed.typescript = new FakeTs());
+    ts.fail = true;
+    intel = new EditorIntel(ed);
+    const pending = intel.diagnostics({ uris: [A], waitMs: 0 });
+    setTimeout(() => ed.publish(A, [error("boom")]), 30);
+    const before = await pending;
+    expect(ed.shown).toEqual([A]); // the Problems list of TS files needs a tab
+    expect(before.files?.[0]).toMatchObject({ version: 1, diagnostics: [{ message: "boom" }] });
+    ed.edit(A);
+    const after = intel.diagnostics({ uris: [A], after: { [A]: 1 }, waitMs: 1500 });
+    setTimeout(() => ed.publish(A, [error("Cannot find name 'missing'.")]), 60);
+    const answer = await after;
+    expect(answer.files?.[0]).toMatchObject({ version: 2, diagnostics: [{ message: "Cannot find name 'missing'." }] });
+    expect(ts.asked.length).toBe(6); // asked each time, before falling back
+  });
+
+  it("a slow checker is waited for only until the deadline; its check is shared until the text changes", async () => {
+    const ed = new FakeEditor();
+    const ts = (ed.typescript = new FakeTs());
+    ts.held = true;
+    ed.openInTab(A);
+    intel = new EditorIntel(ed);
+    ed.publish(A, [error("old")]);
+    let started = Date.now();
+    const snapshot = await intel.diagnostics({ uris: [A], waitMs: 0 });
+    let took = Date.now() - started;
+    expect(took).toBeGreaterThanOrEqual(TS_SNAPSHOT_MS - 20);
+    expect(took).toBeLessThan(TS_SNAPSHOT_MS + 300);
+    expect(snapshot.files?.[0]).toMatchObject({ version: 1, diagnostics: [{ message: "old" }] }); // the Problems list's
+    expect(ts.asked).toHaveLength(3);
+
+    started = Date.now();
+    const late = await intel.diagnostics({ uris: [A], after: { [A]: 1 }, waitMs: 200 });
+    took = Date.now() - started;
+    expect(took).toBeGreaterThanOrEqual(180);
+    expect(took).toBeLessThan(600);
+    expect(late.files?.[0]?.version).toBe(1); // not re-checked: the server knows
+    expect(ts.asked).toHaveLength(3); // the same text: the running check was shared
+
+    ed.edit(A);
+    const pending = intel.diagnostics({ uris: [A], after: { [A]: 1 }, waitMs: 1000 });
+    await new Promise((r) => setTimeout(r, 20));
+    expect(ts.asked).toHaveLength(6); // a new text: a new check
+    ts.answers.set("semanticDiagnosticsSync", [tsError("Cannot find name 'missing'.", 2, 14)]);
+    ts.release();
+    const answer = await pending;
+    expect(answer.files?.[0]?.version).toBe(2);
+    expect(answer.files?.[0]?.diagnostics?.map((d) => d.message)).toEqual(["Cannot find name 'missing'."]);
+  }, 10_000);
+
+  it("a cold checker and a file to show still answer a snapshot within the server's 0.5 s", async () => {
+    const ed = new FakeEditor();
+    const ts = (ed.typescript = new FakeTs());
+    ts.held = true; // e.g. tsserver still loading the project
+    ed.hangShow = true; // and the preview tab slow to show
+    intel = new EditorIntel(ed);
+    const started = Date.now();
+    const answer = await intel.diagnostics({ uris: [A], waitMs: 0 });
+    const took = Date.now() - started;
+    expect(took).toBeGreaterThanOrEqual(TS_SNAPSHOT_MS - 20);
+    expect(took).toBeLessThan(TS_SNAPSHOT_MS + FIRST_CHECK_MS - 20);
+    expect(answer.files).toEqual([{ uri: A, version: 0, diagnostics: [] }]);
   });
 });
 

@@ -5,7 +5,9 @@
  * rounds, then asks for the references of the exported function. What the model received —
  * each tool result as the fake recorded it in the next request — must carry TypeScript's error
  * (file, line, message) within 3 s of the edit, `No new problems.` after the fix, and the call
- * site in `src/b.ts`. The edit → result times go to timings.json.
+ * site in `src/b.ts`. The problems come from TypeScript's checker itself
+ * (`typescript.tsserverRequest`), so src/a.ts never needs a tab. The edit → result times go to
+ * timings.json.
  */
 import { existsSync } from "node:fs";
 import { dirname, join } from "node:path";
@@ -157,6 +159,9 @@ test("an edit that breaks src/a.ts returns TypeScript's error to the model; the 
   expect(refs).toMatch(/src\/b\.ts:3:\d+/);
   expect(refs).toContain("add(2, 3)");
   expect(win.file("src/a.ts")).toBe(A);
+  // TypeScript's checker answered (typescript.tsserverRequest): the Problems list, the
+  // fallback, would have needed src/a.ts shown in a tab.
+  expect(await win.page.locator('.tabs-container .tab[aria-label^="a.ts"]').count()).toBe(0);
 
   recordTimings({
     editorIntelTsserverWarm: warm,

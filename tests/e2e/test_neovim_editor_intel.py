@@ -2,7 +2,8 @@
 installed by ./dev test into tests/e2e/pyright) runs beside lovia-server, and the documented
 recipe (contrib/nvim/lovia_editor_intel.lua) answers lovia/editor/* from Neovim's diagnostics and
 from pyright. A scripted model (the fake OpenAI server) breaks calc.py, fixes it, for a few
-rounds, then asks for the references of ``add``; what the model received is checked."""
+rounds, then asks for the references and the definition of ``add``, the outline of calc.py and a
+workspace symbol search; what the model received is checked."""
 
 import json
 import os
@@ -37,6 +38,9 @@ STEPS: list[tuple[str, dict[str, str]]] = [
     ("edit_file", BREAK if i % 2 == 0 else FIX) for i in range(2 * ROUNDS)
 ]
 STEPS.append(("find_references", {"path": "calc.py", "symbol": "add"}))
+STEPS.append(("go_to_definition", {"path": "main.py", "symbol": "add", "line": 3}))
+STEPS.append(("symbols", {"path": "calc.py"}))
+STEPS.append(("symbols", {"query": "add"}))
 
 
 class Model:
@@ -71,7 +75,7 @@ def _pct(values: list[float], p: int) -> float:
     return s[min(len(s) - 1, max(0, -(-p * len(s) // 100) - 1))]
 
 
-def test_neovim_recipe_reports_pyright_errors_after_edits_and_references(
+def test_neovim_recipe_reports_pyright_errors_after_edits_references_and_symbols(
     tmp_path: Path, fake_openai: FakeOpenAI
 ) -> None:
     if not PYRIGHT.exists():
@@ -132,9 +136,13 @@ def test_neovim_recipe_reports_pyright_errors_after_edits_and_references(
             assert result.endswith("No new problems."), result
     for seconds in latencies:
         assert seconds < 3.0, latencies
-    refs = turns[-1]["result"]
+    refs, definition, outline, search = (t["result"] for t in turns[-4:])
     assert "main.py:3:14" in refs, refs
     assert "add(2, 3)" in refs, refs
+    # pyright's definition of the call in main.py, its outline of calc.py and its search
+    assert definition.startswith("calc.py:1:5  def add("), definition
+    assert "function add  :1" in outline, outline
+    assert "calc.py:1:5  function add" in search, search
     assert (root / "calc.py").read_text() == CALC
     # calc.py was loaded for pyright by the recipe, and lovia and pyright are attached to it
     assert data["calcLoaded"] is True

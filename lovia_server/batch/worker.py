@@ -26,7 +26,13 @@ from lovia.exceptions import UserError
 from lovia.executor.rate_limit import RateLimitedProvider, RateLimiter
 from lovia.messages import Usage
 from lovia.runner import Runner
-from lovia.transcript import entry_to_dict, to_json_safe
+from lovia.transcript import (
+    InputEntry,
+    ToolResultEntry,
+    TranscriptEntry,
+    entry_to_dict,
+    to_json_safe,
+)
 from lovia.workspace import Workspace
 from lovia_server.batch.results import TaskResult, TaskUsage
 from lovia_server.batch.task import BUILTIN_AGENT, BatchTask
@@ -50,6 +56,27 @@ class WorkerOptions:
     limiter: RateLimiter | None = None
     sandbox: bool | Literal["auto"] = "auto"
     transcripts: bool = True
+
+
+class _Progress:
+    """The run's transcript rebuilt from its events as they come, in the order the run records
+    them, so a run that ends without a result (a timeout, too many turns, a provider error)
+    still shows what it did up to there."""
+
+    def __init__(self, prompt: str) -> None:
+        self.entries: list[TranscriptEntry] = [InputEntry("user", prompt)]
+
+    def see(self, event: events.Event) -> None:
+        if isinstance(event, events.MessageCompleted):
+            self.entries.extend(event.entries)
+        elif isinstance(event, events.ToolCallCompleted):
+            self.entries.append(
+                ToolResultEntry(event.call.id, event.output, is_error=event.is_error)
+            )
+        elif isinstance(event, events.UserMessageInjected):
+            self.entries.append(InputEntry("user", event.content))
+        elif isinstance(event, events.ContextCompacted):
+            self.entries = list(event.entries_after)
 
 
 def load_agent_code(code: AgentCode) -> Agent[Any]:
@@ -104,17 +131,17 @@ async def run_task(
     root = Path(tempfile.mkdtemp(prefix=f"lovia-batch-{task.id[:40]}-"))
     result = TaskResult(id=task.id, status="failed", model=task.model or options.model)
     usage = Usage()
+    progress = _Progress(task.prompt)
     base: str | None = None
     try:
         base = await asyncio.to_thread(materialise, task.source, packed, root)
         agent = build_agent(task, code, options, root)
         result.sandboxed = getattr(agent.workspace, "executor", None) is not None
-        run = await _run_headless(agent, task, usage)
+        run = await _run_headless(agent, task, usage, progress)
         result.status = "done"
         result.output = to_json_safe(run.output)
         result.turns = run.turns
-        if options.transcripts:
-            result.transcript = [entry_to_dict(e) for e in run.entries]
+        progress.entries = list(run.entries)
     except TreeError as exc:
         result.error = f"workspace: {exc}"
     except TimeoutError:
@@ -122,6 +149,8 @@ async def run_task(
     except Exception as exc:
         result.error = f"{type(exc).__name__}: {exc}"
     finally:
+        if options.transcripts and len(progress.entries) > 1:
+            result.transcript = [entry_to_dict(e) for e in progress.entries]
         if base is not None:
             with contextlib.suppress(TreeError):
                 result.patch = await asyncio.to_thread(patch, root, base)
@@ -139,12 +168,15 @@ async def run_task(
     return result
 
 
-async def _run_headless(agent: Agent[Any], task: BatchTask, usage: Usage) -> Any:
+async def _run_headless(
+    agent: Agent[Any], task: BatchTask, usage: Usage, progress: _Progress
+) -> Any:
     """Run to the end; approvals are answered by the task's policy, never left waiting."""
     handle = Runner.stream(agent, task.prompt, max_turns=task.max_turns, _parent_usage=usage)
 
     async def drive() -> Any:
         async for event in handle:
+            progress.see(event)
             if isinstance(event, events.ApprovalRequired):
                 if task.approvals.allows(event.call):
                     event.approve()

@@ -70,6 +70,32 @@ async def test_a_bad_commit_fails_the_task_once_without_a_model_call(tmp_path, m
     assert result.attempts == 1 and model_env.requests == []
 
 
+async def test_a_run_that_does_not_finish_keeps_its_transcript_up_to_the_failure(
+    tmp_path, model_env
+):
+    src = tmp_path / "project"
+    src.mkdir()
+    # One turn allowed: the model writes the file, and the run stops before it can answer.
+    task = BatchTask(
+        id="short",
+        prompt="write word to out.txt",
+        source=TaskSource(path=str(src)),
+        model=MODEL,
+        max_turns=1,
+    )
+    results = tmp_path / "results.jsonl"
+    tally = await run_batch([task], results)
+    [result] = tally.results
+    assert result.status == "failed" and "turn" in (result.error or "").lower()
+    assert "+word" in result.patch
+    line = json.loads(results.read_text())
+    entries = json.loads((tmp_path / line["transcript"]).read_text())
+    assert [e["type"] for e in entries] == ["input", "tool_call", "tool_result"]
+    assert entries[0]["content"] == "write word to out.txt"
+    assert entries[1]["name"] == "write_file"
+    assert entries[2]["call_id"] == entries[1]["call_id"] and not entries[2]["is_error"]
+
+
 async def test_a_local_directory_is_shipped_and_its_tree_removed(tmp_path, model_env):
     src = tmp_path / "project"
     (src / ".git").mkdir(parents=True)

@@ -24,6 +24,8 @@ from lovia.transcript import (
 
 REASONING_PROVIDER = "openai-responses"
 """``ReasoningEntry.provider`` of the reasoning this API writes and reads back."""
+MESSAGE_PHASES = ("commentary", "final_answer")
+"""The ``phase`` labels a model may give its messages."""
 
 
 def prompt_cache_key(entries: Sequence[TranscriptEntry]) -> str | None:
@@ -131,6 +133,16 @@ def _answered(entries: Sequence[TranscriptEntry], index: int) -> bool:
     return False
 
 
+def message_phase(entries: Sequence[TranscriptEntry], index: int) -> str:
+    """The ``phase`` of the assistant message at ``index``: ``commentary`` when its turn goes
+    on with tool calls (a preamble), else ``final_answer`` — the labels the model gives its
+    own messages, which the transcript records by where the message stands."""
+    for entry in entries[index + 1 :]:
+        if not isinstance(entry, ReasoningEntry):
+            return "commentary" if isinstance(entry, ToolCallEntry) else "final_answer"
+    return "final_answer"
+
+
 def input_items(
     entries: Sequence[TranscriptEntry],
     start: int = 0,
@@ -139,23 +151,29 @@ def input_items(
     include_images: bool = False,
     stored: bool = False,
     model: str | None = None,
+    phases: bool = False,
 ) -> list[dict[str, Any] | None]:
-    """The ``input`` item of each entry from ``start`` on (None: the entry sends nothing)."""
+    """The ``input`` item of each entry from ``start`` on (None: the entry sends nothing).
+
+    With ``phases`` each assistant message carries its ``phase``: models that label their
+    messages (gpt-5.3-codex and later) want the labels back and do worse without them.
+    """
     out: list[dict[str, Any] | None] = []
     for index in range(start, len(entries)):
         entry = entries[index]
         if isinstance(entry, ReasoningEntry) and not _answered(entries, index):
             out.append(None)
             continue
-        out.append(
-            entry_to_item(
-                entry,
-                system_role=system_role,
-                include_images=include_images,
-                stored=stored,
-                model=model,
-            )
+        item = entry_to_item(
+            entry,
+            system_role=system_role,
+            include_images=include_images,
+            stored=stored,
+            model=model,
         )
+        if phases and item is not None and isinstance(entry, AssistantTextEntry):
+            item["phase"] = message_phase(entries, index)
+        out.append(item)
     return out
 
 

@@ -12,7 +12,7 @@ from typing import Any
 
 from lovia.messages import Usage
 from lovia.providers._errors import Endpoint, stream_error
-from lovia.providers._responses_request import REASONING_PROVIDER
+from lovia.providers._responses_request import MESSAGE_PHASES, REASONING_PROVIDER
 from lovia.transcript import (
     EntryCompletedDelta,
     ModelDelta,
@@ -42,6 +42,7 @@ class StreamState:
     ended: bool = False
     calls: dict[str, _Call] = field(default_factory=dict)  # by item id (else output index)
     summaries: dict[str, list[str]] = field(default_factory=dict)  # reasoning item id -> parts
+    phased: bool = False  # the model labelled a message with its phase
 
     def on_event(self, event: dict[str, Any]) -> list[ModelDelta]:
         kind = event.get("type")
@@ -93,6 +94,7 @@ class StreamState:
 
     def _item_added(self, event: dict[str, Any]) -> list[ModelDelta]:
         item = event.get("item") or {}
+        self._note_phase(item)
         if item.get("type") != "function_call":
             return []
         call = _Call(
@@ -108,8 +110,13 @@ class StreamState:
             out.append(ToolCallDelta(call.index, call.call_id, call.name, arguments))
         return out
 
+    def _note_phase(self, item: dict[str, Any]) -> None:
+        if item.get("type") == "message" and item.get("phase") in MESSAGE_PHASES:
+            self.phased = True
+
     def _item_done(self, event: dict[str, Any]) -> list[ModelDelta]:
         item = event.get("item") or {}
+        self._note_phase(item)
         kind = item.get("type")
         if kind == "function_call":
             key = _item_key(event, item)

@@ -44,6 +44,9 @@ ENCRYPTED_REASONING = "reasoning.encrypted_content"
 
 _PLAIN_MODELS: set[tuple[str, str]] = set()
 """``(base_url, model)`` pairs that refused encrypted reasoning: models that do not reason."""
+_PHASED_MODELS: set[tuple[str, str]] = set()
+"""``(base_url, model)`` pairs seen labelling their messages with a ``phase``: they get the
+labels back. Others never see the field (a server that does not know it may refuse it)."""
 
 
 def _refuses_encrypted_reasoning(exc: ProviderError) -> bool:
@@ -110,6 +113,7 @@ class OpenAIResponsesProvider(OpenAISDKProvider):
             include_images=self.supports_vision,
             stored=stored,
             model=self.model,
+            phases=self._phased_model(),
         )
         # A reasoning item depends on the entry after it; the prefix cache always re-encodes
         # the last unit it shares, so that decision is remade once that entry exists.
@@ -120,7 +124,9 @@ class OpenAIResponsesProvider(OpenAISDKProvider):
 
     def _encode_input(self, entries: Sequence[TranscriptEntry], stored: bool) -> Raw:
         units = self._messages.units(
-            entries, lambda start: self._encode_from(entries, start, stored), variant=stored
+            entries,
+            lambda start: self._encode_from(entries, start, stored),
+            variant=(stored, self._phased_model()),
         )
         pieces = [piece for unit in units for piece in unit.pieces]
         self._last_pieces = pieces
@@ -182,6 +188,9 @@ class OpenAIResponsesProvider(OpenAISDKProvider):
     def _plain_model(self) -> bool:
         return (self.base_url, self.model) in _PLAIN_MODELS
 
+    def _phased_model(self) -> bool:
+        return (self.base_url, self.model) in _PHASED_MODELS
+
     # ------------------------------------------------------------------ streaming
 
     async def stream(
@@ -222,6 +231,8 @@ class OpenAIResponsesProvider(OpenAISDKProvider):
                 model=self.model,
                 retryable=True,
             )
+        if state.phased:
+            _PHASED_MODELS.add((self.base_url, self.model))
         self._check_cache(entries, state.usage.cache_read_tokens)
         yield UsageDelta(state.usage)
         yield FinishDelta(state.finish)

@@ -83,12 +83,14 @@ def _split(s: str, count: int) -> list[str]:
     return _pieces(s, size)
 
 
-def message(*pieces: str, id: str | None = None) -> Item:
+def message(*pieces: str, id: str | None = None, phase: str | None = None) -> Item:
+    """An assistant message; ``phase`` labels it as models from gpt-5.3-codex on do."""
     item_id = id or _new_id("msg")
     text = "".join(pieces)
     part = {"type": "output_text", "annotations": [], "logprobs": [], "text": ""}
     done_part = {**part, "text": text}
     where = {"item_id": item_id, "content_index": 0}
+    labelled = {"phase": phase} if phase else {}
     return [
         {
             "type": "response.output_item.added",
@@ -98,6 +100,7 @@ def message(*pieces: str, id: str | None = None) -> Item:
                 "status": "in_progress",
                 "content": [],
                 "role": "assistant",
+                **labelled,
             },
         },
         {"type": "response.content_part.added", **where, "part": part},
@@ -115,6 +118,7 @@ def message(*pieces: str, id: str | None = None) -> Item:
                 "status": "completed",
                 "content": [done_part],
                 "role": "assistant",
+                **labelled,
             },
         },
     ]

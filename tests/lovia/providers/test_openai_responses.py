@@ -12,6 +12,7 @@ from lovia.exceptions import ContextOverflowError, ProviderError, UserError
 from lovia.messages import Usage
 from lovia.model_view import ModelView
 from lovia.parts import FilePart, ImagePart, TextPart
+from lovia.providers._responses_request import message_phase
 from lovia.providers.base import ModelSettings
 from lovia.providers.openai_responses import OpenAIResponsesProvider, prompt_cache_key
 from lovia.reliability import RetryPolicy
@@ -490,6 +491,52 @@ async def test_a_model_without_reasoning_is_asked_again_without_encrypted_conten
     mine = ModelSettings(provider_options={"openai-responses": {"include": ["x"]}})
     with pytest.raises(ProviderError, match="Encrypted content is not supported"):
         await run(provider(fake_responses), HI, settings=mine)
+
+
+async def test_message_phases_go_back_only_to_a_model_that_labels_its_messages(
+    fake_responses: FakeOpenAIResponses,
+) -> None:
+    history: list[TranscriptEntry] = [
+        InputEntry("user", "Fix it."),
+        AssistantTextEntry("Let me look."),
+        ToolCallEntry("c1", "read_file", '{"path": "a.py"}'),
+        ToolResultEntry("c1", "x = 1"),
+        AssistantTextEntry("Fixed."),
+        InputEntry("user", "Thanks. Now the tests?"),
+    ]
+
+    def assistant_items() -> list[dict[str, Any]]:
+        body = fake_responses.stream_requests()[-1].json
+        return [i for i in body["input"] if i.get("role") == "assistant"]
+
+    # A model that never labels its messages never sees the field.
+    plain = OpenAIResponsesProvider(
+        "plain-model", base_url=fake_responses.base_url, api_key="k", timeout=5.0
+    )
+    fake_responses.script(rsp.text("a"), rsp.text("b"))
+    await run(plain, history)
+    await run(plain, history)
+    assert [i.get("phase") for i in assistant_items()] == [None, None]
+
+    # One that does gets every message's label back from its next request on: a preamble
+    # before tool calls is commentary, the answer that ends a turn is the final answer.
+    coder = OpenAIResponsesProvider(
+        "codex-model", base_url=fake_responses.base_url, api_key="k", timeout=5.0
+    )
+    fake_responses.script(
+        rsp.response(rsp.message("Running them.", phase="commentary")), rsp.text("c")
+    )
+    await run(coder, history)
+    assert [i.get("phase") for i in assistant_items()] == [None, None]
+    await run(coder, history)
+    assert [(i["content"], i.get("phase")) for i in assistant_items()] == [
+        ("Let me look.", "commentary"),
+        ("Fixed.", "final_answer"),
+    ]
+    # Reasoning between a message and its tool calls does not change the label.
+    thought = ReasoningEntry("hm", id="rs_1", provider="openai-responses")
+    assert message_phase([AssistantTextEntry("a"), thought, history[2]], 0) == "commentary"
+    assert message_phase([AssistantTextEntry("a"), thought], 0) == "final_answer"
 
 
 async def test_stop_sequences_are_a_user_error_before_any_request(

@@ -61,7 +61,8 @@ class WorkerOptions:
 class _Progress:
     """The run's transcript rebuilt from its events as they come, in the order the run records
     them, so a run that ends without a result (a timeout, too many turns, a provider error)
-    still shows what it did up to there."""
+    still shows what it did up to there. Compaction only changes what the model sees: the
+    transcript, like this one, stays whole."""
 
     def __init__(self, prompt: str) -> None:
         self.entries: list[TranscriptEntry] = [InputEntry("user", prompt)]
@@ -75,8 +76,6 @@ class _Progress:
             )
         elif isinstance(event, events.UserMessageInjected):
             self.entries.append(InputEntry("user", event.content))
-        elif isinstance(event, events.ContextCompacted):
-            self.entries = list(event.entries_after)
 
 
 def load_agent_code(code: AgentCode) -> Agent[Any]:

@@ -270,6 +270,9 @@ export class EditorIntel {
     // TS/JS files: TypeScript's checker says what it finds in the current text. The Problems
     // list cannot say which text its problems belong to (see `fromProblemsList`).
     const checked = new Map<string, FileDiagnosticsItem>();
+    // Checks still running at the deadline: the Problems list answers as it is (the server asks
+    // again while it waits, and the running check is shared).
+    const late = new Set<string>();
     const ts = this.editor.typescript;
     if (ts) {
       const deadline = started + (wait > 0 ? wait : TS_SNAPSHOT_MS);
@@ -277,11 +280,13 @@ export class EditorIntel {
       await Promise.all(
         files.map(async (u) => {
           const item = await this.checkTs(ts, u, deadline);
-          if (item) checked.set(u, item);
+          if (item === "late") late.add(u);
+          else if (item !== "failed") checked.set(u, item);
         }),
       );
     }
-    const rest = params.uris.filter((u) => !checked.has(u));
+    // Files TypeScript does not check, or could not (no service): the Problems list.
+    const rest = params.uris.filter((u) => !checked.has(u) && !late.has(u));
     if (rest.length > 0) {
       const left = Object.fromEntries(Object.entries(after).filter(([u]) => rest.includes(u)));
       await this.fromProblemsList(rest, left, started, wait);
@@ -313,10 +318,10 @@ export class EditorIntel {
 
   /**
    * The file's problems as TypeScript's checker finds them in its current text, by `deadline`;
-   * undefined when TypeScript cannot say (no service, an error, too slow). Each answer is a new
-   * version: it is a check of the text as it is now.
+   * "late" when the check is still running then, "failed" when TypeScript cannot answer (no
+   * service, an error). Each answer is a new version: it is a check of the text as it is now.
    */
-  private async checkTs(ts: TsService, uri: string, deadline: number): Promise<FileDiagnosticsItem | undefined> {
+  private async checkTs(ts: TsService, uri: string, deadline: number): Promise<FileDiagnosticsItem | "late" | "failed"> {
     const check = (async () => {
       // tsserver checks only documents VS Code holds; opening one (no tab) hands it over.
       if (!this.editor.isOpen(uri)) await this.editor.open(uri);
@@ -326,13 +331,13 @@ export class EditorIntel {
     const late = new Promise<undefined>((r) => (timer = setTimeout(() => r(undefined), Math.max(deadline - Date.now(), 0))));
     try {
       const found = await Promise.race([check, late]);
-      if (found === undefined) return undefined;
+      if (found === undefined) return "late";
       const key = this.editor.canonical(uri);
       this.versions.set(key, (this.versions.get(key) ?? 0) + 1);
       const style = ts.styleChecksAsWarnings();
       return { uri, version: this.version(uri), diagnostics: found.map((d) => diagnostic(fromTs(d, style))) };
     } catch {
-      return undefined;
+      return "failed";
     } finally {
       clearTimeout(timer);
       check.catch(() => undefined);

@@ -41,6 +41,8 @@ export const QUIET_MS = 400;
  * waits for TypeScript's checker before it answers from the Problems list instead. */
 export const TS_SNAPSHOT_MS = 300;
 
+/** The pause before a refused TypeScript check is asked once more. */
+const TS_RETRY_MS = 50;
 /** The files VS Code's TypeScript service checks (by extension: .ts .tsx .mts .cts .js ...). */
 const TS_FILE = /\.[cm]?[jt]sx?$/i;
 /** tsserver's style checks (unused names, implicit returns ...), which VS Code reports as
@@ -325,7 +327,13 @@ export class EditorIntel {
     const check = (async () => {
       // tsserver checks only documents VS Code holds; opening one (no tab) hands it over.
       if (!this.editor.isOpen(uri)) await this.editor.open(uri);
-      return this.tsCheck(ts, uri);
+      try {
+        return await this.tsCheck(ts, uri);
+      } catch {
+        // Once more: a refusal can be passing (a request cancelled while tsserver reloads).
+        await new Promise((r) => setTimeout(r, TS_RETRY_MS));
+        return this.tsCheck(ts, uri);
+      }
     })();
     let timer: ReturnType<typeof setTimeout> | undefined;
     const late = new Promise<undefined>((r) => (timer = setTimeout(() => r(undefined), Math.max(deadline - Date.now(), 0))));

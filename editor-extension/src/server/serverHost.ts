@@ -59,8 +59,8 @@ export function pipeLines(input: NodeJS.ReadableStream, log: vscode.LogOutputCha
   });
 }
 
-/** {@link IntelEditor} over the real VS Code API. */
-export function vscodeIntelEditor(): IntelEditor {
+/** {@link IntelEditor} over the real VS Code API; `log` hears why TypeScript did not answer. */
+export function vscodeIntelEditor(log?: vscode.LogOutputChannel): IntelEditor {
   const canonical = (uri: string) => vscode.Uri.parse(uri).toString();
   return {
     diagnostics: (uri) => vscode.languages.getDiagnostics(vscode.Uri.parse(uri)),
@@ -95,11 +95,16 @@ export function vscodeIntelEditor(): IntelEditor {
     canonical,
     typescript: {
       check: async (part, uri) => {
-        // Started by a TS/JS document being open; activating is a no-op once it runs.
-        await vscode.extensions.getExtension(TYPESCRIPT_EXTENSION)?.activate();
-        const answer = await vscode.commands.executeCommand<{ type?: string; body?: unknown } | undefined>("typescript.tsserverRequest", part, { file: vscode.Uri.parse(uri) });
-        if (answer?.type !== "response" || !Array.isArray(answer.body)) throw new Error(`tsserver ${part}: ${answer?.type ?? "no answer"}`);
-        return answer.body as TsDiagnostic[];
+        try {
+          // Started by a TS/JS document being open; activating is a no-op once it runs.
+          await vscode.extensions.getExtension(TYPESCRIPT_EXTENSION)?.activate();
+          const answer = await vscode.commands.executeCommand<{ type?: string; body?: unknown } | undefined>("typescript.tsserverRequest", part, { file: vscode.Uri.parse(uri) });
+          if (answer?.type !== "response" || !Array.isArray(answer.body)) throw new Error(`answered ${JSON.stringify(answer)?.slice(0, 200) ?? "nothing"}`);
+          return answer.body as TsDiagnostic[];
+        } catch (err) {
+          log?.warn(`TypeScript's ${part} for ${uri} failed (the Problems list answers instead): ${err instanceof Error ? err.message : String(err)}`);
+          throw err;
+        }
       },
       styleChecksAsWarnings: () => vscode.workspace.getConfiguration("typescript").get<boolean>("reportStyleChecksAsWarnings", true),
     },
@@ -176,7 +181,7 @@ export class ServerHost implements vscode.Disposable {
     };
     this.client = new LanguageClient("lovia", "lovia", serverOptions, clientOptions);
     this.lovia = new LoviaClient(this.client as unknown as RpcEndpoint);
-    const intel = new EditorIntel(vscodeIntelEditor());
+    const intel = new EditorIntel(vscodeIntelEditor(this.log));
     this.disposables.push(
       intel,
       this.client.onRequest(EDITOR_DIAGNOSTICS, (params: Parameters<EditorIntel["diagnostics"]>[0]) => intel.diagnostics(params)),

@@ -101,9 +101,15 @@ class FakeTs implements TsService {
   held = false;
   style = true;
   private waiting: (() => void)[] = [];
+  /** Refuse this many questions, then answer. */
+  refusals = 0;
   check(part: TsCheck, u: string): Promise<readonly TsDiagnostic[]> {
     this.asked.push([part, u]);
     if (this.fail) return Promise.reject(new Error("tsserver: noServer"));
+    if (this.refusals > 0) {
+      this.refusals--;
+      return Promise.reject(new Error("tsserver: cancelled"));
+    }
     const answer = () => this.answers.get(part) ?? [];
     if (!this.held) return Promise.resolve(answer());
     return new Promise((resolve) => this.waiting.push(() => resolve(answer())));
@@ -375,7 +381,19 @@ describe("lovia/editor/diagnostics for TS/JS files from TypeScript's checker", (
     setTimeout(() => ed.publish(A, [error("Cannot find name 'missing'.")]), 60);
     const answer = await after;
     expect(answer.files?.[0]).toMatchObject({ version: 2, diagnostics: [{ message: "Cannot find name 'missing'." }] });
-    expect(ts.asked.length).toBe(6); // asked each time, before falling back
+    expect(ts.asked.length).toBe(12); // asked each time (and once more), before falling back
+  });
+
+  it("a refusal that passes is asked once more, and the checker answers (no tab)", async () => {
+    const ed = new FakeEditor();
+    const ts = (ed.typescript = new FakeTs());
+    ts.refusals = 1;
+    ts.answers.set("semanticDiagnosticsSync", [tsError("Cannot find name 'missing'.", 2, 14)]);
+    intel = new EditorIntel(ed);
+    const answer = await intel.diagnostics({ uris: [A], waitMs: 0 });
+    expect(answer.files?.[0]?.diagnostics?.map((d) => d.message)).toEqual(["Cannot find name 'missing'."]);
+    expect(ts.asked).toHaveLength(6);
+    expect(ed.shown).toEqual([]);
   });
 
   it("a slow checker is waited for only until the deadline; its check is shared until the text changes", async () => {

@@ -123,6 +123,8 @@ test("an edit that breaks src/a.ts returns TypeScript's error to the model; the 
   await win.page.keyboard.press("Escape");
   await win.shot(warm ? "tsserver-hover" : "no-hover");
 
+  const tabsBefore = await win.page.locator(".tabs-container .tab").evaluateAll((tabs) => tabs.map((t) => t.getAttribute("aria-label")));
+  console.log(`editor-intel tabs before the run: ${JSON.stringify(tabsBefore)}`);
   const view = await win.openPanel();
   await view.locator("button.send:not([disabled])").waitFor({ timeout: 90_000 });
   await view.locator("textarea.composer-input").fill("Try breaking and fixing src/a.ts, then find who calls add.");

@@ -89,6 +89,7 @@ export function vscodeIntelEditor(log?: vscode.LogOutputChannel): IntelEditor {
       );
     },
     show: async (uri) => {
+      log?.info(`showing ${uri} in a preview tab, so that its language server checks it`);
       const doc = await vscode.workspace.openTextDocument(vscode.Uri.parse(uri));
       return vscode.window.showTextDocument(doc, { preview: true, preserveFocus: true });
     },

@@ -277,6 +277,16 @@ export class VsCodeWindow {
       .map((m) => Number(m[1]));
   }
 
+  /** What the lovia output channel has written so far (its log file; "" before it exists). */
+  loviaLog(): string {
+    const logs = join(this.userData, "logs");
+    if (!existsSync(logs)) return "";
+    return walk(logs)
+      .filter((f) => /lovia\.lovia\/lovia\.log$/.test(f))
+      .map((f) => readFileSync(f, "utf8"))
+      .join("");
+  }
+
   /** Copy the code-server and extension logs (the lovia output channel) into the artifacts. */
   collectLogs(): void {
     const dest = join(this.artifacts, "logs");

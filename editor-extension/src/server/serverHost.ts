@@ -103,7 +103,7 @@ export function vscodeIntelEditor(log?: vscode.LogOutputChannel): IntelEditor {
           if (answer?.type !== "response" || !Array.isArray(answer.body)) throw new Error(`answered ${JSON.stringify(answer)?.slice(0, 200) ?? "nothing"}`);
           return answer.body as TsDiagnostic[];
         } catch (err) {
-          log?.warn(`TypeScript's ${part} for ${uri} failed (the Problems list answers instead): ${err instanceof Error ? err.message : String(err)}`);
+          log?.warn(`TypeScript refused ${part} for ${uri} (asked once more, then the Problems list answers): ${err instanceof Error ? err.message : String(err)}`);
           throw err;
         }
       },

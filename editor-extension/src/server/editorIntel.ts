@@ -142,6 +142,22 @@ export interface IntelEditor {
   readonly typescript?: TsService;
 }
 
+/** What {@link byDeadline} gives when the deadline came first. */
+const LATE = Symbol("late");
+
+/** `work`'s value, or {@link LATE} once `deadline` (a `Date.now()` time; `Infinity`: none)
+ * passes first; `work` goes on either way. */
+async function byDeadline<T>(work: Promise<T>, deadline: number): Promise<T | typeof LATE> {
+  if (deadline === Infinity) return work;
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const late = new Promise<typeof LATE>((r) => (timer = setTimeout(() => r(LATE), Math.max(deadline - Date.now(), 0))));
+  try {
+    return await Promise.race([work, late]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
 interface Waiter {
   check(): boolean;
   resolve(): void;
@@ -335,11 +351,9 @@ export class EditorIntel {
         return this.tsCheck(ts, uri);
       }
     })();
-    let timer: ReturnType<typeof setTimeout> | undefined;
-    const late = new Promise<undefined>((r) => (timer = setTimeout(() => r(undefined), Math.max(deadline - Date.now(), 0))));
     try {
-      const found = await Promise.race([check, late]);
-      if (found === undefined) return "late";
+      const found = await byDeadline(check, deadline);
+      if (found === LATE) return "late";
       const key = this.editor.canonical(uri);
       this.versions.set(key, (this.versions.get(key) ?? 0) + 1);
       const style = ts.styleChecksAsWarnings();
@@ -347,7 +361,6 @@ export class EditorIntel {
     } catch {
       return "failed";
     } finally {
-      clearTimeout(timer);
       check.catch(() => undefined);
     }
   }
@@ -412,14 +425,8 @@ export class EditorIntel {
         }
       }),
     );
-    if (deadline === Infinity) await all;
-    else {
-      // A slow tab does not hold the answer up: the file counts as shown, and is being shown.
-      let timer: ReturnType<typeof setTimeout> | undefined;
-      const late = await Promise.race([all.then(() => false), new Promise<boolean>((r) => (timer = setTimeout(() => r(true), Math.max(deadline - Date.now(), 0))))]);
-      clearTimeout(timer);
-      if (late) return missing;
-    }
+    // A slow tab does not hold the answer up: the file counts as shown, and is being shown.
+    if ((await byDeadline(all, deadline)) === LATE) return missing;
     return opened;
   }
 

@@ -121,25 +121,29 @@ def entry_to_item(
     return reasoning_item(entry, stored=stored, model=model)
 
 
+def _next_output(entries: Sequence[TranscriptEntry], index: int) -> TranscriptEntry | None:
+    """The first entry after ``index`` that is not reasoning (None: there is none)."""
+    for entry in entries[index + 1 :]:
+        if not isinstance(entry, ReasoningEntry):
+            return entry
+    return None
+
+
 def _answered(entries: Sequence[TranscriptEntry], index: int) -> bool:
     """Whether the reasoning at ``index`` is followed by the output it led to.
 
     The API refuses a reasoning item without the message or function call that came after
     it; a context policy that cut the history between the two leaves it alone.
     """
-    for entry in entries[index + 1 :]:
-        if not isinstance(entry, ReasoningEntry):
-            return isinstance(entry, (AssistantTextEntry, ToolCallEntry))
-    return False
+    return isinstance(_next_output(entries, index), (AssistantTextEntry, ToolCallEntry))
 
 
 def message_phase(entries: Sequence[TranscriptEntry], index: int) -> str:
     """The ``phase`` of the assistant message at ``index``: ``commentary`` when its turn goes
     on with tool calls (a preamble), else ``final_answer`` — the labels the model gives its
     own messages, which the transcript records by where the message stands."""
-    for entry in entries[index + 1 :]:
-        if not isinstance(entry, ReasoningEntry):
-            return "commentary" if isinstance(entry, ToolCallEntry) else "final_answer"
+    if isinstance(_next_output(entries, index), ToolCallEntry):
+        return "commentary"
     return "final_answer"
 
 

@@ -104,7 +104,7 @@ class OpenAIResponsesProvider(OpenAISDKProvider):
     # ------------------------------------------------------------------ request body
 
     def _encode_from(
-        self, entries: Sequence[TranscriptEntry], start: int, stored: bool
+        self, entries: Sequence[TranscriptEntry], start: int, stored: bool, phases: bool
     ) -> list[Unit]:
         items = input_items(
             entries,
@@ -113,7 +113,7 @@ class OpenAIResponsesProvider(OpenAISDKProvider):
             include_images=self.supports_vision,
             stored=stored,
             model=self.model,
-            phases=self._phased_model(),
+            phases=phases,
         )
         # A reasoning item depends on the entry after it; the prefix cache always re-encodes
         # the last unit it shares, so that decision is remade once that entry exists.
@@ -123,10 +123,11 @@ class OpenAIResponsesProvider(OpenAISDKProvider):
         ]
 
     def _encode_input(self, entries: Sequence[TranscriptEntry], stored: bool) -> Raw:
+        phases = self._phased_model()
         units = self._messages.units(
             entries,
-            lambda start: self._encode_from(entries, start, stored),
-            variant=(stored, self._phased_model()),
+            lambda start: self._encode_from(entries, start, stored, phases),
+            variant=(stored, phases),
         )
         pieces = [piece for unit in units for piece in unit.pieces]
         self._last_pieces = pieces

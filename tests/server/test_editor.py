@@ -126,9 +126,7 @@ async def test_an_edit_the_editor_never_confirms_ends_in_a_clear_error_and_the_r
     done = await harness.approve_all(run["runId"])
     assert done["status"] == "completed"
     results = {
-        e["toolCallId"]: e
-        for e in harness.of_run(run["runId"])
-        if e["kind"] == "tool.result"
+        e["toolCallId"]: e for e in harness.of_run(run["runId"]) if e["kind"] == "tool.result"
     }
     edit = results["e1"]
     assert edit["status"] == "failed"

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import shlex
 import shutil
 import sys
 from pathlib import Path
@@ -754,7 +755,7 @@ async def test_a_user_made_worktree_root_keeps_its_git_dirs_guarded_when_approve
     s = LocalWorkspaceSession(
         wt, policy=policy, executor=BubblewrapExecutor(root_writable=True), env=env
     )
-    command = "sh -c " + shlex_quote(GIT_DIR_ATTACK)
+    command = "sh -c " + shlex.quote(GIT_DIR_ATTACK)
     assert s.decide_command(command) == "ask"  # so it runs as approved
     out = await s.run(command)
     await s.close()
@@ -772,9 +773,3 @@ async def test_a_user_made_worktree_root_keeps_its_git_dirs_guarded_when_approve
         ["git", "log", "--format=%s", "wt"], cwd=main, env=env, capture_output=True, text=True
     )
     assert log.stdout.split() == ["from-sandbox", "one"]
-
-
-def shlex_quote(text: str) -> str:
-    import shlex
-
-    return shlex.quote(text)

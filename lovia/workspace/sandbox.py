@@ -378,7 +378,8 @@ class BubblewrapExecutor:
         # read-only unless the command was approved, and what can run code or point git
         # elsewhere stays read-only under every approval, as in a protected in-tree .git
         bound = {p for p, _ in extra}
-        git_dirs = [(d, approved and root_rw) for d in _external_git_dirs(root) if d not in bound]
+        external = _external_git_dirs(root)
+        git_dirs = [(d, approved and root_rw) for d in external if d not in bound]
         for path, writable in sorted([*extra, *git_dirs], key=lambda b: b[0].count("/")):
             args += ["--bind" if writable else "--ro-bind", path, path]
             if (path, writable) in git_dirs:
@@ -403,7 +404,10 @@ class BubblewrapExecutor:
                 args += ["--tmpfs", mask.path, "--remount-ro", mask.path]
             else:
                 args += ["--ro-bind", "/dev/null", mask.path]
+        writable_git = {d for d, writable in git_dirs if writable}
         for path in placeholders if root_rw else ():
+            if os.path.dirname(path) in external and os.path.dirname(path) not in writable_git:
+                continue  # read-only there: nothing can be created, nor can bwrap create it
             if os.path.basename(path) in _FILE_PLACEHOLDERS:
                 args += ["--ro-bind", "/dev/null", path]  # an empty file, which git can read
             else:

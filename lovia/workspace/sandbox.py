@@ -70,6 +70,7 @@ from lovia.workspace.sandbox_scan import (
     Hit,
     ScanCache,
     bound_unix_sockets,
+    linked_inodes,
 )
 from lovia.workspace.types import CommandResult
 from lovia.workspace.venv_shims import shim_dirs
@@ -566,6 +567,8 @@ class BubblewrapExecutor:
             found[key] = _Mask(key, stat.S_ISDIR(st.st_mode), read_only_only)
             if not read_only_only and stat.S_ISREG(st.st_mode):
                 denied_inodes.add((st.st_dev, st.st_ino))
+            elif not read_only_only and stat.S_ISDIR(st.st_mode):
+                denied_inodes.update(linked_inodes(key))  # ~/.ssh/id_rsa linked into the root
 
         deny_read = list(policy.denied_paths) + [
             r.pattern

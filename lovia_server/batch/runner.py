@@ -25,9 +25,9 @@ from lovia.messages import Usage
 from lovia_server.batch.display import BatchTally, Progress
 from lovia_server.batch.results import ResultsFile, TaskResult
 from lovia_server.batch.task import BUILTIN_AGENT, BatchTask
+from lovia_server.batch.task_workspace import is_denied, task_policy
 from lovia_server.batch.tree import TreeError, pack
 from lovia_server.batch.worker import AgentCode, WorkerOptions, run_task
-from lovia_server.batch.workspace import is_denied, task_policy
 from lovia_server.host.prices import price_for
 
 T = TypeVar("T")

@@ -4,7 +4,7 @@ directory, committed as a baseline, and diffed against it at the end (the task's
 Git runs with the workspace's hardened configuration, because the agent may have written a
 ``.git/config`` of its own into the tree before the diff is taken.
 
-Denied files (``.env``, keys: the task's policy, see :mod:`lovia_server.batch.workspace`)
+Denied files (``.env``, keys: the task's policy, see :mod:`lovia_server.batch.task_workspace`)
 never travel: a local directory is packed without them, a cloned tree has them removed
 before the agent starts, and the patch leaves out every denied path (a deleted ``.env``
 would otherwise carry its whole old contents). ``denied`` is that judgement, on a path

@@ -38,8 +38,8 @@ from lovia.workspace import LocalWorkspace
 from lovia_server.batch.approvals import approves
 from lovia_server.batch.results import TaskResult, TaskUsage
 from lovia_server.batch.task import BUILTIN_AGENT, BatchTask
+from lovia_server.batch.task_workspace import is_denied, task_policy, task_workspace
 from lovia_server.batch.tree import Denied, TreeError, materialise, patch
-from lovia_server.batch.workspace import is_denied, task_policy, task_workspace
 
 
 @dataclass(frozen=True)
@@ -99,7 +99,7 @@ def build_agent(
     task: BatchTask, code: AgentCode | None, options: WorkerOptions, root: Path
 ) -> Agent[Any]:
     """The task's agent bound to its tree under its preset (the server's workspace, see
-    :mod:`lovia_server.batch.workspace`), rate limited if asked."""
+    :mod:`lovia_server.batch.task_workspace`), rate limited if asked."""
     model = task.model or options.model
     if task.agent == BUILTIN_AGENT:
         if not model:

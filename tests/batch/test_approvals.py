@@ -12,7 +12,7 @@ import pytest
 from lovia.messages import ToolCall
 from lovia_server.batch.approvals import approves
 from lovia_server.batch.task import ApprovalPolicy
-from lovia_server.batch.workspace import task_policy
+from lovia_server.batch.task_workspace import task_policy
 
 
 def shell(command: str) -> ToolCall:

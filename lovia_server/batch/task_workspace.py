@@ -10,12 +10,17 @@ is stated here and nowhere else:
   editor's review-first makes it ask: a headless run has nobody to review, and its edits
   come back as the task's patch. Protected paths still ask (and so are decided by the task's
   approval rules), denied paths stay denied;
+* nothing is written outside the tree (``write_outside: deny`` under every preset, also for
+  an approved command in the sandbox): the task's product is its patch, and under
+  ``trusted`` an editor's "write outside?" card would otherwise be answered by a blanket
+  ``approvals: allow`` that nobody reads;
 * shell commands get no network in the sandbox (``network: deny``, no allowed domains),
   whatever the approvals say; whether the sandbox is used stays the batch's option.
 """
 
 from __future__ import annotations
 
+import dataclasses
 from pathlib import Path
 from typing import Literal
 
@@ -37,13 +42,15 @@ def task_workspace(
     enabled: Literal["auto", "on", "off"] = (
         "auto" if sandbox == "auto" else "on" if sandbox else "off"
     )
-    return folder_config(
+    config = folder_config(
         root,
         [root],
         task_permissions(preset),
         preset,
         sandbox=SandboxSettings(enabled=enabled, network="deny"),
     )
+    inside_only = dataclasses.replace(config.policy, write_outside="deny")
+    return dataclasses.replace(config, policy=inside_only)
 
 
 def task_policy(root: Path, preset: Preset) -> WorkspacePolicy:

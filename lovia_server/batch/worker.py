@@ -141,7 +141,8 @@ async def run_task(
         denied = functools.partial(is_denied, task_policy(root, task.preset), root)
         base = await asyncio.to_thread(materialise, task.source, packed, root, denied)
         agent = build_agent(task, code, options, root)
-        result.sandboxed = getattr(agent.workspace, "executor", None) is not None
+        executor = getattr(agent.workspace, "executor", None)
+        result.sandboxed = bool(getattr(executor, "sandboxed", False))
         run = await _run_headless(agent, task, usage, progress)
         result.status = "done"
         result.output = to_json_safe(run.output)

@@ -45,7 +45,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 from lovia.exceptions import InvalidToolArguments, MCPError, ToolError, UserError
 from lovia.parts import ContentPart, ImagePart, TextPart
 from lovia.plugins.base import PluginInstance
-from lovia.plugins.mcp_paths import check_paths, guarded_approval, path_arguments
+from lovia.plugins.mcp_paths import PathArguments, check_paths, guarded_approval
 from lovia.tools.base import (
     ApprovalPredicate,
     Tool,
@@ -559,7 +559,7 @@ class MCPConnection:
             schema = normalize_schema(_attr(entry, "inputSchema", "input_schema"))
             annotations = _attr(entry, "annotations")  # the server's hints: title, read-only
             read_only = _attr(annotations, "readOnlyHint", "read_only_hint") is True
-            paths = path_arguments(schema) if self.judge_paths else frozenset()
+            paths = PathArguments(schema, read_only=read_only) if self.judge_paths else None
             base = False if raw in self.approved_tools else self.needs_approval
             name = _display_name(self.prefix, raw)
             tools.append(
@@ -568,7 +568,7 @@ class MCPConnection:
                     description=description if isinstance(description, str) else "",
                     parameters=schema,
                     invoke=self._make_invoke(raw, images_as_parts=images_as_parts, paths=paths),
-                    needs_approval=guarded_approval(base, paths),
+                    needs_approval=guarded_approval(base, paths) if paths is not None else base,
                     retries=self.retries,
                     timeout=self.timeout,
                     max_output_chars=self.max_output_chars,
@@ -576,6 +576,7 @@ class MCPConnection:
                     kind="read" if read_only else None,
                     title=_str_attr(entry, "title") or _str_attr(annotations, "title"),
                     source=self._name,
+                    locations=paths.locations if paths is not None else None,
                 )
             )
         self._tools = tools
@@ -585,10 +586,10 @@ class MCPConnection:
         raw: str,
         *,
         images_as_parts: bool,
-        paths: frozenset[str] = frozenset(),
+        paths: PathArguments | None = None,
     ) -> Callable[[dict[str, Any], RunContext[Any]], Awaitable[MCPToolResult]]:
         async def invoke(args: dict[str, Any], ctx: RunContext[Any]) -> MCPToolResult:
-            if paths:
+            if paths is not None:
                 check_paths(raw, args, ctx, paths)
             result = await self._call(raw, args)
             result.images_as_parts = images_as_parts

@@ -194,23 +194,22 @@ class PathArguments:
 
 
 def _judge(workspace: Any, path: str, read_only: bool) -> JudgedPath:
+    """``path`` judged by the session (``decide_path``; ``protects`` and ``display_path`` where
+    the session has them)."""
     try:
         decision = str(workspace.decide_path(path))
     except Exception:
         decision = "ask"  # cannot judge: a human decides
     shown, protected = path, False
-    root, policy = getattr(workspace, "root", None), getattr(workspace, "policy", None)
-    if root is not None:
-        from lovia.workspace.paths import resolve_path
-
-        try:
-            resolved = resolve_path(Path(root), path)
-            shown = resolved.display()
-            is_protected = getattr(policy, "is_protected", None)
-            if not read_only and callable(is_protected):
-                protected = bool(is_protected(rel=resolved.rel, abs_posix=resolved.abs_posix))
-        except Exception:
-            decision = "ask" if decision == "allow" else decision
+    display, protects = (
+        getattr(workspace, "display_path", None),
+        getattr(workspace, "protects", None),
+    )
+    try:
+        shown = str(display(path)) if callable(display) else path
+        protected = not read_only and callable(protects) and bool(protects(path))
+    except Exception:
+        decision = "ask" if decision == "allow" else decision
     return JudgedPath(raw=path, shown=shown, decision=decision, protected=protected)
 
 

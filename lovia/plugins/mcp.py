@@ -36,7 +36,7 @@ import os
 import re
 import threading
 from collections import deque
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from contextlib import AbstractAsyncContextManager, AsyncExitStack, asynccontextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -54,7 +54,7 @@ from lovia.tools.base import (
     run_tool,
     truncate_tool_output,
 )
-from lovia.tools.presentation import short
+from lovia.tools.presentation import ToolLocation, short
 from lovia.types import JsonSchema
 
 if TYPE_CHECKING:
@@ -1107,6 +1107,15 @@ def _make_call_tool(catalog: dict[str, Tool]) -> Tool:
         raw = args.get("arguments")
         return target.requires_approval(dict(raw) if isinstance(raw, dict) else {}, ctx)
 
+    def locations(args: Mapping[str, Any]) -> list[ToolLocation]:
+        """The deferred tool's judged paths: the approval card and an "always" answer name
+        them, so one approval covers no other path."""
+        target = catalog.get(str(args.get("tool", "")))
+        raw = args.get("arguments")
+        if target is None or target.locations is None or not isinstance(raw, dict):
+            return []
+        return list(target.locations(raw))
+
     async def invoke(args: dict[str, Any], ctx: RunContext[Any]) -> str:
         name = args.get("tool")
         if not isinstance(name, str) or not name:
@@ -1151,6 +1160,7 @@ def _make_call_tool(catalog: dict[str, Tool]) -> Tool:
         kind="other",
         title=lambda args: f"Call {args.get('tool', 'an MCP tool')}",
         needs_approval=needs_approval,
+        locations=locations,
     )
 
 

@@ -241,7 +241,7 @@ class ApprovalBroker:
             detail = f"The agent wants to call {name}."
             options = APPROVAL_OPTIONS["other"]
         policy = await workspace_policy(ctl.spec.agent.workspace)
-        if tool_source(info.tool) is not None and action in ("other", "read.outside"):
+        if action == "other" or (action == "read.outside" and tool_source(info.tool)):
             judged = judged_paths(policy, paths, ctl.spec.root)
             detail += f"\n{judged}" if judged else ""
         guarded = protected_targets(policy, info.tool, args, ctl.spec.root)

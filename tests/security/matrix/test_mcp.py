@@ -237,15 +237,23 @@ async def test_mcp__write_git_dir(harness, fake_openai, tmp_path):
     assert files.calls() == []
 
 
-async def test_mcp__widen_permissions(harness, fake_openai, tmp_path):
-    """ "Always allow" for one call's paths allows no other path."""
+def _read_call(deferred: bool, args: dict[str, Any], call_id: str) -> Any:
+    if deferred:
+        return oai.call("call_mcp_tool", {"tool": "files__read", "arguments": args}, id=call_id)
+    return oai.call("files__read", args, id=call_id)
+
+
+@pytest.mark.parametrize("deferred", [False, True], ids=["direct", "deferred"])
+async def test_mcp__widen_permissions(harness, fake_openai, tmp_path, deferred):
+    """ "Always allow" for one call's paths allows no other path (also through
+    ``call_mcp_tool``, the deferred tools' one door)."""
     files = Files(tmp_path, harness.root)
     fake_openai.script(
-        oai.tool_calls(oai.call("files__read", {"target": "notes.txt"}, id="a1")),
-        oai.tool_calls(oai.call("files__read", {"target": "~/notes/secret.txt"}, id="a2")),
+        oai.tool_calls(_read_call(deferred, {"target": "notes.txt"}, "a1")),
+        oai.tool_calls(_read_call(deferred, {"target": "~/notes/secret.txt"}, "a2")),
         oai.text("done"),
     )
-    await _start(harness, fake_openai, files)  # MCP tools ask by default
+    await _start(harness, fake_openai, files, defer=deferred)  # MCP tools ask by default
     run = await harness.run("read")
     rid = run["runId"]
     first = await harness.wait_kind(rid, "approval.requested", toolCallId="a1")

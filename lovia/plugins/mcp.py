@@ -36,7 +36,7 @@ import os
 import re
 import threading
 from collections import deque
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from contextlib import AbstractAsyncContextManager, AsyncExitStack, asynccontextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -45,7 +45,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 from lovia.exceptions import InvalidToolArguments, MCPError, ToolError, UserError
 from lovia.parts import ContentPart, ImagePart, TextPart
 from lovia.plugins.base import PluginInstance
-from lovia.plugins.mcp_paths import check_paths, guarded_approval, path_arguments
+from lovia.plugins.mcp_paths import PathArguments, check_paths, guarded_approval
 from lovia.tools.base import (
     ApprovalPredicate,
     Tool,
@@ -54,7 +54,7 @@ from lovia.tools.base import (
     run_tool,
     truncate_tool_output,
 )
-from lovia.tools.presentation import short
+from lovia.tools.presentation import ToolLocation, short
 from lovia.types import JsonSchema
 
 if TYPE_CHECKING:
@@ -559,7 +559,7 @@ class MCPConnection:
             schema = normalize_schema(_attr(entry, "inputSchema", "input_schema"))
             annotations = _attr(entry, "annotations")  # the server's hints: title, read-only
             read_only = _attr(annotations, "readOnlyHint", "read_only_hint") is True
-            paths = path_arguments(schema) if self.judge_paths else frozenset()
+            paths = PathArguments(schema, read_only=read_only) if self.judge_paths else None
             base = False if raw in self.approved_tools else self.needs_approval
             name = _display_name(self.prefix, raw)
             tools.append(
@@ -568,7 +568,7 @@ class MCPConnection:
                     description=description if isinstance(description, str) else "",
                     parameters=schema,
                     invoke=self._make_invoke(raw, images_as_parts=images_as_parts, paths=paths),
-                    needs_approval=guarded_approval(base, paths),
+                    needs_approval=guarded_approval(base, paths) if paths is not None else base,
                     retries=self.retries,
                     timeout=self.timeout,
                     max_output_chars=self.max_output_chars,
@@ -576,6 +576,7 @@ class MCPConnection:
                     kind="read" if read_only else None,
                     title=_str_attr(entry, "title") or _str_attr(annotations, "title"),
                     source=self._name,
+                    locations=paths.locations if paths is not None else None,
                 )
             )
         self._tools = tools
@@ -585,10 +586,10 @@ class MCPConnection:
         raw: str,
         *,
         images_as_parts: bool,
-        paths: frozenset[str] = frozenset(),
+        paths: PathArguments | None = None,
     ) -> Callable[[dict[str, Any], RunContext[Any]], Awaitable[MCPToolResult]]:
         async def invoke(args: dict[str, Any], ctx: RunContext[Any]) -> MCPToolResult:
-            if paths:
+            if paths is not None:
                 check_paths(raw, args, ctx, paths)
             result = await self._call(raw, args)
             result.images_as_parts = images_as_parts
@@ -1106,6 +1107,15 @@ def _make_call_tool(catalog: dict[str, Tool]) -> Tool:
         raw = args.get("arguments")
         return target.requires_approval(dict(raw) if isinstance(raw, dict) else {}, ctx)
 
+    def locations(args: Mapping[str, Any]) -> list[ToolLocation]:
+        """The deferred tool's judged paths: the approval card and an "always" answer name
+        them, so one approval covers no other path."""
+        target = catalog.get(str(args.get("tool", "")))
+        raw = args.get("arguments")
+        if target is None or target.locations is None or not isinstance(raw, dict):
+            return []
+        return list(target.locations(raw))
+
     async def invoke(args: dict[str, Any], ctx: RunContext[Any]) -> str:
         name = args.get("tool")
         if not isinstance(name, str) or not name:
@@ -1150,6 +1160,7 @@ def _make_call_tool(catalog: dict[str, Tool]) -> Tool:
         kind="other",
         title=lambda args: f"Call {args.get('tool', 'an MCP tool')}",
         needs_approval=needs_approval,
+        locations=locations,
     )
 
 

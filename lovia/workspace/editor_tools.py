@@ -5,9 +5,14 @@
 ``write_file``/``edit_file`` report the errors and warnings their edit introduced. Without a
 port the workspace has none of this and its instructions do not mention it.
 
-Every path goes through the run's workspace session first: a denied file is never asked about
-and never shown; a file whose reads would need approval is listed without its text. Every call
-to the port is bounded in time, so an editor that never answers costs one timeout, not a run.
+Every path goes through the run's workspace session, judged as ``read_file`` judges it
+(resolved: ``..``, ``~`` and symlinks followed): a denied file is never asked about and never
+shown. The file a call names is read-gated like ``read_file`` (outside the workspace it asks).
+Every path in the editor's answer (a problem's file, a definition, a reference, a symbol) is
+shown only when reading it is allowed, or when it is the file (or lies in the folder) the user
+just approved for this call; the others are left out with a note that says how many and that
+``read_file`` on them asks the user. Every call to the port is bounded in time, so an editor
+that never answers costs one timeout, not a run.
 """
 
 from __future__ import annotations
@@ -139,17 +144,67 @@ def _display(session: Any, path: Path) -> str:
     return resolve_path(Path(session.root), str(path)).display()
 
 
+class _Gate:
+    """Which paths of one editor answer the model may see: those it may read without asking,
+    and those under the call's own target when the user approved it (its read asked). Counts
+    the results it leaves out, so the answer can say so."""
+
+    def __init__(self, session: Any, target: Path | None = None) -> None:
+        self.session = session
+        self.approved = (
+            target if target is not None and _readable(session, target) == "ask" else None
+        )
+        self.left_out = 0
+        self._seen: dict[Path, str] = {}
+
+    def verdict(self, path: Path) -> str:
+        """``show``, ``ask`` (left out, counted) or ``deny`` (left out silently)."""
+        if path not in self._seen:
+            decision = _readable(self.session, path)
+            if decision == "ask" and self.approved is not None:
+                try:
+                    resolved = resolve_path(Path(self.session.root), str(path)).abs
+                except WorkspaceError:
+                    resolved = None
+                if resolved is not None and resolved.is_relative_to(self.approved):
+                    decision = "allow"
+            self._seen[path] = "show" if decision == "allow" else decision
+        return self._seen[path]
+
+    def shows(self, path: Path) -> bool:
+        verdict = self.verdict(path)
+        if verdict == "ask":
+            self.left_out += 1
+        return verdict == "show"
+
+    def note(self) -> str:
+        """What the model is told about the results left out (empty when none were)."""
+        n = self.left_out
+        if not n:
+            return ""
+        what = "1 result" if n == 1 else f"{n} results"
+        return (
+            f"{what} in files outside the workspace (or that the rules ask about) "
+            f"{'was' if n == 1 else 'were'} left out; read_file on such a file asks the user."
+        )
+
+    def finish(self, text: str) -> str:
+        note = self.note()
+        return f"{text}\n{note}" if note else text
+
+
 class _Texts:
     """File texts for snippets, read once per call through the session (ACL, open buffers)."""
 
-    def __init__(self, session: Any) -> None:
+    def __init__(self, session: Any, gate: _Gate) -> None:
         self.session = session
+        self.gate = gate
         self._cache: dict[Path, str | None] = {}
 
     async def get(self, path: Path) -> str | None:
         if path not in self._cache:
             text = None
-            if _readable(self.session, path) == "allow":
+            if self.gate.verdict(path) == "show":
                 try:
                     text = await self.session.current_text(str(path))
                 except (WorkspaceError, OSError):
@@ -166,26 +221,27 @@ def _capped(lines: list[str], total: int, limit: int) -> str:
 
 
 async def _render_locations(
-    session: Any, locations: list[CodeLocation], limit: int, empty: str
+    session: Any, gate: _Gate, locations: list[CodeLocation], limit: int, empty: str
 ) -> str:
-    texts = _Texts(session)
+    texts = _Texts(session, gate)
     seen: set[tuple[Path, int, int]] = set()
     visible = []
     for loc in locations:
         spot = (loc.path, loc.line, loc.col)
-        if spot in seen or _readable(session, loc.path) == "deny":
+        if spot in seen:
             continue
         seen.add(spot)
-        visible.append(loc)
+        if gate.shows(loc.path):
+            visible.append(loc)
     if not visible:
-        return empty
+        return gate.finish(empty)
     lines = []
     for loc in visible[:limit]:
         text = await texts.get(loc.path)
         snippet = short(line_of(text, loc.line).strip(), 120) if text is not None else ""
         head = f"{_display(session, loc.path)}:{loc.line}:{loc.col}"
         lines.append(f"{head}  {snippet}".rstrip())
-    return _capped(lines, len(visible), limit)
+    return gate.finish(_capped(lines, len(visible), limit))
 
 
 def render_problem(session: Any, d: Diagnostic) -> str:
@@ -322,21 +378,22 @@ def _diagnostics_tool(editor: EditorTools) -> Tool:
         target = _target(session, a.path) if a.path is not None else None
         paths = [target] if target is not None and not target.is_dir() else None
         report = await _call(editor, editor.port.diagnostics(paths), "problems")
+        gate = _Gate(session, target)
         problems = [
             d
             for d in report.all()
-            if _readable(session, d.path) != "deny"
-            and (target is None or d.path == target or d.path.is_relative_to(target))
+            if (target is None or d.path == target or d.path.is_relative_to(target))
+            and gate.shows(d.path)
         ]
         order = {"error": 0, "warning": 1, "information": 2, "hint": 3}
         problems.sort(key=lambda d: (order[d.severity], str(d.path), d.line, d.col))
         if not problems:
-            return "No problems reported."
+            return gate.finish("No problems reported.")
         errors = sum(d.severity == "error" for d in problems)
         warnings = sum(d.severity == "warning" for d in problems)
         files = len({d.path for d in problems})
         head = f"{errors} errors, {warnings} warnings, {len(problems)} problems in {files} files:"
-        return head + "\n" + render_problems(session, problems, editor.max_results)
+        return gate.finish(head + "\n" + render_problems(session, problems, editor.max_results))
 
     return Tool(
         name="diagnostics",
@@ -419,7 +476,8 @@ def _location_tool(editor: EditorTools, name: str) -> Tool:
             raise ToolError(f"No such file: {a.path}", hint="Check the path with list_files.")
         position = lsp_position(text, a.symbol, a.line)
         found = await _call(editor, editor.port.locations(kind, path, position), verb.lower())
-        return await _render_locations(session, found, editor.max_results, empty)
+        gate = _Gate(session, path)
+        return await _render_locations(session, gate, found, editor.max_results, empty)
 
     return Tool(
         name=name,
@@ -434,11 +492,11 @@ def _location_tool(editor: EditorTools, name: str) -> Tool:
 
 
 async def _render_symbols(
-    session: Any, symbols: list[SymbolInfo], limit: int, outline: bool
+    session: Any, gate: _Gate, symbols: list[SymbolInfo], limit: int, outline: bool
 ) -> str:
-    visible = [s for s in symbols if _readable(session, s.path) != "deny"]
+    visible = [s for s in symbols if gate.shows(s.path)]
     if not visible:
-        return "No symbols found."
+        return gate.finish("No symbols found.")
     lines = []
     for s in visible[:limit]:
         if outline:
@@ -447,7 +505,7 @@ async def _render_symbols(
             where = f"{_display(session, s.path)}:{s.line}:{s.col}"
             inside = f" (in {s.container})" if s.container else ""
             lines.append(f"{where}  {s.kind} {s.name}{inside}")
-    return _capped(lines, len(visible), limit)
+    return gate.finish(_capped(lines, len(visible), limit))
 
 
 def _symbols_tool(editor: EditorTools) -> Tool:
@@ -457,9 +515,11 @@ def _symbols_tool(editor: EditorTools) -> Tool:
         if a.path is not None:
             path = _target(session, a.path)
             found = await _call(editor, editor.port.document_symbols(path), "symbols")
-            return await _render_symbols(session, found, editor.max_results, outline=True)
+            gate = _Gate(session, path)
+            return await _render_symbols(session, gate, found, editor.max_results, outline=True)
         found = await _call(editor, editor.port.workspace_symbols(a.query or ""), "symbols")
-        return await _render_symbols(session, found, editor.max_results, outline=False)
+        gate = _Gate(session)
+        return await _render_symbols(session, gate, found, editor.max_results, outline=False)
 
     def title(a: Mapping[str, Any]) -> str:
         if a.get("path"):

@@ -270,6 +270,15 @@ class LocalWorkspaceSession:
         """The ACL decision for ``path`` (resolved from the root)."""
         return self._decide(self._resolve(path), "write" if write else "read")
 
+    def protects(self, path: str) -> bool:
+        """Whether writing ``path`` (resolved from the root) changes a protected path."""
+        rp = self._resolve(path)
+        return self.policy.is_protected(rel=rp.rel, abs_posix=rp.abs_posix)
+
+    def display_path(self, path: str) -> str:
+        """``path`` as it resolves: root-relative inside the root, absolute outside."""
+        return self._resolve(path).display()
+
     def decide_command(self, command: str, cwd: str = ".") -> Decision:
         """Static command rules merged (most restrictive) with every path the command touches."""
         try:

@@ -30,9 +30,11 @@ from lovia_server.host.payloads import (
     PROTECTED_OPTIONS,
     approval_command,
     approval_subject,
+    judged_paths,
     protected_targets,
     tool_kind,
     tool_locations,
+    tool_source,
     tool_title,
     workspace_policy,
 )
@@ -239,6 +241,9 @@ class ApprovalBroker:
             detail = f"The agent wants to call {name}."
             options = APPROVAL_OPTIONS["other"]
         policy = await workspace_policy(ctl.spec.agent.workspace)
+        if action == "other" or (action == "read.outside" and tool_source(info.tool)):
+            judged = judged_paths(policy, paths, ctl.spec.root)
+            detail += f"\n{judged}" if judged else ""
         guarded = protected_targets(policy, info.tool, args, ctl.spec.root)
         return ApprovalRequested(
             approval_id=approval_id,

@@ -207,8 +207,10 @@ def approval_subject(tool: Tool | None, name: str, args: Mapping[str, Any], root
     if command is not None:
         return f"{name}:{json.dumps([_command_cwd(args, root), command], ensure_ascii=False)}"
     locations = tool_locations(tool, args, root)
-    if locations:
+    if len(locations) == 1:
         return f"{name}:{locations[0]['path']}"
+    if locations:  # every path: "always" for one set of paths allows no other
+        return f"{name}:{json.dumps([loc['path'] for loc in locations], ensure_ascii=False)}"
     return f"tool:{name}"
 
 
@@ -225,7 +227,8 @@ async def workspace_policy(workspace: Any) -> WorkspacePolicy | None:
 def protected_targets(
     policy: WorkspacePolicy | None, tool: Tool | None, args: Mapping[str, Any], root: Path
 ) -> list[str]:
-    """Protected paths an edit, delete or shell call would change (empty for anything else)."""
+    """Protected paths an edit, delete, shell or other (an MCP tool that may write) call
+    would change (empty for anything else)."""
     if policy is None:
         return []
     command = approval_command(tool, args)
@@ -234,8 +237,8 @@ def protected_targets(
         return protected_command_targets(
             policy, root, command, cwd if isinstance(cwd, str) else "."
         )
-    if tool_kind(tool) not in ("edit", "delete", "move"):
-        return []
+    if tool_kind(tool) not in ("edit", "delete", "move", "other"):
+        return []  # a tool of another kind says it does not write (an MCP read-only hint)
     found: list[str] = []
     for location in presentation.call_locations(tool, args):
         hit = protected_path(policy, root, location.path)
@@ -244,12 +247,37 @@ def protected_targets(
     return found
 
 
+_VERDICTS = {
+    "allow": "allowed",
+    "ask": "needs this approval (outside the workspace or a rule asks)",
+    "deny": "denied",
+}
+
+
+def judged_paths(policy: WorkspacePolicy | None, paths: list[str], root: Path) -> str | None:
+    """The paths a call names with the workspace's verdict on reading each, one a line, for
+    an approval card (an MCP tool's arguments: the server cannot be watched, only judged)."""
+    if policy is None or not paths:
+        return None
+    lines = []
+    for path in paths:
+        try:
+            resolved = resolve_path(Path(os.path.realpath(root)), path)
+        except WorkspaceError:
+            lines.append(f"- {path}: cannot be resolved")
+            continue
+        verdict = policy.decide_path(rel=resolved.rel, abs_posix=resolved.abs_posix, op="read")
+        lines.append(f"- {resolved.display()}: {_VERDICTS.get(verdict, verdict)}")
+    return "Paths in the arguments:\n" + "\n".join(lines)
+
+
 __all__ = [
     "APPROVAL_OPTIONS",
     "PROTECTED_OPTIONS",
     "approval_command",
     "approval_subject",
     "error_payload",
+    "judged_paths",
     "output_payload",
     "parse_arguments",
     "path_uri",

@@ -73,8 +73,11 @@ class _Texts:
 
 
 def _path(uri: str) -> Path | None:
+    """The file a URI in the editor's answer names, resolved (``..`` and symlinks followed);
+    ``None`` for another scheme or a relative path (``file:~/x`` names no file: it would
+    resolve against the server's working directory, which may be the workspace)."""
     path = uri_to_path(uri)
-    if path is None:
+    if path is None or not path.is_absolute():
         return None
     try:
         return path.resolve()

@@ -306,7 +306,9 @@ async def test_open_lists_and_converts_tools() -> None:
         assert greet.description == "Greet someone by name."
         assert greet.parameters["type"] == "object"
         assert greet.parameters["properties"]["name"]["type"] == "string"
-        assert greet.needs_approval is ask and greet.retries == 2 and greet.timeout == 5.0
+        # the server's predicate decides once the arguments' paths are judged (no workspace)
+        assert greet.requires_approval({"name": "Ada"}, None)  # type: ignore[arg-type]
+        assert greet.retries == 2 and greet.timeout == 5.0
         assert greet.max_output_chars == 100 and greet.result_renderer is not None
         tools.clear()
         assert len(conn.tools()) == 4  # a copy

@@ -702,8 +702,10 @@ WORKTREE_APPLY = Method(
     "lovia/worktree/apply",
     WorktreeApplyParams,
     WorktreeApplyResult,
-    "lands the reviewed changes after a restore point; any conflict and nothing is written; "
-    "the worktree and branch go once applied; `alsoDiscard` discards the other candidates",
+    "lands the reviewed changes after a restore point; any conflict and nothing is written "
+    "(a folder that is a symbolic link is one); a protected file lands only when listed in "
+    "`confirmProtected` (-32021 otherwise); the worktree and branch go once applied; "
+    "`alsoDiscard` discards the other candidates",
 )
 WORKTREE_DISCARD = Method(
     "lovia/worktree/discard",

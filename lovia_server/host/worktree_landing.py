@@ -30,8 +30,7 @@ from typing import Literal
 from lovia.workspace import _fs
 from lovia.workspace import git_worktrees as g
 from lovia.workspace.errors import WorkspaceError
-from lovia.workspace.policy import WorkspacePolicy
-from lovia.workspace.protected import protected_path, protected_warning
+from lovia.workspace.protected import protected_warning
 from lovia_server import protocol as p
 from lovia_server.host.uris import path_uri
 
@@ -104,17 +103,6 @@ async def changes(
             )
         )
     return found, skipped
-
-
-def protected_by(policy: WorkspacePolicy, root: Path) -> Callable[[str], bool]:
-    """Whether landing a path (relative to ``root``) writes where ``policy`` protects, as the
-    path is spelled or where it resolves to (the file tools' judgement)."""
-
-    def protected(rel: str) -> bool:
-        spelled = policy.is_protected(rel=rel, abs_posix=(root / rel).as_posix())
-        return spelled or protected_path(policy, root, rel) is not None
-
-    return protected
 
 
 async def plan(
@@ -375,7 +363,6 @@ __all__ = [
     "changes",
     "modes",
     "plan",
-    "protected_by",
     "require_confirmed",
     "text_of",
     "wire_file",

@@ -22,10 +22,12 @@ import asyncio
 import logging
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 
 from lovia.workspace import git_worktrees as g
 from lovia.workspace.policy import WorkspacePolicy
+from lovia.workspace.protected import protects
 from lovia.workspace.worktree_isolation import denied_by
 from lovia_server import protocol as p
 from lovia_server.host import worktree_landing as landing
@@ -446,9 +448,14 @@ class WorktreeRuns:
             )
         repo, path = Path(record.workspace), Path(record.path)
         tip = await g.snapshot_tree(path)
-        protected = landing.protected_by(self.policy(repo), repo)
+        policy = self.policy(repo)
         found, skipped = await landing.changes(
-            repo, path, record.base, tip, self.denied(repo), protected=protected
+            repo,
+            path,
+            record.base,
+            tip,
+            self.denied(repo),
+            protected=partial(protects, policy, repo),
         )
         return found, skipped, tip
 

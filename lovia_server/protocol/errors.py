@@ -66,10 +66,10 @@ ERROR_DESCRIPTIONS: dict[ErrorCode, str] = {
     "silent run in the workspace",
     ErrorCode.WORKTREE_NOT_FOUND: "`runId` is not a worktree run this server knows, or its "
     "worktree was already applied, discarded or kept (`data.state`)",
-    ErrorCode.PROTECTED_PATHS_UNCONFIRMED: "`worktree/apply` would land protected paths "
-    "(`data.paths`: editor, git, CI or agent configuration) not listed in `confirmProtected`; "
-    "nothing was written. Show the message (the warning) and apply again with the paths the "
-    "user confirmed",
+    ErrorCode.PROTECTED_PATHS_UNCONFIRMED: "`worktree/apply` or `restore` would write protected "
+    "paths (`data.paths`: editor, git, CI or agent configuration) not listed in "
+    "`confirmProtected`; nothing was written. Show the message (the warning) and send the "
+    "request again with the paths the user confirmed",
 }
 
 # Module-level names kept for callers that predate the enum.

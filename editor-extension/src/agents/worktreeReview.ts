@@ -14,18 +14,13 @@ import { parseProposalUri, PROPOSED_SCHEME, proposalUri, type ProposalContentPro
 import type { FileDiff, WorktreeApplyResult, WorktreeFile } from "../protocol/types";
 import type { WorktreeFiles } from "./worktreeFiles";
 import type { WorktreeClient, WorktreeRuns } from "./worktreeRuns";
+import { protectedWarning } from "../approvals/protectedWarning";
 
 /** Review ids share the proposals' URIs with approvals; the prefix tells them apart (menus too). */
 export const REVIEW_PREFIX = "worktree-";
 export const REVIEW_CONTEXT = "lovia.worktreeReview";
 export const APPLY_PROTECTED = "Apply, Including Protected Files";
 export const APPLY_WITHOUT_PROTECTED = "Apply Without Them";
-
-/** The server's warning for a change to protected paths (lovia.workspace.protected). */
-export function protectedWarning(paths: readonly string[]): string {
-  const shown = paths.slice(0, 3).join(", ") + (paths.length > 3 ? ` and ${paths.length - 3} more` : "");
-  return `This change alters agent or editor configuration (${shown}). Such files can give the agent more power or run code later, so they always need your approval.`;
-}
 
 interface Review {
   id: string;

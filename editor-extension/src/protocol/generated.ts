@@ -175,7 +175,7 @@ export interface LoviaProtocol {
       result: RestorePreviewResult;
     };
     /**
-     * takes an undo checkpoint first; hand-changed files are kept unless forced; refused with -32017 while a run is live in that folder
+     * takes an undo checkpoint first; hand-changed files are kept unless forced; refused with -32017 while a run is live in that folder, and with -32021 when it would write a protected file not listed in `confirmProtected`
      */
     "lovia/restore": {
       params: RestoreParams;
@@ -894,6 +894,7 @@ export interface RestoreFile {
   newText: string | null;
   diff: string;
   textOmitted: boolean;
+  protected: boolean;
 }
 export interface SkippedFile {
   path: string;
@@ -905,6 +906,7 @@ export interface RestoreParams {
   conversation?: boolean;
   forcePaths?: string[];
   forceAll?: boolean;
+  confirmProtected?: string[];
 }
 export interface RestoreResult {
   checkpoint: CheckpointInfo;

@@ -156,6 +156,7 @@ class LandingStopped(WorkspaceError):
 
 
 def _write_all(workspace: Path, landings: list[Landing], modes: Mapping[str, int]) -> list[Landing]:
+    workspace = workspace.resolve()  # the walks start at `/`: the root's own links are its
     todo = [landing for landing in landings if landing.verdict != "unchanged"]
     folders: dict[str, int | None] = {}
     try:
@@ -257,8 +258,15 @@ async def _blob(worktree: Path, commit: str, path: str) -> bytes | None:
 def _inspect(workspace: Path, rel: str, status: Status) -> tuple[bytes | None, str | None]:
     """The workspace's version of ``rel`` (``None``: absent), and why landing there would not
     be safe: a folder on the way that is a link (it could lead anywhere, outside the workspace
-    too) or not a folder, a file that is a link (never followed; only a deletion removes it),
-    a FIFO, a socket or a device (never opened). Nothing is read through a link."""
+    too), a file that is a link (never followed; only a deletion removes it), a FIFO, a socket
+    or a device (never opened). Nothing is read through a link."""
+    try:
+        return _inspect_path(workspace.resolve(), rel, status)
+    except (OSError, WorkspaceError):
+        return None, f"{rel} changed while it was read (a link or a special file on its path)"
+
+
+def _inspect_path(workspace: Path, rel: str, status: Status) -> tuple[bytes | None, str | None]:
     parts = rel.split("/")
     if rel.startswith("/") or any(p in ("", ".", "..") for p in parts):
         return None, f"{rel} is not a path inside the workspace"
@@ -286,10 +294,7 @@ def _inspect(workspace: Path, rel: str, status: Status) -> tuple[bytes | None, s
         return link, f"{rel} is a symbolic link in the workspace: lovia does not write through it"
     if not stat.S_ISREG(st.st_mode):
         return None, f"{rel} is not a regular file in the workspace"
-    try:
-        return _fs.read_bytes(workspace / rel)[0], None
-    except WorkspaceError:
-        return None, f"{rel} changed into a link or a special file while it was read"
+    return _fs.read_bytes(workspace / rel)[0], None
 
 
 async def _merge(ours: bytes, base: bytes, theirs: bytes) -> bytes | None:

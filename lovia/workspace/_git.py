@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from lovia.exceptions import LoviaError
+from lovia.workspace.git_env import hardened_git_config
 
 # ``-c`` settings applied to every command (they win over any config file).
 _CONFIG: tuple[tuple[str, str], ...] = (
@@ -97,7 +98,7 @@ class GitRunner:
             }
         )
         env.update(self.extra_env)
-        return env
+        return hardened_git_config(env)  # lovia's own git, as every git lovia starts
 
     def argv(self, args: Sequence[str], config: Sequence[tuple[str, str]] = ()) -> list[str]:
         argv = [self.git]

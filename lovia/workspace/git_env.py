@@ -22,10 +22,18 @@ the command guard treats ``git -c`` as a command that needs approval.
 
 What cannot be switched off this way without breaking ``git diff`` is documented in
 ``docs/workspace.md`` (external diff programs, diff drivers, filters).
+
+The git processes lovia starts itself, outside any user command (worktree create, check-out,
+commit, diff, merge, remove; restore points; batch trees), use :func:`own_git_env`: the
+same configuration, without the repository-pointing variables of the server's own
+environment, and their diffs pass :data:`SAFE_DIFF` so no external diff or textconv program
+runs. A ``core.fsmonitor`` planted in a repository's config therefore never runs outside
+the sandbox.
 """
 
 from __future__ import annotations
 
+import os
 from collections.abc import Mapping
 
 HARDENED_GIT_CONFIG: tuple[tuple[str, str], ...] = (
@@ -36,6 +44,29 @@ HARDENED_GIT_CONFIG: tuple[tuple[str, str], ...] = (
     ("protocol.ext.allow", "never"),
 )
 _MAX_ENTRIES = 10_000
+
+SAFE_DIFF: tuple[str, ...] = ("--no-ext-diff", "--no-textconv")
+"""Flags for every ``git diff`` lovia reads: no ``diff.external``/``GIT_EXTERNAL_DIFF``
+program, no ``textconv`` driver (a repository's config names them)."""
+
+REPOSITORY_ENV: tuple[str, ...] = (
+    "GIT_ALTERNATE_OBJECT_DIRECTORIES",
+    "GIT_COMMON_DIR",
+    "GIT_CONFIG",
+    "GIT_DIR",
+    "GIT_GRAFT_FILE",
+    "GIT_IMPLICIT_WORK_TREE",
+    "GIT_INDEX_FILE",
+    "GIT_INTERNAL_SUPER_PREFIX",
+    "GIT_NO_REPLACE_OBJECTS",
+    "GIT_OBJECT_DIRECTORY",
+    "GIT_PREFIX",
+    "GIT_REPLACE_REF_BASE",
+    "GIT_SHALLOW_FILE",
+    "GIT_WORK_TREE",
+)
+"""Variables that point git at another repository (``git rev-parse --local-env-vars``):
+lovia's own git works on the path it names, whatever environment the server started in."""
 
 
 def _valid_count(env: Mapping[str, str]) -> int:
@@ -70,4 +101,25 @@ def hardened_git_config(env: Mapping[str, str]) -> dict[str, str]:
     return out
 
 
-__all__ = ["HARDENED_GIT_CONFIG", "hardened_git_config"]
+def own_git_env(
+    extra: Mapping[str, str] | None = None, *, base: Mapping[str, str] | None = None
+) -> dict[str, str]:
+    """The environment of a git process lovia starts itself: ``base`` (the server's
+    environment by default) without :data:`REPOSITORY_ENV`, no prompts, the C locale,
+    ``extra`` (a private ``GIT_INDEX_FILE``, an identity...) and the hardened configuration
+    last, so that nothing before it turns it off."""
+    env = {
+        k: v for k, v in (os.environ if base is None else base).items() if k not in REPOSITORY_ENV
+    }
+    env |= {"GIT_TERMINAL_PROMPT": "0", "LC_ALL": "C"}
+    env |= extra or {}
+    return hardened_git_config(env)
+
+
+__all__ = [
+    "HARDENED_GIT_CONFIG",
+    "REPOSITORY_ENV",
+    "SAFE_DIFF",
+    "hardened_git_config",
+    "own_git_env",
+]

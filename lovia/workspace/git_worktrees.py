@@ -4,10 +4,13 @@ One implementation for every user of worktrees: the server's worktree runs
 (``lovia_server.host.worktree_runs``) and subagents isolated in worktrees
 (:mod:`lovia.workspace.worktree_isolation`, and the server's own provider).
 
-Every command runs with the user's hooks off (``core.hooksPath``): lovia creating, committing
-in or removing its own worktree must not run the project's ``post-checkout`` or ``pre-commit``
-scripts. Commits lovia makes on its branches carry a fixed identity, so a repository without
-``user.name`` works too. Nothing here knows about runs or agents.
+Every command runs with the user's hooks off (``core.hooksPath``) and with the hardened git
+environment (:func:`lovia.workspace.git_env.own_git_env`: no ``core.fsmonitor``, no pager...):
+lovia creating, committing in, diffing or removing its own worktree runs outside the sandbox,
+so it must not run the project's ``post-checkout`` or ``pre-commit`` scripts, nor a program a
+command once planted in the repository's config. Diffs go through :func:`diff` (no external
+diff, no textconv). Commits lovia makes on its branches carry a fixed identity, so a
+repository without ``user.name`` works too. Nothing here knows about runs or agents.
 """
 
 from __future__ import annotations
@@ -24,6 +27,7 @@ from pathlib import Path
 from typing import Literal
 
 from lovia.exceptions import UserError
+from lovia.workspace.git_env import SAFE_DIFF, own_git_env
 
 Reason = Literal["git-missing", "not-a-repo", "no-commits", "git-failed"]
 
@@ -73,14 +77,13 @@ async def git(
             stdin=asyncio.subprocess.PIPE if stdin is not None else asyncio.subprocess.DEVNULL,
             stdout=asyncio.subprocess.PIPE,
             stderr=asyncio.subprocess.PIPE,
-            env={
-                **os.environ,
-                **_IDENTITY,
-                "GIT_TERMINAL_PROMPT": "0",
-                "GIT_OPTIONAL_LOCKS": "0",  # never take the user's index.lock to refresh it
-                "LC_ALL": "C",
-                **(env or {}),
-            },
+            env=own_git_env(
+                {
+                    **_IDENTITY,
+                    "GIT_OPTIONAL_LOCKS": "0",  # never take the user's index.lock to refresh it
+                    **(env or {}),
+                }
+            ),
         )
     except FileNotFoundError:
         raise GitProblem(
@@ -103,6 +106,11 @@ async def git(
             "See the server log; the workspace itself was not changed.",
         )
     return out
+
+
+async def diff(cwd: Path, *args: str, env: dict[str, str] | None = None) -> bytes:
+    """``git diff args``'s output, with no external diff or textconv program."""
+    return await git(cwd, "diff", *SAFE_DIFF, *args, env=env)
 
 
 async def repo_root(path: Path) -> Path:
@@ -215,10 +223,10 @@ async def carry_uncommitted(repo: Path, worktree: Path, denied: Callable[[str], 
     worktree's branch, so it is the run's base: the run's diff is only the agent's work.
     Returns the base commit.
     """
-    changed = _split(await git(repo, "diff", "--name-only", "-z", "--no-renames", "HEAD"))
+    changed = _split(await diff(repo, "--name-only", "-z", "--no-renames", "HEAD"))
     keep = [rel for rel in changed if not denied(rel)]
     if keep:
-        patch = await git(repo, "diff", "--binary", "--no-renames", "HEAD", "--", *keep)
+        patch = await diff(repo, "--binary", "--no-renames", "HEAD", "--", *keep)
         if patch.strip():
             await git(worktree, "apply", "--binary", "--whitespace=nowarn", stdin=patch)
     untracked = _split(await git(repo, "ls-files", "--others", "--exclude-standard", "-z"))
@@ -231,7 +239,7 @@ async def carry_uncommitted(repo: Path, worktree: Path, denied: Callable[[str], 
 async def commit_all(worktree: Path, message: str) -> str:
     """Commit everything in the worktree (if anything changed); the branch's new HEAD."""
     await git(worktree, "add", "-A")
-    staged = await git(worktree, "diff", "--cached", "--name-only", "-z")
+    staged = await diff(worktree, "--cached", "--name-only", "-z")
     if staged.strip():
         await git(worktree, "commit", "--quiet", "--no-verify", "-m", message)
     return (await git(worktree, "rev-parse", "HEAD")).decode().strip()
@@ -274,6 +282,7 @@ __all__ = [
     "check_out",
     "commit_all",
     "delete_branch",
+    "diff",
     "entries",
     "git",
     "lock",

@@ -70,6 +70,7 @@ from lovia.workspace.sandbox_scan import (
     Hit,
     ScanCache,
     bound_unix_sockets,
+    linked_inodes,
 )
 from lovia.workspace.types import CommandResult
 from lovia.workspace.venv_shims import shim_dirs
@@ -374,12 +375,18 @@ class BubblewrapExecutor:
         rebound += [*self.extra_ro_paths, *shims]
         root_rw = self.root_is_writable(policy, approved=approved)
         args += ["--bind" if root_rw else "--ro-bind", str(root), str(root)]
-        # a worktree's (or submodule's) git dir lives outside the root: git needs it, read-only
-        # like a protected .git unless the command was approved
+        # a worktree's git dir and its common dir live outside the root: git needs them,
+        # read-only unless the command was approved, and what can run code or point git
+        # elsewhere stays read-only under every approval, as in a protected in-tree .git
         bound = {p for p, _ in extra}
-        git_dirs = [(d, approved and root_rw) for d in _external_git_dirs(root) if d not in bound]
+        external = _external_git_dirs(root)
+        git_dirs = [(d, approved and root_rw) for d in external if d not in bound]
         for path, writable in sorted([*extra, *git_dirs], key=lambda b: b[0].count("/")):
             args += ["--bind" if writable else "--ro-bind", path, path]
+            if (path, writable) in git_dirs:
+                # after the dir itself, before a deeper one: the worktree's own git dir lies in
+                # its common dir's masked worktrees/ and is bound again, writable, after it
+                args += _git_dir_guards(path, visible=(str(root), path))
         rebound += [str(root), *(p for p, _ in extra), *(d for d, _ in git_dirs)]
         for mask in plan.masks:
             if not os.path.lexists(mask.path):
@@ -398,8 +405,14 @@ class BubblewrapExecutor:
                 args += ["--tmpfs", mask.path, "--remount-ro", mask.path]
             else:
                 args += ["--ro-bind", "/dev/null", mask.path]
+        writable_git = {d for d, writable in git_dirs if writable}
         for path in placeholders if root_rw else ():
-            args += ["--tmpfs", path, "--remount-ro", path]
+            if os.path.dirname(path) in external and os.path.dirname(path) not in writable_git:
+                continue  # read-only there: nothing can be created, nor can bwrap create it
+            if os.path.basename(path) in _FILE_PLACEHOLDERS:
+                args += ["--ro-bind", "/dev/null", path]  # an empty file, which git can read
+            else:
+                args += ["--tmpfs", path, "--remount-ro", path]
         args += ["--chdir", str(cwd)]
         shell = ["/bin/sh", "-c", command]
         python = bridge_python() if network == "proxy" else None
@@ -554,6 +567,8 @@ class BubblewrapExecutor:
             found[key] = _Mask(key, stat.S_ISDIR(st.st_mode), read_only_only)
             if not read_only_only and stat.S_ISREG(st.st_mode):
                 denied_inodes.add((st.st_dev, st.st_ino))
+            elif not read_only_only and stat.S_ISDIR(st.st_mode):
+                denied_inodes.update(linked_inodes(key))  # ~/.ssh/id_rsa linked into the root
 
         deny_read = list(policy.denied_paths) + [
             r.pattern
@@ -857,6 +872,8 @@ class BubblewrapSession:
         if self.executor.root_is_writable(policy, approved=approved):
             missing = self.executor.missing_protected(policy, root)
             missing = [m for m in missing if not any(_overlaps(m, e) for e in opened)]
+            if approved:  # the external git dirs are writable: hold what they lack
+                missing += missing_git_guards(root)
             held = _PLACEHOLDERS.hold(missing, root)
         proxy: ProxyServer | None = None
         if network == "proxy" and not self._closed:
@@ -952,6 +969,10 @@ GIT_DIR_GUARDED: tuple[str, ...] = (
 """What stays read-only of a protected git directory: the parts that can run programs or point
 git elsewhere. Objects, refs and the index stay writable, so git itself works."""
 
+WORKTREE_GIT_GUARDED: tuple[str, ...] = ("commondir", "gitdir")
+"""What else stays read-only of a worktree's own git dir (outside its root): the files that
+point git at the common dir and at the work tree."""
+
 
 def approved_targets(
     policy: WorkspacePolicy, root: Path, command: str, cwd: Path
@@ -1001,6 +1022,41 @@ def _external_git_dirs(root: Path) -> list[str]:
     return [str(d) for d in dict.fromkeys(dirs) if d.is_dir() and relative_to_root(root, d) is None]
 
 
+def _git_dir_guards(git_dir: str, *, visible: tuple[str, ...]) -> list[str]:
+    """bwrap arguments that make an external git dir's guarded entries read-only (those that
+    exist; :func:`missing_git_guards` holds the missing ones). A guarded entry that is a link
+    is guarded where it leads, when that is in the git dir or another of the ``visible``
+    tops; elsewhere it leads outside, which the outside's own mounts judge."""
+    out: list[str] = []
+    tops = (git_dir, *visible)
+    for name in (*GIT_DIR_GUARDED, *WORKTREE_GIT_GUARDED):
+        path = os.path.join(git_dir, name)
+        if not os.path.lexists(path):
+            continue
+        real = os.path.realpath(path)
+        if os.path.exists(real) and any(_under(real, t) and real != t for t in tops):
+            out += ["--ro-bind", real, real]
+    return out
+
+
+def missing_git_guards(root: Path) -> list[str]:
+    """Guarded entries the external git dirs of ``root`` lack, which a command allowed to
+    write there could create (a ``hooks/`` the next checkout runs, a ``config.worktree`` git
+    reads once ``extensions.worktreeConfig`` is on): each is held by a placeholder, an empty
+    file for ``config.worktree`` (a directory there would stop git)."""
+    out: list[str] = []
+    for git_dir in _external_git_dirs(root):
+        for name in ("config.worktree", "hooks", "info", "modules"):
+            path = os.path.join(git_dir, name)
+            if not os.path.lexists(path):
+                out.append(path)
+    return out
+
+
+_FILE_PLACEHOLDERS = frozenset({"config.worktree"})
+"""Placeholders held as an empty file rather than an empty directory."""
+
+
 class _Placeholders:
     """The empty directories this process's sandboxes hold at missing protected paths, counted
     so that one command ending never removes what another still mounts over."""
@@ -1028,7 +1084,10 @@ class _Placeholders:
                 continue
             self._count.pop(path, None)
             with contextlib.suppress(OSError):
-                os.rmdir(path)  # only if still the empty directory bubblewrap made
+                if os.path.basename(path) not in _FILE_PLACEHOLDERS:
+                    os.rmdir(path)  # only if still the empty directory bubblewrap made
+                elif stat.S_ISREG((st := os.lstat(path)).st_mode) and st.st_size == 0:
+                    os.unlink(path)  # only if still the empty file bubblewrap made
 
 
 _PLACEHOLDERS = _Placeholders()

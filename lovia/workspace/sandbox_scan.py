@@ -145,6 +145,31 @@ def bound_unix_sockets(table: str = "/proc/net/unix") -> tuple[list[str], bool]:
     return sorted(set(paths)), whole
 
 
+def linked_inodes(top: str, budget: int = 5_000) -> set[tuple[int, int]]:
+    """``(st_dev, st_ino)`` of the regular files with more than one link under the folder
+    ``top`` (symlinks not followed, at most ``budget`` entries): a denied folder is masked
+    whole, but a hard link elsewhere to a file inside it is another name for the secret."""
+    out: set[tuple[int, int]] = set()
+    stack, seen = [top], 0
+    while stack and seen < budget:
+        try:
+            it = os.scandir(stack.pop())
+        except OSError:
+            continue
+        with it:
+            for entry in it:
+                seen += 1
+                try:
+                    st = entry.stat(follow_symlinks=False)
+                except OSError:
+                    continue
+                if stat.S_ISDIR(st.st_mode):
+                    stack.append(entry.path)
+                elif stat.S_ISREG(st.st_mode) and st.st_nlink > 1:
+                    out.add((st.st_dev, st.st_ino))
+    return out
+
+
 SHARED_SCANS = ScanCache()
 """The mask walks' cache shared by the sessions of this process (keyed by policy and root)."""
 
@@ -173,4 +198,12 @@ def _scan_dir(d: str, mtime_ns: int, classify: Classify) -> _DirScan | None:
     return out
 
 
-__all__ = ["SHARED_SCANS", "Classify", "Hit", "ScanCache", "Walk", "bound_unix_sockets"]
+__all__ = [
+    "SHARED_SCANS",
+    "Classify",
+    "Hit",
+    "ScanCache",
+    "Walk",
+    "bound_unix_sockets",
+    "linked_inodes",
+]

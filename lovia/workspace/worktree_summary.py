@@ -75,14 +75,14 @@ async def summarize(
 ) -> WorktreeSummary:
     """What changed from ``base`` to ``tip`` (commits or trees) in ``worktree``'s repository;
     paths ``skip`` names (the ACL's denied ones) are left out."""
-    status_out = await g.git(worktree, "diff", "--name-status", "--no-renames", "-z", base, tip)
+    status_out = await g.diff(worktree, "--name-status", "--no-renames", "-z", base, tip)
     parts = _split(status_out)
     statuses = {
         path: {"A": "added", "D": "deleted"}.get(code[:1], "modified")
         for code, path in zip(parts[::2], parts[1::2], strict=False)
         if not skip(path)
     }
-    numstat = await g.git(worktree, "diff", "--numstat", "--no-renames", "-z", base, tip)
+    numstat = await g.diff(worktree, "--numstat", "--no-renames", "-z", base, tip)
     files = []
     for record in _split(numstat):
         added, removed, path = record.split("\t", 2)
@@ -101,7 +101,7 @@ async def summarize(
     truncated = False
     if files:
         paths = [f.path for f in files]
-        raw = await g.git(worktree, "diff", "--no-renames", base, tip, "--", *paths)
+        raw = await g.diff(worktree, "--no-renames", base, tip, "--", *paths)
         patch, truncated = _excerpt(raw.decode("utf-8", "replace"), patch_chars)
     return WorktreeSummary(
         branch=branch, base=base, tip=tip, files=tuple(files), patch=patch, truncated=truncated

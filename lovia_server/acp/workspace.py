@@ -20,6 +20,7 @@ from lovia.tools.presentation import can_preview, preview_call
 from lovia.workspace import LocalWorkspace, WorkspaceError
 from lovia.workspace.workspace import WorkspaceSessionBinding
 from lovia_server.host.acl import folder_config
+from lovia_server.host.editor_waits import UNCONFIRMED_HINT, editor_file_timeout, unconfirmed_write
 from lovia_server.host.payloads import file_diffs
 from lovia_server.host.ports import RunSpec
 from lovia_server.host.workspace_sessions import OutputListener, WorkspaceSessions
@@ -91,7 +92,9 @@ class ClientBuffers:
         if not await asyncio.to_thread(path.is_file):
             return None  # nothing the client could have open as this file
         try:
-            return await client.read_text_file(self.session_id, str(path))
+            return await asyncio.wait_for(
+                client.read_text_file(self.session_id, str(path)), editor_file_timeout()
+            )
         except Exception:
             logger.debug("fs/read_text_file failed for %s", path, exc_info=True)
             return None  # not open and not readable by the client: the disk decides
@@ -156,8 +159,15 @@ class AcpWorkspace:
             client = self.access.client
             if client is None:
                 return False
+            limit = editor_file_timeout()
             try:
-                await client.write_text_file(session_id, str(path), new_text)
+                await asyncio.wait_for(
+                    client.write_text_file(session_id, str(path), new_text), limit
+                )
+            except TimeoutError:
+                raise WorkspaceError(
+                    unconfirmed_write(path, limit), hint=UNCONFIRMED_HINT
+                ) from None
             except Exception as exc:
                 call = current_tool_call.get()
                 if call is not None:

@@ -27,6 +27,11 @@ def parser(prog: str) -> argparse.ArgumentParser:
     p.add_argument("tasks", help="task file (JSON Lines, see docs/batch.md)")
     p.add_argument("--results", default="results.jsonl", help="results file (default: %(default)s)")
     p.add_argument(
+        "--source-root",
+        metavar="DIR",
+        help="the folder tasks' local sources must lie in (default: the task file's folder)",
+    )
+    p.add_argument(
         "--ray",
         nargs="?",
         const="",
@@ -115,7 +120,7 @@ def options_for(args: argparse.Namespace) -> BatchOptions:
 def sub_main(argv: list[str], prog: str = "lovia batch") -> int:
     args = parser(prog).parse_args(argv)
     try:
-        tasks = load_tasks(args.tasks)
+        tasks = load_tasks(args.tasks, source_root=args.source_root)
         executor = executor_for(args)
         options = options_for(args)
     except (UserError, ValueError) as exc:

@@ -25,6 +25,7 @@ from lovia.messages import Usage
 from lovia_server.batch.display import BatchTally, Progress
 from lovia_server.batch.results import ResultsFile, TaskResult
 from lovia_server.batch.task import BUILTIN_AGENT, BatchTask
+from lovia_server.batch.task_workspace import is_denied, task_policy
 from lovia_server.batch.tree import TreeError, pack
 from lovia_server.batch.worker import AgentCode, WorkerOptions, run_task
 from lovia_server.host.prices import price_for
@@ -148,7 +149,7 @@ def _jobs(
             packed = None
             if task.source.path is not None:
                 if task.source.path not in shipped:
-                    shipped[task.source.path] = executor.share(pack(task.source.path))
+                    shipped[task.source.path] = executor.share(_pack(task.source.path, task))
                 packed = shipped[task.source.path]
             code = None
             if task.agent != BUILTIN_AGENT:
@@ -162,6 +163,16 @@ def _jobs(
             continue
         jobs.append(Job(task.id, run_task, (task, packed, code, worker)))
     return jobs, failed
+
+
+def _pack(path: str, task: BatchTask) -> bytes:
+    """The task's local directory without the files its workspace denies (they would serve
+    no purpose there: the agent can never read them)."""
+    root = Path(path)
+    if not root.is_dir():
+        raise TreeError(f"source path {root} is not a directory")
+    policy = task_policy(root, task.preset)
+    return pack(root, lambda rel: is_denied(policy, root, rel))
 
 
 def _read_agent(spec: str) -> AgentCode:

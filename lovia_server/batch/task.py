@@ -7,15 +7,12 @@ are answered when nobody is there to answer them.
 
 from __future__ import annotations
 
-import fnmatch
-import json
 from pathlib import Path
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from lovia.exceptions import UserError
-from lovia.messages import ToolCall
 
 BUILTIN_AGENT = "coding"
 
@@ -46,29 +43,29 @@ class TaskSource(BaseModel):
 
 class ApprovalPolicy(BaseModel):
     """How a headless run answers approval requests: ``default`` for every call no rule
-    names; ``allow`` rules are ``tool`` or ``tool:glob`` (the glob matches the call's
-    ``command`` or ``path`` argument), e.g. ``"write_file"`` or ``"shell:pytest*"``."""
+    names; ``allow`` rules are ``tool``, ``tool:path-pattern`` (``write_file:src/*``) or, for
+    commands, ``shell:words*`` (``shell:pytest*``: pytest with any arguments). They are
+    judged by the workspace's own matchers: :mod:`lovia_server.batch.approvals`."""
 
     model_config = ConfigDict(extra="forbid")
 
     default: Literal["deny", "allow"] = "deny"
     allow: list[str] = Field(default_factory=list)
 
-    def allows(self, call: ToolCall) -> bool:
-        try:
-            args = json.loads(call.arguments or "{}")
-        except ValueError:
-            args = {}
-        subject = ""
-        if isinstance(args, dict):
-            subject = str(args.get("command") or args.get("path") or "")
-        for rule in self.allow:
+    @field_validator("allow")
+    @classmethod
+    def _rule_shapes(cls, rules: list[str]) -> list[str]:
+        for rule in rules:
             tool, sep, pattern = rule.partition(":")
-            if tool != call.name:
-                continue
-            if not sep or fnmatch.fnmatchcase(subject, pattern):
-                return True
-        return self.default == "allow"
+            if not tool or (sep and not pattern.strip()):
+                raise ValueError(f"approval rule {rule!r}: use 'tool' or 'tool:pattern'")
+            if tool == "shell" and any(c in pattern.removesuffix("*") for c in "*?["):
+                raise ValueError(
+                    f"approval rule {rule!r}: a command rule is the command's first words, "
+                    "with an optional '*' at the end (e.g. 'shell:pytest*', "
+                    "'shell:python -m pytest*')"
+                )
+        return rules
 
 
 class BatchTask(BaseModel):
@@ -100,9 +97,14 @@ class BatchTask(BaseModel):
         return value
 
 
-def parse_tasks(text: str, *, base: Path, origin: str = "tasks") -> list[BatchTask]:
+def parse_tasks(
+    text: str, *, base: Path, origin: str = "tasks", source_root: Path | None = None
+) -> list[BatchTask]:
     """Tasks from JSON Lines; relative ``source.path`` and agent files resolve against
-    ``base`` (the task file's folder). Blank lines and ``#`` comments are skipped."""
+    ``base`` (the task file's folder). Blank lines and ``#`` comments are skipped. A local
+    source (``path``, or a ``git`` path) must resolve inside ``source_root`` (default:
+    ``base``), symlinks resolved: a task file cannot ship a folder above its own."""
+    allowed = (source_root or base).resolve()
     tasks: list[BatchTask] = []
     seen: set[str] = set()
     for number, line in enumerate(text.splitlines(), start=1):
@@ -118,25 +120,29 @@ def parse_tasks(text: str, *, base: Path, origin: str = "tasks") -> list[BatchTa
                 hint="Give every task its own id: results are keyed by it.",
             )
         seen.add(task.id)
-        tasks.append(_resolved(task, base))
+        tasks.append(_resolved(task, base, allowed, f"{origin}:{number}"))
     return tasks
 
 
-def load_tasks(path: str | Path) -> list[BatchTask]:
+def load_tasks(path: str | Path, *, source_root: str | Path | None = None) -> list[BatchTask]:
+    """The tasks of the file at ``path``; see :func:`parse_tasks` for ``source_root``."""
     file = Path(path)
     try:
         text = file.read_text(encoding="utf-8")
     except OSError as exc:
         raise UserError(f"Cannot read the task file {file}: {exc}", hint=_FORMAT_HINT) from exc
-    return parse_tasks(text, base=file.resolve().parent, origin=str(file))
+    root = Path(source_root) if source_root is not None else None
+    return parse_tasks(text, base=file.resolve().parent, origin=str(file), source_root=root)
 
 
-def _resolved(task: BatchTask, base: Path) -> BatchTask:
+def _resolved(task: BatchTask, base: Path, allowed: Path, where: str) -> BatchTask:
     source = task.source
     if source.path is not None:
-        source = source.model_copy(update={"path": str((base / source.path).resolve())})
+        path = _inside(base, source.path, allowed, where)
+        source = source.model_copy(update={"path": path})
     if source.git is not None and not _looks_remote(source.git):
-        source = source.model_copy(update={"git": str((base / source.git).resolve())})
+        local = source.git.removeprefix("file://")
+        source = source.model_copy(update={"git": _inside(base, local, allowed, where)})
     agent = task.agent
     if agent != BUILTIN_AGENT:
         file, sep, attr = agent.rpartition(":")
@@ -148,7 +154,22 @@ def _resolved(task: BatchTask, base: Path) -> BatchTask:
     return task.model_copy(update={"source": source, "agent": agent})
 
 
+def _inside(base: Path, path: str, allowed: Path, where: str) -> str:
+    """``path`` resolved against ``base``, refused unless it lies in ``allowed``."""
+    resolved = (base / Path(path).expanduser()).resolve()
+    if not resolved.is_relative_to(allowed):
+        raise UserError(
+            f"{where}: the source {path!r} resolves to {resolved}, outside {allowed}",
+            hint=f"A task's local source must lie inside {allowed} (the task file's folder "
+            "unless --source-root names another): move the task file next to its sources, "
+            "or pass --source-root DIR for a folder that holds them.",
+        )
+    return str(resolved)
+
+
 def _looks_remote(url: str) -> bool:
+    if url.startswith("file:"):
+        return False
     return "://" in url or (":" in url and not url.startswith("/") and "@" in url)
 
 

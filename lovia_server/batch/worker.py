@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import os
 import shutil
 import tempfile
@@ -33,10 +34,12 @@ from lovia.transcript import (
     entry_to_dict,
     to_json_safe,
 )
-from lovia.workspace import Workspace
+from lovia.workspace import LocalWorkspace
+from lovia_server.batch.approvals import approves
 from lovia_server.batch.results import TaskResult, TaskUsage
 from lovia_server.batch.task import BUILTIN_AGENT, BatchTask
-from lovia_server.batch.tree import TreeError, materialise, patch
+from lovia_server.batch.task_workspace import is_denied, task_policy, task_workspace
+from lovia_server.batch.tree import Denied, TreeError, materialise, patch
 
 
 @dataclass(frozen=True)
@@ -95,7 +98,8 @@ def load_agent_code(code: AgentCode) -> Agent[Any]:
 def build_agent(
     task: BatchTask, code: AgentCode | None, options: WorkerOptions, root: Path
 ) -> Agent[Any]:
-    """The task's agent bound to its tree under its preset, rate limited if asked."""
+    """The task's agent bound to its tree under its preset (the server's workspace, see
+    :mod:`lovia_server.batch.task_workspace`), rate limited if asked."""
     model = task.model or options.model
     if task.agent == BUILTIN_AGENT:
         if not model:
@@ -112,8 +116,7 @@ def build_agent(
         agent = load_agent_code(code)
         if model:
             agent = agent.clone(model=model)
-    workspace = Workspace.local(str(root), mode=task.preset, sandbox=options.sandbox)
-    agent = agent.clone(workspace=workspace)
+    agent = agent.clone(workspace=task_workspace(root, task.preset, sandbox=options.sandbox))
     if options.limiter is not None:
         # Limits are keyed by the model string the task names ("openai:gpt-5").
         key = agent.model if isinstance(agent.model, str) else None
@@ -132,10 +135,14 @@ async def run_task(
     usage = Usage()
     progress = _Progress(task.prompt)
     base: str | None = None
+    denied: Denied | None = None
     try:
-        base = await asyncio.to_thread(materialise, task.source, packed, root)
+        # the judgement of which files never travel: shipping, the clone, the patch
+        denied = functools.partial(is_denied, task_policy(root, task.preset), root)
+        base = await asyncio.to_thread(materialise, task.source, packed, root, denied)
         agent = build_agent(task, code, options, root)
-        result.sandboxed = getattr(agent.workspace, "executor", None) is not None
+        executor = getattr(agent.workspace, "executor", None)
+        result.sandboxed = bool(getattr(executor, "sandboxed", False))
         run = await _run_headless(agent, task, usage, progress)
         result.status = "done"
         result.output = to_json_safe(run.output)
@@ -150,9 +157,9 @@ async def run_task(
     finally:
         if options.transcripts and len(progress.entries) > 1:
             result.transcript = [entry_to_dict(e) for e in progress.entries]
-        if base is not None:
+        if base is not None and denied is not None:
             with contextlib.suppress(TreeError):
-                result.patch = await asyncio.to_thread(patch, root, base)
+                result.patch = await asyncio.to_thread(patch, root, base, denied)
         result.usage = TaskUsage(
             input_tokens=usage.input_tokens,
             output_tokens=usage.output_tokens,
@@ -172,12 +179,16 @@ async def _run_headless(
 ) -> Any:
     """Run to the end; approvals are answered by the task's policy, never left waiting."""
     handle = Runner.stream(agent, task.prompt, max_turns=task.max_turns, _parent_usage=usage)
+    workspace = agent.workspace
+    if not isinstance(workspace, LocalWorkspace):
+        raise UserError(f"task {task.id}: the agent has no local workspace")
+    root = Path(workspace.root)
 
     async def drive() -> Any:
         async for event in handle:
             progress.see(event)
             if isinstance(event, events.ApprovalRequired):
-                if task.approvals.allows(event.call):
+                if approves(task.approvals, event.call, workspace.policy, root):
                     event.approve()
                 else:
                     event.reject(

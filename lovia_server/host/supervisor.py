@@ -358,13 +358,15 @@ class RunSupervisor:
     async def shutdown(self, grace: float = 5.0) -> None:
         """Interrupt every live run, resumable. A run waiting on its model is stopped at once:
         the turn has stored nothing yet and a model may think for a minute before its first
-        token (an editor gives ``shutdown`` 2 s). Other runs stop at their next step; a tool
-        still running after ``grace`` is interrupted."""
+        token (an editor gives ``shutdown`` 2 s). A run waiting on an approval or a question is
+        interrupted at once too, with no answer recorded: nobody decided, so the resumed run asks
+        again. Other runs stop at their next step; a tool still running after ``grace`` is
+        interrupted."""
         for ctl in list(self.runs.all()):
             ctl.shutting_down = True
             ctl.cancel_token.cancel("server shutdown")
-            self.approvals.cancel_all(ctl)
-            if ctl.stream.awaiting_model and ctl.task is not None:
+            waiting = bool(ctl.approvals) or bool(ctl.questions)
+            if (ctl.stream.awaiting_model or waiting) and ctl.task is not None:
                 ctl.task.cancel()
         tasks = [c.task for c in self.runs.all() if c.task is not None]
         if tasks:

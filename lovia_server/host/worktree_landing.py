@@ -30,6 +30,7 @@ from typing import Literal
 from lovia.workspace import _fs
 from lovia.workspace import git_worktrees as g
 from lovia.workspace.errors import WorkspaceError
+from lovia.workspace.git_env import own_git_env
 from lovia.workspace.protected import protected_warning
 from lovia_server import protocol as p
 from lovia_server.host.uris import path_uri
@@ -79,7 +80,7 @@ async def changes(
 ) -> tuple[list[Change], list[str]]:
     """The run's changed files (denied paths apart, returned second) with their versions;
     ``protected`` flags the paths whose landing needs the user's confirmation."""
-    out = await g.git(worktree, "diff", "--name-status", "--no-renames", "-z", base, tip)
+    out = await g.diff(worktree, "--name-status", "--no-renames", "-z", base, tip)
     parts = [p.decode("utf-8", "surrogateescape") for p in out.split(b"\0") if p]
     found: list[Change] = []
     skipped: list[str] = []
@@ -88,7 +89,7 @@ async def changes(
             skipped.append(path)
             continue
         status: Status = {"A": "added", "D": "deleted"}.get(code[:1], "modified")  # type: ignore[assignment]
-        patch = await g.git(worktree, "diff", "--no-renames", base, tip, "--", path)
+        patch = await g.diff(worktree, "--no-renames", base, tip, "--", path)
         ours, unsafe = await asyncio.to_thread(_inspect, workspace, path, status)
         found.append(
             Change(
@@ -310,8 +311,11 @@ async def _merge(ours: bytes, base: bytes, theirs: bytes) -> bytes | None:
             "merge-file",
             "-p",
             *names,
+            stdin=asyncio.subprocess.DEVNULL,
             stdout=asyncio.subprocess.PIPE,
             stderr=asyncio.subprocess.DEVNULL,
+            cwd=tmp,  # no repository around it to read a config from
+            env=own_git_env(),
         )
         out, _ = await proc.communicate()
     return out if proc.returncode == 0 else None

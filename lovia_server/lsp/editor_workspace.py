@@ -24,6 +24,11 @@ from lovia.workspace.workspace import WorkspaceSessionBinding
 from lovia_server import protocol as p
 from lovia_server.host.acl import folder_config
 from lovia_server.host.context_items import BuiltContext, ContextWorkspace, build_context
+from lovia_server.host.editor_waits import (
+    UNCONFIRMED_HINT,
+    editor_file_timeout,
+    unconfirmed_write,
+)
 from lovia_server.host.payloads import file_diffs
 from lovia_server.host.reviewed_edits import reviewed_tools
 from lovia_server.host.uris import path_uri, uri_to_path
@@ -339,9 +344,16 @@ class EditorWorkspace:
             edit = lsp.WorkspaceEdit(changes={path_uri(path): [_text_edit(e) for e in edits]})
         else:
             return False
-        result = await self.server.workspace_apply_edit_async(
-            lsp.ApplyWorkspaceEditParams(edit=edit, label=f"lovia: {title}")
+        # sent at once (the server's *_async wrapper would send only when awaited)
+        future = self.server.protocol.send_request_async(
+            lsp.WORKSPACE_APPLY_EDIT,
+            lsp.ApplyWorkspaceEditParams(edit=edit, label=f"lovia: {title}"),
         )
+        limit = editor_file_timeout()
+        try:
+            result = await asyncio.wait_for(future, limit)
+        except TimeoutError:
+            raise WorkspaceError(unconfirmed_write(path, limit), hint=UNCONFIRMED_HINT) from None
         if not getattr(result, "applied", False):
             if call is not None:
                 self.declined_calls.add(call.id)

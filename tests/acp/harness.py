@@ -34,6 +34,8 @@ class RecordingClient:
         self.buffers: dict[str, str] = {}
         self.reads: list[str] = []
         self.writes: list[tuple[str, str]] = []
+        self.hold_writes = False
+        self.release_writes = asyncio.Event()
         self.changed = asyncio.Event()
 
     # ------------------------------------------------------------------ Client protocol
@@ -83,6 +85,9 @@ class RecordingClient:
         self, content: str, path: str, session_id: str, **kwargs: Any
     ) -> a.WriteTextFileResponse:
         self.writes.append((path, content))
+        if self.hold_writes:  # an editor stuck on a prompt of its own
+            await self.release_writes.wait()
+            return a.WriteTextFileResponse()
         self.buffers.pop(path, None)
         await asyncio.to_thread(Path(path).write_text, content)  # an editor that saves
         return a.WriteTextFileResponse()

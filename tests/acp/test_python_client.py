@@ -159,6 +159,39 @@ async def test_reads_see_the_unsaved_buffer_and_writes_go_to_the_client(
     assert c.writes == [(str(path), "edited in the editor\n")]
 
 
+async def test_a_write_the_client_never_confirms_fails_the_call_and_the_turn_goes_on(
+    tmp_path: Path, ws: Path, fake_openai: FakeOpenAI
+) -> None:
+    (ws / "notes.md").write_text("draft\n")
+    fake_openai.script(
+        oai.tool_calls(
+            oai.call("edit_file", {"path": "notes.md", "old": "draft", "new": "final"}, id="e1")
+        ),
+        oai.text("the editor did not confirm"),
+    )
+    agent = AcpProcess(
+        tmp_path / "state",
+        env={
+            **fake_openai.env(),
+            "LOVIA_MODEL": "openai:model-a",
+            "LOVIA_EDITOR_FILE_TIMEOUT": "1",
+        },
+    )
+    try:
+        await agent.start(fs=True)
+        sid = (await agent.new_session(ws)).session_id
+        c = agent.client
+        c.hold_writes = True
+        c.answer("allow_once")
+        assert (await agent.prompt(sid, "finish the notes")).stop_reason == "end_turn"
+        (result,) = _tool_messages(_requests(fake_openai)[1])
+        assert "did not confirm the edit" in result and "read the file again" in result
+        c.release_writes.set()  # the late answer arrives: the agent shrugs it off
+    finally:
+        await agent.stop()
+    assert (ws / "notes.md").read_text() == "draft\n"
+
+
 async def test_readonly_mode_refuses_a_write_through_the_acl(
     agent: AcpProcess, ws: Path, fake_openai: FakeOpenAI
 ) -> None:

@@ -1,12 +1,14 @@
-"""Task files: parsing, path resolution, errors that name the line; the approval policy."""
+"""Task files: parsing, path resolution and where sources may come from, errors that name
+the line, the shape of approval rules."""
 
 from __future__ import annotations
+
+import json
 
 import pytest
 
 from lovia.exceptions import UserError
-from lovia.messages import ToolCall
-from lovia_server.batch.task import ApprovalPolicy, parse_tasks
+from lovia_server.batch.task import parse_tasks
 
 
 def test_relative_paths_and_agent_files_resolve_against_the_task_file(tmp_path):
@@ -56,11 +58,30 @@ def test_duplicate_ids_are_refused(tmp_path):
         parse_tasks(line * 2, base=tmp_path)
 
 
-def test_the_approval_policy_matches_tool_and_argument_globs():
-    policy = ApprovalPolicy(allow=["shell:pytest*", "write_file"])
-    shell = lambda cmd: ToolCall("c", "shell", f'{{"command": "{cmd}"}}')  # noqa: E731
-    assert policy.allows(shell("pytest -q tests"))
-    assert not policy.allows(shell("rm -rf /"))
-    assert policy.allows(ToolCall("c", "write_file", '{"path": "a.txt", "content": ""}'))
-    assert not policy.allows(ToolCall("c", "edit_file", "not json"))
-    assert ApprovalPolicy(default="allow").allows(ToolCall("c", "edit_file", "{}"))
+def test_a_local_source_outside_the_task_files_folder_is_refused(tmp_path):
+    (tmp_path / "tasks").mkdir()
+    (tmp_path / "tasks" / "proj").mkdir()
+    (tmp_path / "tasks" / "up").symlink_to(tmp_path)
+    for source in ('{"path": ".."}', '{"path": "up"}', '{"git": ".."}', '{"git": "file://.."}'):
+        line = f'{{"id": "a", "prompt": "p", "source": {source}}}\n'
+        with pytest.raises(UserError) as info:
+            parse_tasks(line, base=tmp_path / "tasks", origin="t.jsonl")
+        assert str(info.value).startswith("t.jsonl:1: the source") and "outside" in str(info.value)
+        assert str(tmp_path / "tasks") in (info.value.hint or "")
+    # inside is fine, and --source-root widens the folder on purpose
+    [task] = parse_tasks(
+        '{"id": "a", "prompt": "p", "source": {"path": "proj"}}', base=tmp_path / "tasks"
+    )
+    assert task.source.path == str(tmp_path / "tasks" / "proj")
+    line = '{"id": "a", "prompt": "p", "source": {"path": ".."}}'
+    [task] = parse_tasks(line, base=tmp_path / "tasks", source_root=tmp_path)
+    assert task.source.path == str(tmp_path)
+
+
+@pytest.mark.parametrize("rule", ["shell:pytest*; cat*", "shell:py*test", "shell:", ":x"])
+def test_an_approval_rule_of_the_wrong_shape_is_refused(tmp_path, rule):
+    line = json.dumps(
+        {"id": "a", "prompt": "p", "source": {"path": "."}, "approvals": {"allow": [rule]}}
+    )
+    with pytest.raises(UserError, match="approval rule"):
+        parse_tasks(line, base=tmp_path)

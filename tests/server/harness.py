@@ -33,6 +33,8 @@ class Harness:
         self._changed = asyncio.Event()
         self.apply_edits: list[Any] = []
         self.apply_edit_result = True
+        self.apply_edit_delay = 0.0
+        self.apply_edit_release = asyncio.Event()
         self.message_requests: list[Any] = []
         self.message_choice: Callable[[Any], str | None] = lambda params: None
         self.initialize_result: Any = None
@@ -63,8 +65,15 @@ class Harness:
             self._changed.set()
 
         @client.feature(lsp.WORKSPACE_APPLY_EDIT)
-        def on_apply_edit(params: lsp.ApplyWorkspaceEditParams) -> lsp.ApplyWorkspaceEditResult:
+        async def on_apply_edit(
+            params: lsp.ApplyWorkspaceEditParams,
+        ) -> lsp.ApplyWorkspaceEditResult:
             self.apply_edits.append(params)
+            if self.apply_edit_delay:  # an editor stuck on a prompt until the test releases it
+                try:
+                    await asyncio.wait_for(self.apply_edit_release.wait(), self.apply_edit_delay)
+                except TimeoutError:
+                    pass
             return lsp.ApplyWorkspaceEditResult(applied=self.apply_edit_result)
 
         @client.feature(lsp.WINDOW_SHOW_MESSAGE_REQUEST)

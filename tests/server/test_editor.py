@@ -108,6 +108,37 @@ async def test_workspace_edit_declined_maps_to_declined(harness):
     assert result["status"] == "declined"
 
 
+async def test_an_edit_the_editor_never_confirms_ends_in_a_clear_error_and_the_run_goes_on(
+    harness,
+):
+    """An editor stuck on a prompt of its own (Neovim's "file changed since reading it") does
+    not hold the run: the wait for ``workspace/applyEdit`` is bounded, the call fails with a
+    tool error that says the edit may still land, and the run finishes."""
+    (harness.root / "app.py").write_text("old_name = 1\n")
+    spec = harness.write_agent(EDITOR_AGENT)
+    harness.apply_edit_delay = 3600
+    await harness.start(
+        settings={"agent": spec},
+        init_options={"editMode": "workspaceEdit"},
+        env={"LOVIA_EDITOR_FILE_TIMEOUT": "1"},
+    )
+    run = await harness.run("rename")
+    done = await harness.approve_all(run["runId"])
+    assert done["status"] == "completed"
+    results = {
+        e["toolCallId"]: e for e in harness.of_run(run["runId"]) if e["kind"] == "tool.result"
+    }
+    edit = results["e1"]
+    assert edit["status"] == "failed"
+    text = edit["content"][0]["text"]
+    assert "did not confirm the edit" in text and "within 1 s" in text
+    assert "read the file again" in text
+    assert len(harness.apply_edits) == 2  # the run went on to its next call
+    harness.apply_edit_release.set()  # the late answers arrive: the server shrugs them off
+    await asyncio.sleep(0.5)
+    assert (await harness.request("lovia/status", {}))["editMode"] == "workspaceEdit"
+
+
 async def test_neovim_gets_plain_changes_for_open_documents_and_the_server_writes_the_rest(
     harness,
 ):

@@ -81,3 +81,50 @@ async def test_lock_list_remove(repo: Path, tmp_path: Path) -> None:
     assert await g.branch_exists(repo, "lovia/x-1")
     await g.delete_branch(repo, "lovia/x-1")
     assert not await g.branch_exists(repo, "lovia/x-1")
+
+
+async def test_lovias_own_git_runs_no_program_the_repository_names(
+    repo: Path, tmp_path: Path
+) -> None:
+    """A ``core.fsmonitor``, ``diff.external`` and textconv driver in the repository's config
+    (planted, say, by an earlier command) never run for lovia's worktree git."""
+    marker = tmp_path / "ran.log"
+    program = tmp_path / "planted.sh"
+    program.write_text(f'#!/bin/sh\necho "$*" >> {marker}\n')
+    program.chmod(0o755)
+    (repo / ".gitattributes").write_text("*.txt diff=planted\n")
+    git(repo, "add", ".gitattributes")
+    git(repo, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "attrs")
+    with (repo / ".git" / "config").open("a") as config:
+        config.write(f"[core]\n\tfsmonitor = {program}\n[diff]\n\texternal = {program}\n")
+        config.write(f'[diff "planted"]\n\ttextconv = {program}\n')
+    (repo / "a.txt").write_text("a\nchanged\n")
+    wt = tmp_path / "state" / "worktrees" / "job-1"
+    await g.add(repo, wt, "lovia/job-1", checkout=False)
+    await g.check_out(wt)
+    base = await g.carry_uncommitted(repo, wt, lambda rel: False)
+    assert (wt / "a.txt").read_text() == "a\nchanged\n"
+    (wt / "a.txt").write_text("a\nchanged\nagain\n")
+    tip = await g.commit_all(wt, "work")
+    await g.snapshot_tree(wt)
+    assert not marker.exists(), marker.read_text()
+    patch = await g.diff(wt, base, tip)
+    assert b"+again" in patch
+    assert not marker.exists(), marker.read_text()
+
+
+async def test_the_servers_git_dir_does_not_redirect_lovias_worktree_git(
+    repo: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A server started with ``GIT_DIR`` (from a git hook, say) still makes the worktree of
+    the repository it was asked for."""
+    other = init_repo(tmp_path / "other", {"x.txt": "x\n"})
+    wt = tmp_path / "state" / "worktrees" / "job-1"
+    monkeypatch.setenv("GIT_DIR", str(other / ".git"))
+    monkeypatch.setenv("GIT_WORK_TREE", str(other))
+    await g.add(repo, wt, "lovia/job-1")
+    monkeypatch.delenv("GIT_DIR")
+    monkeypatch.delenv("GIT_WORK_TREE")
+    assert str(wt) in git(repo, "worktree", "list")
+    assert str(wt) not in git(other, "worktree", "list")
+    assert (wt / "a.txt").read_text() == "a\n"

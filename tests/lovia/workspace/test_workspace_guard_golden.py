@@ -11,12 +11,14 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import shutil
 from pathlib import Path
 
 import pytest
 
 from lovia.workspace import LocalWorkspaceSession, WorkspacePolicy
 from lovia.workspace.command_guard import analyze
+from lovia.workspace.command_guard.readonly_table import TABLE
 
 from .guard_corpus import COMMANDS
 
@@ -47,7 +49,26 @@ def snapshot(command: str, sessions: dict[str, LocalWorkspaceSession]) -> list[s
     ]
 
 
+def pinned_path(base: Path) -> str:
+    """A ``PATH`` on which every program the read-only table knows exists, whatever this
+    machine has installed: the table lifts an ``ask`` only for a program ``PATH`` finds, so
+    with the host's ``PATH`` the decisions would depend on whether ripgrep (or ``jq``...) is
+    there. Real programs are linked (git is run by the guard); missing ones get a stub that
+    is never run."""
+    bin_dir = base / "bin"
+    bin_dir.mkdir()
+    for name in sorted({*TABLE, "git"}):
+        real = shutil.which(name)
+        if real is not None:
+            (bin_dir / name).symlink_to(real)
+        else:
+            (bin_dir / name).write_text("#!/bin/sh\nexit 127\n")
+            (bin_dir / name).chmod(0o755)
+    return str(bin_dir)
+
+
 def make_sessions(base: Path) -> dict[str, LocalWorkspaceSession]:
+    path = pinned_path(base)
     root = base / "ws"
     (root / "rel").mkdir(parents=True)
     (root / "rel" / "p").write_text("p")
@@ -56,7 +77,7 @@ def make_sessions(base: Path) -> dict[str, LocalWorkspaceSession]:
     (root / "secrets").mkdir()
     return {
         preset: LocalWorkspaceSession(
-            root, policy=getattr(WorkspacePolicy, preset)(denied_paths=DENIED)
+            root, policy=getattr(WorkspacePolicy, preset)(denied_paths=DENIED), env={"PATH": path}
         )
         for preset in ("coding", "trusted")
     }

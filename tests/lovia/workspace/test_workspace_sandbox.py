@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import shlex
 import shutil
 import sys
 from pathlib import Path
@@ -701,3 +702,74 @@ class TestMissingProtectedPaths:
         await s.close()
         assert r.exit_code == 0 and "a.txt" in r.stdout, r.stderr
         assert not (root / ".git").exists()
+
+
+def _user_worktree(tmp_path: Path, *, hooks: bool = True) -> tuple[Path, Path, dict[str, str]]:
+    """A repository and a worktree the user made of it by hand (``git worktree add``)."""
+    import subprocess
+
+    main, wt = tmp_path / "main", tmp_path / "wt"
+    main.mkdir()
+    env = {"PATH": os.environ["PATH"], "HOME": str(tmp_path), "GIT_CONFIG_NOSYSTEM": "1"}
+    env |= {"GIT_AUTHOR_NAME": "T", "GIT_AUTHOR_EMAIL": "t@e"}
+    env |= {"GIT_COMMITTER_NAME": "T", "GIT_COMMITTER_EMAIL": "t@e"}
+    for args in (
+        ["init", "-q"] if hooks else ["init", "-q", "--template="],
+        ["commit", "-q", "--allow-empty", "-m", "one"],
+        ["worktree", "add", "-q", str(wt)],
+    ):
+        subprocess.run(["git", *args], cwd=main, env=env, check=True, capture_output=True)
+    return main.resolve(), wt.resolve(), env
+
+
+GIT_DIR_ATTACK = """
+common=$(git rev-parse --git-common-dir); own=$(git rev-parse --git-dir)
+try() { if (eval "$1") 2>/dev/null; then echo "wrote $2"; else echo "refused $2"; fi; }
+try 'mkdir -p "$common/hooks" && echo "touch pwned" > "$common/hooks/post-checkout"' hook
+try 'printf "[core]\\n\\tfsmonitor = touch pwned\\n" >> "$common/config"' config
+try 'mkdir -p "$common/info" && echo "* filter=x" > "$common/info/attributes"' info
+try 'echo "$PWD/elsewhere" > "$own/gitdir"' gitdir
+try 'echo /tmp > "$own/commondir"' commondir
+try 'echo "[core]" > "$own/config.worktree"' own-config
+try 'echo x > "$common/worktrees/planted"' worktrees
+echo change > notes.txt && git add notes.txt && git commit -qm from-sandbox && echo committed
+git status --short && echo status-ok
+"""
+
+
+@pytest.mark.skipif(shutil.which("git") is None, reason="needs git")
+@pytest.mark.parametrize("hooks", [True, False], ids=["hooks-dir", "no-hooks-dir"])
+async def test_a_user_made_worktree_root_keeps_its_git_dirs_guarded_when_approved(
+    tmp_path: Path, hooks: bool
+) -> None:
+    """An approved command in a worktree (the root's ``.git`` is a file) commits, but writes
+    neither the common dir's hooks, config, info and worktrees nor its own git dir's
+    pointers: the masks of an in-tree ``.git``, under every approval."""
+    import subprocess
+
+    main, wt, env = _user_worktree(tmp_path, hooks=hooks)
+    common = main / ".git"
+    own = common / "worktrees" / "wt"
+    before = {p: p.read_bytes() for p in (common / "config", own / "gitdir", own / "commondir")}
+    policy = WorkspacePolicy(write="ask", read_outside="ask")
+    s = LocalWorkspaceSession(
+        wt, policy=policy, executor=BubblewrapExecutor(root_writable=True), env=env
+    )
+    command = "sh -c " + shlex.quote(GIT_DIR_ATTACK)
+    assert s.decide_command(command) == "ask"  # so it runs as approved
+    out = await s.run(command)
+    await s.close()
+    text = out.stdout + out.stderr
+    for what in ("hook", "config", "info", "gitdir", "commondir", "own-config", "worktrees"):
+        assert f"refused {what}" in text, text
+    assert "committed" in text and "status-ok" in text, text
+    assert {p: p.read_bytes() for p in before} == before
+    assert not (common / "hooks" / "post-checkout").exists()
+    assert not (common / "info" / "attributes").exists()
+    assert not (common / "worktrees" / "planted").exists()
+    assert not (own / "config.worktree").exists()
+    assert (common / "hooks").exists() is hooks  # a placeholder held it, and went
+    log = subprocess.run(  # noqa: ASYNC221
+        ["git", "log", "--format=%s", "wt"], cwd=main, env=env, capture_output=True, text=True
+    )
+    assert log.stdout.split() == ["from-sandbox", "one"]

@@ -157,26 +157,19 @@ async def test_worktree_apply__write_protected(tmp_path: Path) -> None:
             await h.request("lovia/worktree/apply", {"runId": run_id, "confirmProtected": partial})
         assert short.value.code == PROTECTED_CODE
         assert short.value.data["paths"] == sorted(PROTECTED)[:1]
-        # choosing to leave the protected files out lands the rest
-        out = await h.request("lovia/worktree/apply", {"runId": run_id, "paths": ["readme.md"]})
-        assert out["applied"] is True and out["files"] == ["readme.md"]
-        for rel in PROTECTED:
-            assert not (root / rel).exists()
-    finally:
-        await h.stop()
-
-
-async def test_worktree_apply__write_protected_confirmed_lands(tmp_path: Path) -> None:
-    """With every protected path confirmed, the apply lands them (the user saw the warning)."""
-    h, root = await _start(tmp_path)
-    try:
-        run_id, wt = await _worktree_run(h)
-        (wt / ".nvim.lua").write_text(PROTECTED[".nvim.lua"])
+        # what the user confirmed lands; the protected files they left out (``paths``) do not
         out = await h.request(
-            "lovia/worktree/apply", {"runId": run_id, "confirmProtected": [".nvim.lua"]}
+            "lovia/worktree/apply",
+            {
+                "runId": run_id,
+                "paths": ["readme.md", ".nvim.lua"],
+                "confirmProtected": [".nvim.lua"],
+            },
         )
-        assert out["applied"] is True and out["files"] == [".nvim.lua"]
+        assert out["applied"] is True and sorted(out["files"]) == [".nvim.lua", "readme.md"]
         assert (root / ".nvim.lua").read_text() == PROTECTED[".nvim.lua"]
+        for rel in set(PROTECTED) - {".nvim.lua"}:
+            assert not (root / rel).exists()
     finally:
         await h.stop()
 

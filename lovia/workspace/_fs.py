@@ -206,30 +206,54 @@ def atomic_write(path: Path, data: bytes) -> bool:
     """
     dfd = open_dir(path.parent, create=True)
     try:
-        name = path.name
-        st = _check_target(dfd, name, path)
-        mode = stat.S_IMODE(st.st_mode) if st is not None else 0o644
-        tmp = f".{name}.{secrets.token_hex(4)}.tmp"
-        fd = os.open(
-            tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | _O_NOFOLLOW | _O_CLOEXEC, 0o600, dir_fd=dfd
-        )
-        try:
-            try:
-                view = memoryview(data)
-                while view:
-                    n = os.write(fd, view)
-                    view = view[n:]
-                os.fchmod(fd, mode)
-            finally:
-                os.close(fd)
-            os.rename(tmp, name, src_dir_fd=dfd, dst_dir_fd=dfd)
-        except BaseException:
-            with contextlib.suppress(OSError):
-                os.unlink(tmp, dir_fd=dfd)
-            raise
-        return st is not None
+        return replace_in(dfd, path.name, data, path=path)
     finally:
         os.close(dfd)
+
+
+def replace_in(dfd: int, name: str, data: bytes, *, path: Path, mode: int | None = None) -> bool:
+    """Atomically set entry ``name`` of the open directory ``dfd`` to a regular file holding
+    ``data``; return whether it existed. ``mode`` defaults to the existing file's bits (else
+    0644). A symlink, a directory or a special file there is refused, never written through;
+    a hard link is replaced (the rename swaps the entry), so its other names keep their data."""
+    st = _check_target(dfd, name, path)
+    if mode is None:
+        mode = stat.S_IMODE(st.st_mode) if st is not None else 0o644
+    tmp = f".{name}.{secrets.token_hex(4)}.tmp"
+    fd = os.open(
+        tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | _O_NOFOLLOW | _O_CLOEXEC, 0o600, dir_fd=dfd
+    )
+    try:
+        try:
+            view = memoryview(data)
+            while view:
+                n = os.write(fd, view)
+                view = view[n:]
+            os.fchmod(fd, mode)
+        finally:
+            os.close(fd)
+        os.rename(tmp, name, src_dir_fd=dfd, dst_dir_fd=dfd)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp, dir_fd=dfd)
+        raise
+    return st is not None
+
+
+def remove_in(dfd: int, name: str, *, path: Path) -> bool:
+    """Remove entry ``name`` (a file or a symlink, never followed) of the open directory
+    ``dfd``; return whether it existed. A directory or a special file is refused."""
+    try:
+        st = os.stat(name, dir_fd=dfd, follow_symlinks=False)
+    except FileNotFoundError:
+        return False
+    if stat.S_ISDIR(st.st_mode):
+        raise IsDirectoryError(f"Is a directory: {path}")
+    if not (stat.S_ISREG(st.st_mode) or stat.S_ISLNK(st.st_mode)):
+        raise NotRegularFileError(f"Not a regular file: {path}")
+    with contextlib.suppress(FileNotFoundError):
+        os.unlink(name, dir_fd=dfd)
+    return True
 
 
 def exclusive_create(path: Path, data: bytes) -> bool:
@@ -279,4 +303,6 @@ __all__ = [
     "open_regular",
     "read_bytes",
     "read_fd",
+    "remove_in",
+    "replace_in",
 ]

@@ -86,6 +86,15 @@ def protected_path(
     return None
 
 
+def protects(policy: ProtectingPolicy, root: Path, rel: str) -> bool:
+    """Whether writing ``rel`` (relative to ``root``) for the user, landing a worktree run or
+    restoring a restore point, touches a protected path: as the path is spelled or where it
+    resolves to (the file tools' judgement, :func:`protected_path`)."""
+    if policy.is_protected(rel=rel, abs_posix=(root / rel).as_posix()):
+        return True
+    return protected_path(policy, root, rel) is not None
+
+
 def _enclosing_git(root: Path, target: Path) -> Path | None:
     """``sub/.git/config`` that does not exist, run in a subdirectory of a repository: the
     repository's own ``.git/config`` (what git will write)."""
@@ -150,4 +159,5 @@ __all__ = [
     "protected_command_targets",
     "protected_path",
     "protected_warning",
+    "protects",
 ]

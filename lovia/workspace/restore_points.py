@@ -40,6 +40,7 @@ from lovia.workspace._git import GitError, GitRunner, find_git
 from lovia.workspace.paths import relative_to_root, resolve_abs
 from lovia.workspace.patterns import _canonical_abs_pattern
 from lovia.workspace.policy import WorkspacePolicy
+from lovia.workspace.protected import protected_warning, protects
 
 try:  # POSIX only; elsewhere the in-process lock is all there is
     import fcntl
@@ -163,6 +164,9 @@ class FileRestore(_PathModel):
     too_large: bool = False
     """Over ``preview_max_bytes``: no text is shown (the restore itself is not affected)."""
     hand_changed: bool = False
+    protected: bool = False
+    """The policy protects the path (editor, git, CI or agent configuration): restoring its
+    content needs the user's confirmation (``confirmed_protected``)."""
     diff: str = ""
     _raw: str = PrivateAttr(default="")  # the path as on disk (may not be valid UTF-8)
 
@@ -199,6 +203,12 @@ class RestoreResult(BaseModel):
 
 class RestorePointError(LoviaError):
     """A restore-point operation cannot be done (unknown point, git missing, damaged store)."""
+
+
+class UnconfirmedProtectedPaths(RestorePointError):
+    """The restore would land protected paths (``paths``) the user did not confirm."""
+
+    paths: list[str]
 
 
 @dataclass(frozen=True)
@@ -967,12 +977,16 @@ class RestorePoints:
         agent_paths: Iterable[str] = (),
         hand_paths: Iterable[str] = (),
         session_id: str | None = None,
+        confirmed_protected: Iterable[str] | None = None,
     ) -> RestoreResult:
         """Restore the files to ``point_id``; undoable (a point is taken first).
 
         Hand-changed files are kept unless listed in ``force_paths`` (or
         ``overwrite_hand_changes``). Files never stored (ignored, denied, too large)
-        are never touched. Crash-safe: an interrupted restore is finished on the next
+        are never touched. With ``confirmed_protected`` (a host that shows the warning), a
+        protected file the restore would write and that is not listed there refuses the
+        whole restore (:class:`UnconfirmedProtectedPaths`); removing one needs no
+        confirmation. Crash-safe: an interrupted restore is finished on the next
         :meth:`open`.
         """
         self._runner()
@@ -990,6 +1004,8 @@ class RestorePoints:
                 ]
                 kept_set = set(kept)
                 todo = [f for f in files if f.path not in kept_set]
+                if confirmed_protected is not None:
+                    _refuse_unconfirmed(todo, set(confirmed_protected))
                 if not todo:
                     return RestoreResult(point=point, kept=kept, skipped=skipped)
                 undo = await self._commit_point(
@@ -1124,6 +1140,7 @@ class RestorePoints:
                 old_blob=e.old_sha,
                 new_blob=e.new_sha,
                 hand_changed=e.path in dirty,
+                protected=protects(self.policy, self.root, e.path),
             )
             restore._raw = e.path
             files.append(restore)
@@ -1368,6 +1385,18 @@ def _escape_ignore(text: str) -> str:
     return out[:-1] + "\\ " if out.endswith(" ") else out
 
 
+def _refuse_unconfirmed(todo: list[FileRestore], confirmed: set[str]) -> None:
+    paths = [
+        f.path for f in todo if f.protected and f.action != "delete" and f.path not in confirmed
+    ]
+    if paths:
+        raise UnconfirmedProtectedPaths(
+            protected_warning(paths),
+            hint="Show the warning; restore again listing the files the user confirmed.",
+            paths=paths,
+        )
+
+
 def _denied_as_ignore(policy: WorkspacePolicy, root: Path) -> list[str]:
     """Gitignore lines that exclude (a subset of) the policy's denied paths.
 
@@ -1428,5 +1457,6 @@ __all__ = [
     "RestorePreview",
     "RestoreResult",
     "SkippedPath",
+    "UnconfirmedProtectedPaths",
     "git_missing",
 ]

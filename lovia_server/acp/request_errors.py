@@ -40,7 +40,7 @@ def from_protocol_error(exc: p.ProtocolError) -> RequestError:
         return RequestError(-32002, exc.message, data)
     if exc.code == p.RUN_ALREADY_ACTIVE:
         return RequestError(-32600, exc.message, data)
-    if exc.code in (p.WORKTREE_UNAVAILABLE, p.WORKTREE_NOT_FOUND):
+    if exc.code in (p.WORKTREE_UNAVAILABLE, p.WORKTREE_NOT_FOUND, p.PROTECTED_PATHS_UNCONFIRMED):
         return RequestError(int(exc.code), exc.message, data)  # implementation-defined range
     return RequestError(-32603, exc.message, data)
 

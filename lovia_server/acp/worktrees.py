@@ -21,7 +21,7 @@ from acp import RequestError
 from acp import schema as a
 from pydantic import BaseModel
 
-from lovia.workspace.worktree_isolation import denied_by
+from lovia.workspace.policy import WorkspacePolicy
 from lovia_server import protocol as p
 from lovia_server.acp.request_errors import invalid_params
 from lovia_server.host.acl import folder_config
@@ -81,7 +81,7 @@ class AcpWorktrees:
             store=core.store,
             supervisor=core.supervisor,
             max_concurrent=lambda: settings().worktrees.maxConcurrent,
-            denied=self._denied,
+            policy=self._policy,
             unsaved=lambda root: [],  # ACP tells the agent nothing of unsaved buffers
             restore_point=None,
             drop_root=None,
@@ -97,10 +97,10 @@ class AcpWorktrees:
             "keep": (p.WorktreeRunParams, lambda q: self.runs.keep(q.run_id)),
         }
 
-    def _denied(self, root: Path) -> Callable[[str], bool]:
+    def _policy(self, root: Path) -> WorkspacePolicy:
         settings = self.settings()
         config = folder_config(root, [root], settings.permissions, "coding", agent=settings.agent)
-        return denied_by(config.policy, root)
+        return config.policy
 
     async def prompt(
         self, session_id: str, cwd: Path, prompt: str, model_input: str, continue_: Continue

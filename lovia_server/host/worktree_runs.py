@@ -22,16 +22,19 @@ import asyncio
 import logging
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 
 from lovia.workspace import git_worktrees as g
+from lovia.workspace.policy import WorkspacePolicy
+from lovia.workspace.protected import protects
+from lovia.workspace.worktree_isolation import denied_by
 from lovia_server import protocol as p
 from lovia_server.host import worktree_landing as landing
 from lovia_server.host import worktree_listing
 from lovia_server.host.run_controller import short_id
 from lovia_server.host.store import ServerStore
 from lovia_server.host.supervisor import RunSupervisor
-from lovia_server.host.uris import path_uri
 from lovia_server.host.worktree_store import WorktreeRecord, WorktreeStore, new_record
 
 logger = logging.getLogger("lovia_server.host.worktree_runs")
@@ -44,8 +47,8 @@ agent); the second argument is the run's cwd inside the worktree."""
 Resume = Callable[[str, Gate | None], Awaitable[p.LaunchResult]]
 Continue = Callable[[Path], Awaitable[p.LaunchResult]]
 """Start a follow-up run in the worktree's session; the argument is its cwd in the worktree."""
-Denied = Callable[[Path], Callable[[str], bool]]
-"""For a workspace root: whether a relative path is denied by its ACL."""
+Policy = Callable[[Path], WorkspacePolicy]
+"""A workspace root's policy (``folder_config``'s): what is denied, what is protected."""
 RestorePoint = Callable[[Path, str, str], Awaitable[str | None]]
 """(workspace root, session id, label) -> the id of a restore point taken now, if any."""
 DropRoot = Callable[[Path], Awaitable[None]]
@@ -73,7 +76,7 @@ class WorktreeRuns:
         store: ServerStore,
         supervisor: RunSupervisor,
         max_concurrent: Callable[[], int],
-        denied: Denied,
+        policy: Policy,
         unsaved: Callable[[Path], list[str]],
         restore_point: RestorePoint | None,
         drop_root: DropRoot | None,
@@ -85,7 +88,7 @@ class WorktreeRuns:
         self.store = store
         self.supervisor = supervisor
         self.max_concurrent = max_concurrent
-        self.denied = denied
+        self.policy = policy
         self.unsaved = unsaved
         self.restore_point = restore_point
         self.drop_root = drop_root
@@ -95,6 +98,10 @@ class WorktreeRuns:
         self._preparing: dict[str, Gate] = {}
         self._lock = asyncio.Lock()
         self._tasks: set[asyncio.Task[None]] = set()
+
+    def denied(self, root: Path) -> Callable[[str], bool]:
+        """Whether ``root``'s policy denies a path relative to it (never carried nor landed)."""
+        return denied_by(self.policy(root), root)
 
     # ================================================================== starting
 
@@ -441,7 +448,15 @@ class WorktreeRuns:
             )
         repo, path = Path(record.workspace), Path(record.path)
         tip = await g.snapshot_tree(path)
-        found, skipped = await landing.changes(repo, path, record.base, tip, self.denied(repo))
+        policy = self.policy(repo)
+        found, skipped = await landing.changes(
+            repo,
+            path,
+            record.base,
+            tip,
+            self.denied(repo),
+            protected=partial(protects, policy, repo),
+        )
         return found, skipped, tip
 
     async def diff(self, run_id: str) -> p.WorktreeDiffResult:
@@ -452,7 +467,7 @@ class WorktreeRuns:
             run_id=run_id,
             branch=record.branch,
             base=record.base or "",
-            files=[_file(Path(record.workspace), plan) for plan in plans],
+            files=[landing.wire_file(Path(record.workspace), plan) for plan in plans],
             skipped=skipped,
         )
 
@@ -467,19 +482,23 @@ class WorktreeRuns:
         edits: Mapping[str, str] = {e.path: e.new_text for e in params.edits}
         plans = await landing.plan(found, edits, set(self.unsaved(repo)))
         conflicts = [plan for plan in plans if plan.verdict == "conflict"]
+        checkpoint = None
+        if not conflicts:
+            landing.require_confirmed(record.run_id, plans, params.confirm_protected)
+            if self.restore_point is not None:
+                checkpoint = await self.restore_point(
+                    repo, record.session_id, f"before applying {record.branch}"
+                )
+            conflicts = await landing.write(
+                repo, plans, await landing.modes(Path(record.path), plans)
+            )
         if conflicts:
             return p.WorktreeApplyResult(
                 run_id=record.run_id,
                 applied=False,
                 files=[],
-                conflicts=[_file(repo, plan) for plan in conflicts],
+                conflicts=[landing.wire_file(repo, plan) for plan in conflicts],
             )
-        checkpoint = None
-        if self.restore_point is not None:
-            checkpoint = await self.restore_point(
-                repo, record.session_id, f"before applying {record.branch}"
-            )
-        await landing.write(repo, plans, await landing.modes(Path(record.path), plans))
         await self._remove(record)
         await g.delete_branch(repo, record.branch)
         await self.records.put(record.but(state="applied"))
@@ -562,21 +581,6 @@ async def _quiet_entries(repo: Path) -> list[g.WorktreeEntry]:
 def _title(prompt: str) -> str:
     first = prompt.strip().splitlines()[0] if prompt.strip() else "worktree run"
     return first[:72]
-
-
-def _file(repo: Path, plan: landing.Landing) -> p.WorktreeFile:
-    change = plan.change
-    return p.WorktreeFile(
-        path=change.path,
-        uri=path_uri(repo / change.path),
-        status=change.status,
-        binary=change.binary,
-        old_text=landing.text_of(change.ours),
-        new_text=landing.text_of(plan.result) if plan.verdict != "conflict" else None,
-        patch=change.patch,
-        verdict=plan.verdict,
-        reason=plan.reason,
-    )
 
 
 __all__ = ["WorktreeRequest", "WorktreeRuns"]

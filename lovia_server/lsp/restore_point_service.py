@@ -26,6 +26,7 @@ from lovia.workspace.restore_points import (
     RestorePoints,
     RestorePointSettings,
     SkippedPath,
+    UnconfirmedProtectedPaths,
     git_missing,
 )
 from lovia_server import protocol as p
@@ -305,6 +306,7 @@ class RestorePointService:
                     new_text=None if omit else f.new_text,
                     diff="" if over else f.diff,
                     text_omitted=omit,
+                    protected=f.protected,
                 )
             )
         return p.RestorePreviewResult(
@@ -326,13 +328,26 @@ class RestorePointService:
         await self._settled(points.root)
         info = await self._info(points, point)
         forced = [self._relative(points.root, path) for path in params.force_paths]
-        result = await points.restore(
-            point.id,
-            force_paths=[f for f in forced if f is not None],
-            overwrite_hand_changes=params.force_all,
-            hand_paths=self.workspace.unsaved_paths(points.root),
-            session_id=point.session_id,
-        )
+        confirmed = [self._relative(points.root, path) for path in params.confirm_protected]
+        try:
+            result = await points.restore(
+                point.id,
+                force_paths=[f for f in forced if f is not None],
+                overwrite_hand_changes=params.force_all,
+                hand_paths=self.workspace.unsaved_paths(points.root),
+                session_id=point.session_id,
+                confirmed_protected=[c for c in confirmed if c is not None],
+            )
+        except UnconfirmedProtectedPaths as exc:
+            raise p.ProtocolError(
+                p.PROTECTED_PATHS_UNCONFIRMED,
+                exc.message,
+                {
+                    "checkpointId": point.id,
+                    "paths": [str(points.root / path) for path in exc.paths],
+                    "field": "confirmProtected",
+                },
+            ) from None
         removed: list[str] = []
         prompt: str | None = None
         if params.conversation and point.session_id is not None and point.turn_index is not None:

@@ -11,14 +11,12 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from lsprotocol import types as lsp
 
 import lovia
-from lovia.workspace.paths import resolve_path
 from lovia_server import protocol as p
 from lovia_server.host.agent_factory import AgentFactory, RunPlace
 from lovia_server.host.agents import BUILTIN_CODING
@@ -86,7 +84,7 @@ class ServerRuntime:
             store=store,
             supervisor=self.supervisor,
             max_concurrent=lambda: server.settings.worktrees.maxConcurrent,
-            denied=self._denied,
+            policy=lambda root: self.workspace.config_for(root).policy,
             unsaved=self.workspace.unsaved_paths,
             restore_point=self.restore_points.snapshot,
             drop_root=self.restore_points.drop_root,
@@ -227,17 +225,6 @@ class ServerRuntime:
             run_id=record.run_id,
             gate=gate,
         )
-
-    def _denied(self, root: Path) -> Callable[[str], bool]:
-        """Whether the ACL of ``root`` denies a path (relative to it)."""
-        policy = self.workspace.config_for(root).policy
-
-        def denied(rel: str) -> bool:
-            resolved = resolve_path(root, rel)
-            decision = policy.decide_path(rel=resolved.rel, abs_posix=resolved.abs_posix, op="read")
-            return decision == "deny"
-
-        return denied
 
     async def _spec(
         self,

@@ -7,7 +7,7 @@ from typing import Any
 
 
 class ErrorCode(IntEnum):
-    """JSON-RPC error codes: the standard ones lovia uses, then lovia's own (-32010..-32018)."""
+    """JSON-RPC error codes: the standard ones lovia uses, then lovia's own (-32010..-32021)."""
 
     PARSE_ERROR = -32700
     INVALID_REQUEST = -32600
@@ -27,6 +27,7 @@ class ErrorCode(IntEnum):
     CHECKPOINT_NOT_FOUND = -32018
     WORKTREE_UNAVAILABLE = -32019
     WORKTREE_NOT_FOUND = -32020
+    PROTECTED_PATHS_UNCONFIRMED = -32021
 
     @property
     def title(self) -> str:
@@ -65,6 +66,10 @@ ERROR_DESCRIPTIONS: dict[ErrorCode, str] = {
     "silent run in the workspace",
     ErrorCode.WORKTREE_NOT_FOUND: "`runId` is not a worktree run this server knows, or its "
     "worktree was already applied, discarded or kept (`data.state`)",
+    ErrorCode.PROTECTED_PATHS_UNCONFIRMED: "`worktree/apply` or `restore` would write protected "
+    "paths (`data.paths`: editor, git, CI or agent configuration) not listed in "
+    "`confirmProtected`; nothing was written. Show the message (the warning) and send the "
+    "request again with the paths the user confirmed",
 }
 
 # Module-level names kept for callers that predate the enum.
@@ -82,6 +87,7 @@ RESTORE_WHILE_RUNNING = ErrorCode.RESTORE_WHILE_RUNNING
 CHECKPOINT_NOT_FOUND = ErrorCode.CHECKPOINT_NOT_FOUND
 WORKTREE_UNAVAILABLE = ErrorCode.WORKTREE_UNAVAILABLE
 WORKTREE_NOT_FOUND = ErrorCode.WORKTREE_NOT_FOUND
+PROTECTED_PATHS_UNCONFIRMED = ErrorCode.PROTECTED_PATHS_UNCONFIRMED
 
 
 class ProtocolError(Exception):
@@ -107,6 +113,7 @@ __all__ = [
     "MODEL_NOT_CONFIGURED",
     "NOT_RESUMABLE",
     "PATH_OUTSIDE_WORKSPACE",
+    "PROTECTED_PATHS_UNCONFIRMED",
     "RESTORE_WHILE_RUNNING",
     "RUN_ALREADY_ACTIVE",
     "RUN_NOT_ACTIVE",

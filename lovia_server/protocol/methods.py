@@ -204,6 +204,10 @@ class RestoreParams(WireParams):
     force_paths: list[str] = Field(default_factory=list)
     """Hand-changed files to overwrite anyway (paths as the preview lists them)."""
     force_all: bool = False
+    confirm_protected: list[str] = Field(default_factory=list)
+    """Protected files (``protected: true`` in the preview) the user confirmed after seeing the
+    warning (paths as the preview lists them); restoring the content of one not listed
+    refuses the restore (-32021, ``data.paths``). Removing one needs no confirmation."""
 
 
 def parse_params(model: type[P], params: object) -> P:
@@ -491,6 +495,9 @@ class RestoreFile(WireModel):
     text_omitted: bool
     """Text and diff left out: the file is binary or too big, or the preview reached its
     size budget."""
+    protected: bool = False
+    """Editor, git, CI or agent configuration (the workspace's protected paths): restoring its
+    content needs ``confirmProtected``."""
 
 
 class RestorePreviewResult(WireModel):
@@ -672,7 +679,8 @@ RESTORE = Method(
     RestoreParams,
     RestoreResult,
     "takes an undo checkpoint first; hand-changed files are kept unless forced; refused with "
-    "-32017 while a run is live in that folder",
+    "-32017 while a run is live in that folder, and with -32021 when it would write a "
+    "protected file not listed in `confirmProtected`",
 )
 STATUS = Method(
     "lovia/status",
@@ -702,8 +710,10 @@ WORKTREE_APPLY = Method(
     "lovia/worktree/apply",
     WorktreeApplyParams,
     WorktreeApplyResult,
-    "lands the reviewed changes after a restore point; any conflict and nothing is written; "
-    "the worktree and branch go once applied; `alsoDiscard` discards the other candidates",
+    "lands the reviewed changes after a restore point; any conflict and nothing is written "
+    "(a folder that is a symbolic link is one); a protected file lands only when listed in "
+    "`confirmProtected` (-32021 otherwise); the worktree and branch go once applied; "
+    "`alsoDiscard` discards the other candidates",
 )
 WORKTREE_DISCARD = Method(
     "lovia/worktree/discard",

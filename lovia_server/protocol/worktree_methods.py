@@ -80,6 +80,9 @@ class WorktreeFile(WireModel):
     """The run's unified diff of the file against its base."""
     verdict: LandingVerdict
     reason: str | None = None
+    protected: bool = False
+    """The workspace's policy protects the path (editor, git, CI or agent configuration):
+    applying it needs ``confirmProtected`` after the user saw the warning."""
 
 
 class WorktreeDiffResult(WireModel):
@@ -88,7 +91,7 @@ class WorktreeDiffResult(WireModel):
     base: str
     files: list[WorktreeFile]
     skipped: list[str]
-    """Changed paths the ACL denies: never shown nor applied."""
+    """Changed paths the ACL denies (``deniedPaths``): never shown nor applied."""
 
 
 class WorktreeEdit(WireParams):
@@ -106,6 +109,9 @@ class WorktreeApplyParams(WireParams):
     """Per file, the reviewed text to land instead of the run's (hunks accepted or edited)."""
     also_discard: list[_Id] = Field(default_factory=list)
     """Other worktree runs to discard once this one landed (best-of-n in one call)."""
+    confirm_protected: list[_Id] = Field(default_factory=list)
+    """The protected files (``protected: true`` in the diff) the user confirmed after seeing
+    the warning; a protected file not listed refuses the apply (-32021, ``data.paths``)."""
 
 
 class WorktreeApplyResult(WireModel):

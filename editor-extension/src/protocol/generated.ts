@@ -54,7 +54,7 @@ export type MCPServerState = "idle" | "starting" | "running" | "restarting" | "f
 export type WorktreeState = "queued" | "active" | "applied" | "discarded" | "kept";
 export type LandingVerdict = "clean" | "merged" | "unchanged" | "conflict";
 /**
- * JSON-RPC error codes: -32700 ParseError, -32600 InvalidRequest, -32601 MethodNotFound, -32602 InvalidParams, -32603 InternalError, -32002 ServerNotInitialized, -32800 RequestCancelled, -32010 RunNotFound, -32011 RunNotActive, -32012 RunAlreadyActive, -32013 ApprovalNotFound, -32014 NotResumable, -32015 PathOutsideWorkspace, -32016 ModelNotConfigured, -32017 RestoreWhileRunning, -32018 CheckpointNotFound, -32019 WorktreeUnavailable, -32020 WorktreeNotFound
+ * JSON-RPC error codes: -32700 ParseError, -32600 InvalidRequest, -32601 MethodNotFound, -32602 InvalidParams, -32603 InternalError, -32002 ServerNotInitialized, -32800 RequestCancelled, -32010 RunNotFound, -32011 RunNotActive, -32012 RunAlreadyActive, -32013 ApprovalNotFound, -32014 NotResumable, -32015 PathOutsideWorkspace, -32016 ModelNotConfigured, -32017 RestoreWhileRunning, -32018 CheckpointNotFound, -32019 WorktreeUnavailable, -32020 WorktreeNotFound, -32021 ProtectedPathsUnconfirmed
  */
 export type ErrorCode =
   | -32700
@@ -74,7 +74,8 @@ export type ErrorCode =
   | -32017
   | -32018
   | -32019
-  | -32020;
+  | -32020
+  | -32021;
 
 /**
  * The lovia editor protocol (generated from lovia_server.protocol; do not edit by hand): every lovia/* request's params and result, the lovia/event notification, the error codes, the initialization options and the settings.
@@ -174,7 +175,7 @@ export interface LoviaProtocol {
       result: RestorePreviewResult;
     };
     /**
-     * takes an undo checkpoint first; hand-changed files are kept unless forced; refused with -32017 while a run is live in that folder
+     * takes an undo checkpoint first; hand-changed files are kept unless forced; refused with -32017 while a run is live in that folder, and with -32021 when it would write a protected file not listed in `confirmProtected`
      */
     "lovia/restore": {
       params: RestoreParams;
@@ -209,7 +210,7 @@ export interface LoviaProtocol {
       result: WorktreeDiffResult;
     };
     /**
-     * lands the reviewed changes after a restore point; any conflict and nothing is written; the worktree and branch go once applied; `alsoDiscard` discards the other candidates
+     * lands the reviewed changes after a restore point; any conflict and nothing is written (a folder that is a symbolic link is one); a protected file lands only when listed in `confirmProtected` (-32021 otherwise); the worktree and branch go once applied; `alsoDiscard` discards the other candidates
      */
     "lovia/worktree/apply": {
       params: WorktreeApplyParams;
@@ -893,6 +894,7 @@ export interface RestoreFile {
   newText: string | null;
   diff: string;
   textOmitted: boolean;
+  protected: boolean;
 }
 export interface SkippedFile {
   path: string;
@@ -904,6 +906,7 @@ export interface RestoreParams {
   conversation?: boolean;
   forcePaths?: string[];
   forceAll?: boolean;
+  confirmProtected?: string[];
 }
 export interface RestoreResult {
   checkpoint: CheckpointInfo;
@@ -1073,12 +1076,14 @@ export interface WorktreeFile {
   patch: string;
   verdict: LandingVerdict;
   reason: string | null;
+  protected: boolean;
 }
 export interface WorktreeApplyParams {
   runId: string;
   paths?: string[];
   edits?: WorktreeEdit[];
   alsoDiscard?: string[];
+  confirmProtected?: string[];
 }
 /**
  * The text the user approved for one file after reviewing its hunks.

@@ -152,6 +152,8 @@ export const ErrorCodes = {
   WorktreeUnavailable: -32019,
   /** A worktree run that is unknown, or already applied, discarded or kept. */
   WorktreeNotFound: -32020,
+  /** `lovia/worktree/apply` would land protected files the request did not confirm (`data.paths`). */
+  ProtectedPathsUnconfirmed: -32021,
   /** Standard LSP: request before `initialize`. */
   ServerNotInitialized: -32002,
   InvalidParams: -32602,

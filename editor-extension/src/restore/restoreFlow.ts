@@ -1,10 +1,13 @@
 /**
  * "Restore to here" and "Compare with checkpoint": the preview of a restore point in a
  * multi-file diff view, a confirmation, the restore, and editors brought in line with the
- * disk. Free of `vscode`: the editor side is a {@link RestoreUi}.
+ * disk. Free of `vscode`: the editor side is a {@link RestoreUi}. A restore that writes a
+ * protected file (editor, git, CI or agent configuration) says so in its question, and only
+ * an accepted question confirms those files to the server (`confirmProtected`).
  */
 import type { LoviaClient } from "../protocol/client";
 import type { CheckpointInfo, RestoreFile, RestoreFilesResult, RestorePreviewResult } from "../protocol/types";
+import { protectedWarning } from "../approvals/protectedWarning";
 
 /** The scheme of the read-only documents that hold a checkpoint's (or the current) text. */
 export const CHECKPOINT_SCHEME = "lovia-checkpoint";
@@ -37,6 +40,10 @@ export interface RestoreQuestion {
   title: string;
   /** What is kept, if anything (files changed by hand). */
   note?: string;
+  /** The warning for protected files the restore writes (they are named in `protectedPaths`). */
+  warning?: string;
+  /** Protected files the restore writes: confirmed to the server when the user accepts. */
+  protectedPaths: string[];
   /** The first one is what "Confirm" means. */
   choices: { choice: RestoreChoice; label: string; detail: string }[];
 }
@@ -122,10 +129,14 @@ export function restoreQuestion(preview: RestorePreviewResult, allowConversation
   const kept = preview.files.filter((f) => f.handChanged);
   const label = quoted(preview.checkpoint);
   const files = `${n} file${n === 1 ? "" : "s"}`;
+  const guarded = preview.files.filter((f) => f.protected && f.action !== "delete").map((f) => f.path);
   const question: RestoreQuestion = {
     title: n === 0 ? `The files are as they were before ${label}` : `Restore ${files} to how they were before ${label}?`,
     choices: [],
+    protectedPaths: guarded,
   };
+  // The folder too: `.vscode/settings.json`, not a bare `settings.json`.
+  if (guarded.length > 0) question.warning = protectedWarning(guarded.map((p) => p.split(/[\\/]/).slice(-2).join("/")));
   let names = "";
   if (kept.length > 0) {
     names = kept.slice(0, 3).map((f) => baseName(f.path)).join(", ") + (kept.length > 3 ? ", …" : "");
@@ -167,8 +178,9 @@ export class RestoreFlow {
     const view = restoreView(preview);
     if (view.entries.length > 0) await this.ui.showChanges(view);
     let choice: RestoreChoice | undefined;
+    const question = restoreQuestion(preview, allowConversation && preview.checkpoint.kind === "turn");
     try {
-      choice = await this.ui.confirm(restoreQuestion(preview, allowConversation && preview.checkpoint.kind === "turn"), view);
+      choice = await this.ui.confirm(question, view);
     } finally {
       if (view.entries.length > 0) await this.ui.closeChanges(view);
     }
@@ -177,6 +189,7 @@ export class RestoreFlow {
       checkpointId,
       conversation: choice === "filesAndConversation" || (choice === "overwriteAll" && allowConversation && preview.checkpoint.kind === "turn"),
       forceAll: choice === "overwriteAll",
+      ...(question.protectedPaths.length > 0 ? { confirmProtected: question.protectedPaths } : {}),
     });
     if (result.restored.length > 0) {
       await this.ui.syncEditors(

@@ -85,7 +85,8 @@ export class VsCodeRestoreUi implements RestoreUi, vscode.TextDocumentContentPro
       // may move to the diff) and goes away whichever way the restore is answered.
       const pick = vscode.window.createQuickPick<ChoiceItem>();
       pick.title = `lovia: ${question.title}`;
-      pick.placeholder = question.note ?? "Review the changes, then choose (or ✓ Confirm Restore in the diff view's title)";
+      const notes = [question.warning && `⚠ ${question.warning}`, question.note].filter(Boolean).join(" · ");
+      pick.placeholder = notes || "Review the changes, then choose (or ✓ Confirm Restore in the diff view's title)";
       pick.ignoreFocusOut = true;
       pick.items = [
         ...question.choices.map((c) => ({ label: c.label, detail: c.detail, choice: c.choice })),

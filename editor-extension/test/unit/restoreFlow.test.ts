@@ -49,6 +49,7 @@ function file(name: string, action: RestoreFile["action"], over: Partial<Restore
     newText: action === "delete" ? null : `then ${name}\n`,
     diff: "",
     textOmitted: false,
+    protected: false,
     ...over,
   };
 }
@@ -187,6 +188,25 @@ describe("RestoreFlow", () => {
     }
   });
 
+  it("a protected file is named with the warning, and confirmed to the server only with the answer", async () => {
+    const guarded = [...files, file(".vscode/settings.json", "modify", { protected: true }), file(".nvim.lua", "delete", { protected: true })];
+    const q = restoreQuestion(preview(guarded), true);
+    expect(q.protectedPaths).toEqual([`${ROOT}/.vscode/settings.json`]); // removing one writes nothing
+    expect(q.warning).toContain("(.vscode/settings.json)");
+    expect(q.warning).toContain("always need your approval");
+    expect(restoreQuestion(preview(files), true).warning).toBeUndefined();
+    const ui = new FakeUi("filesOnly");
+    const { client, restores } = fakeClient(preview(guarded));
+    await new RestoreFlow(client as never, ui).restoreTo("rp-0000000000000001-abcdef");
+    expect(ui.asked[0]!.warning).toBe(q.warning);
+    expect(restores).toEqual([
+      { checkpointId: "rp-0000000000000001-abcdef", conversation: false, forceAll: false, confirmProtected: [`${ROOT}/.vscode/settings.json`] },
+    ]);
+    const dismissed = fakeClient(preview(guarded));
+    await new RestoreFlow(dismissed.client as never, new FakeUi(undefined)).restoreTo("rp-0000000000000001-abcdef");
+    expect(dismissed.restores).toEqual([]);
+  });
+
   it("a dismissed confirmation restores nothing and closes the diff view", async () => {
     const ui = new FakeUi(undefined);
     const { client, restores } = fakeClient(preview(files));
@@ -264,6 +284,12 @@ describe("VsCodeRestoreUi", () => {
     const cancelled = ui.confirm(restoreQuestion(p, true), view);
     __mock.state.quickPicks[3].accept("Cancel");
     expect(await cancelled).toBeUndefined();
+
+    const guarded = preview([file(".vscode/settings.json", "modify", { protected: true })]);
+    const warned = ui.confirm(restoreQuestion(guarded, true), restoreView(guarded));
+    expect(__mock.state.quickPicks[4].placeholder).toMatch(/^⚠ This change alters agent or editor configuration \(\.vscode\/settings\.json\)/);
+    __mock.state.quickPicks[4].accept("Restore Files Only");
+    expect(await warned).toBe("filesOnly");
     ui.dispose();
   });
 

@@ -1,8 +1,8 @@
 import { beforeEach, describe, expect, it } from "vitest";
-import { Uri, __mock } from "../vscode-mock/vscode";
+import { Uri, __mock, window } from "../vscode-mock/vscode";
 import { ProposalContentProvider } from "../../src/approvals/proposals";
 import { WorktreeFiles } from "../../src/agents/worktreeFiles";
-import { WorktreeReview } from "../../src/agents/worktreeReview";
+import { APPLY_PROTECTED, APPLY_WITHOUT_PROTECTED, WorktreeReview } from "../../src/agents/worktreeReview";
 import { WorktreeRuns, type WorktreeClient } from "../../src/agents/worktreeRuns";
 import { hunksOf } from "../../src/diff/hunks";
 import { EventStore } from "../../src/protocol/eventStore";
@@ -150,5 +150,45 @@ describe("applying a worktree run", () => {
     expect(await done).toBeUndefined();
     expect(applies).toEqual([]);
     expect(__mock.diffTabs()).toEqual([]);
+  });
+
+  describe("a protected file (editor, git, CI or agent configuration)", () => {
+    const settings = readme({ path: ".vscode/settings.json", uri: "file:///work/project/.vscode/settings.json", oldText: null, newText: '{"x": 1}\n', status: "added", protected: true });
+
+    async function reviewed(answer: string | undefined) {
+      const ctx = setup([readme(), settings]);
+      await ctx.runs.refresh();
+      const done = ctx.review.start("r_a");
+      await settle();
+      expect(__mock.diffTabs()).toHaveLength(2);
+      expect(window.tabGroups.activeTabGroup.tabs.map((t) => t.label)).toContain("settings.json (lovia: apply “Tidy up r_a” — review, protected)");
+      expect(__mock.state.messages.at(-1)?.text).toContain("1 protected (you confirm them when applying)");
+      __mock.state.messageAnswers.push(answer);
+      await ctx.review.apply(ctx.review.target(undefined));
+      const warning = __mock.state.messages.find((m) => m.level === "warning")!;
+      expect(warning).toMatchObject({ level: "warning", options: { modal: true } });
+      expect(warning.text).toContain(".vscode/settings.json");
+      expect((warning.options as { detail: string }).detail).toContain("always need your approval");
+      expect(warning.items).toEqual([APPLY_PROTECTED, APPLY_WITHOUT_PROTECTED]);
+      return { ...ctx, done };
+    }
+
+    it("is applied only after the user confirmed the warning, and then named in confirmProtected", async () => {
+      const { applies, done } = await reviewed(APPLY_PROTECTED);
+      expect(applies).toEqual([{ runId: "r_a", edits: [], alsoDiscard: [], confirmProtected: [".vscode/settings.json"] }]);
+      expect(await done).toMatchObject({ applied: true });
+    });
+
+    it("is left out when the user applies without it", async () => {
+      const { applies } = await reviewed(APPLY_WITHOUT_PROTECTED);
+      expect(applies).toEqual([{ runId: "r_a", edits: [], alsoDiscard: [], paths: ["README.md"] }]);
+    });
+
+    it("dismissing the warning applies nothing and keeps the review open", async () => {
+      const { applies, review } = await reviewed(undefined);
+      expect(applies).toEqual([]);
+      expect(review.target(undefined)).toBe("worktree-r_a");
+      expect(__mock.diffTabs()).toHaveLength(2);
+    });
   });
 });

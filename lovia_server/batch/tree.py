@@ -14,13 +14,12 @@ relative to the tree.
 from __future__ import annotations
 
 import io
-import os
 import subprocess
 import tarfile
 from collections.abc import Callable
 from pathlib import Path
 
-from lovia.workspace.git_env import hardened_git_config
+from lovia.workspace.git_env import own_git_env
 from lovia_server.batch.task import TaskSource
 
 #: Folders never shipped from a local directory: VCS metadata (the worker makes a fresh
@@ -58,9 +57,13 @@ def pack(directory: str | Path, denied: Denied) -> bytes:
 
 
 def _git(root: Path, *args: str) -> str:
-    env = hardened_git_config({**os.environ, "GIT_TERMINAL_PROMPT": "0"})
     done = subprocess.run(
-        ["git", *_IDENTITY, *args], cwd=root, env=env, capture_output=True, text=True
+        ["git", *_IDENTITY, *args],
+        cwd=root,
+        env=own_git_env(),
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
     )
     if done.returncode != 0:
         raise TreeError(f"git {args[0]} failed: {done.stderr.strip() or done.stdout.strip()}")

@@ -211,6 +211,22 @@ def atomic_write(path: Path, data: bytes) -> bool:
         os.close(dfd)
 
 
+def write_new(dfd: int, name: str, data: bytes, mode: int) -> None:
+    """Create entry ``name`` of the open directory ``dfd`` (it must not exist: no link is ever
+    followed) holding ``data`` with permission bits ``mode``."""
+    fd = os.open(
+        name, os.O_WRONLY | os.O_CREAT | os.O_EXCL | _O_NOFOLLOW | _O_CLOEXEC, 0o600, dir_fd=dfd
+    )
+    try:
+        view = memoryview(data)
+        while view:
+            n = os.write(fd, view)
+            view = view[n:]
+        os.fchmod(fd, mode)
+    finally:
+        os.close(fd)
+
+
 def replace_in(dfd: int, name: str, data: bytes, *, path: Path, mode: int | None = None) -> bool:
     """Atomically set entry ``name`` of the open directory ``dfd`` to a regular file holding
     ``data``; return whether it existed. ``mode`` defaults to the existing file's bits (else
@@ -220,18 +236,8 @@ def replace_in(dfd: int, name: str, data: bytes, *, path: Path, mode: int | None
     if mode is None:
         mode = stat.S_IMODE(st.st_mode) if st is not None else 0o644
     tmp = f".{name}.{secrets.token_hex(4)}.tmp"
-    fd = os.open(
-        tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | _O_NOFOLLOW | _O_CLOEXEC, 0o600, dir_fd=dfd
-    )
     try:
-        try:
-            view = memoryview(data)
-            while view:
-                n = os.write(fd, view)
-                view = view[n:]
-            os.fchmod(fd, mode)
-        finally:
-            os.close(fd)
+        write_new(dfd, tmp, data, mode)
         os.rename(tmp, name, src_dir_fd=dfd, dst_dir_fd=dfd)
     except BaseException:
         with contextlib.suppress(OSError):

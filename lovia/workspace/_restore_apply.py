@@ -28,7 +28,6 @@ from lovia.workspace import _fs
 
 TEMP_PREFIX = ".lovia-restore-"
 TEMP_SUFFIX = ".tmp"
-_O_NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
 _O_CLOEXEC = getattr(os, "O_CLOEXEC", 0)
 
 OpKind = Literal["write", "delete"]
@@ -198,18 +197,7 @@ def apply_write(root: Path, rel: str, data: bytes, git_mode: str, umask: int) ->
             os.symlink(os.fsdecode(data), tmp, dir_fd=dfd)
         else:
             mode = _file_mode(st, executable=git_mode == "100755", umask=umask)
-            fd = os.open(
-                tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | _O_NOFOLLOW | _O_CLOEXEC, 0o600,
-                dir_fd=dfd,
-            )  # fmt: skip
-            try:
-                view = memoryview(data)
-                while view:
-                    n = os.write(fd, view)
-                    view = view[n:]
-                os.fchmod(fd, mode)
-            finally:
-                os.close(fd)
+            _fs.write_new(dfd, tmp, data, mode)
         try:
             os.rename(tmp, name, src_dir_fd=dfd, dst_dir_fd=dfd)
         except BaseException:

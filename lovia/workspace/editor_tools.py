@@ -440,12 +440,13 @@ _SYMBOL_AT_SCHEMA = {
     "additionalProperties": False,
 }
 
-_LOCATION_TOOLS: dict[str, tuple[LocationKind, str, str, str]] = {
+_LOCATION_TOOLS: dict[str, tuple[LocationKind, str, str, str, str]] = {
     "go_to_definition": (
         "definition",
         "Where a symbol is defined, found by the editor's language server (not by text).",
         "Definition of",
         "No definition found.",
+        "the definition",
     ),
     "find_references": (
         "references",
@@ -453,6 +454,7 @@ _LOCATION_TOOLS: dict[str, tuple[LocationKind, str, str, str]] = {
         "(real references, not text matches), as path:line:col  code.",
         "References to",
         "No references found.",
+        "references",
     ),
     "find_implementations": (
         "implementation",
@@ -460,12 +462,13 @@ _LOCATION_TOOLS: dict[str, tuple[LocationKind, str, str, str]] = {
         "language server.",
         "Implementations of",
         "No implementations found.",
+        "implementations",
     ),
 }
 
 
 def _location_tool(editor: EditorTools, name: str) -> Tool:
-    kind, description, verb, empty = _LOCATION_TOOLS[name]
+    kind, description, verb, empty, what = _LOCATION_TOOLS[name]
 
     async def invoke(args: dict[str, Any], ctx: RunContext[Any]) -> str:
         a = _parse(_SymbolAt, name, args)
@@ -475,7 +478,7 @@ def _location_tool(editor: EditorTools, name: str) -> Tool:
         if text is None:
             raise ToolError(f"No such file: {a.path}", hint="Check the path with list_files.")
         position = lsp_position(text, a.symbol, a.line)
-        found = await _call(editor, editor.port.locations(kind, path, position), verb.lower())
+        found = await _call(editor, editor.port.locations(kind, path, position), what)
         gate = _Gate(session, path)
         return await _render_locations(session, gate, found, editor.max_results, empty)
 

@@ -85,6 +85,13 @@ def _path(uri: str) -> Path | None:
         return path
 
 
+def _reason(exc: BaseException) -> str:
+    """An error answer's short reason: pygls names the JSON-RPC error by its class."""
+    text = str(exc).strip()
+    name = type(exc).__name__.removeprefix("JsonRpc")
+    return f"{name}: {text}" if text and text != name else name
+
+
 class LspEditorIntel:
     """Implements ``lovia.workspace.editor_intel.EditorIntel`` for the language server's
     client."""
@@ -98,7 +105,19 @@ class LspEditorIntel:
         try:
             raw = await asyncio.wait_for(future, REQUEST_TIMEOUT)
         except TimeoutError:
-            raise ToolError(f"The editor did not answer {method.name}.") from None
+            raise ToolError(
+                f"The editor did not answer {method.name}.",
+                hint="The editor's language server may still be starting; try again later or "
+                "use grep_files.",
+            ) from None
+        except Exception as exc:  # an error answer is the same as none, said plainly
+            logger.info("editor_intel.error_answer: %s %r", method.name, exc)
+            raise ToolError(
+                f"The editor could not answer {method.name} (it answered with an error: "
+                f"{_reason(exc)}).",
+                hint="No language server in the editor may handle this file; use grep_files "
+                "or read_file instead.",
+            ) from None
         try:
             return result.model_validate(plain_payload(raw) if raw is not None else {})
         except ValidationError as exc:

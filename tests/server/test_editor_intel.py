@@ -255,3 +255,43 @@ agent = Agent(
     text = result["content"][0]["text"]
     assert "approved a different version" in text
     assert text.endswith("notes.ts:2:9  error: Cannot find name 'BROKENmine'. [ts 2304]")
+
+
+async def test_an_error_answer_reads_as_no_answer_with_a_way_on(harness, fake_openai):
+    """A client that declares ``editorIntel`` but answers a request with an error (an editor
+    whose language servers do not handle the file): the model is told the editor could not
+    answer and what to use instead, never a bare error name; a timeout names the request."""
+    from pygls.exceptions import JsonRpcMethodNotFound
+
+    (harness.root / "a.ts").write_text("export function foo(): number {\n  return 1;\n}\n")
+    fake_openai.script(
+        oai.tool_calls(oai.call("find_references", {"path": "a.ts", "symbol": "foo"}, id="f1")),
+        oai.tool_calls(oai.call("go_to_definition", {"path": "a.ts", "symbol": "foo"}, id="g1")),
+        oai.text("done"),
+    )
+    await harness.start(
+        settings={"model": "openai:fake-model", "permissions": {"preset": "trusted"}},
+        init_options={"editorIntel": {}},
+        env=fake_openai.env(),
+    )
+    client = harness.client
+    release = asyncio.Event()
+
+    @client.feature("lovia/editor/locations")
+    async def locations(params: Any) -> Any:
+        if plain_payload(params)["kind"] == "references":
+            raise JsonRpcMethodNotFound.of("lovia/editor/locations")
+        await release.wait()  # the definition request is answered only after the run
+        return {"locations": []}
+
+    run = await harness.run("where is foo used")
+    done = await harness.finished(run["runId"])
+    assert done["status"] == "completed", done
+    posts = _posts(fake_openai)
+    refs = _tool_texts(posts[1])["f1"]
+    assert "could not answer lovia/editor/locations" in refs and "MethodNotFound" in refs
+    assert "grep_files" in refs
+    definition = _tool_texts(posts[2])["g1"]
+    assert "did not answer the request for the definition." in definition, definition
+    release.set()
+    await asyncio.sleep(0.2)  # the late answer goes out; the server drops it

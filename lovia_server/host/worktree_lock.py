@@ -5,7 +5,8 @@ client may already keep, apply or discard it (``run.finished`` has arrived), or 
 follow-up prompt into the same worktree. Two ``git`` commands in one worktree at once fight
 over its index, and one that removes the worktree pulls it from under the other. So each of
 them holds the worktree's lock, and looks at the record again once it has it: a worktree
-landed or discarded meanwhile is not touched.
+landed or discarded meanwhile is not touched. (A follow-up or a resume also waits, before the
+lock, for the last run's end to be handled: its commit is its own, not the next run's.)
 """
 
 from __future__ import annotations

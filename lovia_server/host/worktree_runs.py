@@ -98,6 +98,8 @@ class WorktreeRuns:
         self.locks = WorktreeLocks()
         """Each worktree's: what touches its tree holds it (:mod:`worktree_lock`)."""
         self._tasks: set[asyncio.Task[None]] = set()
+        self._ending: dict[str, asyncio.Task[None]] = {}
+        """Per worktree, the end of its last run being handled (its commit, its slot)."""
 
     def denied(self, root: Path) -> Callable[[str], bool]:
         """Whether ``root``'s policy denies a path relative to it (never carried nor landed)."""
@@ -222,7 +224,8 @@ class WorktreeRuns:
             await g.delete_branch(repo, record.branch)
 
     def _watch(self, record: WorktreeRecord, run_id: str | None = None) -> None:
-        """When the run ends: its work is committed on the branch, the slot goes to the queue."""
+        """When the run ends: its work is committed on the branch (under the worktree's lock:
+        a landing may have come first), the slot goes to the queue."""
 
         async def watch() -> None:
             try:
@@ -238,9 +241,12 @@ class WorktreeRuns:
                 logger.warning("worktree.commit_failed: %s", record.run_id, exc_info=True)
             finally:
                 self._release(record)
-            await self._pump(record.workspace)
+                if self._ending.get(record.run_id) is asyncio.current_task():
+                    del self._ending[record.run_id]
+            self._spawn(self._pump(record.workspace))
 
-        self._spawn(watch())
+        task = self._spawn(watch())
+        self._ending[record.run_id] = task
 
     def _release(self, record: WorktreeRecord) -> None:
         self._slots.get(record.workspace, set()).discard(record.run_id)
@@ -261,13 +267,22 @@ class WorktreeRuns:
             except Exception:
                 logger.warning("worktree.start_failed: %s", record.run_id, exc_info=True)
 
-    def _spawn(self, coro: Awaitable[None]) -> None:
+    def _spawn(self, coro: Awaitable[None]) -> asyncio.Task[None]:
         async def run() -> None:
             await coro
 
         task = asyncio.get_running_loop().create_task(run())
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)
+        return task
+
+    async def _last_run_handled(self, record: WorktreeRecord) -> None:
+        """Before another run starts in the worktree: the last one's end is handled (its work
+        committed under its own title, its slot freed), unless it is still running (then the
+        new one is refused as busy)."""
+        ending = self._ending.get(record.run_id)
+        if ending is not None and self.supervisor.runs.of_session(record.session_id) is None:
+            await asyncio.wait({ending})
 
     # ================================================================== follow-ups
 
@@ -280,6 +295,7 @@ class WorktreeRuns:
         """A new run in the worktree's session, in the same worktree: its diff grows. Only
         while the worktree is ``active``; it takes a slot like a new worktree run (refused,
         not queued, when none is free)."""
+        await self._last_run_handled(record)
         async with self.locks.hold(record.run_id):
             return await self._follow_up(await self.records.get(record.run_id) or record, start)
 
@@ -361,6 +377,9 @@ class WorktreeRuns:
         """Resume a worktree run in its worktree (it takes a slot like a new one); one whose
         checkout a crash interrupted is prepared again first (no tool of it ran). ``which`` is
         the run of its session to resume (a follow-up), by default the first."""
+        record = await self.records.get(run_id)
+        if record is not None:
+            await self._last_run_handled(record)
         async with self.locks.hold(run_id):
             return await self._resume(run_id, which)
 

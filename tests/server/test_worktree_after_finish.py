@@ -114,6 +114,33 @@ async def test_keep_and_discard_at_once_one_wins_the_other_finds_it_gone(tmp_pat
         await h.stop()
 
 
+async def test_a_follow_up_right_after_run_finished_waits_for_the_runs_commit(
+    tmp_path: Path,
+) -> None:
+    """A follow-up sent the moment the first run finished starts after the first run's work
+    is committed: each run's work is its own commit on the branch, in order."""
+    h, log = await _server(tmp_path)
+    try:
+        for i in range(ROUNDS // 2):
+            first = await h.run(f"write a{i:02d}", isolation="worktree")
+            await h.finished(first["runId"])
+            again = await h.run(f"write b{i:02d}", sessionId=first["sessionId"])
+            assert (await h.finished(again["runId"]))["status"] == "completed"
+            (listed,) = (await h.request("lovia/worktree/list", {}))["worktrees"]
+            for _ in range(100):  # the follow-up's own commit comes after run.finished
+                subjects = git(h.root, "log", "--format=%s", listed["branch"]).splitlines()
+                if subjects[0] != f"lovia: write a{i:02d}":
+                    break
+                await asyncio.sleep(0.05)
+            assert subjects[:2] == [f"lovia: write b{i:02d}", f"lovia: write a{i:02d}"]
+            files = git(h.root, "show", "--name-only", "--format=", listed["branch"] + "~1")
+            assert files.split() == [f"a{i:02d}.txt"]
+            await h.request("lovia/worktree/discard", {"runId": first["runId"]})
+        assert _noise(log) == []
+    finally:
+        await h.stop()
+
+
 async def _server(tmp_path: Path) -> tuple[Harness, Path]:
     """A server on a repository whose agent writes a file per prompt; its log file."""
     root = (tmp_path / "ws").resolve()

@@ -105,7 +105,11 @@ class WorktreeChildren:
         return record
 
     async def _finish(self, record: WorktreeRecord) -> str:
-        record = await self.runs.records.get(record.run_id) or record
+        async with self.runs.locks.hold(record.run_id):  # the user may land it meanwhile
+            return await self._commit(await self.runs.records.get(record.run_id) or record)
+
+    async def _commit(self, record: WorktreeRecord) -> str:
+        """Commit the child's work on its branch; its summary, or its worktree gone if none."""
         if record.state != "active" or record.base is None:
             return f"Its worktree is {record.state}."
         repo, path = Path(record.workspace), Path(record.path)

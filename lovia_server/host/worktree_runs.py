@@ -20,21 +20,19 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from functools import partial
 from pathlib import Path
 
 from lovia.workspace import git_worktrees as g
 from lovia.workspace.policy import WorkspacePolicy
-from lovia.workspace.protected import protects
 from lovia.workspace.worktree_isolation import denied_by
 from lovia_server import protocol as p
-from lovia_server.host import worktree_landing as landing
-from lovia_server.host import worktree_listing
+from lovia_server.host import worktree_listing, worktree_review
 from lovia_server.host.run_controller import short_id
 from lovia_server.host.store import ServerStore
 from lovia_server.host.supervisor import RunSupervisor
+from lovia_server.host.worktree_lock import WorktreeLocks
 from lovia_server.host.worktree_store import WorktreeRecord, WorktreeStore, new_record
 
 logger = logging.getLogger("lovia_server.host.worktree_runs")
@@ -97,7 +95,11 @@ class WorktreeRuns:
         self._slots: dict[str, set[str]] = {}
         self._preparing: dict[str, Gate] = {}
         self._lock = asyncio.Lock()
+        self.locks = WorktreeLocks()
+        """Each worktree's: what touches its tree holds it (:mod:`worktree_lock`)."""
         self._tasks: set[asyncio.Task[None]] = set()
+        self._ending: dict[str, asyncio.Task[None]] = {}
+        """Per worktree, the end of its last run being handled (its commit, its slot)."""
 
     def denied(self, root: Path) -> Callable[[str], bool]:
         """Whether ``root``'s policy denies a path relative to it (never carried nor landed)."""
@@ -190,11 +192,12 @@ class WorktreeRuns:
         return await self.records.get(record.run_id) or record
 
     async def _remove(self, record: WorktreeRecord) -> None:
-        """Remove the worktree (not its branch) and what the host kept for it."""
+        """Remove the worktree (not its branch) and what the host kept for it: first its
+        restore points, once those being taken after its last run are (they read the tree)."""
         path = Path(record.path)
-        await g.remove(Path(record.workspace), path)
         if self.drop_root is not None:
             await _quietly(self.drop_root(path))
+        await g.remove(Path(record.workspace), path)
 
     async def undo(self, record: WorktreeRecord) -> None:
         """A worktree that never got its run: removed with its branch, the record closed."""
@@ -203,9 +206,13 @@ class WorktreeRuns:
 
     async def drop(self, record: WorktreeRecord) -> None:
         """Discard a worktree nobody runs in (a child's that changed nothing)."""
+        await self._close(record, "discarded")
+
+    async def _close(self, record: WorktreeRecord, state: str) -> None:
+        """Remove the worktree and its branch (applied or discarded: nothing left to keep)."""
         await self._remove(record)
         await g.delete_branch(Path(record.workspace), record.branch)
-        await self.records.put(record.but(state="discarded"))
+        await self.records.put(record.but(state=state))
 
     async def _undo_half_made(self, record: WorktreeRecord) -> None:
         """What a crash (or a failure) left of a worktree that never got its run."""
@@ -217,23 +224,29 @@ class WorktreeRuns:
             await g.delete_branch(repo, record.branch)
 
     def _watch(self, record: WorktreeRecord, run_id: str | None = None) -> None:
-        """When the run ends: its work is committed on the branch, the slot goes to the queue."""
+        """When the run ends: its work is committed on the branch (under the worktree's lock:
+        a landing may have come first), the slot goes to the queue."""
 
         async def watch() -> None:
             try:
                 await self.supervisor.wait_run(run_id or record.run_id)
-                run = await self.store.get_run(run_id or record.run_id)
-                ready = await self._ready(record)
-                if run is not None and run.status != "interrupted" and ready.base is not None:
-                    title = _title(run.prompt or record.prompt)
-                    await g.commit_all(Path(record.path), f"lovia: {title}")
+                async with self.locks.hold(record.run_id):
+                    run = await self.store.get_run(run_id or record.run_id)
+                    ready = await self._ready(record)  # kept, applied or discarded meanwhile:
+                    active = ready.state == "active" and ready.base is not None  # nothing to do
+                    if run is not None and run.status != "interrupted" and active:
+                        title = _title(run.prompt or record.prompt)
+                        await g.commit_all(Path(record.path), f"lovia: {title}")
             except Exception:
                 logger.warning("worktree.commit_failed: %s", record.run_id, exc_info=True)
             finally:
                 self._release(record)
-            await self._pump(record.workspace)
+                if self._ending.get(record.run_id) is asyncio.current_task():
+                    del self._ending[record.run_id]
+            self._spawn(self._pump(record.workspace))
 
-        self._spawn(watch())
+        task = self._spawn(watch())
+        self._ending[record.run_id] = task
 
     def _release(self, record: WorktreeRecord) -> None:
         self._slots.get(record.workspace, set()).discard(record.run_id)
@@ -254,13 +267,22 @@ class WorktreeRuns:
             except Exception:
                 logger.warning("worktree.start_failed: %s", record.run_id, exc_info=True)
 
-    def _spawn(self, coro: Awaitable[None]) -> None:
+    def _spawn(self, coro: Awaitable[None]) -> asyncio.Task[None]:
         async def run() -> None:
             await coro
 
         task = asyncio.get_running_loop().create_task(run())
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)
+        return task
+
+    async def _last_run_handled(self, record: WorktreeRecord) -> None:
+        """Before another run starts in the worktree: the last one's end is handled (its work
+        committed under its own title, its slot freed), unless it is still running (then the
+        new one is refused as busy)."""
+        ending = self._ending.get(record.run_id)
+        if ending is not None and self.supervisor.runs.of_session(record.session_id) is None:
+            await asyncio.wait({ending})
 
     # ================================================================== follow-ups
 
@@ -273,6 +295,11 @@ class WorktreeRuns:
         """A new run in the worktree's session, in the same worktree: its diff grows. Only
         while the worktree is ``active``; it takes a slot like a new worktree run (refused,
         not queued, when none is free)."""
+        await self._last_run_handled(record)
+        async with self.locks.hold(record.run_id):
+            return await self._follow_up(await self.records.get(record.run_id) or record, start)
+
+    async def _follow_up(self, record: WorktreeRecord, start: Continue) -> p.LaunchResult:
         if record.state != "active":
             raise p.ProtocolError(
                 p.WORKTREE_NOT_FOUND,
@@ -350,6 +377,13 @@ class WorktreeRuns:
         """Resume a worktree run in its worktree (it takes a slot like a new one); one whose
         checkout a crash interrupted is prepared again first (no tool of it ran). ``which`` is
         the run of its session to resume (a follow-up), by default the first."""
+        record = await self.records.get(run_id)
+        if record is not None:
+            await self._last_run_handled(record)
+        async with self.locks.hold(run_id):
+            return await self._resume(run_id, which)
+
+    async def _resume(self, run_id: str, which: str | None) -> p.LaunchResult:
         record = await self._open(run_id)
         target = which or run_id
         if self.supervisor.runs.get(target) is not None:
@@ -373,7 +407,12 @@ class WorktreeRuns:
 
     async def _retire(self, record: WorktreeRecord) -> None:
         """The run is gone (its session deleted): keep the branch if it holds work, else drop."""
-        record = await self._ready(record)
+        async with self.locks.hold(record.run_id):
+            record = await self._ready(record)
+            if record.state in ("queued", "active"):
+                await self._retire_now(record)
+
+    async def _retire_now(self, record: WorktreeRecord) -> None:
         repo, path = Path(record.workspace), Path(record.path)
         tip = record.base
         if tip is not None and await asyncio.to_thread(path.exists):
@@ -438,95 +477,38 @@ class WorktreeRuns:
 
     # ================================================================== review and land
 
-    async def _changes(self, record: WorktreeRecord) -> tuple[list[landing.Change], list[str], str]:
-        record = await self._ready(record)
-        if record.state != "active" or record.base is None:
-            raise p.ProtocolError(
-                p.WORKTREE_NOT_FOUND,
-                f"{record.run_id} has no worktree yet ({record.state})",
-                {"runId": record.run_id, "state": record.state},
-            )
-        repo, path = Path(record.workspace), Path(record.path)
-        tip = await g.snapshot_tree(path)
-        policy = self.policy(repo)
-        found, skipped = await landing.changes(
-            repo,
-            path,
-            record.base,
-            tip,
-            self.denied(repo),
-            protected=partial(protects, policy, repo),
-        )
-        return found, skipped, tip
-
     async def diff(self, run_id: str) -> p.WorktreeDiffResult:
-        record = await self._ready(await self._open(run_id))
-        found, skipped, _ = await self._changes(record)
-        plans = await landing.plan(found, {}, set(self.unsaved(Path(record.workspace))))
-        return p.WorktreeDiffResult(
-            run_id=run_id,
-            branch=record.branch,
-            base=record.base or "",
-            files=[landing.wire_file(Path(record.workspace), plan) for plan in plans],
-            skipped=skipped,
-        )
+        async with self.locks.hold(run_id):
+            return await worktree_review.diff(self, await self._ready(await self._open(run_id)))
 
     async def apply(self, params: p.WorktreeApplyParams) -> p.WorktreeApplyResult:
-        """Land the run's changes (the reviewed text where given) or report the conflicts."""
-        record = await self._ready(await self._open(params.run_id, idle=True))
-        repo = Path(record.workspace)
-        found, _, _ = await self._changes(record)
-        if params.paths is not None:
-            wanted = set(params.paths)
-            found = [c for c in found if c.path in wanted]
-        edits: Mapping[str, str] = {e.path: e.new_text for e in params.edits}
-        plans = await landing.plan(found, edits, set(self.unsaved(repo)))
-        conflicts = [plan for plan in plans if plan.verdict == "conflict"]
-        checkpoint = None
-        if not conflicts:
-            landing.require_confirmed(record.run_id, plans, params.confirm_protected)
-            if self.restore_point is not None:
-                checkpoint = await self.restore_point(
-                    repo, record.session_id, f"before applying {record.branch}"
-                )
-            conflicts = await landing.write(
-                repo, plans, await landing.modes(Path(record.path), plans)
-            )
-        if conflicts:
-            return p.WorktreeApplyResult(
-                run_id=record.run_id,
-                applied=False,
-                files=[],
-                conflicts=[landing.wire_file(repo, plan) for plan in conflicts],
-            )
-        await self._remove(record)
-        await g.delete_branch(repo, record.branch)
-        await self.records.put(record.but(state="applied"))
-        discarded = []
-        for other in params.also_discard:
-            if other != record.run_id:
-                await self.discard(other)
-                discarded.append(other)
-        return p.WorktreeApplyResult(
-            run_id=record.run_id,
-            applied=True,
-            files=[plan.change.path for plan in plans if plan.verdict != "unchanged"],
-            conflicts=[],
-            checkpoint_id=checkpoint,
-            discarded=discarded,
-        )
+        """Land the run's changes (the reviewed text where given) or report the conflicts;
+        then discard the others named (each under its own lock, after this one's)."""
+        async with self.locks.hold(params.run_id):
+            record = await self._ready(await self._open(params.run_id, idle=True))
+            result = await worktree_review.apply(self, record, params)
+            if result.applied:
+                await self._close(record, "applied")
+        if result.applied:
+            for other in params.also_discard:
+                if other != params.run_id:
+                    await self.discard(other)
+                    result.discarded.append(other)
+        return result
 
     async def discard(self, run_id: str) -> p.WorktreeDiscardResult:
-        record = await self._open(run_id, idle=True)
-        if not await self.cancel_queued(run_id):
-            repo = Path(record.workspace)
-            await self._remove(record)
-            await g.delete_branch(repo, record.branch)
-            await self.records.put(record.but(state="discarded"))
+        async with self.locks.hold(run_id):
+            record = await self._open(run_id, idle=True)
+            if not await self.cancel_queued(run_id):
+                await self._close(record, "discarded")
         return p.WorktreeDiscardResult(run_id=run_id, state="discarded")
 
     async def keep(self, run_id: str) -> p.WorktreeKeepResult:
-        record = await self._open(run_id, idle=True)
+        async with self.locks.hold(run_id):
+            return await self._keep(await self._open(run_id, idle=True))
+
+    async def _keep(self, record: WorktreeRecord) -> p.WorktreeKeepResult:
+        run_id = record.run_id
         if record.state != "active":
             raise p.ProtocolError(
                 p.WORKTREE_NOT_FOUND,

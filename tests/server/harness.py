@@ -49,9 +49,11 @@ class Harness:
         capabilities: str = "visual-studio-code",
         env: dict[str, str] | None = None,
         folders: list[Path] | None = None,
+        log_file: Path | None = None,
     ) -> LanguageClient:
+        """``log_file``: the server logs there (``--log-file``) instead of to stderr."""
         config = ClientServerConfig(
-            server_command=SERVER_CMD,
+            server_command=SERVER_CMD + (["--log-file", str(log_file)] if log_file else []),
             client_factory=_make_client,
             server_env={**os.environ, "LOVIA_CONFIG_TIMEOUT": "2", **(env or {})},
         )

@@ -211,7 +211,8 @@ def _render_edit(r: EditResult) -> str:
     if not r.changed:
         return f"{r.path}: no change (old text == new text)"
     noun = "replacement" if r.replacements == 1 else "replacements"
-    return f"edited {r.path} ({r.replacements} {noun})"
+    done = f"edited {r.path} ({r.replacements} {noun})"
+    return f"{done}\n{r.message}" if r.message else done
 
 
 def _render_process_start(r: ProcessStart) -> str:

@@ -7,6 +7,11 @@ the conversation's workspace with :func:`reviewed_tools`: when the call's answer
 reviewed version, the tool itself does not run; the approved text is written through the same
 workspace session (ACL, unsaved buffers, ``workspaceEdit`` mode all apply) and the model is
 told exactly what was applied and what of its proposal was not.
+
+The approved text is the user's change of the text the approval card showed, and it lands as a
+three-way merge (``base``: the card's text, ``theirs``: the approved text, ``ours``: the file
+now), so a line the user typed after the card appeared is kept; a change that overlaps it
+writes nothing and fails the call with a conflict error (``LocalWorkspaceSession.write_text``).
 """
 
 from __future__ import annotations
@@ -18,6 +23,7 @@ from typing import Any
 from lovia.run_context import current_approval
 from lovia.tools.base import Tool, ToolInvoker
 from lovia.tools.presentation import can_preview
+from lovia.workspace.errors import WorkspaceError
 from lovia_server.host.approval_answer import ApprovalAnswer, ReviewedFile
 
 _MAX_DIFF_CHARS = 12_000
@@ -35,7 +41,7 @@ def _diff(a: str, b: str, from_label: str, to_label: str) -> str:
     return text
 
 
-def review_note(files: list[ReviewedFile]) -> str:
+def review_note(files: list[ReviewedFile], merged: frozenset[str] = frozenset()) -> str:
     """What the model is told instead of the tool's own result."""
     parts = [
         "The user reviewed this change before it was applied and approved a different version "
@@ -51,6 +57,12 @@ def review_note(files: list[ReviewedFile]) -> str:
         missing = _diff(f.applied, f.proposed, "applied", "your proposal")
         if missing:
             parts.append(f"{f.path}: of your proposal, this was NOT applied:\n{missing}")
+        if f.path in merged:
+            parts.append(
+                f"{f.path}: the file had changed after the approval was shown (the user or "
+                "another program edited other lines); the approved change was merged into it "
+                "and those changes were kept."
+            )
     parts.append("Build on the text as applied; read the file again before editing it further.")
     return "\n".join(parts)
 
@@ -72,9 +84,20 @@ def _review_policy(session: Any) -> Any:
         files = answer.edits if isinstance(answer, ApprovalAnswer) else None
         if not files:
             return await invoke(args, ctx)
+        merged = set()
         for f in files:
-            await session.write_text(f.path, f.applied)
-        return review_note(list(files))
+            if f.old_text is not None and await session.current_text(f.path) != f.old_text:
+                merged.add(f.path)
+            change = await session.write_text(
+                f.path, f.applied, create_only=f.old_text is None, base=f.old_text
+            )
+            if not getattr(change, "ok", True):  # created meanwhile by someone else
+                raise WorkspaceError(
+                    f"{f.path} was created by someone else after the approval was shown; "
+                    "nothing was written.",
+                    hint="Read the file and propose the change anew.",
+                )
+        return review_note(list(files), frozenset(merged))
 
     return reviewed
 

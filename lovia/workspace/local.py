@@ -356,15 +356,26 @@ class LocalWorkspaceSession:
             return None
         return text if isinstance(text, str) else None
 
-    def _wrote(self, rp: ResolvedPath, text: str) -> None:
-        """The agent wrote ``text``: it knows the file as that; the overlay is told."""
-        self._seen[rp.abs.as_posix()] = _digest(text)
+    def _wrote(self, rp: ResolvedPath, text: str, *, whole: bool = True) -> None:
+        """The agent wrote ``text`` (``whole``: all of it its own): it knows the file as
+        that, or only in part; the overlay is told."""
+        self._seen[rp.abs.as_posix()] = _digest(text) if whole else _PARTLY_KNOWN
         hook = getattr(self.overlay, "wrote", None)
         if callable(hook):
             try:
                 hook(rp.abs, text)
             except Exception:
                 logger.debug("overlay.wrote failed for %s", rp.abs, exc_info=True)
+
+    def known_in_part(self, path: str) -> None:
+        """The agent knows ``path`` only in part (what was written is not its own text, e.g.
+        a version the user edited): its next whole-file write needs a read first."""
+        self._seen[self._resolve(path).abs.as_posix()] = _PARTLY_KNOWN
+
+    def check_known(self, path: str, text: str) -> None:
+        """Raise :class:`FileChangedError` when the agent last read or wrote ``path`` as
+        another text than ``text`` (a change shown for approval was computed on ``text``)."""
+        self._check_fresh(self._resolve(path), text)
 
     def _check_fresh(self, rp: ResolvedPath, current: str) -> None:
         """Refuse a whole-file write computed from an older text than ``current``."""
@@ -512,15 +523,18 @@ class LocalWorkspaceSession:
                     message="file already exists; retry without create_only to overwrite",
                 )
             old = await self._current_text(rp) if exists else None
+            proposed = content
             if old is not None:
                 content = await self._over_current(rp, old, content, base)
                 data = content.encode("utf-8")
+            note = _merged_note(display) if content != proposed else None
             if self.write_sink is not None and await self._sink(rp, old, content):
-                self._wrote(rp, content)
+                self._wrote(rp, content, whole=note is None)
                 return FileChange(
                     path=display,
                     action="updated" if exists else "created",
                     bytes_written=len(data),
+                    message=note,
                 )
             try:
                 if create_only:
@@ -546,9 +560,12 @@ class LocalWorkspaceSession:
                     f"Not a regular file: {display}",
                     hint="FIFOs, sockets and devices cannot be written with write_file.",
                 ) from None
-            self._wrote(rp, content)
+            self._wrote(rp, content, whole=note is None)
         return FileChange(
-            path=display, action="updated" if existed else "created", bytes_written=len(data)
+            path=display,
+            action="updated" if existed else "created",
+            bytes_written=len(data),
+            message=note,
         )
 
     async def _over_current(
@@ -1247,6 +1264,14 @@ def _changed_note(display: str) -> str:
         f"note: {display} had changed since you last read it (the user or another program "
         "edited it); your replacement was applied to its current text, which keeps their "
         "change. Read it again before rewriting it whole with write_file."
+    )
+
+
+def _merged_note(display: str) -> str:
+    return (
+        f"note: {display} had changed after your change was shown for approval (the user or "
+        "another program edited other lines); your change was merged into it and their "
+        "changes were kept. Read it again before rewriting it whole with write_file."
     )
 
 

@@ -202,7 +202,8 @@ def _render_file_change(r: FileChange) -> str:
         return r.message or "no change"
     if r.action == "unchanged":
         return r.message or f"{r.path} unchanged"
-    return f"{r.action} {r.path} ({r.bytes_written} bytes)"
+    done = f"{r.action} {r.path} ({r.bytes_written} bytes)"
+    return f"{done}\n{r.message}" if r.message else done
 
 
 def _render_edit(r: EditResult) -> str:

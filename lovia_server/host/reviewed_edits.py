@@ -73,16 +73,21 @@ def reviewed_tools(tools: list[Tool], session: Any) -> list[Tool]:
     for tool in tools:
         if can_preview(tool):
             tool = copy.copy(tool)
-            tool.policies = (_review_policy(session), *tool.policies)
+            tool.policies = (_review_policy(session, tool.name), *tool.policies)
         out.append(tool)
     return out
 
 
-def _review_policy(session: Any) -> Any:
+def _review_policy(session: Any, name: str) -> Any:
     async def reviewed(invoke: ToolInvoker, args: dict[str, Any], ctx: Any) -> Any:
         answer = current_approval.get()
-        files = answer.edits if isinstance(answer, ApprovalAnswer) else None
+        if not isinstance(answer, ApprovalAnswer):
+            return await invoke(args, ctx)
+        files = answer.edits
         if not files:
+            card = answer.shown[0] if name == "write_file" and answer.shown else None
+            if card is not None and _as_shown(card, args):
+                return await _write_as_shown(session, card, args)
             return await invoke(args, ctx)
         merged = set()
         for f in files:
@@ -97,9 +102,29 @@ def _review_policy(session: Any) -> Any:
                     "nothing was written.",
                     hint="Read the file and propose the change anew.",
                 )
+            session.known_in_part(f.path)  # the user's text, not the agent's
         return review_note(list(files), frozenset(merged))
 
     return reviewed
+
+
+def _as_shown(card: ReviewedFile, args: dict[str, Any]) -> bool:
+    """Whether the call replaces an existing file with the card's proposal."""
+    return (
+        card.old_text is not None
+        and isinstance(args.get("path"), str)
+        and args.get("content") == card.proposed
+        and not args.get("create_only")
+    )
+
+
+async def _write_as_shown(session: Any, card: ReviewedFile, args: dict[str, Any]) -> Any:
+    """An approved ``write_file``, as the card showed it: refused when the agent built it from
+    an older text than the card's (as the tool itself would be), else the card's change merged
+    into the file as it is now (the user may have typed in it since the card appeared).
+    ``edit_file`` needs none of this: its replacement applies to the current text."""
+    session.check_known(args["path"], card.old_text)
+    return await session.write_text(args["path"], card.proposed, base=card.old_text)
 
 
 __all__ = ["ReviewedFile", "review_note", "reviewed_tools"]

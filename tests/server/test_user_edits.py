@@ -22,18 +22,27 @@ def _agent(*calls: str) -> str:
     return (
         AGENT_HEADER
         + f"""
+@tool
+async def pause() -> str:
+    "Wait until the test has changed the file."
+    await wait_for_file("go.flag")
+    return "ok"
+
+
 agent = Agent(
     name="editor",
     model=ScriptedProvider([
         {script},
         text("done"),
     ]),
+    tools=[pause],
 )
 """
     )
 
 
 READ = 'call("read_file", {"path": "app.py"}, call_id="r1")'
+PAUSE = 'call("pause", {}, call_id="p1")'
 WRITE = f'call("write_file", {{"path": "app.py", "content": {AGENT_LINE_3!r}}}, call_id="w1")'
 EDIT = 'call("edit_file", {"path": "app.py", "old": "line 3\\n", "new": "line three\\n"}, call_id="w1")'
 
@@ -48,8 +57,14 @@ async def _start(harness, agent: str, *, edit_mode: str = "workspaceEdit"):
     assert (await harness.request("lovia/status", {}))["editMode"] == edit_mode
 
 
-async def _card(harness):
+async def _card(harness, after_read=None):
+    """Run the agent up to the write's approval card; ``after_read`` changes the file after
+    the agent's read and before the card is computed."""
     run = await harness.run("change line 3")
+    if after_read is not None:
+        await harness.wait_kind(run["runId"], "tool.result", toolCallId="r1")
+        after_read()
+        (harness.root / "go.flag").write_text("1")
     card = await harness.wait_kind(run["runId"], "approval.requested", toolCallId="w1")
     return run, card
 
@@ -86,12 +101,11 @@ def _assert_nothing_done(result, told: str) -> None:
 async def test_a_write_from_an_earlier_read_is_refused_after_the_user_typed_on_another_line(
     harness,
 ):
-    await _start(harness, _agent(READ, WRITE))
+    await _start(harness, _agent(READ, PAUSE, WRITE))
     editor = VsCodeBuffers(harness)
     app = harness.root / "app.py"
     editor.open(app, OLD)
-    run, card = await _card(harness)
-    editor.type(app, USER_LINE_10)  # while the card is showing
+    run, card = await _card(harness, lambda: editor.type(app, USER_LINE_10))
     result = await _answer(harness, run, card)
     told = await _told_model(harness, run)
     assert "app.py changed since you last read it" in told
@@ -124,17 +138,17 @@ async def test_accept_after_editing_merges_the_accepted_change_into_the_users_ne
     assert "merged into it and those changes were kept" in told
 
 
-async def test_an_accepted_change_over_the_line_the_user_changed_is_a_conflict(harness):
-    await _start(harness, _agent(READ, EDIT))
+@pytest.mark.parametrize("how", ["edit_file accepted after editing", "write_file accepted"])
+async def test_an_accepted_change_over_the_line_the_user_changed_is_a_conflict(harness, how):
+    await _start(harness, _agent(READ, EDIT if how.startswith("edit") else WRITE))
     editor = VsCodeBuffers(harness)
     app = harness.root / "app.py"
     editor.open(app, OLD)
     run, card = await _card(harness)
-    editor.type(app, USER_LINE_3)  # the same line the card changes
+    editor.type(app, USER_LINE_3)  # the same line the card changes, while it is showing
     accepted = OLD.replace("line 3\n", "line THREE\n")
-    result = await _answer(
-        harness, run, card, [{"path": card["diff"][0]["path"], "newText": accepted}]
-    )
+    edits = [{"path": card["diff"][0]["path"], "newText": accepted}]
+    result = await _answer(harness, run, card, edits if how.startswith("edit") else None)
     told = await _told_model(harness, run)
     assert "overlaps a change made to the same lines" in told
     _assert_nothing_done(result, told)
@@ -143,12 +157,11 @@ async def test_an_accepted_change_over_the_line_the_user_changed_is_a_conflict(h
 
 
 async def test_a_write_over_the_line_the_user_changed_is_refused(harness):
-    await _start(harness, _agent(READ, WRITE))
+    await _start(harness, _agent(READ, PAUSE, WRITE))
     editor = VsCodeBuffers(harness)
     app = harness.root / "app.py"
     editor.open(app, OLD)
-    run, card = await _card(harness)
-    editor.type(app, USER_LINE_3)
+    run, card = await _card(harness, lambda: editor.type(app, USER_LINE_3))
     result = await _answer(harness, run, card)
     told = await _told_model(harness, run)
     assert "app.py changed since you last read it" in told
@@ -159,16 +172,19 @@ async def test_a_write_over_the_line_the_user_changed_is_refused(harness):
 
 @pytest.mark.parametrize("watched", [False, True], ids=["unannounced", "didChangeWatchedFiles"])
 async def test_a_change_on_disk_by_another_program_after_the_read_is_not_reverted(harness, watched):
-    await _start(harness, _agent(READ, WRITE), edit_mode="server")
+    await _start(harness, _agent(READ, PAUSE, WRITE), edit_mode="server")
     app = harness.root / "app.py"
-    run, card = await _card(harness)
-    app.write_text(USER_LINE_10)  # a formatter, git checkout, another editor...
-    if watched:
-        harness.client.workspace_did_change_watched_files(
-            lsp.DidChangeWatchedFilesParams(
-                changes=[lsp.FileEvent(uri=app.as_uri(), type=lsp.FileChangeType.Changed)]
+
+    def another_program() -> None:  # a formatter, git checkout, another editor...
+        app.write_text(USER_LINE_10)
+        if watched:
+            harness.client.workspace_did_change_watched_files(
+                lsp.DidChangeWatchedFilesParams(
+                    changes=[lsp.FileEvent(uri=app.as_uri(), type=lsp.FileChangeType.Changed)]
+                )
             )
-        )
+
+    run, card = await _card(harness, another_program)
     result = await _answer(harness, run, card)
     told = await _told_model(harness, run)
     assert "app.py changed since you last read it" in told
@@ -176,13 +192,31 @@ async def test_a_change_on_disk_by_another_program_after_the_read_is_not_reverte
     assert app.read_text() == USER_LINE_10
 
 
+async def test_a_write_accepted_after_the_user_typed_on_another_line_keeps_their_line(harness):
+    """The card showed the agent's change of line 3; the user typed on line 10 while it was
+    showing: what was accepted (line 3) is what lands, merged into the user's newer text."""
+    await _start(harness, _agent(READ, WRITE))
+    editor = VsCodeBuffers(harness)
+    app = harness.root / "app.py"
+    editor.open(app, OLD)
+    run, card = await _card(harness)
+    editor.type(app, USER_LINE_10)
+    result = await _answer(harness, run, card)
+    assert result["status"] == "completed", result
+    assert editor.text(app) == USER_LINE_10.replace("line 3\n", "line three\n")
+    (edit,) = harness.apply_edits  # one undoable step, only the accepted line
+    (change,) = edit.edit.document_changes
+    assert [e.new_text for e in change.edits] == ["line three\n"]
+    told = await _told_model(harness, run)
+    assert "updated app.py" in told and "their changes were kept" in told
+
+
 async def test_an_edit_after_a_change_on_disk_keeps_the_other_change_and_says_so(harness):
     """``edit_file`` touches only its own lines: applied to the current text it keeps the
     other program's change, and the model is told to read the file before rewriting it."""
-    await _start(harness, _agent(READ, EDIT), edit_mode="server")
+    await _start(harness, _agent(READ, PAUSE, EDIT), edit_mode="server")
     app = harness.root / "app.py"
-    run, card = await _card(harness)
-    app.write_text(USER_LINE_10)
+    run, card = await _card(harness, lambda: app.write_text(USER_LINE_10))
     result = await _answer(harness, run, card)
     assert result["status"] == "completed", result
     assert app.read_text() == USER_LINE_10.replace("line 3\n", "line three\n")

@@ -603,7 +603,9 @@ write_file = _make(
     "Create a file or replace its whole content (parent directories are created). Use "
     "edit_file for targeted changes to an existing file; read it first. Paths may be relative "
     "or absolute; writes outside the workspace may need approval or be denied. "
-    "create_only=true refuses to overwrite an existing file.",
+    "create_only=true refuses to overwrite an existing file. A file that changed since you "
+    "last read or wrote it (the user or another program edited it) is not overwritten: the "
+    "call fails and you read it again.",
     _schema(
         {
             "path": _PATH,

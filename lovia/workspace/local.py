@@ -636,16 +636,15 @@ class LocalWorkspaceSession:
             if new_text == text:
                 return EditResult(ok=True, path=display, replacements=count, changed=False)
             seen = self._seen.get(rp.abs.as_posix())
-            known = seen is None or seen == _digest(text)
+            changed = seen not in (None, _PARTLY_KNOWN, _digest(text))
             if not await self._sink(rp, text, new_text):
                 try:
                     await asyncio.to_thread(_fs.atomic_write, rp.abs, new_text.encode("utf-8"))
                 except _fs.NotRegularFileError:
                     raise WorkspaceError(f"Not a regular file: {display}") from None
-            self._wrote(rp, new_text)
-            if not known:  # the rest of the file is newer than the agent's read
-                self._seen[rp.abs.as_posix()] = _PARTLY_KNOWN
-        note = None if known else _changed_note(display)
+            # the rest of the file may be newer than the agent's read: it knows it in part
+            self._wrote(rp, new_text, whole=not changed and seen != _PARTLY_KNOWN)
+        note = _changed_note(display) if changed else None
         return EditResult(ok=True, path=display, replacements=count, changed=True, message=note)
 
     # ------------------------------------------------------------------ listing

@@ -91,7 +91,8 @@ def _review_policy(session: Any, name: str) -> Any:
             return await invoke(args, ctx)
         merged = set()
         for f in files:
-            if f.old_text is not None and await session.current_text(f.path) != f.old_text:
+            current = await session.current_text(f.path)
+            if None not in (current, f.old_text) and current != f.old_text:
                 merged.add(f.path)
             change = await session.write_text(
                 f.path, f.applied, create_only=f.old_text is None, base=f.old_text

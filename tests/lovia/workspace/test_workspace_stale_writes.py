@@ -52,6 +52,8 @@ async def test_an_edit_applies_to_the_current_text_and_a_whole_write_then_needs_
     result = await trusted.edit_text("app.py", "line 3\n", "line three\n")
     assert (root / "app.py").read_text() == OTHER.replace("line 3\n", "line three\n")
     assert "had changed since you last read it" in render_workspace_result(result)
+    again = await trusted.edit_text("app.py", "line 4\n", "line four\n")  # told once
+    assert render_workspace_result(again) == "edited app.py (1 replacement)"
     with pytest.raises(FileChangedError):
         await trusted.write_text("app.py", AGENT)
 

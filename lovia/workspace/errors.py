@@ -21,7 +21,19 @@ class FileTooLargeError(WorkspaceError):
     """``read_bytes(max_bytes=...)`` found a file bigger than the cap."""
 
 
+class FileChangedError(WorkspaceError):
+    """A write computed from an older text of the file than the one there now (the user or
+    another program changed it since the agent read it): nothing was written."""
+
+
+class EditConflictError(WorkspaceError):
+    """An approved change overlaps a change made to the file after the approval was shown:
+    nothing was written, the file keeps its current text."""
+
+
 __all__ = [
+    "EditConflictError",
+    "FileChangedError",
     "FileTooLargeError",
     "PermissionDeniedError",
     "WorkspaceClosedError",

@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import functools
+import hashlib
 import inspect
 import logging
 import os
@@ -37,6 +38,8 @@ from lovia.workspace._process import (
 )
 from lovia.workspace.edits import EMPTY_OLD_MESSAGE, EditError, apply_edit
 from lovia.workspace.errors import (
+    EditConflictError,
+    FileChangedError,
     FileTooLargeError,
     PermissionDeniedError,
     WorkspaceClosedError,
@@ -46,6 +49,7 @@ from lovia.workspace.git_env import hardened_git_config
 from lovia.workspace.paths import ResolvedPath, relative_to_root, resolve_abs, resolve_path
 from lovia.workspace.patterns import segment_regex
 from lovia.workspace.policy import Decision, FileOp, WorkspacePolicy
+from lovia.workspace.text_merge import merge_text
 from lovia.workspace.types import (
     ClippedList,
     CommandResult,
@@ -84,6 +88,10 @@ class DocumentOverlay(Protocol):
     ``text_for`` gets the absolute *resolved* path after the ACL check and returns
     the buffer text, or None to read the disk. ``grep`` calls it from a worker
     thread, so it must be quick and thread-safe (a dict lookup is).
+
+    An overlay may also have ``wrote(path, text)``: the session calls it after each write it
+    made (through the write sink or on disk), so that reads see what the agent wrote until the
+    editor's buffer catches up (a buffer not yet reloaded, a ``didChange`` still on its way).
     """
 
     def text_for(self, path: Path) -> str | None: ...
@@ -188,6 +196,9 @@ class LocalWorkspaceSession:
     _background: dict[str, _Background] = field(default_factory=dict, init=False, repr=False)
     _runner: Any = field(default=None, init=False, repr=False)
     _runner_of: Any = field(default=None, init=False, repr=False)
+    _seen: dict[str, str] = field(default_factory=dict, init=False, repr=False)
+    """Per file, a digest of the text the agent last read or wrote (:data:`_PARTLY_KNOWN`:
+    it edited the file after someone else changed it, so it knows it only in part)."""
 
     def __post_init__(self) -> None:
         try:
@@ -345,6 +356,39 @@ class LocalWorkspaceSession:
             return None
         return text if isinstance(text, str) else None
 
+    def _wrote(self, rp: ResolvedPath, text: str, *, whole: bool = True) -> None:
+        """The agent wrote ``text`` (``whole``: all of it its own): it knows the file as
+        that, or only in part; the overlay is told."""
+        self._seen[rp.abs.as_posix()] = _digest(text) if whole else _PARTLY_KNOWN
+        hook = getattr(self.overlay, "wrote", None)
+        if callable(hook):
+            try:
+                hook(rp.abs, text)
+            except Exception:
+                logger.debug("overlay.wrote failed for %s", rp.abs, exc_info=True)
+
+    def known_in_part(self, path: str) -> None:
+        """The agent knows ``path`` only in part (what was written is not its own text, e.g.
+        a version the user edited): its next whole-file write needs a read first."""
+        self._seen[self._resolve(path).abs.as_posix()] = _PARTLY_KNOWN
+
+    def check_known(self, path: str, text: str) -> None:
+        """Raise :class:`FileChangedError` when the agent last read or wrote ``path`` as
+        another text than ``text`` (a change shown for approval was computed on ``text``)."""
+        self._check_fresh(self._resolve(path), text)
+
+    def _check_fresh(self, rp: ResolvedPath, current: str) -> None:
+        """Refuse a whole-file write computed from an older text than ``current``."""
+        seen = self._seen.get(rp.abs.as_posix())
+        if seen is not None and seen != _digest(current):
+            display = rp.display()
+            raise FileChangedError(
+                f"{display} changed since you last read it — the user or another program "
+                "edited it; nothing was written.",
+                hint=f"Read {display} again and redo your change on its current text (edit_file "
+                "changes only the lines it names).",
+            )
+
     # ------------------------------------------------------------------ files
 
     @_io_errors
@@ -379,6 +423,7 @@ class LocalWorkspaceSession:
                         f"Not UTF-8 text: {display}",
                         hint="Convert it first, e.g. iconv -f GBK -t UTF-8 FILE (via the shell).",
                     )
+        self._seen[rp.abs.as_posix()] = _digest(text)
         lines = text.splitlines(keepends=True)
         total = len(lines)
         start_line = start or 1
@@ -447,7 +492,18 @@ class LocalWorkspaceSession:
         return bool(outcome)
 
     @_io_errors
-    async def write_text(self, path: str, content: str, *, create_only: bool = False) -> FileChange:
+    async def write_text(
+        self, path: str, content: str, *, create_only: bool = False, base: str | None = None
+    ) -> FileChange:
+        """Create ``path`` or replace its text with ``content``.
+
+        Over an existing file the agent read or wrote before, the write is refused
+        (:class:`FileChangedError`) when the file's text is no longer what the agent last saw:
+        ``content`` was built from an older text and would revert the newer one. With ``base``
+        (the text an approved change was computed on, e.g. the approval card's), the change
+        ``base -> content`` is merged into the current text instead; changes that overlap
+        raise :class:`EditConflictError`. Either way nothing is written over a newer text.
+        """
         self._check_open()
         rp = self._acl(path, "write")
         display = rp.display()
@@ -466,14 +522,20 @@ class LocalWorkspaceSession:
                     action="unchanged",
                     message="file already exists; retry without create_only to overwrite",
                 )
-            if self.write_sink is not None:
-                old = await self._current_text(rp) if exists else None
-                if await self._sink(rp, old, content):
-                    return FileChange(
-                        path=display,
-                        action="updated" if exists else "created",
-                        bytes_written=len(data),
-                    )
+            old = await self._current_text(rp) if exists else None
+            proposed = content
+            if old is not None:
+                content = await self._over_current(rp, old, content, base)
+                data = content.encode("utf-8")
+            note = _merged_note(display) if content != proposed else None
+            if self.write_sink is not None and await self._sink(rp, old, content):
+                self._wrote(rp, content, whole=note is None)
+                return FileChange(
+                    path=display,
+                    action="updated" if exists else "created",
+                    bytes_written=len(data),
+                    message=note,
+                )
             try:
                 if create_only:
                     created = await asyncio.to_thread(_fs.exclusive_create, rp.abs, data)
@@ -498,9 +560,38 @@ class LocalWorkspaceSession:
                     f"Not a regular file: {display}",
                     hint="FIFOs, sockets and devices cannot be written with write_file.",
                 ) from None
+            self._wrote(rp, content, whole=note is None)
         return FileChange(
-            path=display, action="updated" if existed else "created", bytes_written=len(data)
+            path=display,
+            action="updated" if existed else "created",
+            bytes_written=len(data),
+            message=note,
         )
+
+    async def _over_current(
+        self, rp: ResolvedPath, current: str, content: str, base: str | None
+    ) -> str:
+        """What writing ``content`` over the file's ``current`` text writes: ``content`` when
+        the agent's view is current, the merge when ``base`` is given; else it raises."""
+        if base is None:
+            self._check_fresh(rp, current)
+            return content
+        try:
+            merged = await merge_text(current, base, content)
+        except OSError as exc:
+            raise EditConflictError(
+                f"{rp.display()} changed after the change was approved and could not be merged "
+                f"(git merge-file: {exc.strerror or exc}); nothing was written.",
+                hint="Read the file again and propose the change anew.",
+            ) from None
+        if merged is None:
+            raise EditConflictError(
+                f"{rp.display()}: the approved change overlaps a change made to the same lines "
+                "after it was shown (by the user or another program); nothing was written and "
+                "the file keeps that newer text.",
+                hint="Read the file again and propose the change anew on its current text.",
+            )
+        return merged
 
     @_io_errors
     async def edit_text(
@@ -544,12 +635,17 @@ class LocalWorkspaceSession:
                 )
             if new_text == text:
                 return EditResult(ok=True, path=display, replacements=count, changed=False)
+            seen = self._seen.get(rp.abs.as_posix())
+            changed = seen not in (None, _PARTLY_KNOWN, _digest(text))
             if not await self._sink(rp, text, new_text):
                 try:
                     await asyncio.to_thread(_fs.atomic_write, rp.abs, new_text.encode("utf-8"))
                 except _fs.NotRegularFileError:
                     raise WorkspaceError(f"Not a regular file: {display}") from None
-        return EditResult(ok=True, path=display, replacements=count, changed=True)
+            # the rest of the file may be newer than the agent's read: it knows it in part
+            self._wrote(rp, new_text, whole=not changed and seen != _PARTLY_KNOWN)
+        note = _changed_note(display) if changed else None
+        return EditResult(ok=True, path=display, replacements=count, changed=True, message=note)
 
     # ------------------------------------------------------------------ listing
 
@@ -1152,6 +1248,30 @@ class LocalWorkspaceSession:
 
 
 # --------------------------------------------------------------------------- helpers
+
+
+_PARTLY_KNOWN = "partly-known"
+"""A ``_seen`` value no digest equals: the next whole-file write needs a read first."""
+
+
+def _digest(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
+
+
+def _changed_note(display: str) -> str:
+    return (
+        f"note: {display} had changed since you last read it (the user or another program "
+        "edited it); your replacement was applied to its current text, which keeps their "
+        "change. Read it again before rewriting it whole with write_file."
+    )
+
+
+def _merged_note(display: str) -> str:
+    return (
+        f"note: {display} had changed after your change was shown for approval (the user or "
+        "another program edited other lines); your change was merged into it and their "
+        "changes were kept. Read it again before rewriting it whole with write_file."
+    )
 
 
 def _check_range(start: int | None, end: int | None) -> None:

@@ -202,7 +202,8 @@ def _render_file_change(r: FileChange) -> str:
         return r.message or "no change"
     if r.action == "unchanged":
         return r.message or f"{r.path} unchanged"
-    return f"{r.action} {r.path} ({r.bytes_written} bytes)"
+    done = f"{r.action} {r.path} ({r.bytes_written} bytes)"
+    return f"{done}\n{r.message}" if r.message else done
 
 
 def _render_edit(r: EditResult) -> str:
@@ -211,7 +212,8 @@ def _render_edit(r: EditResult) -> str:
     if not r.changed:
         return f"{r.path}: no change (old text == new text)"
     noun = "replacement" if r.replacements == 1 else "replacements"
-    return f"edited {r.path} ({r.replacements} {noun})"
+    done = f"edited {r.path} ({r.replacements} {noun})"
+    return f"{done}\n{r.message}" if r.message else done
 
 
 def _render_process_start(r: ProcessStart) -> str:
@@ -601,7 +603,9 @@ write_file = _make(
     "Create a file or replace its whole content (parent directories are created). Use "
     "edit_file for targeted changes to an existing file; read it first. Paths may be relative "
     "or absolute; writes outside the workspace may need approval or be denied. "
-    "create_only=true refuses to overwrite an existing file.",
+    "create_only=true refuses to overwrite an existing file. A file that changed since you "
+    "last read or wrote it (the user or another program edited it) is not overwritten: the "
+    "call fails and you read it again.",
     _schema(
         {
             "path": _PATH,

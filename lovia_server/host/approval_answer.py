@@ -35,6 +35,10 @@ class ApprovalAnswer:
     by: ApprovalBy = "user"
     cancelled: bool = False
     edits: tuple[ReviewedFile, ...] | None = None
+    shown: tuple[ReviewedFile, ...] | None = None
+    """The files as the approval card showed them (its text, the proposal), with an allowing
+    answer from ``lovia/approve``: an approved ``write_file`` lands as a merge over a file the
+    user changed after the card appeared (``host/reviewed_edits.py``)."""
 
     @property
     def outcome(self) -> ApprovalOutcome:

@@ -281,6 +281,7 @@ class ApprovalBroker:
             message=params.message,
             by="user",
             edits=self._reviewed_files(ctl, pending, params) if params.edits else None,
+            shown=self._shown_files(ctl, pending) if params.decision.allows else None,
         )
         pending.settle(answer)
         return p.ApproveResult(
@@ -310,6 +311,15 @@ class ApprovalBroker:
             for d in diffs
         )
         return files if any(f.applied != f.proposed for f in files) else None
+
+    def _shown_files(
+        self, ctl: RunController, pending: PendingApproval
+    ) -> tuple[ReviewedFile, ...] | None:
+        """The card's files (its text and the proposal), for a run that can review them."""
+        diffs = pending.payload.diff or []
+        if not diffs or not self.workspace.can_review(ctl.spec):
+            return None
+        return tuple(ReviewedFile(d.path, d.old_text, d.new_text, d.new_text) for d in diffs)
 
     def forget_session(self, session_id: str) -> None:
         self.session_rules.pop(session_id, None)

@@ -21,7 +21,6 @@ import asyncio
 import contextlib
 import os
 import stat
-import tempfile
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -30,7 +29,6 @@ from typing import Literal
 from lovia.workspace import _fs
 from lovia.workspace import git_worktrees as g
 from lovia.workspace.errors import WorkspaceError
-from lovia.workspace.git_env import own_git_env
 from lovia.workspace.protected import protected_warning
 from lovia_server import protocol as p
 from lovia_server.host.uris import path_uri
@@ -300,25 +298,9 @@ def _inspect_path(workspace: Path, rel: str, status: Status) -> tuple[bytes | No
 
 async def _merge(ours: bytes, base: bytes, theirs: bytes) -> bytes | None:
     """``git merge-file -p``: the merged bytes, or ``None`` when the changes overlap."""
-    with tempfile.TemporaryDirectory(prefix="lovia-merge-") as tmp:
-        names = []
-        for name, data in (("ours", ours), ("base", base), ("theirs", theirs)):
-            path = Path(tmp) / name
-            await asyncio.to_thread(path.write_bytes, data)
-            names.append(str(path))
-        proc = await asyncio.create_subprocess_exec(
-            "git",
-            "merge-file",
-            "-p",
-            *names,
-            stdin=asyncio.subprocess.DEVNULL,
-            stdout=asyncio.subprocess.PIPE,
-            stderr=asyncio.subprocess.DEVNULL,
-            cwd=tmp,  # no repository around it to read a config from
-            env=own_git_env(),
-        )
-        out, _ = await proc.communicate()
-    return out if proc.returncode == 0 else None
+    from lovia.workspace.text_merge import merge_file
+
+    return await merge_file(ours, base, theirs)
 
 
 def text_of(data: bytes | None) -> str | None:

@@ -19,6 +19,7 @@ from lovia.tools.base import Tool
 from lovia.tools.presentation import can_preview, preview_call
 from lovia.workspace import LocalWorkspace, WorkspaceError
 from lovia.workspace.editor_tools import EditorTools
+from lovia.workspace.errors import FileChangedError
 from lovia.workspace.paths import resolve_path
 from lovia.workspace.workspace import WorkspaceSessionBinding
 from lovia_server import protocol as p
@@ -42,12 +43,19 @@ if TYPE_CHECKING:
 
 logger = logging.getLogger("lovia_server.workspace")
 
+_BUFFER_CATCH_UP = 1.0
+"""Seconds an edit waits for the editor's buffer to show the text it was computed on."""
+
 
 class DocumentOverlay:
-    """Reads of files open in the editor return the editor's current (maybe unsaved) text."""
+    """Reads of files open in the editor return the editor's current (maybe unsaved) text,
+    or what the agent last wrote to the file while the editor's buffer has not moved on since
+    (a buffer not reloaded after a disk write, a ``didChange`` still on its way): never an
+    older text than the agent's own write."""
 
     def __init__(self, server: LoviaServer) -> None:
         self.server = server
+        self._written: dict[Path, tuple[int | None, str]] = {}
 
     def document(self, path: Path) -> Any:
         try:
@@ -67,7 +75,25 @@ class DocumentOverlay:
 
     def text_for(self, path: Path) -> str | None:
         doc = self.document(path)
-        return doc.source if doc is not None else None
+        if doc is None:
+            self._written.pop(path, None)
+            return None
+        written = self._written.get(path)
+        if written is not None:
+            if written[0] == doc.version:
+                return written[1]
+            self._written.pop(path, None)  # the buffer moved on: it is the truth again
+        source: str = doc.source
+        return source
+
+    def wrote(self, path: Path, text: str) -> None:
+        """The agent wrote ``text`` to ``path``: until the buffer's version changes, reads
+        see that text, not the buffer's older one."""
+        doc = self.document(path)
+        if doc is None or doc.source == text:
+            self._written.pop(path, None)
+        else:
+            self._written[path] = (doc.version, text)
 
     def unsaved_under(self, root: Path) -> list[str]:
         """Files under ``root`` (relative, POSIX) the user changed in the editor without
@@ -327,6 +353,8 @@ class EditorWorkspace:
         if self.edit_mode() != "workspaceEdit":
             return False
         doc = self.overlay.document(path)
+        if doc is not None and old_text is not None and doc.source != old_text:
+            doc = await self._buffer_holding(path, old_text)
         call = current_tool_call.get()
         title = f"{call.name if call else 'edit'} {path.name}"
         creating = old_text is None and not await asyncio.to_thread(path.exists)
@@ -363,6 +391,24 @@ class EditorWorkspace:
                 hint="The user or the editor rejected this change; do not retry it unchanged.",
             )
         return True
+
+    async def _buffer_holding(self, path: Path, text: str) -> Any:
+        """The open document once its buffer holds ``text``, the text the edit was computed
+        on (a ``didChange`` of the agent's previous edit may still be on its way); after a
+        short bounded wait the edit is refused rather than applied over a newer text."""
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + _BUFFER_CATCH_UP
+        while True:
+            doc = self.overlay.document(path)
+            if doc is None or doc.source == text:
+                return doc
+            if loop.time() >= deadline:
+                raise FileChangedError(
+                    f"{path.name} changed in the editor while the edit was being prepared "
+                    "(the user typed in it); nothing was written.",
+                    hint=f"Read {path.name} again and redo your change on its current text.",
+                )
+            await asyncio.sleep(0.02)
 
     async def context(self, items: list[p.ContextItem]) -> BuiltContext:
         """A prompt's context items (``@`` mentions) as model text plus their summaries."""

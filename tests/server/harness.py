@@ -35,6 +35,8 @@ class Harness:
         self.apply_edit_result = True
         self.apply_edit_delay = 0.0
         self.apply_edit_release = asyncio.Event()
+        # A client that applies edits to its own documents (tests/server/vscode_client.py).
+        self.apply_edit_handler: Callable[[Any], lsp.ApplyWorkspaceEditResult] | None = None
         self.message_requests: list[Any] = []
         self.message_choice: Callable[[Any], str | None] = lambda params: None
         self.initialize_result: Any = None
@@ -71,6 +73,8 @@ class Harness:
             params: lsp.ApplyWorkspaceEditParams,
         ) -> lsp.ApplyWorkspaceEditResult:
             self.apply_edits.append(params)
+            if self.apply_edit_handler is not None:
+                return self.apply_edit_handler(params)
             if self.apply_edit_delay:  # an editor stuck on a prompt until the test releases it
                 try:
                     await asyncio.wait_for(self.apply_edit_release.wait(), self.apply_edit_delay)

@@ -61,9 +61,10 @@ test("Restore to here puts the files back on disk and in the open editors, and t
   await view.locator("textarea.composer-input").press("Enter");
   await view.locator("article.msg-assistant", { hasText: "Refactored" }).waitFor({ timeout: 120_000 });
   await expect.poll(() => w.file("src/app.py"), { timeout: 20_000 }).toContain("round(sum(items), 2)");
-  expect(w.file("src/util.py")).toBe("RATE = 2\nBONUS = 3\n");
-  expect(w.file("gen/new.txt")).toBe("made\n");
-  expect(w.exists("notes/old.md")).toBe(false);
+  // the run's files reach the disk as the editor saves them, one by one
+  await expect.poll(() => w.exists("gen/new.txt") && w.file("gen/new.txt"), { timeout: 20_000 }).toBe("made\n");
+  await expect.poll(() => w.file("src/util.py"), { timeout: 20_000 }).toBe("RATE = 2\nBONUS = 3\n");
+  await expect.poll(() => w.exists("notes/old.md"), { timeout: 20_000 }).toBe(false);
   await expect.poll(() => w.editorText(), { timeout: 15_000 }).toContain("round(sum(items), 2)");
 
   const prompt = view.locator("article.msg-user", { hasText: "Refactor the app." });

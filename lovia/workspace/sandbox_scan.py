@@ -2,7 +2,9 @@
 
 A walk is bounded (an entry budget, optionally a depth). What it could not look at is
 reported as :attr:`Walk.unwalked`, so a caller that must fail closed (the ``/tmp`` socket
-walk) can hide those directories instead of trusting that nothing is in them.
+walk) can hide those directories instead of trusting that nothing is in them. A walk given a
+``rest`` classifier is not cut at its budget: past it, it reads every remaining directory with
+that (narrower) classifier — the root's walk, whose denied names must all be found.
 """
 
 from __future__ import annotations
@@ -41,6 +43,8 @@ class _DirScan:
     subdirs: list[str]
     hits: list[tuple[str, Hit]]
     linked: list[tuple[str, int, int]]
+    full: bool = True
+    """Judged by the walk's own classifier (False: by its narrower ``rest`` one)."""
 
 
 class ScanCache:
@@ -70,9 +74,11 @@ class ScanCache:
         *,
         budget: int,
         max_depth: int | None = None,
+        rest: Classify | None = None,
     ) -> Walk:
         """Walk ``top`` (symlinked dirs not followed), calling ``on_hit`` for each match
-        before its subdirectories are entered."""
+        before its subdirectories are entered. Past ``budget`` entries the walk stops, or,
+        with ``rest``, goes on to the end judging each remaining entry by ``rest`` only."""
         with self._lock:  # commands are prepared in worker threads
             dirs = self._dirs.pop(key, None)
             if dirs is None:
@@ -92,23 +98,26 @@ class ScanCache:
                 except OSError:
                     dirs.pop(d, None)
                     continue
+                full = rest is None or seen <= budget
                 held = dirs.get(d)
                 if (
                     held is None
                     or held.mtime_ns != mtime
                     or mtime > held.scanned_ns - self.STABLE_NS
+                    or (full and not held.full)
                 ):
-                    held = _scan_dir(d, mtime, classify)
+                    held = _scan_dir(d, mtime, classify if full else rest or classify)
                     if held is None:
                         dirs.pop(d, None)
                         continue
+                    held.full = full
                     dirs[d] = held
                 for path, hit in held.hits:
                     on_hit(path, hit)
                 walk.linked += held.linked
                 seen += held.entries
                 subdirs = [(sub, depth + 1) for sub in held.subdirs if not prune(sub)]
-                if seen > budget:
+                if seen > budget and rest is None:
                     walk.unwalked += [sub for sub, _ in (*queue, *subdirs)]
                     break
                 if max_depth is not None and depth + 1 >= max_depth:

@@ -143,6 +143,8 @@ class BubblewrapExecutor:
     system_paths: tuple[str, ...] = SYSTEM_PATHS
     extra_ro_paths: tuple[str, ...] = ()
     scan_budget: int = 100_000
+    """Entries of the root's walk that also get the write-side marks (read-only, protected);
+    denied names are looked for in every entry, past it too."""
     root_writable: bool = False
     """Every command that may run may write inside the root (not its denied, protected or
     write-denied paths) even when ``policy.write`` is ``ask``; ``deny`` still closes it."""
@@ -157,6 +159,10 @@ class BubblewrapExecutor:
     """Run the proxy even with no allowed domains, so a refused request says how to allow it."""
     network_hint: str = "add it to allowed_domains"
     """The end of the proxy's refusal message."""
+    home_scan_budget: int = 20_000
+    home_scan_depth: int = 4
+    """How far the ``$HOME`` walk looks for unix sockets; denied names in a visible home are
+    found at any depth."""
     tmp_dir: str = "/tmp"
     """The host's shared temporary directory, walked for sockets when the outside is visible."""
     tmp_scan_budget: int = 20_000
@@ -713,8 +719,20 @@ class BubblewrapExecutor:
                 rest=classify_denied,
             ).linked
         if home and _normalize(policy.read_outside) != "deny" and (bare or outside_visible):
-            key: object = ("home", tuple(bare), outside_visible)
-            cache.scan(key, home, classify_home, on_hit, masked, budget=20_000, max_depth=4)
+            # the home is visible to this command: every denied name in it is found (past the
+            # depth and budget of the socket walk too), the bound tops are walked on their own
+            tops = {str(t).rstrip("/") for t in (root, *extra_roots)}
+            key: object = ("home", tuple(bare), outside_visible, tuple(sorted(tops)))
+            cache.scan(
+                key,
+                home,
+                classify_home,
+                on_hit,
+                lambda d: masked(d) or d in tops,
+                budget=self.home_scan_budget,
+                max_depth=self.home_scan_depth,
+                rest_names=denied_name if outside_visible and bare else None,
+            )
         hide_tmp = False
         if outside_visible:
             bound, whole = self.socket_table()

@@ -75,10 +75,13 @@ class ScanCache:
         budget: int,
         max_depth: int | None = None,
         rest: Classify | None = None,
+        rest_names: Callable[[str], bool] | None = None,
     ) -> Walk:
         """Walk ``top`` (symlinked dirs not followed), calling ``on_hit`` for each match
-        before its subdirectories are entered. Past ``budget`` entries the walk stops, or,
-        with ``rest``, goes on to the end judging each remaining entry by ``rest`` only."""
+        before its subdirectories are entered. Past ``budget`` entries or ``max_depth`` the walk
+        stops, or, with ``rest``, goes on to the end judging each entry there by ``rest`` only —
+        or with ``rest_names`` by its name only (no ``stat``: a hit is a path to hide)."""
+        to_the_end = rest is not None or rest_names is not None
         with self._lock:  # commands are prepared in worker threads
             dirs = self._dirs.pop(key, None)
             if dirs is None:
@@ -98,7 +101,9 @@ class ScanCache:
                 except OSError:
                     dirs.pop(d, None)
                     continue
-                full = rest is None or seen <= budget
+                full = not to_the_end or (
+                    seen <= budget and (max_depth is None or depth < max_depth)
+                )
                 held = dirs.get(d)
                 if (
                     held is None
@@ -106,7 +111,10 @@ class ScanCache:
                     or mtime > held.scanned_ns - self.STABLE_NS
                     or (full and not held.full)
                 ):
-                    held = _scan_dir(d, mtime, classify if full else rest or classify)
+                    if not full and rest_names is not None:
+                        held = _scan_names(d, mtime, rest_names)
+                    else:
+                        held = _scan_dir(d, mtime, classify if full else rest or classify)
                     if held is None:
                         dirs.pop(d, None)
                         continue
@@ -117,10 +125,10 @@ class ScanCache:
                 walk.linked += held.linked
                 seen += held.entries
                 subdirs = [(sub, depth + 1) for sub in held.subdirs if not prune(sub)]
-                if seen > budget and rest is None:
+                if seen > budget and not to_the_end:
                     walk.unwalked += [sub for sub, _ in (*queue, *subdirs)]
                     break
-                if max_depth is not None and depth + 1 >= max_depth:
+                if max_depth is not None and depth + 1 >= max_depth and not to_the_end:
                     walk.unwalked += [sub for sub, _ in subdirs]
                     continue
                 queue.extend(subdirs)
@@ -204,6 +212,28 @@ def _scan_dir(d: str, mtime_ns: int, classify: Classify) -> _DirScan | None:
                 out.subdirs.append(entry.path)
             elif stat.S_ISREG(st.st_mode) and st.st_nlink > 1:
                 out.linked.append((entry.path, st.st_dev, st.st_ino))
+    return out
+
+
+def _scan_names(d: str, mtime_ns: int, denied: Callable[[str], bool]) -> _DirScan | None:
+    """:func:`_scan_dir` by names alone: the kind of an entry comes with its name (no
+    ``stat``), and a name ``denied`` matches is a path to hide."""
+    scanned = time.time_ns()
+    out = _DirScan(mtime_ns, scanned, 0, [], [], [])
+    try:
+        it = os.scandir(d)
+    except OSError:
+        return None
+    with it:
+        for entry in it:
+            out.entries += 1
+            if denied(entry.name):
+                out.hits.append((entry.path, "deny"))
+            try:
+                if entry.is_dir(follow_symlinks=False):
+                    out.subdirs.append(entry.path)
+            except OSError:
+                continue
     return out
 
 

@@ -665,6 +665,9 @@ class BubblewrapExecutor:
             rel = rel_of(path)
             if rel is None and stat.S_ISSOCK(st.st_mode):
                 return path, "deny"  # a socket in another bound folder: a way out
+            return by_name(path, name, rel)
+
+        def by_name(path: str, name: str, rel: str | None) -> tuple[str, Hit] | None:
             folder = path.rpartition("/")[0]
             if denied_name(name) or (
                 narrow_needed
@@ -683,10 +686,20 @@ class BubblewrapExecutor:
                 return path, "protected"
             return None
 
-        def classify_denied(path: str, name: str, st: os.stat_result) -> tuple[str, Hit] | None:
-            """Past the budget: only what must be hidden (a denied file is never left open)."""
-            hit = classify(path, name, st)
-            return hit if hit is not None and hit[1] == "deny" else None
+        def classify_entry(entry: os.DirEntry[str]) -> tuple[str, Hit] | None:
+            """:func:`classify` from the listing: a ``stat`` only for a link and for what is
+            neither file nor folder (a socket)."""
+            path = entry.path
+            try:
+                plain = entry.is_file(follow_symlinks=False) or entry.is_dir(follow_symlinks=False)
+                if not plain:
+                    return classify(path, entry.name, os.lstat(path))
+            except OSError:
+                return None
+            return by_name(path, entry.name, rel_of(path))
+
+        def home_denied(entry: os.DirEntry[str]) -> tuple[str, Hit] | None:
+            return (entry.path, "deny") if denied_name(entry.name) else None
 
         def classify_home(path: str, name: str, st: os.stat_result) -> tuple[str, Hit] | None:
             socket_file = outside_visible and stat.S_ISSOCK(st.st_mode)
@@ -716,7 +729,7 @@ class BubblewrapExecutor:
                 on_hit,
                 masked,
                 budget=self.scan_budget,
-                rest=classify_denied,
+                rest=classify_entry,
             ).linked
         if home and _normalize(policy.read_outside) != "deny" and (bare or outside_visible):
             # the home is visible to this command: every denied name in it is found (past the
@@ -731,7 +744,7 @@ class BubblewrapExecutor:
                 lambda d: masked(d) or d in tops,
                 budget=self.home_scan_budget,
                 max_depth=self.home_scan_depth,
-                rest_names=denied_name if outside_visible and bare else None,
+                rest=home_denied if outside_visible and bare else None,
             )
         hide_tmp = False
         if outside_visible:

@@ -3,8 +3,9 @@
 A walk is bounded (an entry budget, optionally a depth). What it could not look at is
 reported as :attr:`Walk.unwalked`, so a caller that must fail closed (the ``/tmp`` socket
 walk) can hide those directories instead of trusting that nothing is in them. A walk given a
-``rest`` classifier is not cut at its budget: past it, it reads every remaining directory with
-that (narrower) classifier — the root's walk, whose denied names must all be found.
+``rest`` classifier is not cut at its bounds: past them it reads every remaining directory,
+judging each entry by ``rest`` from its name and kind alone (no ``stat``) — the root's walk
+and a visible home's, whose denied names must all be found however big the tree.
 """
 
 from __future__ import annotations
@@ -23,6 +24,8 @@ Hit = Literal["deny", "read-only", "protected"]
 for a command that ran without approval)."""
 Classify = Callable[[str, str, os.stat_result], "tuple[str, Hit] | None"]
 """``(path, name, lstat) -> (path to mount over, what)`` or None, for one directory entry."""
+ClassifyEntry = Callable[[os.DirEntry[str]], "tuple[str, Hit] | None"]
+"""The same from the entry alone (its name and the kind the directory listing gives)."""
 
 
 @dataclass
@@ -44,7 +47,7 @@ class _DirScan:
     hits: list[tuple[str, Hit]]
     linked: list[tuple[str, int, int]]
     full: bool = True
-    """Judged by the walk's own classifier (False: by its narrower ``rest`` one)."""
+    """Judged by the walk's own classifier (False: by its ``rest`` one, past the bounds)."""
 
 
 class ScanCache:
@@ -74,14 +77,13 @@ class ScanCache:
         *,
         budget: int,
         max_depth: int | None = None,
-        rest: Classify | None = None,
-        rest_names: Callable[[str], bool] | None = None,
+        rest: ClassifyEntry | None = None,
     ) -> Walk:
         """Walk ``top`` (symlinked dirs not followed), calling ``on_hit`` for each match
         before its subdirectories are entered. Past ``budget`` entries or ``max_depth`` the walk
-        stops, or, with ``rest``, goes on to the end judging each entry there by ``rest`` only —
-        or with ``rest_names`` by its name only (no ``stat``: a hit is a path to hide)."""
-        to_the_end = rest is not None or rest_names is not None
+        stops, or, with ``rest``, goes on to the end judging each entry there by ``rest``
+        (hard links are then not collected: that needs a ``stat`` per entry)."""
+        to_the_end = rest is not None
         with self._lock:  # commands are prepared in worker threads
             dirs = self._dirs.pop(key, None)
             if dirs is None:
@@ -111,10 +113,10 @@ class ScanCache:
                     or mtime > held.scanned_ns - self.STABLE_NS
                     or (full and not held.full)
                 ):
-                    if not full and rest_names is not None:
-                        held = _scan_names(d, mtime, rest_names)
+                    if full or rest is None:
+                        held = _scan_dir(d, mtime, classify)
                     else:
-                        held = _scan_dir(d, mtime, classify if full else rest or classify)
+                        held = _scan_names(d, mtime, rest)
                     if held is None:
                         dirs.pop(d, None)
                         continue
@@ -215,9 +217,8 @@ def _scan_dir(d: str, mtime_ns: int, classify: Classify) -> _DirScan | None:
     return out
 
 
-def _scan_names(d: str, mtime_ns: int, denied: Callable[[str], bool]) -> _DirScan | None:
-    """:func:`_scan_dir` by names alone: the kind of an entry comes with its name (no
-    ``stat``), and a name ``denied`` matches is a path to hide."""
+def _scan_names(d: str, mtime_ns: int, classify: ClassifyEntry) -> _DirScan | None:
+    """:func:`_scan_dir` without a ``stat`` per entry: the listing gives names and kinds."""
     scanned = time.time_ns()
     out = _DirScan(mtime_ns, scanned, 0, [], [], [])
     try:
@@ -227,8 +228,9 @@ def _scan_names(d: str, mtime_ns: int, denied: Callable[[str], bool]) -> _DirSca
     with it:
         for entry in it:
             out.entries += 1
-            if denied(entry.name):
-                out.hits.append((entry.path, "deny"))
+            hit = classify(entry)
+            if hit is not None:
+                out.hits.append(hit)
             try:
                 if entry.is_dir(follow_symlinks=False):
                     out.subdirs.append(entry.path)
@@ -240,6 +242,7 @@ def _scan_names(d: str, mtime_ns: int, denied: Callable[[str], bool]) -> _DirSca
 __all__ = [
     "SHARED_SCANS",
     "Classify",
+    "ClassifyEntry",
     "Hit",
     "ScanCache",
     "Walk",

@@ -64,6 +64,9 @@ async def _run(root: Path, command: str, *, home: str = "/root") -> str:
 
 async def test_no_denied_file_past_the_budget_is_readable(root: Path) -> None:
     placed = _tree(root)
+    # a symlink to a denied file, last in the walk too (its target is masked)
+    (root / "zz" / "a" / "b" / "c" / "d" / "e" / "link").symlink_to(root / placed[0])
+    placed.append("zz/a/b/c/d/e/link")
     assert SECRET not in await _run(root, "cat " + " ".join(placed))
     assert SECRET not in await _run(root, "grep -r S3CRET .")
     script = "import pathlib; [print(p.read_text()) for p in pathlib.Path('.').rglob('*') "
@@ -107,3 +110,14 @@ async def test_no_denied_file_deep_in_a_visible_home_is_readable(
     )
     assert SECRET not in out
     assert "plain home file" in out
+
+
+async def test_protected_paths_past_the_budget_stay_read_only(root: Path) -> None:
+    """A command that ran without approval cannot write a protected path deep in the tree."""
+    _tree(root)
+    settings = root / "zz" / "a" / "b" / ".vscode" / "settings.json"
+    settings.parent.mkdir()
+    settings.write_text("{}\n")
+    write = "open('zz/a/b/.vs' + 'code/settings.json', 'w').write('pwned')"
+    await _run(root, f'python3 -c "{write}"')
+    assert settings.read_text() == "{}\n"

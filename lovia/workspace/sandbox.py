@@ -143,8 +143,8 @@ class BubblewrapExecutor:
     system_paths: tuple[str, ...] = SYSTEM_PATHS
     extra_ro_paths: tuple[str, ...] = ()
     scan_budget: int = 100_000
-    """Entries of the root's walk that also get the write-side marks (read-only, protected);
-    denied names are looked for in every entry, past it too."""
+    """Entries of the root's walk searched for hard links (a ``stat`` each); every entry is
+    judged by name (denied, read-only, protected), past it too."""
     root_writable: bool = False
     """Every command that may run may write inside the root (not its denied, protected or
     write-denied paths) even when ``policy.write`` is ``ask``; ``deny`` still closes it."""
@@ -1208,9 +1208,10 @@ def _safe_glob(pattern: str, *, root_dir: str | None = None) -> list[str]:
 class _FolderFilter:
     """Whether any of some path patterns (relative with a ``/``, or absolute) can cover an entry
     of a folder, by their literal starts, judged once per folder: the policy's full judgement
-    then runs only where it can say something."""
+    then runs only where it can say something. With ``outside`` a folder outside the root is
+    always judged (the policy's defaults for the outside apply there)."""
 
-    def __init__(self, patterns: list[str], root_prefix: str, *, fold: bool, outside: bool):
+    def __init__(self, patterns: list[str], root_prefix: str, *, fold: bool, outside: bool) -> None:
         self._rel: list[str] = []
         self._abs: list[str] = []
         for pattern in patterns:
@@ -1220,7 +1221,6 @@ class _FolderFilter:
         self._root = root_prefix
         self._fold = fold
         self._outside = outside
-        """A folder outside the root is always judged (the policy's defaults apply there)."""
         self._seen: dict[str, bool] = {}
 
     def __call__(self, folder: str) -> bool:

@@ -50,9 +50,11 @@ SCRIPT = (
     "for p in pathlib.Path('.').rglob('*'):\n"
     "    if '.git' not in p.parts and p.is_file():\n"
     "        try:\n"
-    "            print(p.read_text(errors='replace'), end='')\n"
+    "            text = p.read_text(errors='replace')\n"
     "        except OSError:\n"
-    "            pass\n"
+    "            continue\n"
+    "        if 'SECRET' in text:\n"
+    "            print(text, end='')\n"
 )
 
 
@@ -76,7 +78,11 @@ def make_repo(root: Path, files: int) -> list[str]:
     (root / "read_all.py").write_text(SCRIPT)
     git(root, "init", "-q")
     git(root, "add", "-A")
+    # no background gc: its repacking would change .git while commands are measured; the
+    # objects stay loose (150k more entries to walk than a packed clone has: the worst case)
+    git(root, "config", "gc.auto", "0")
     git(root, "-c", "user.name=b", "-c", "user.email=b@b", "commit", "-q", "-m", "big")
+    time.sleep(2.5)  # the walk's cache trusts a folder once it is older than its 2 s tick
     return denied
 
 

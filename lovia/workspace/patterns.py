@@ -8,7 +8,8 @@ from __future__ import annotations
 import functools
 import os
 import re
-from fnmatch import fnmatchcase
+from collections.abc import Callable, Iterable
+from fnmatch import fnmatchcase, translate
 from pathlib import Path
 
 
@@ -110,3 +111,41 @@ def _pattern_matches(pattern: str, rel: str | None, abs_posix: str, *, fold: boo
     if rel is not None:
         return _path_matches(rel, pattern)
     return _path_matches(abs_posix.lstrip("/"), pattern)
+
+
+def name_matcher(patterns: Iterable[str], *, fold: bool) -> Callable[[str], bool]:
+    """One compiled test of a name against bare patterns, exactly as ``fnmatchcase`` per pattern
+    (the union of :func:`fnmatch.translate`): a mask walk tests every entry of a big tree, and
+    one regex per entry is what keeps that walk complete and fast."""
+    pats = [p.casefold() if fold else p for p in patterns if p]
+    if not pats:
+        return lambda name: False
+    match = re.compile("|".join(f"(?:{translate(p)})" for p in pats)).match
+    if fold:
+        return lambda name: match(name.casefold()) is not None
+    return lambda name: match(name) is not None
+
+
+def pattern_prefix(pattern: str, *, fold: bool) -> str | None:
+    """The literal start every path a relative (``a/b*``) or absolute pattern covers begins
+    with, for the form :func:`_pattern_matches` compares (root-relative, or the resolved
+    absolute path); None for a pattern that can cover nothing."""
+    pat = pattern
+    if pat.startswith(("/", "~")):
+        canon = _canonical_abs_pattern(pat)
+        if not canon:
+            return None
+        pat = canon
+    if fold:
+        pat = pat.casefold()
+    cut = min((i for i in (pat.find(c) for c in "*?[") if i >= 0), default=len(pat))
+    return pat[:cut]
+
+
+def may_cover_below(prefix: str, folder: str) -> bool:
+    """Whether a pattern whose paths all start with ``prefix`` can cover something inside
+    ``folder`` (same form: root-relative with ``""`` for the root, or absolute)."""
+    if not folder:
+        return True
+    below = folder.rstrip("/") + "/"
+    return prefix.startswith(below) or below.startswith(prefix)

@@ -54,7 +54,13 @@ from lovia.workspace.allowed_hosts import AllowedHost, parse_allowlist
 from lovia.workspace.decision import Decision, FileOp
 from lovia.workspace.decision import normalize as _normalize
 from lovia.workspace.paths import relative_to_root
-from lovia.workspace.patterns import _canonical_abs_pattern, _pattern_matches
+from lovia.workspace.patterns import (
+    _canonical_abs_pattern,
+    _pattern_matches,
+    may_cover_below,
+    name_matcher,
+    pattern_prefix,
+)
 from lovia.workspace.policy import WorkspacePolicy
 from lovia.workspace.protected import DEFAULT_PROTECTED_PATHS
 from lovia.workspace.sandbox_proxy import (
@@ -137,6 +143,8 @@ class BubblewrapExecutor:
     system_paths: tuple[str, ...] = SYSTEM_PATHS
     extra_ro_paths: tuple[str, ...] = ()
     scan_budget: int = 100_000
+    """Entries of the root's walk searched for hard links (a ``stat`` each); every entry is
+    judged by name (denied, read-only, protected), past it too."""
     root_writable: bool = False
     """Every command that may run may write inside the root (not its denied, protected or
     write-denied paths) even when ``policy.write`` is ``ask``; ``deny`` still closes it."""
@@ -151,6 +159,10 @@ class BubblewrapExecutor:
     """Run the proxy even with no allowed domains, so a refused request says how to allow it."""
     network_hint: str = "add it to allowed_domains"
     """The end of the proxy's refusal message."""
+    home_scan_budget: int = 20_000
+    home_scan_depth: int = 4
+    """How far the ``$HOME`` walk looks for unix sockets; denied names in a visible home are
+    found at any depth."""
     tmp_dir: str = "/tmp"
     """The host's shared temporary directory, walked for sockets when the outside is visible."""
     tmp_scan_budget: int = 20_000
@@ -625,16 +637,21 @@ class BubblewrapExecutor:
             return policy.decide_path(rel=rel_of(path), abs_posix=path, op=op)
 
         # In the walk a bare pattern is tested against the entry's own name only (its parents
-        # were tested when they were visited); the policy judges what is left. Both use the
-        # policy's own matcher, so the walk hides exactly what the file tools refuse.
+        # were tested when they were visited), all of them at once by one compiled match; the
+        # policy judges what is left, only in folders a pattern with a path can reach. Both
+        # use the policy's own matching, so the walk hides exactly what the file tools refuse.
         narrow = dataclasses.replace(
             policy, denied_paths=tuple(p for p in policy.denied_paths if not _bare(p))
         )
         narrow_needed = bool(narrow.denied_paths or narrow.path_rules)
         protected_paths = [p for p in protected if not _bare(p)]
-
-        def named(patterns: list[str], name: str, path: str) -> bool:
-            return any(_pattern_matches(b, name, path) for b in patterns)
+        denied_name = name_matcher(bare, fold=True)
+        read_only_name = name_matcher(bare_read_only, fold=True)
+        protected_name = name_matcher(bare_protected, fold=False)
+        narrow_below = _FolderFilter(
+            [p for p in deny_read if not _bare(p)], root_prefix, fold=True, outside=True
+        )
+        protected_below = _FolderFilter(protected_paths, root_prefix, fold=False, outside=False)
 
         def classify(path: str, name: str, st: os.stat_result) -> tuple[str, Hit] | None:
             """Bare patterns, symlinks to denied targets, every pattern the policy judges;
@@ -648,25 +665,45 @@ class BubblewrapExecutor:
             rel = rel_of(path)
             if rel is None and stat.S_ISSOCK(st.st_mode):
                 return path, "deny"  # a socket in another bound folder: a way out
-            if named(bare, name, path) or (
-                narrow_needed and narrow.decide_path(rel=rel, abs_posix=path, op="read") == "deny"
+            return by_name(path, name, rel)
+
+        def by_name(path: str, name: str, rel: str | None) -> tuple[str, Hit] | None:
+            folder = path.rpartition("/")[0]
+            if denied_name(name) or (
+                narrow_needed
+                and narrow_below(folder)
+                and narrow.decide_path(rel=rel, abs_posix=path, op="read") == "deny"
             ):
                 return path, "deny"
             if not writes_possible:
                 return None
-            if named(bare_read_only, name, path) or (
-                write_denials and judge(path, "write") == "deny"
-            ):
+            if read_only_name(name) or (write_denials and judge(path, "write") == "deny"):
                 return path, "read-only"
-            if named(bare_protected, name, path) or any(
-                _pattern_matches(p, rel, path) for p in protected_paths
+            if protected_name(name) or (
+                protected_below(folder)
+                and any(_pattern_matches(p, rel, path) for p in protected_paths)
             ):
                 return path, "protected"
             return None
 
+        def classify_entry(entry: os.DirEntry[str]) -> tuple[str, Hit] | None:
+            """:func:`classify` from the listing: a ``stat`` only for a link and for what is
+            neither file nor folder (a socket)."""
+            path = entry.path
+            try:
+                plain = entry.is_file(follow_symlinks=False) or entry.is_dir(follow_symlinks=False)
+                if not plain:
+                    return classify(path, entry.name, os.lstat(path))
+            except OSError:
+                return None
+            return by_name(path, entry.name, rel_of(path))
+
+        def home_denied(entry: os.DirEntry[str]) -> tuple[str, Hit] | None:
+            return (entry.path, "deny") if denied_name(entry.name) else None
+
         def classify_home(path: str, name: str, st: os.stat_result) -> tuple[str, Hit] | None:
             socket_file = outside_visible and stat.S_ISSOCK(st.st_mode)
-            return (path, "deny") if socket_file or named(bare, name, path) else None
+            return (path, "deny") if socket_file or denied_name(name) else None
 
         def classify_tmp(path: str, name: str, st: os.stat_result) -> tuple[str, Hit] | None:
             # a unix socket is a way out of the sandbox (tmux, ssh-agent, X11, a bus)
@@ -692,10 +729,23 @@ class BubblewrapExecutor:
                 on_hit,
                 masked,
                 budget=self.scan_budget,
+                rest=classify_entry,
             ).linked
         if home and _normalize(policy.read_outside) != "deny" and (bare or outside_visible):
-            key: object = ("home", tuple(bare), outside_visible)
-            cache.scan(key, home, classify_home, on_hit, masked, budget=20_000, max_depth=4)
+            # the home is visible to this command: every denied name in it is found (past the
+            # depth and budget of the socket walk too), the bound tops are walked on their own
+            tops = {str(t).rstrip("/") for t in (root, *extra_roots)}
+            key: object = ("home", tuple(bare), outside_visible, tuple(sorted(tops)))
+            cache.scan(
+                key,
+                home,
+                classify_home,
+                on_hit,
+                lambda d: masked(d) or d in tops,
+                budget=self.home_scan_budget,
+                max_depth=self.home_scan_depth,
+                rest=home_denied if outside_visible and bare else None,
+            )
         hide_tmp = False
         if outside_visible:
             bound, whole = self.socket_table()
@@ -1153,6 +1203,43 @@ def _safe_glob(pattern: str, *, root_dir: str | None = None) -> list[str]:
     with contextlib.suppress(OSError, ValueError, RecursionError):
         return _glob.glob(pattern, root_dir=root_dir, recursive=True, include_hidden=True)[:10_000]
     return []
+
+
+class _FolderFilter:
+    """Whether any of some path patterns (relative with a ``/``, or absolute) can cover an entry
+    of a folder, by their literal starts, judged once per folder: the policy's full judgement
+    then runs only where it can say something. With ``outside`` a folder outside the root is
+    always judged (the policy's defaults for the outside apply there)."""
+
+    def __init__(self, patterns: list[str], root_prefix: str, *, fold: bool, outside: bool) -> None:
+        self._rel: list[str] = []
+        self._abs: list[str] = []
+        for pattern in patterns:
+            prefix = pattern_prefix(pattern.rstrip("/"), fold=fold)
+            if prefix is not None:
+                (self._abs if pattern.startswith(("/", "~")) else self._rel).append(prefix)
+        self._root = root_prefix
+        self._fold = fold
+        self._outside = outside
+        self._seen: dict[str, bool] = {}
+
+    def __call__(self, folder: str) -> bool:
+        held = self._seen.get(folder)
+        if held is None:
+            held = self._seen[folder] = self._judge(folder)
+        return held
+
+    def _judge(self, folder: str) -> bool:
+        inside = folder + "/" == self._root or folder.startswith(self._root)
+        if not inside:
+            return self._outside or bool(self._abs)
+        rel = folder[len(self._root) :] if folder.startswith(self._root) else ""
+        absolute = folder
+        if self._fold:
+            rel, absolute = rel.casefold(), absolute.casefold()
+        return any(may_cover_below(p, rel) for p in self._rel) or any(
+            may_cover_below(p, absolute) for p in self._abs
+        )
 
 
 def _bare(pattern: str) -> bool:

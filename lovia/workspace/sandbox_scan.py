@@ -2,7 +2,10 @@
 
 A walk is bounded (an entry budget, optionally a depth). What it could not look at is
 reported as :attr:`Walk.unwalked`, so a caller that must fail closed (the ``/tmp`` socket
-walk) can hide those directories instead of trusting that nothing is in them.
+walk) can hide those directories instead of trusting that nothing is in them. A walk given a
+``rest`` classifier is not cut at its bounds: past them it reads every remaining directory,
+judging each entry by ``rest`` from its name and kind alone (no ``stat``) — the root's walk
+and a visible home's, whose denied names must all be found however big the tree.
 """
 
 from __future__ import annotations
@@ -21,6 +24,8 @@ Hit = Literal["deny", "read-only", "protected"]
 for a command that ran without approval)."""
 Classify = Callable[[str, str, os.stat_result], "tuple[str, Hit] | None"]
 """``(path, name, lstat) -> (path to mount over, what)`` or None, for one directory entry."""
+ClassifyEntry = Callable[[os.DirEntry[str]], "tuple[str, Hit] | None"]
+"""The same from the entry alone (its name and the kind the directory listing gives)."""
 
 
 @dataclass
@@ -41,6 +46,8 @@ class _DirScan:
     subdirs: list[str]
     hits: list[tuple[str, Hit]]
     linked: list[tuple[str, int, int]]
+    full: bool = True
+    """Judged by the walk's own classifier (False: by its ``rest`` one, past the bounds)."""
 
 
 class ScanCache:
@@ -70,9 +77,13 @@ class ScanCache:
         *,
         budget: int,
         max_depth: int | None = None,
+        rest: ClassifyEntry | None = None,
     ) -> Walk:
         """Walk ``top`` (symlinked dirs not followed), calling ``on_hit`` for each match
-        before its subdirectories are entered."""
+        before its subdirectories are entered. Past ``budget`` entries or ``max_depth`` the walk
+        stops, or, with ``rest``, goes on to the end judging each entry there by ``rest``
+        (hard links are then not collected: that needs a ``stat`` per entry)."""
+        to_the_end = rest is not None
         with self._lock:  # commands are prepared in worker threads
             dirs = self._dirs.pop(key, None)
             if dirs is None:
@@ -92,26 +103,34 @@ class ScanCache:
                 except OSError:
                     dirs.pop(d, None)
                     continue
+                full = not to_the_end or (
+                    seen <= budget and (max_depth is None or depth < max_depth)
+                )
                 held = dirs.get(d)
                 if (
                     held is None
                     or held.mtime_ns != mtime
                     or mtime > held.scanned_ns - self.STABLE_NS
+                    or (full and not held.full)
                 ):
-                    held = _scan_dir(d, mtime, classify)
+                    if full or rest is None:
+                        held = _scan_dir(d, mtime, classify)
+                    else:
+                        held = _scan_names(d, mtime, rest)
                     if held is None:
                         dirs.pop(d, None)
                         continue
+                    held.full = full
                     dirs[d] = held
                 for path, hit in held.hits:
                     on_hit(path, hit)
                 walk.linked += held.linked
                 seen += held.entries
                 subdirs = [(sub, depth + 1) for sub in held.subdirs if not prune(sub)]
-                if seen > budget:
+                if seen > budget and not to_the_end:
                     walk.unwalked += [sub for sub, _ in (*queue, *subdirs)]
                     break
-                if max_depth is not None and depth + 1 >= max_depth:
+                if max_depth is not None and depth + 1 >= max_depth and not to_the_end:
                     walk.unwalked += [sub for sub, _ in subdirs]
                     continue
                 queue.extend(subdirs)
@@ -198,9 +217,32 @@ def _scan_dir(d: str, mtime_ns: int, classify: Classify) -> _DirScan | None:
     return out
 
 
+def _scan_names(d: str, mtime_ns: int, classify: ClassifyEntry) -> _DirScan | None:
+    """:func:`_scan_dir` without a ``stat`` per entry: the listing gives names and kinds."""
+    scanned = time.time_ns()
+    out = _DirScan(mtime_ns, scanned, 0, [], [], [])
+    try:
+        it = os.scandir(d)
+    except OSError:
+        return None
+    with it:
+        for entry in it:
+            out.entries += 1
+            hit = classify(entry)
+            if hit is not None:
+                out.hits.append(hit)
+            try:
+                if entry.is_dir(follow_symlinks=False):
+                    out.subdirs.append(entry.path)
+            except OSError:
+                continue
+    return out
+
+
 __all__ = [
     "SHARED_SCANS",
     "Classify",
+    "ClassifyEntry",
     "Hit",
     "ScanCache",
     "Walk",

@@ -95,9 +95,18 @@ class SymbolInfo:
     depth: int = 0
 
 
+class NoLanguageServer(ToolError):
+    """The editor runs no language server that answers this request for ``path`` (``None``: a
+    workspace symbol search). Unlike an empty answer, this says nothing about the code, so the
+    agent is told to search the text instead."""
+
+    path: Path | None = None
+
+
 class EditorIntel(Protocol):
     """What an editor's language servers answer. Every method may raise (the editor did not
-    answer, or answered nonsense); callers bound each call in time."""
+    answer, or answered nonsense; :class:`NoLanguageServer` when nothing in the editor handles
+    the file); callers bound each call in time."""
 
     async def diagnostics(
         self,
@@ -244,6 +253,7 @@ __all__ = [
     "FileDiagnostics",
     "LocationKind",
     "LspPosition",
+    "NoLanguageServer",
     "Severity",
     "SymbolInfo",
     "column_of",

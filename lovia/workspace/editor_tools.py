@@ -36,6 +36,7 @@ from lovia.workspace.editor_intel import (
     DiagnosticsReport,
     EditorIntel,
     LocationKind,
+    NoLanguageServer,
     SymbolInfo,
     line_of,
     lsp_position,
@@ -371,6 +372,19 @@ def _call(editor: EditorTools, call: Awaitable[T], what: str) -> Awaitable[T]:
     return bounded()
 
 
+def _not_handled(session: Any, path: Path | None) -> str:
+    """What the model reads when no language server in the editor handles the request: not an
+    empty answer, which would read as "there are none"."""
+    if path is None:
+        return (
+            "No language server in the editor searches workspace symbols; use grep_files instead."
+        )
+    return (
+        f"No language server in the editor handles {_display(session, path)}; "
+        "use grep_files or read_file instead."
+    )
+
+
 def _diagnostics_tool(editor: EditorTools) -> Tool:
     async def invoke(args: dict[str, Any], ctx: RunContext[Any]) -> str:
         a = _parse(_DiagnosticsArgs, "diagnostics", args)
@@ -478,7 +492,10 @@ def _location_tool(editor: EditorTools, name: str) -> Tool:
         if text is None:
             raise ToolError(f"No such file: {a.path}", hint="Check the path with list_files.")
         position = lsp_position(text, a.symbol, a.line)
-        found = await _call(editor, editor.port.locations(kind, path, position), what)
+        try:
+            found = await _call(editor, editor.port.locations(kind, path, position), what)
+        except NoLanguageServer:
+            return _not_handled(session, path)
         gate = _Gate(session, path)
         return await _render_locations(session, gate, found, editor.max_results, empty)
 
@@ -517,10 +534,16 @@ def _symbols_tool(editor: EditorTools) -> Tool:
         session = _session(ctx)
         if a.path is not None:
             path = _target(session, a.path)
-            found = await _call(editor, editor.port.document_symbols(path), "symbols")
+            try:
+                found = await _call(editor, editor.port.document_symbols(path), "symbols")
+            except NoLanguageServer:
+                return _not_handled(session, path)
             gate = _Gate(session, path)
             return await _render_symbols(session, gate, found, editor.max_results, outline=True)
-        found = await _call(editor, editor.port.workspace_symbols(a.query or ""), "symbols")
+        try:
+            found = await _call(editor, editor.port.workspace_symbols(a.query or ""), "symbols")
+        except NoLanguageServer:
+            return _not_handled(session, None)
         gate = _Gate(session)
         return await _render_symbols(session, gate, found, editor.max_results, outline=False)
 

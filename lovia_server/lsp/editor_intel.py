@@ -25,6 +25,7 @@ from lovia.workspace.editor_intel import (
     FileDiagnostics,
     LocationKind,
     LspPosition,
+    NoLanguageServer,
     Severity,
     SymbolInfo,
     column_of,
@@ -90,6 +91,17 @@ def _reason(exc: BaseException) -> str:
     text = str(exc).strip()
     name = type(exc).__name__.removeprefix("JsonRpc")
     return f"{name}: {text}" if text and text != name else name
+
+
+def _not_handled(path: Path | None) -> NoLanguageServer:
+    """The client said no language server in the editor handles the request (``handled:
+    false``); the tools word it for the model."""
+    where = str(path) if path is not None else "a workspace symbol search"
+    return NoLanguageServer(
+        f"No language server in the editor handles {where}.",
+        hint="Use grep_files or read_file instead.",
+        path=path,
+    )
 
 
 class LspEditorIntel:
@@ -172,6 +184,8 @@ class LspEditorIntel:
             position=er.SentPosition(line=position.line, character=position.character),
         )
         answer = await self._ask(er.EDITOR_LOCATIONS, params, er.EditorLocationsResult)
+        if answer.handled is False:
+            raise _not_handled(path)
         texts = _Texts(self.overlay)
         out = []
         for loc in answer.locations:
@@ -184,11 +198,15 @@ class LspEditorIntel:
     async def document_symbols(self, path: Path) -> list[SymbolInfo]:
         params = er.EditorSymbolsParams(text_document=er.TextDocumentId(uri=path_uri(path)))
         answer = await self._ask(er.EDITOR_SYMBOLS, params, er.EditorSymbolsResult)
+        if answer.handled is False:
+            raise _not_handled(path)
         return await self._symbols(answer.symbols, path)
 
     async def workspace_symbols(self, query: str) -> list[SymbolInfo]:
         params = er.EditorSymbolsParams(query=query)
         answer = await self._ask(er.EDITOR_SYMBOLS, params, er.EditorSymbolsResult)
+        if answer.handled is False:
+            raise _not_handled(None)
         return await self._symbols(answer.symbols, None)
 
     async def _symbols(

@@ -96,6 +96,9 @@ class LspLocation(WireParams):
 
 class EditorLocationsResult(WireParams):
     locations: list[LspLocation] = Field(default_factory=list)
+    handled: bool | None = None
+    """``false``: no language server in the editor handles the file (or the request), so the
+    empty answer says nothing about the code; absent: the client does not say."""
 
 
 # ----------------------------------------------------------------------------- symbols
@@ -131,6 +134,9 @@ class LspSymbolInformation(WireParams):
 
 class EditorSymbolsResult(WireParams):
     symbols: list[LspDocumentSymbol | LspSymbolInformation] = Field(default_factory=list)
+    handled: bool | None = None
+    """``false``: no language server in the editor handles the file (or, for a ``query``, any
+    workspace symbol search); absent: the client does not say."""
 
 
 # ----------------------------------------------------------------------------- the table

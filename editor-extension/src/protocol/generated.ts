@@ -1159,6 +1159,7 @@ export interface SentPosition {
 }
 export interface EditorLocationsResult {
   locations?: LspLocation[];
+  handled?: boolean;
 }
 /**
  * LSP `Location` (a client converts a `LocationLink` to `{uri: targetUri,
@@ -1177,6 +1178,7 @@ export interface EditorSymbolsParams {
 }
 export interface EditorSymbolsResult {
   symbols?: (LspDocumentSymbol | LspSymbolInformation)[];
+  handled?: boolean;
 }
 /**
  * LSP `DocumentSymbol` (hierarchical).

@@ -66,11 +66,27 @@ local function is_null(v)
   return v == nil or v == vim.NIL
 end
 
--- The buffer of a `file:` uri, loaded (hidden) with its filetype detected when it was not.
+-- Reload a loaded buffer whose file changed on disk (the server wrote it) when it has no
+-- unsaved changes, without prompting: what the language servers are asked about is then the
+-- file's text. A buffer with your unsaved changes is never touched.
+local function refresh(bufnr)
+  if not vim.api.nvim_buf_is_loaded(bufnr) or vim.api.nvim_buf_get_option(bufnr, "modified") then return end
+  if vim.api.nvim_buf_get_option(bufnr, "buftype") ~= "" then return end
+  local autoread = vim.api.nvim_buf_get_option(bufnr, "autoread")
+  vim.api.nvim_buf_set_option(bufnr, "autoread", true) -- reload without asking
+  pcall(vim.cmd, "silent checktime " .. bufnr)
+  if vim.api.nvim_buf_is_valid(bufnr) then vim.api.nvim_buf_set_option(bufnr, "autoread", autoread) end
+end
+
+-- The buffer of a `file:` uri, loaded (hidden) with its filetype detected when it was not, and
+-- reloaded when it was loaded but its file changed on disk since.
 -- Returns the buffer and whether this loaded it.
 local function ensure_loaded(uri)
   local bufnr = vim.uri_to_bufnr(uri)
-  if vim.api.nvim_buf_is_loaded(bufnr) then return bufnr, false end
+  if vim.api.nvim_buf_is_loaded(bufnr) then
+    refresh(bufnr)
+    return bufnr, false
+  end
   if vim.fn.filereadable(vim.uri_to_fname(uri)) == 0 then return bufnr, false end
   vim.fn.bufload(bufnr)
   vim.api.nvim_buf_set_option(bufnr, "buflisted", true)
@@ -152,9 +168,7 @@ function M.diagnostics(params)
       local bufnr = vim.uri_to_bufnr(uri)
       waits[bufnr] = version
       -- The server wrote a file that is loaded but not attached to lovia: reload it.
-      if vim.api.nvim_buf_is_loaded(bufnr) and not vim.api.nvim_buf_get_option(bufnr, "modified") then
-        vim.cmd("checktime " .. bufnr)
-      end
+      refresh(bufnr)
     end
     -- Answer once each file's problems were re-published for its current text (an update for
     -- the text before the edit does not count), or when the wait is over.
@@ -177,22 +191,89 @@ function M.diagnostics(params)
   return { files = files }
 end
 
+-- Positions. The server speaks LSP's UTF-16 `character`s; each language server counts in the
+-- encoding it negotiated (`client.offset_encoding`: clangd, as lspconfig starts it, counts UTF-8
+-- bytes). A position is converted to the language server's encoding before asking, and every
+-- position in its answer back to UTF-16, from the text of the line: the file's buffer, or the
+-- file on disk when it has none.
+local function encoding(client)
+  local enc = tostring(client.offset_encoding or "utf-16"):lower():gsub("^utf%-?", "utf-")
+  if enc == "utf-8" or enc == "utf-32" then return enc end
+  return "utf-16"
+end
+
+-- A reader of files' lines by uri (0-based), each file read once per answer; nil when unknown.
+local function line_reader()
+  local cache = {}
+  return function(uri, lnum)
+    if cache[uri] == nil then
+      local ok, fname = pcall(vim.uri_to_fname, uri)
+      local entry = false
+      if ok then
+        for _, b in ipairs(vim.api.nvim_list_bufs()) do
+          if vim.api.nvim_buf_is_loaded(b) and vim.api.nvim_buf_get_name(b) == fname then entry = { buf = b } end
+        end
+        if not entry and vim.fn.filereadable(fname) == 1 then
+          local read, lines = pcall(vim.fn.readfile, fname)
+          if read then entry = { lines = lines } end
+        end
+      end
+      cache[uri] = entry
+    end
+    local entry = cache[uri]
+    if not entry or type(lnum) ~= "number" then return nil end
+    if entry.buf then return vim.api.nvim_buf_get_lines(entry.buf, lnum, lnum + 1, false)[1] end
+    return entry.lines[lnum + 1]
+  end
+end
+
+-- An index in `encoding` on `line` as a byte offset, and back.
+local function byte_of(line, index, enc)
+  if enc == "utf-8" then return math.max(0, math.min(index, #line)) end
+  local ok, byte = pcall(vim.str_byteindex, line, index, enc == "utf-16")
+  return ok and byte or #line
+end
+
+local function index_of(line, byte, enc)
+  byte = math.max(0, math.min(byte, #line))
+  if enc == "utf-8" then return byte end
+  local ok, u32, u16 = pcall(vim.str_utfindex, line, byte)
+  if not ok then return byte end
+  return enc == "utf-16" and u16 or u32
+end
+
+local function position(lines, uri, pos, from, to)
+  if from == to or is_null(pos) or type(pos.character) ~= "number" then return pos end
+  local line = lines(uri, pos.line)
+  if line == nil then return pos end
+  return { line = pos.line, character = index_of(line, byte_of(line, pos.character, from), to) }
+end
+
+local function range(lines, uri, r, from, to)
+  if is_null(r) or type(r) ~= "table" then return r end
+  return { start = position(lines, uri, r.start, from, to), ["end"] = position(lines, uri, r["end"], from, to) }
+end
+
 -- Ask each non-lovia language server attached to `bufnr` (or every one, for a workspace
--- request) that offers `method`; the answers are concatenated.
-local function ask(bufnr, method, params)
+-- request) that offers `method`, with the params `params(encoding)`; each item of the answers
+-- goes through `convert(item, encoding)`, and they are concatenated. Also returns whether any
+-- language server offers the method (false: nothing in the editor handles this file).
+local function ask(bufnr, method, params, convert)
   local clients = bufnr and vim.lsp.buf_get_clients(bufnr) or vim.lsp.get_active_clients()
-  local out = {}
+  local out, handled = {}, false
   for _, client in pairs(clients) do
     if client.name ~= M.name and client.supports_method(method) then
-      local answer = client.request_sync(method, params, M.request_ms, bufnr or 0)
+      handled = true
+      local enc = encoding(client)
+      local answer = client.request_sync(method, params(enc), M.request_ms, bufnr or 0)
       local result = answer and answer.result
       if not is_null(result) then
         if result.uri or result.targetUri then result = { result } end -- a single Location
-        vim.list_extend(out, result)
+        for _, item in ipairs(result) do table.insert(out, convert(item, enc)) end
       end
     end
   end
-  return out
+  return out, handled
 end
 
 local function location(l)
@@ -207,29 +288,54 @@ local LOCATION_METHODS = {
 }
 
 function M.locations(params)
-  local bufnr = ensure_loaded(params.textDocument.uri)
+  local uri = params.textDocument.uri
+  local bufnr = ensure_loaded(uri)
+  local lines = line_reader()
   local method = LOCATION_METHODS[params.kind]
-  local request = { textDocument = params.textDocument, position = params.position }
-  if params.kind == "references" then request.context = { includeDeclaration = true } end
-  local locations = {}
-  for _, l in ipairs(ask(bufnr, method, request)) do table.insert(locations, location(l)) end
-  return { locations = locations }
+  local locations, handled = ask(bufnr, method, function(enc)
+    local request = { textDocument = params.textDocument, position = position(lines, uri, params.position, "utf-16", enc) }
+    if params.kind == "references" then request.context = { includeDeclaration = true } end
+    return request
+  end, function(l, enc)
+    local loc = location(l)
+    return { uri = loc.uri, range = range(lines, loc.uri, loc.range, enc, "utf-16") }
+  end)
+  return { locations = locations, handled = handled }
+end
+
+-- A DocumentSymbol (with its children) or a SymbolInformation with UTF-16 positions.
+local function symbol(lines, uri, s, enc)
+  if type(s.location) == "table" then
+    if is_null(s.location.range) then
+      -- A WorkspaceSymbol may carry a location without a range: the file's start.
+      s.location.range = { start = { line = 0, character = 0 }, ["end"] = { line = 0, character = 0 } }
+    else
+      s.location.range = range(lines, s.location.uri, s.location.range, enc, "utf-16")
+    end
+    return s
+  end
+  s.range = range(lines, uri, s.range, enc, "utf-16")
+  s.selectionRange = range(lines, uri, s.selectionRange, enc, "utf-16")
+  if type(s.children) == "table" then
+    for i, child in ipairs(s.children) do s.children[i] = symbol(lines, uri, child, enc) end
+  end
+  return s
 end
 
 function M.symbols(params)
+  local lines = line_reader()
   if not is_null(params.textDocument) then
-    local bufnr = ensure_loaded(params.textDocument.uri)
-    return { symbols = ask(bufnr, "textDocument/documentSymbol", { textDocument = params.textDocument }) }
+    local uri = params.textDocument.uri
+    local bufnr = ensure_loaded(uri)
+    local symbols, handled = ask(bufnr, "textDocument/documentSymbol", function()
+      return { textDocument = params.textDocument }
+    end, function(s, enc) return symbol(lines, uri, s, enc) end)
+    return { symbols = symbols, handled = handled }
   end
-  local symbols = {}
-  for _, s in ipairs(ask(nil, "workspace/symbol", { query = params.query or "" })) do
-    -- A WorkspaceSymbol may carry a location without a range: the file's start.
-    if s.location and is_null(s.location.range) then
-      s.location.range = { start = { line = 0, character = 0 }, ["end"] = { line = 0, character = 0 } }
-    end
-    table.insert(symbols, s)
-  end
-  return { symbols = symbols }
+  local symbols, handled = ask(nil, "workspace/symbol", function()
+    return { query = params.query or "" }
+  end, function(s, enc) return symbol(lines, nil, s, enc) end)
+  return { symbols = symbols, handled = handled }
 end
 
 -- Server -> client request handlers (Neovim answers with what they return; an error counts as

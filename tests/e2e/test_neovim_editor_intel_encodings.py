@@ -1,6 +1,6 @@
 """The Neovim recipe (contrib/nvim/lovia_editor_intel.lua) in headless Neovim 0.7 with a
-language server that counts columns in UTF-8 bytes (tests/e2e/utf8_language_server.py, started
-as nvim-lspconfig starts clangd), through the real lovia server and a scripted model: positions
+language server that counts columns in UTF-8 bytes, UTF-32 or UTF-16
+(tests/e2e/encoding_language_server.py, started as nvim-lspconfig starts clangd), through the real lovia server and a scripted model: positions
 on lines with accents and an emoji are converted both ways, a buffer whose file the server
 changed on disk is reloaded before an answer (a buffer with unsaved changes is not), and a file
 no language server in Neovim handles is said to be so, not "none found"."""
@@ -71,6 +71,7 @@ def _run(
     open_: Sequence[str] = (),
     stale: dict[str, str] | None = None,
     unsaved: dict[str, str] | None = None,
+    encoding: str = "utf-8",
 ) -> tuple[list[str], dict[str, Any]]:
     """Runs the model's steps in headless Neovim; the tool results it received and the
     opened buffers' lines at the end."""
@@ -90,7 +91,8 @@ def _run(
         "LOVIA_OUT": str(out),
         "LOVIA_PROMPT": "Find who calls answer.",
         "LOVIA_RECIPE": str(RECIPE),
-        "LOVIA_UTF8_LS": str(HERE / "utf8_language_server.py"),
+        "LOVIA_ENCODING_LS": str(HERE / "encoding_language_server.py"),
+        "LOVIA_LS_ENCODING": encoding,
         "LOVIA_OPEN": json.dumps(list(open_)),
         "LOVIA_STALE": json.dumps(stale or {}),
         "LOVIA_UNSAVED": json.dumps(unsaved or {}),
@@ -98,7 +100,7 @@ def _run(
         "XDG_DATA_HOME": str(tmp_path / "xdg"),
         "XDG_STATE_HOME": str(tmp_path / "xdg"),
     }
-    script = HERE / "nvim_editor_intel_utf8.lua"
+    script = HERE / "nvim_editor_intel_encodings.lua"
     assert NVIM is not None
     proc = subprocess.run(
         [NVIM, "--headless", "-u", "NONE", "-i", "NONE", "-n", "-c", f"luafile {script}"],
@@ -118,8 +120,9 @@ def _run(
     return model.results, buffers
 
 
-def test_positions_on_accented_lines_are_converted_to_and_from_utf8_columns(
-    tmp_path: Path, fake_openai: FakeOpenAI
+@pytest.mark.parametrize("encoding", ["utf-8", "utf-32", "utf-16"])
+def test_positions_on_accented_lines_are_converted_to_and_from_the_servers_encoding(
+    tmp_path: Path, fake_openai: FakeOpenAI, encoding: str
 ) -> None:
     steps: list[Step] = [
         ("go_to_definition", {"path": "prog.c", "symbol": "answer", "line": 2}),
@@ -127,7 +130,7 @@ def test_positions_on_accented_lines_are_converted_to_and_from_utf8_columns(
         ("symbols", {"path": "prog.c"}),
     ]
     (definition, refs, outline), _ = _run(
-        tmp_path, fake_openai, {"prog.c": PROG}, steps, open_=["prog.c"]
+        tmp_path, fake_openai, {"prog.c": PROG}, steps, open_=["prog.c"], encoding=encoding
     )
     assert definition.startswith(f"prog.c:1:{_col(LINE1, 'answer')}  /* café"), definition
     assert refs.splitlines() == [

@@ -1,8 +1,8 @@
--- Headless Neovim 0.7 with a language server that counts columns in UTF-8 bytes
--- (utf8_language_server.py, started as nvim-lspconfig starts clangd: offering `offsetEncoding`
--- and adopting the server's choice in on_init) beside lovia-server, answering lovia/editor/*
--- through the documented recipe. Environment: LOVIA_PY, LOVIA_ROOT, LOVIA_STATE, LOVIA_OUT,
--- LOVIA_PROMPT, LOVIA_RECIPE, LOVIA_UTF8_LS, and (JSON) LOVIA_OPEN (files opened in buffers
+-- Headless Neovim 0.7 with a language server that counts columns in UTF-8 bytes, or in the
+-- encoding LOVIA_LS_ENCODING names (encoding_language_server.py, started as nvim-lspconfig
+-- starts clangd: offering `offsetEncoding` and adopting the server's choice in on_init) beside
+-- lovia-server, answering lovia/editor/* through the documented recipe. Environment: LOVIA_PY,
+-- LOVIA_ROOT, LOVIA_STATE, LOVIA_OUT, LOVIA_PROMPT, LOVIA_RECIPE, LOVIA_ENCODING_LS, and (JSON) LOVIA_OPEN (files opened in buffers
 -- before the run), LOVIA_STALE ({file: text} written on disk after they were opened, as the
 -- server writes a file), LOVIA_UNSAVED ({file: line} typed at the top of a buffer, unsaved).
 -- Writes the run's events and each opened buffer's lines to LOVIA_OUT; exits 0 after
@@ -15,10 +15,10 @@ local ok, err = pcall(function()
   vim.o.hidden = true
 
   local capabilities = vim.lsp.protocol.make_client_capabilities()
-  capabilities.offsetEncoding = { "utf-8", "utf-16" }
-  local utf8 = vim.lsp.start_client({
-    name = "utf8-ls",
-    cmd = { os.getenv("LOVIA_PY"), os.getenv("LOVIA_UTF8_LS") },
+  capabilities.offsetEncoding = { "utf-8", "utf-32", "utf-16" }
+  local ls = vim.lsp.start_client({
+    name = "encoding-ls",
+    cmd = { os.getenv("LOVIA_PY"), os.getenv("LOVIA_ENCODING_LS") },
     root_dir = root,
     capabilities = capabilities,
     on_init = function(client, result) -- what nvim-lspconfig's clangd set-up does
@@ -44,19 +44,20 @@ local ok, err = pcall(function()
       end,
     }, intel.handlers),
   })
-  assert(utf8 and lovia, "start_client failed")
-  for _, id in ipairs({ utf8, lovia }) do
+  assert(ls and lovia, "start_client failed")
+  for _, id in ipairs({ ls, lovia }) do
     local c = vim.lsp.get_client_by_id(id)
     assert(vim.wait(30000, function() return c.initialized end, 50), c.name .. " did not initialize")
   end
-  assert(vim.lsp.get_client_by_id(utf8).offset_encoding == "utf-8", "utf-8 was not negotiated")
+  local wanted = os.getenv("LOVIA_LS_ENCODING") or "utf-8"
+  assert(vim.lsp.get_client_by_id(ls).offset_encoding == wanted, wanted .. " was not negotiated")
 
   -- What lspconfig does: attach the language server (and lovia) to every C buffer.
   vim.cmd("filetype on")
   vim.api.nvim_create_autocmd("FileType", {
     pattern = "c",
     callback = function(args)
-      vim.lsp.buf_attach_client(args.buf, utf8)
+      vim.lsp.buf_attach_client(args.buf, ls)
       vim.lsp.buf_attach_client(args.buf, lovia)
     end,
   })
@@ -92,7 +93,7 @@ local ok, err = pcall(function()
   local f = assert(io.open(os.getenv("LOVIA_OUT"), "w"))
   f:write(vim.fn.json_encode({ events = events, buffers = buffers }))
   f:close()
-  for _, id in ipairs({ lovia, utf8 }) do
+  for _, id in ipairs({ lovia, ls }) do
     local c = vim.lsp.get_client_by_id(id)
     c.stop()
     vim.wait(5000, function() return c.is_stopped() end, 50)

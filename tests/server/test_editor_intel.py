@@ -295,3 +295,52 @@ async def test_an_error_answer_reads_as_no_answer_with_a_way_on(harness, fake_op
     assert "did not answer the request for the definition." in definition, definition
     release.set()
     await asyncio.sleep(0.2)  # the late answer goes out; the server drops it
+
+
+async def test_handled_false_tells_the_model_no_language_server_handles_the_file(
+    harness, fake_openai
+):
+    """A client that says no language server in the editor handles the file (``handled:
+    false``): the model reads that, not an empty answer that reads like "none found"; an
+    answer without ``handled`` (the VS Code extension) is taken as it is."""
+    (harness.root / "notes.txt").write_text("foo is described here\n")
+    (harness.root / "a.ts").write_text("export function foo(): number {\n  return 1;\n}\n")
+    fake_openai.script(
+        oai.tool_calls(
+            oai.call("find_references", {"path": "notes.txt", "symbol": "foo"}, id="f1")
+        ),
+        oai.tool_calls(oai.call("symbols", {"path": "notes.txt"}, id="s1")),
+        oai.tool_calls(oai.call("symbols", {"query": "foo"}, id="s2")),
+        oai.tool_calls(oai.call("find_references", {"path": "a.ts", "symbol": "foo"}, id="f2")),
+        oai.text("done"),
+    )
+    await harness.start(
+        settings={"model": "openai:fake-model", "permissions": {"preset": "trusted"}},
+        init_options={"editorIntel": {}},
+        env=fake_openai.env(),
+    )
+    client = harness.client
+
+    @client.feature("lovia/editor/locations")
+    async def locations(params: Any) -> Any:
+        if plain_payload(params)["textDocument"]["uri"].endswith(".txt"):
+            return {"locations": [], "handled": False}
+        return {"locations": []}
+
+    @client.feature("lovia/editor/symbols")
+    async def symbols(params: Any) -> Any:
+        return {"symbols": [], "handled": False}
+
+    run = await harness.run("where is foo used")
+    done = await harness.finished(run["runId"])
+    assert done["status"] == "completed", done
+    posts = _posts(fake_openai)
+    unhandled = (
+        "No language server in the editor handles notes.txt; use grep_files or read_file instead."
+    )
+    assert _tool_texts(posts[1])["f1"] == unhandled
+    assert _tool_texts(posts[2])["s1"] == unhandled
+    assert _tool_texts(posts[3])["s2"] == (
+        "No language server in the editor searches workspace symbols; use grep_files instead."
+    )
+    assert _tool_texts(posts[4])["f2"] == "No references found."

@@ -18,6 +18,12 @@
 -- filetype detected, so the language server your set-up attaches for that filetype (lspconfig
 -- does this on FileType) checks it; the agent's edits then land in that buffer (attach lovia to
 -- it too, as for your other buffers) and it is saved by the applyEdit handler.
+--
+-- Before answering about a file, a buffer of it without unsaved changes whose file changed on
+-- disk (the server wrote it) is reloaded, so language servers are asked about the file's text.
+-- Positions go to each language server in the encoding it negotiated (`client.offset_encoding`:
+-- UTF-8 for clangd as lspconfig starts it) and come back as the UTF-16 the server speaks. When
+-- no language server attached to the file offers the request, the answer says `handled = false`.
 local M = {}
 
 M.name = "lovia" -- the lovia client's name: never asked for language features

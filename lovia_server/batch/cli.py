@@ -146,8 +146,12 @@ def sub_main(argv: list[str], prog: str = "lovia batch") -> int:
 
 
 def _fail(exc: Exception) -> int:
+    """One ``error:`` line and at most one ``hint:`` line (a ``LoviaError``'s own text already
+    carries its hint, so the message is taken without it)."""
     hint = getattr(exc, "hint", None)
-    print(f"error: {exc}" + (f"\nhint: {hint}" if hint else ""), file=sys.stderr)
+    message = getattr(exc, "message", None) if hint else None
+    text = message if isinstance(message, str) and message else str(exc)
+    print(f"error: {text}" + (f"\nhint: {hint}" if hint else ""), file=sys.stderr)
     return 2
 
 

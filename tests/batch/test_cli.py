@@ -29,7 +29,9 @@ def test_a_bad_task_file_names_the_line(tmp_path, task_model):
     proc = lovia(str(file), model=task_model, cwd=tmp_path)
     _, err = proc.communicate(timeout=60)
     assert proc.returncode == 2
-    assert f"{file}:2: prompt: Field required" in err and "hint:" in err
+    assert f"{file}:2: prompt: Field required" in err
+    assert err.count("hint:") == 1, err  # said once, on its own line
+    assert [line for line in err.splitlines() if line.startswith("hint: ")], err
 
 
 @pytest.mark.timeout(300)

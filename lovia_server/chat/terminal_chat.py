@@ -125,9 +125,10 @@ class ChatSession:
         message = None
         if self.auto_approve and not warning:
             decision = "allow_once"
-            self.term.line(self.term.c("33", "  allowed (--yes)"))
+            self.term.decided_by[str(event["approvalId"])] = "--yes"
         elif not self.interactive:
             decision = "reject_once"
+            self.term.decided_by[str(event["approvalId"])] = "not interactive"
             message = (
                 "Rejected: a change to editor or agent configuration needs a person's approval."
                 if warning
@@ -266,7 +267,11 @@ class ChatSession:
         self._started_seq = 0
         self.run_id = run_id
         self.term.line(self.term.c("2", f"resuming run {run_id}"))
-        result = await self.client.request("lovia/resume", {"runId": run_id})
+        try:
+            result = await self.client.request("lovia/resume", {"runId": run_id})
+        except RpcError:
+            self.run_id = None  # nothing is live: no "stopped where it stands" on the way out
+            raise
         self.session_id = result["sessionId"]
         return await self._follow()
 
@@ -501,8 +506,11 @@ class ChatCommand:
     async def _converse(self, chat: ChatSession, root: Path) -> str:
         args, term = self.args, self.term
         if args.resume is not None:
-            return await chat.resume(args.resume or None)
-        if args.prompt or args.demo:
+            status = await chat.resume(args.resume or None)
+            if not chat.interactive:
+                return status
+            # In a terminal the resumed run is part of the conversation: the chat goes on.
+        elif args.prompt or args.demo:
             return await chat.run(" ".join(args.prompt) or DEMO_PROMPT, root)
         term.line(term.c("2", "type a message; /resume, /exit; Ctrl-C cancels a run, twice quits"))
         while True:

@@ -23,6 +23,8 @@ class Terminal:
         self.color = color
         self.resume_hint = resume_hint  # off where the workspace is not kept (the demo folder)
         self.at_line_start = True
+        # Approvals this terminal answered by itself (``--yes``, not interactive): who decided.
+        self.decided_by: dict[str, str] = {}
 
     def c(self, code: str, text: str) -> str:
         text = printable(text)
@@ -66,7 +68,7 @@ class Terminal:
                 label = item.get("activeForm") if item["status"] == "in_progress" else None
                 self.line(self.c("35", f"  {marks[item['status']]} {label or item['content']}"))
         elif kind == "approval.resolved":
-            self.line(self.c("33", f"  approval {event['outcome']} ({event.get('by', 'user')})"))
+            self.line(self.c("33", f"  {self.approval_outcome(event)}"))
         elif kind == "user.message" and event.get("source") == "steer":
             self.line(self.c("1", f"you (steer): {event['text']}"))
         elif kind == "handoff":
@@ -96,6 +98,16 @@ class Terminal:
         if len(first) > 100:
             first = first[:99] + "…"
         self.line(self.c("32" if status == "completed" else "31", f"  {mark} {first}"))
+
+    def approval_outcome(self, event: dict[str, Any]) -> str:
+        """Who decided, in the user's words: never "user" for what a flag or the server did."""
+        outcome, by = event["outcome"], event.get("by") or "user"
+        if outcome == "cancelled":
+            return "approval withdrawn — no decision recorded"
+        who = self.decided_by.pop(str(event.get("approvalId")), None)
+        if who is None:
+            who = {"user": "you", "editor": "the editor"}.get(by, by)
+        return f"approval {outcome} ({who})"
 
     def _finished(self, event: dict[str, Any]) -> None:
         usage = event.get("usage") or {}

@@ -319,3 +319,88 @@ def test_a_user_error_is_one_line_and_a_hint_naming_the_flag(env, ws, screens, f
     assert lines[i + 2 :] == [], screen.text  # nothing after the hint
     assert "Traceback" not in screen.text and "pygls" not in screen.text
     assert "lovia.agent" not in screen.text and "lovia.model" not in screen.text
+
+
+# 'deploy…' asks to run a tool that needs approval; the answer quotes what the tool returned, so
+# the screen shows what the model received.
+APPROVING_AGENT = textwrap.dedent(
+    """
+    from collections import deque
+
+    from lovia import Agent, tool
+    from lovia.testing import ScriptedProvider, call, text
+    from lovia.transcript import InputEntry, ToolResultEntry
+
+
+    @tool(needs_approval=True)
+    async def deploy(env: str) -> str:
+        "Deploy."
+        return f"deployed {env}"
+
+
+    class Deployer(ScriptedProvider):
+        async def stream(self, entries, **kw):
+            index = max(i for i, e in enumerate(entries) if isinstance(e, InputEntry))
+            results = [e for e in entries[index:] if isinstance(e, ToolResultEntry)]
+            if results:
+                turn = text(f"the model received: {results[-1].output}")
+            else:
+                turn = call("deploy", {"env": "prod"}, call_id=f"d{index}")
+            self.script = deque([turn])
+            async for delta in super().stream(entries, **kw):
+                yield delta
+
+
+    agent = Agent(name="deployer", model=Deployer([], record=False), tools=[deploy])
+    """
+)
+
+
+@pytest.mark.parametrize("how", ["sighup", "sigkill"])
+def test_a_closed_terminal_leaves_the_approval_to_the_user_and_resume_asks_again(
+    env, tmp_path, screens, how
+):
+    """Closing the terminal (SIGHUP) or killing the chat at an approval decides nothing: the
+    resumed chat asks the same question, says who answered, and stays in the conversation."""
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    (ws / "agent.py").write_text(APPROVING_AGENT)
+    state = ["--state-dir", str(tmp_path / "state")]
+    screen = screens(_helper(ws, *state, "deploy it"), env=env, cwd=ws)
+    screen.expect("allow? [y]es")
+    if how == "sighup":
+        os.killpg(screen.proc.pid, signal.SIGHUP)  # what closing a terminal window sends
+        screen.wait()
+    else:
+        os.killpg(screen.proc.pid, signal.SIGKILL)  # the chat and its server die at once
+        screen.proc.wait()
+    assert "approval rejected" not in screen.text and "approval allowed" not in screen.text
+
+    again = screens(_helper(ws, *state, "--resume"), env=env, cwd=ws)
+    at = again.expect("resuming run")
+    at = again.expect("allow? [y]es", after=at)  # the same call, asked again
+    again.type("y\r")
+    at = again.expect("approval allowed (you)", after=at)
+    at = again.expect("the model received: deployed prod", after=at)
+    at = again.expect("— completed", after=at)
+    at = again.expect("> ", after=at)  # the resumed run is part of the conversation
+    again.type("/exit\r")
+    assert again.wait() == 0, again.text
+    assert "not approved" not in again.text and "rejected" not in again.text, again.text
+    assert "Traceback" not in again.text
+
+
+def test_yes_says_the_flag_decided_not_the_user(env, tmp_path, screens):
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    (ws / "agent.py").write_text(APPROVING_AGENT)
+    screen = screens(_helper(ws, "--yes", "deploy it"), env=env, cwd=ws)
+    assert screen.wait() == 0, screen.text
+    assert "approval allowed (--yes)" in screen.text
+    assert "(you)" not in screen.text and "(user)" not in screen.text, screen.text
+
+
+def test_resuming_an_unknown_run_is_one_error_and_no_quitting_line(env, ws, screens):
+    screen = screens(_helper(ws, "--resume", "r_bogus"), env=env, cwd=ws)
+    assert screen.wait() == 1, screen.text
+    assert "error:" in screen.text and "quitting" not in screen.text, screen.text

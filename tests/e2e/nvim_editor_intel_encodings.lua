@@ -1,6 +1,7 @@
 -- Headless Neovim 0.7 with a language server that counts columns in UTF-8 bytes, or in the
 -- encoding LOVIA_LS_ENCODING names (encoding_language_server.py, started as nvim-lspconfig
--- starts clangd: offering `offsetEncoding` and adopting the server's choice in on_init) beside
+-- starts clangd: offering `offsetEncoding` and adopting the server's choice in on_init), or the
+-- real language server LOVIA_LS_CMD names (a JSON command, such as clangd), beside
 -- lovia-server, answering lovia/editor/* through the documented recipe. Environment: LOVIA_PY,
 -- LOVIA_ROOT, LOVIA_STATE, LOVIA_OUT, LOVIA_PROMPT, LOVIA_RECIPE, LOVIA_ENCODING_LS, and (JSON) LOVIA_OPEN (files opened in buffers
 -- before the run), LOVIA_STALE ({file: text} written on disk after they were opened, as the
@@ -16,9 +17,11 @@ local ok, err = pcall(function()
 
   local capabilities = vim.lsp.protocol.make_client_capabilities()
   capabilities.offsetEncoding = { "utf-8", "utf-32", "utf-16" }
+  local ls_cmd = { os.getenv("LOVIA_PY"), os.getenv("LOVIA_ENCODING_LS") }
+  if (os.getenv("LOVIA_LS_CMD") or "") ~= "" then ls_cmd = vim.fn.json_decode(os.getenv("LOVIA_LS_CMD")) end
   local ls = vim.lsp.start_client({
     name = "encoding-ls",
-    cmd = { os.getenv("LOVIA_PY"), os.getenv("LOVIA_ENCODING_LS") },
+    cmd = ls_cmd,
     root_dir = root,
     capabilities = capabilities,
     on_init = function(client, result) -- what nvim-lspconfig's clangd set-up does

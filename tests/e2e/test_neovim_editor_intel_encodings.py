@@ -72,6 +72,7 @@ def _run(
     stale: dict[str, str] | None = None,
     unsaved: dict[str, str] | None = None,
     encoding: str = "utf-8",
+    ls_cmd: Sequence[str] = (),
 ) -> tuple[list[str], dict[str, Any]]:
     """Runs the model's steps in headless Neovim; the tool results it received and the
     opened buffers' lines at the end."""
@@ -93,6 +94,7 @@ def _run(
         "LOVIA_RECIPE": str(RECIPE),
         "LOVIA_ENCODING_LS": str(HERE / "encoding_language_server.py"),
         "LOVIA_LS_ENCODING": encoding,
+        "LOVIA_LS_CMD": json.dumps(list(ls_cmd)) if ls_cmd else "",
         "LOVIA_OPEN": json.dumps(list(open_)),
         "LOVIA_STALE": json.dumps(stale or {}),
         "LOVIA_UNSAVED": json.dumps(unsaved or {}),
@@ -139,6 +141,41 @@ def test_positions_on_accented_lines_are_converted_to_and_from_the_servers_encod
         f"prog.c:2:{_col(LINE2, 'answer', 1)}  {LINE2}",
     ], refs
     assert outline.splitlines() == ["function answer  :1", "function total  :2"], outline
+
+
+CLANGD = shutil.which("clangd")
+
+
+@pytest.mark.skipif(CLANGD is None, reason="clangd is not installed (.ci/run installs it)")
+def test_clangd_counting_utf8_bytes_gets_and_gives_utf16_positions(
+    tmp_path: Path, fake_openai: FakeOpenAI
+) -> None:
+    """The real clangd, started as nvim-lspconfig starts it (it chooses UTF-8 columns): the
+    symbol after the accented comment is found, and reference columns count characters."""
+    assert CLANGD is not None
+    steps: list[Step] = [
+        ("go_to_definition", {"path": "prog.c", "symbol": "answer", "line": 2}),
+        ("find_references", {"path": "prog.c", "symbol": "answer", "line": 1}),
+        ("symbols", {"path": "prog.c"}),
+    ]
+    (definition, refs, outline), _ = _run(
+        tmp_path,
+        fake_openai,
+        {"prog.c": PROG},
+        steps,
+        open_=["prog.c"],
+        ls_cmd=[CLANGD, "--background-index=false", "--log=error"],
+    )
+    assert definition.startswith(f"prog.c:1:{_col(LINE1, 'answer')}  /* café"), definition
+    assert refs.splitlines() == [
+        f"prog.c:1:{_col(LINE1, 'answer')}  {LINE1}",
+        f"prog.c:2:{_col(LINE2, 'answer')}  {LINE2}",
+        f"prog.c:2:{_col(LINE2, 'answer', 1)}  {LINE2}",
+    ], refs
+    assert [line.split()[:2] for line in outline.splitlines()] == [
+        ["function", "answer"],
+        ["function", "total"],
+    ], outline
 
 
 def test_a_buffer_changed_on_disk_is_reloaded_before_an_answer_unsaved_changes_are_kept(

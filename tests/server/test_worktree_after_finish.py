@@ -49,7 +49,7 @@ agent = Agent(name="writer", model=Writer())
 ROUNDS = 30
 """Runs per test, in one server (about 15 s each on a busy 2-core machine): before the
 per-worktree lock, ``keep`` failed in about one of three (9 of 30 when measured), so 30 rounds
-make a pass by luck very unlikely (0.7**30)."""
+make a pass by luck very unlikely (0.7**30). ``keep``, the call the issue measured, runs 50."""
 
 NOISE = ("commit_failed", "Traceback", "restore points after run failed", "background_failed")
 
@@ -59,7 +59,8 @@ async def test_landing_right_after_run_finished_always_succeeds(tmp_path: Path, 
     h, log = await _server(tmp_path)
     try:
         failures = []
-        for i in range(ROUNDS):
+        rounds = 50 if op == "keep" else ROUNDS
+        for i in range(rounds):
             name = f"f{i:02d}"
             run = await h.run(f"write {name}", isolation="worktree")
             assert (await h.finished(run["runId"]))["status"] == "completed"
@@ -77,7 +78,7 @@ async def test_landing_right_after_run_finished_always_succeeds(tmp_path: Path, 
             else:
                 assert out == {"runId": run["runId"], "state": "discarded"}
                 assert not (h.root / f"{name}.txt").exists()
-        assert failures == [], f"{len(failures)} of {ROUNDS} {op} calls failed"
+        assert failures == [], f"{len(failures)} of {rounds} {op} calls failed"
         assert (await h.request("lovia/worktree/list", {}))["worktrees"] == []
         for _ in range(20):  # what the server still does in the background after the answers
             await asyncio.sleep(0.1)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import signal
 from pathlib import Path
 
 import pytest
@@ -15,10 +16,30 @@ from tests.support import fake_openai as oai
 from tests.support.fake_openai import FakeOpenAI
 
 
-@pytest.mark.parametrize("reopen", ["load", "resume"])
+async def _leave(process: AcpProcess, how: str) -> None:
+    """End the first agent process the way ``how`` says: SIGKILL, SIGTERM or the client's EOF."""
+    if how == "sigkill":
+        await process.kill()
+    elif how == "eof":
+        await process.stop()
+    else:
+        assert process.proc is not None
+        process.proc.send_signal(signal.SIGTERM)
+        await asyncio.wait_for(process.proc.wait(), 30)
+        with contextlib.suppress(Exception):
+            await asyncio.wait_for(process.conn.close(), 5)
+
+
+@pytest.mark.parametrize(
+    ("reopen", "how"),
+    [("load", "sigkill"), ("resume", "sigkill"), ("load", "eof"), ("resume", "sigterm")],
+)
 async def test_sigkill_while_waiting_for_approval_then_resume_to_completion(
-    tmp_path: Path, ws: Path, fake_openai: FakeOpenAI, reopen: str
+    tmp_path: Path, ws: Path, fake_openai: FakeOpenAI, reopen: str, how: str
 ) -> None:
+    """However the agent process ends while an approval waits — SIGKILL, SIGTERM, the client
+    closing the pipe — nobody decided it: the reopened session asks the same call again, and
+    the model never receives a refusal."""
     env = {**fake_openai.env(), "LOVIA_MODEL": "openai:model-a"}
     (ws / "a.txt").write_text("one\n")
     fake_openai.script(
@@ -34,7 +55,7 @@ async def test_sigkill_while_waiting_for_approval_then_resume_to_completion(
     first.client.hold_permissions = True
     turn = asyncio.ensure_future(first.prompt(sid, "change one to two"))
     await first.client.wait_for(lambda: first.client.permissions)
-    await first.kill()  # SIGKILL while the edit waits for approval
+    await _leave(first, how)  # while the edit waits for approval
     with contextlib.suppress(Exception):
         await turn
     assert (ws / "a.txt").read_text() == "one\n"
@@ -78,6 +99,8 @@ async def test_sigkill_while_waiting_for_approval_then_resume_to_completion(
     texts = [e.content for e in entries if isinstance(e, AssistantTextEntry)]
     assert len(users) == 1
     assert calls == ["r1", "e1"] and results == ["r1", "e1"]
+    sent = [str(r.messages) for r in fake_openai.requests if r.messages]
+    assert sent and not any("not approved" in t or "declined" in t for t in sent), sent
     assert texts == ["Changed one to two."]
     # three model calls in all: nothing was asked twice
     assert len([r for r in fake_openai.requests if r.path.endswith("/chat/completions")]) == 3

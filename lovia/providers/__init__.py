@@ -99,6 +99,32 @@ def _entry_point_factory(vendor: str) -> ProviderFactory | None:
     return None
 
 
+def _factory(spec: str, vendor: str) -> ProviderFactory:
+    factory = _REGISTRY.get(vendor)
+    if factory is None and vendor in _BUILTIN:
+        factory = _load_builtin(_BUILTIN[vendor])
+    if factory is None:
+        factory = _entry_point_factory(vendor)
+    if factory is None:
+        known = ", ".join(sorted({*_BUILTIN, *_REGISTRY}))
+        raise UserError(
+            f"Unknown model spec: '{spec}'",
+            hint=(
+                f"Use one of the known prefixes ({known}), e.g. 'openai:gpt-4.1-mini', or add "
+                "your own with lovia.providers.register_provider(prefix, factory) or a package "
+                "exposing the 'lovia.providers' entry-point group."
+            ),
+        )
+    return factory
+
+
+def check_model_spec(spec: str) -> None:
+    """Raise the ``UserError`` :func:`provider_from_string` would for an unknown prefix, without
+    building a provider (no API key needed): for checking every spec before work starts."""
+    if ":" in spec:
+        _factory(spec, spec.split(":", 1)[0].lower())
+
+
 def provider_from_string(
     spec: str,
     *,
@@ -130,21 +156,7 @@ def provider_from_string(
         return provider
     vendor, model = spec.split(":", 1)
     vendor = vendor.lower()
-    factory = _REGISTRY.get(vendor)
-    if factory is None and vendor in _BUILTIN:
-        factory = _load_builtin(_BUILTIN[vendor])
-    if factory is None:
-        factory = _entry_point_factory(vendor)
-    if factory is None:
-        known = ", ".join(sorted({*_BUILTIN, *_REGISTRY}))
-        raise UserError(
-            f"Unknown model spec: '{spec}'",
-            hint=(
-                f"Use one of the known prefixes ({known}), e.g. 'openai:gpt-4.1-mini', or add "
-                "your own with lovia.providers.register_provider(prefix, factory) or a package "
-                "exposing the 'lovia.providers' entry-point group."
-            ),
-        )
+    factory = _factory(spec, vendor)
     if overrides:
         try:
             return factory(model, **overrides)
@@ -178,6 +190,7 @@ __all__ = [
     "OpenAIResponsesProvider",
     "Provider",
     "aclose_shared_clients",
+    "check_model_spec",
     "model_from_env",
     "provider_from_string",
     "register_provider",

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import logging
 import os
 import sys
 from pathlib import Path
@@ -14,9 +15,10 @@ from lovia.exceptions import UserError
 from lovia.executor.base import Executor
 from lovia.executor.local import InProcessExecutor
 from lovia.executor.rate_limit import RateLimit
+from lovia.providers import check_model_spec
 from lovia_server.batch.display import Progress
 from lovia_server.batch.runner import FORWARDED_ENV, BatchOptions, run_batch, secret_values
-from lovia_server.batch.task import load_tasks
+from lovia_server.batch.task import BatchTask, load_tasks
 
 DESCRIPTION = """Run agent tasks headless and write one result line per task.
 Tasks already in the results file are skipped, so running the same command again resumes."""
@@ -24,7 +26,7 @@ Tasks already in the results file are skipped, so running the same command again
 
 def parser(prog: str) -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog=prog, description=DESCRIPTION)
-    p.add_argument("tasks", help="task file (JSON Lines, see docs/batch.md)")
+    p.add_argument("tasks", nargs="?", help="task file (JSON Lines, see docs/batch.md)")
     p.add_argument("--results", default="results.jsonl", help="results file (default: %(default)s)")
     p.add_argument(
         "--source-root",
@@ -37,8 +39,7 @@ def parser(prog: str) -> argparse.ArgumentParser:
         const="",
         default=None,
         metavar="ADDRESS",
-        help="run on Ray: at ADDRESS (host:port, ray://..., auto), or a local Ray when omitted "
-        "(give the task file first)",
+        help="run on Ray: at ADDRESS (host:port, ray://..., auto), or a local Ray when omitted",
     )
     p.add_argument("--model", default=os.environ.get("LOVIA_MODEL"), help="default model")
     p.add_argument("--concurrency", type=int, default=4, help="tasks at once without --ray")
@@ -62,7 +63,55 @@ def parser(prog: str) -> argparse.ArgumentParser:
         default="file",
         help="where transcripts go (default: a file per task beside the results)",
     )
+    p.add_argument(
+        "--log-file",
+        metavar="PATH",
+        help="where the runs' log goes (default: beside the results, e.g. results.log)",
+    )
     return p
+
+
+def parse(argv: list[str], prog: str) -> argparse.Namespace:
+    """The arguments, accepting ``--ray tasks.jsonl``: ``--ray``'s address is optional, so
+    argparse gives it the task file; a value that names a file is the task file, not a
+    cluster address (an address is host:port, ray://..., or auto)."""
+    p = parser(prog)
+    args = p.parse_args(argv)
+    if args.tasks is None and args.ray and _names_a_file(args.ray):
+        args.tasks, args.ray = args.ray, ""
+    if args.tasks is None:
+        p.error("the task file is missing: lovia batch TASKS.jsonl [--ray [ADDRESS]] ...")
+    return args
+
+
+def _names_a_file(value: str) -> bool:
+    return Path(value).is_file() or value.endswith((".jsonl", ".json"))
+
+
+def check_models(tasks: list[BatchTask], default: str | None) -> None:
+    """Every task's model spec is known before anything runs (a bad one is a bad line)."""
+    for task in tasks:
+        spec = task.model or default
+        if spec is None:
+            continue
+        try:
+            check_model_spec(spec)
+        except UserError as exc:
+            where = f"task {task.id}" if task.model else "--model"
+            raise UserError(f"{where}: {exc.message}", hint=exc.hint) from exc
+
+
+def log_to_file(path: Path) -> None:
+    """The runs' log (a failed run's traceback, retries, an interrupted run's cancellation)
+    goes to a file: the screen keeps the progress table and one line per problem."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    handler = logging.FileHandler(path, encoding="utf-8")
+    handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
+    for name in ("lovia", "lovia_server"):
+        logger = logging.getLogger(name)
+        logger.addHandler(handler)
+        logger.setLevel(logging.INFO)
+        logger.propagate = False
 
 
 def runtime_env(args: argparse.Namespace) -> dict[str, Any]:
@@ -118,9 +167,11 @@ def options_for(args: argparse.Namespace) -> BatchOptions:
 
 
 def sub_main(argv: list[str], prog: str = "lovia batch") -> int:
-    args = parser(prog).parse_args(argv)
+    args = parse(argv, prog)
     try:
         tasks = load_tasks(args.tasks, source_root=args.source_root)
+        check_models(tasks, args.model)
+        log_to_file(Path(args.log_file or Path(args.results).with_suffix(".log")))
         executor = executor_for(args)
         options = options_for(args)
     except (UserError, ValueError) as exc:

@@ -145,6 +145,7 @@ def _jobs(
     jobs: list[Job[TaskResult]] = []
     failed: list[TaskResult] = []
     for task in todo:
+        stage = "workspace"
         try:
             packed = None
             if task.source.path is not None:
@@ -153,13 +154,13 @@ def _jobs(
                 packed = shipped[task.source.path]
             code = None
             if task.agent != BUILTIN_AGENT:
+                stage = "agent"
                 if task.agent not in codes:
                     codes[task.agent] = _read_agent(task.agent)
                 code = codes[task.agent]
         except (TreeError, OSError) as exc:
-            failed.append(
-                TaskResult(id=task.id, status="failed", error=f"workspace: {exc}", attempts=0)
-            )
+            error = f"{stage}: {exc}"
+            failed.append(TaskResult(id=task.id, status="failed", error=error, attempts=0))
             continue
         jobs.append(Job(task.id, run_task, (task, packed, code, worker)))
     return jobs, failed

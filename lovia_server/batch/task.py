@@ -22,6 +22,12 @@ _FORMAT_HINT = (
 )
 
 
+_USAGE_HINT = (
+    "Give the path of a JSON Lines task file: lovia batch tasks.jsonl [--ray [ADDRESS]] "
+    "(see docs/batch.md)."
+)
+
+
 class TaskSource(BaseModel):
     """The task's tree: a local directory (shipped to the worker) or a git repository at a
     commit (cloned by the worker)."""
@@ -129,8 +135,14 @@ def load_tasks(path: str | Path, *, source_root: str | Path | None = None) -> li
     file = Path(path)
     try:
         text = file.read_text(encoding="utf-8")
+    except FileNotFoundError as exc:
+        raise UserError(f"There is no task file {file}", hint=_USAGE_HINT) from exc
+    except IsADirectoryError as exc:
+        raise UserError(f"{file} is a folder, not a task file", hint=_USAGE_HINT) from exc
+    except UnicodeDecodeError as exc:
+        raise UserError(f"The task file {file} is not UTF-8 text", hint=_FORMAT_HINT) from exc
     except OSError as exc:
-        raise UserError(f"Cannot read the task file {file}: {exc}", hint=_FORMAT_HINT) from exc
+        raise UserError(f"Cannot read the task file {file}: {exc.strerror or exc}") from exc
     root = Path(source_root) if source_root is not None else None
     return parse_tasks(text, base=file.resolve().parent, origin=str(file), source_root=root)
 
@@ -148,9 +160,16 @@ def _resolved(task: BatchTask, base: Path, allowed: Path, where: str) -> BatchTa
         file, sep, attr = agent.rpartition(":")
         if not sep or not file or not attr:
             raise UserError(
-                f"task {task.id}: agent must be 'coding' or 'path/to/file.py:name', got {agent!r}"
+                f"{where}: agent must be 'coding' or 'path/to/file.py:name', got {agent!r}"
             )
-        agent = f"{(base / file).resolve()}:{attr}"
+        agent_file = (base / file).resolve()
+        if not agent_file.is_file():
+            raise UserError(
+                f"{where}: agent file {file} not found (looked for {agent_file})",
+                hint="'agent' is 'coding' or 'path/to/file.py:name', the path relative to the "
+                "task file's folder.",
+            )
+        agent = f"{agent_file}:{attr}"
     return task.model_copy(update={"source": source, "agent": agent})
 
 

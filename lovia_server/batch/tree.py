@@ -76,7 +76,14 @@ def materialise(source: TaskSource, packed: bytes | None, root: Path, denied: De
     patch leaves their removal out)."""
     if source.git is not None:
         _git(root, "clone", "--quiet", "--no-checkout", "--", source.git, ".")
-        _git(root, "checkout", "--quiet", "--detach", source.commit or "HEAD")
+        commit = source.commit or "HEAD"
+        try:  # resolved first, so a ref that looks like an option is only ever a name
+            sha = _git(
+                root, "rev-parse", "--verify", "--quiet", "--end-of-options", f"{commit}^{{commit}}"
+            ).strip()
+        except TreeError:
+            raise TreeError(f"commit {commit!r} is not in {source.git}") from None
+        _git(root, "checkout", "--quiet", "--detach", sha)
         _remove_denied(root, denied)
         return _git(root, "rev-parse", "HEAD").strip()
     if packed is None:

@@ -66,7 +66,10 @@ async def test_a_bad_commit_fails_the_task_once_without_a_model_call(tmp_path, m
     )
     tally = await run_batch([task], tmp_path / "results.jsonl")
     [result] = tally.results
-    assert result.status == "failed" and result.error.startswith("workspace: git checkout")
+    assert (
+        result.status == "failed"
+        and result.error == f"workspace: commit {'0' * 40!r} is not in {repo}"
+    )
     assert result.attempts == 1 and model_env.requests == []
 
 

@@ -18,6 +18,8 @@ def test_relative_paths_and_agent_files_resolve_against_the_task_file(tmp_path):
         '{"id": "b", "prompt": "p", "source": {"git": "https://example.com/r.git", "commit": "abc"},'
         ' "approvals": "allow", "preset": "trusted"}\n'
     )
+    (tmp_path / "agents").mkdir()
+    (tmp_path / "agents" / "x.py").write_text("agent = None\n")
     a, b = parse_tasks(text, base=tmp_path)
     assert a.source.path == str(tmp_path / "proj")
     assert a.agent == f"{tmp_path / 'agents/x.py'}:build"

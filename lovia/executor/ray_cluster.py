@@ -1,6 +1,6 @@
 """The Ray executor: every job is a Ray task on a cluster (a local one, or one at an address).
 
-Ray is an optional dependency (``pip install 'lovia[ray]'``) imported only when a batch
+Ray is an optional dependency (the ``ray`` extra; ``pip install 'ray>=2.40'``) imported only when a batch
 starts, so ``import lovia`` and the in-process path never load it. Ray ships partial typing;
 its objects cross this module as ``Any``.
 
@@ -26,7 +26,10 @@ from lovia.executor.base import Job, JobOutcome
 
 R = TypeVar("R")
 
-INSTALL_HINT = "Install the Ray extra: pip install 'lovia[ray]' (Python 3.11+; ray>=2.40)."
+INSTALL_HINT = (
+    "Install Ray into lovia's environment: pip install 'ray>=2.40,<3' (or, in a lovia clone, "
+    "pip install -e '.[ray]'). Python 3.11+."
+)
 
 
 def import_ray() -> Any:

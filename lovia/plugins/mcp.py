@@ -12,7 +12,7 @@ run owns its connections — and closes them when the run ends::
     async with MCPServerStdio(command="...").session() as conn:
         agent = Agent(..., plugins=[MCP(conn)])
 
-The official ``mcp`` SDK (``pip install 'lovia-agents[mcp]'``) is imported only when a transport or
+The official ``mcp`` SDK (``pip install 'mcp>=2.3,<3'``) is imported only when a transport or
 a session is built: importing this module never imports it.
 
 Each live session runs in a small task of its own that enters and leaves the SDK's transport
@@ -62,7 +62,10 @@ if TYPE_CHECKING:
 
 logger = logging.getLogger("lovia.plugins.mcp")
 
-_INSTALL_HINT = "Install the optional dependency: pip install 'lovia-agents[mcp]'"
+_INSTALL_HINT = (
+    "Install the MCP SDK into lovia's environment: pip install 'mcp>=2.3,<3' (or, in a lovia "
+    "clone, pip install -e '.[mcp]')"
+)
 _TOOL_NAME_OK = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
 _CLOSE_TIMEOUT = 10.0
 _STDERR_LINES = 30

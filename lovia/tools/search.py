@@ -1,7 +1,7 @@
 """Web search: the ``web_search`` tool over a :class:`WebSearch` backend.
 
 Backends: :class:`DuckDuckGoSearch` (the optional ``ddgs`` package, ``pip install
-'lovia[ddg]'``) and :class:`TavilySearch` (Tavily's HTTP API, key in ``TAVILY_API_KEY``).
+ddgs``) and :class:`TavilySearch` (Tavily's HTTP API, key in ``TAVILY_API_KEY``).
 """
 
 from __future__ import annotations
@@ -166,7 +166,7 @@ def _load_ddgs() -> Any:
             return cls
     raise UserError(
         "DuckDuckGoSearch requires the 'ddgs' package.",
-        hint="pip install 'lovia[ddg]'",
+        hint="pip install ddgs (or, in a lovia clone, pip install -e '.[ddg]')",
     )
 
 

@@ -133,7 +133,7 @@ def test_missing_sdk_is_a_user_error(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setitem(sys.modules, "mcp.client.streamable_http", None)
     with pytest.raises(UserError, match="mcp") as info:
         MCPServerStdio(command="x")._make_transport()
-    assert "pip install 'lovia-agents[mcp]'" in (info.value.hint or "")
+    assert "pip install 'mcp>=2.3,<3'" in (info.value.hint or "")
     with pytest.raises(UserError):
         MCPServerStreamableHTTP(url="http://x")._make_transport()
 

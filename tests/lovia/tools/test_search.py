@@ -172,7 +172,7 @@ def test_duckduckgo_requires_the_package(monkeypatch: pytest.MonkeyPatch) -> Non
     with pytest.raises(UserError) as info:
         DuckDuckGoSearch()
     assert info.value.message == "DuckDuckGoSearch requires the 'ddgs' package."
-    assert info.value.hint == "pip install 'lovia[ddg]'"
+    assert info.value.hint == "pip install ddgs (or, in a lovia clone, pip install -e '.[ddg]')"
     with pytest.raises(UserError, match="requires the 'ddgs' package"):
         duckduckgo_search()  # built eagerly: fails at build time
 

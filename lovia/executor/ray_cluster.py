@@ -1,8 +1,8 @@
 """The Ray executor: every job is a Ray task on a cluster (a local one, or one at an address).
 
 Ray is an optional dependency (the ``ray`` extra; ``pip install 'ray>=2.40'``) imported only
-when a batch starts, so ``import lovia`` and the in-process path never load it. Ray ships partial typing;
-its objects cross this module as ``Any``.
+when a batch starts, so ``import lovia`` and the in-process path never load it. Ray ships
+partial typing; its objects cross this module as ``Any``.
 
 Retries: a task whose worker process or node dies is run again by Ray, up to
 ``max_retries`` times; an exception raised by the job itself is never retried (the job

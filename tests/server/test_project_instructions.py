@@ -95,9 +95,7 @@ async def test_nested_agents_md_joins_once_when_the_agent_works_under_its_folder
     assert "Web rule" not in str(posts[3]["messages"]) and "TS rule" not in str(posts[3])
 
 
-async def test_denied_instruction_files_are_never_read_and_big_ones_are_cut(
-    harness, fake_openai
-):
+async def test_denied_instruction_files_are_never_read_and_big_ones_are_cut(harness, fake_openai):
     root = harness.root
     (root / "AGENTS.md").write_text("Root says: " + "r" * 40_000 + " END-OF-ROOT\n")
     (root / "CLAUDE.md").write_text("Secret claude notes\n")

@@ -227,7 +227,10 @@ def _readable_dir(root: Path, policy: WorkspacePolicy, rel: str) -> Path | None:
 def _user_file(options: ProjectInstructions, policy: WorkspacePolicy) -> InstructionFile | None:
     if not options.user_file:
         return None
-    path = Path(options.user_file).expanduser()
+    try:
+        path = Path(options.user_file).expanduser().resolve()
+    except (OSError, RuntimeError, ValueError):
+        return None
     if policy.is_denied(rel=None, abs_posix=path.as_posix()) or not path.is_file():
         return None
     raw = _read(path, options.max_file_chars)

@@ -95,8 +95,16 @@ async def test_nested_agents_md_joins_once_when_the_agent_works_under_its_folder
     assert "Web rule" not in str(posts[3]["messages"]) and "TS rule" not in str(posts[3])
 
 
-async def test_denied_instruction_files_are_never_read_and_big_ones_are_cut(harness, fake_openai):
+async def test_denied_instruction_files_are_never_read_and_big_ones_are_cut(
+    harness, fake_openai, tmp_path
+):
     root = harness.root
+    secret = tmp_path / "outside" / "notes.md"
+    secret.parent.mkdir()
+    secret.write_text("Outside secret rule\n")
+    (root / "vendor").mkdir()
+    (root / "vendor" / "AGENTS.md").symlink_to(secret)  # a link leaving the workspace
+    (root / "vendor" / "b.py").write_text("b = 2\n")
     (root / "AGENTS.md").write_text("Root says: " + "r" * 40_000 + " END-OF-ROOT\n")
     (root / "CLAUDE.md").write_text("Secret claude notes\n")
     (root / "sub").mkdir()
@@ -104,6 +112,7 @@ async def test_denied_instruction_files_are_never_read_and_big_ones_are_cut(harn
     (root / "sub" / "a.py").write_text("a = 1\n")
     fake_openai.script(
         oai.tool_calls(oai.call("read_file", {"path": "sub/a.py"}, id="r1")),
+        oai.tool_calls(oai.call("read_file", {"path": "vendor/b.py"}, id="r2")),
         oai.text("done"),
     )
     await harness.start(
@@ -123,10 +132,12 @@ async def test_denied_instruction_files_are_never_read_and_big_ones_are_cut(harn
     posts = _posts(fake_openai)
     everything = str(posts)
     assert "Secret claude notes" not in everything and "Sub secret rule" not in everything
+    assert "Outside secret rule" not in everything
     system = _system(posts[0])
     assert "Root says: rrr" in system and "END-OF-ROOT" not in system
     assert "[lovia: AGENTS.md was cut to its first 16,000 characters]" in system
-    assert "a = 1" in _tool_results(posts[-1])["r1"]
+    results = _tool_results(posts[-1])
+    assert "a = 1" in results["r1"] and "b = 2" in results["r2"]
 
 
 async def test_writing_agents_md_asks_with_the_protected_path_warning(harness, fake_openai):

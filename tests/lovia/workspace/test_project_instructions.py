@@ -167,3 +167,35 @@ def test_the_system_prompt_is_unchanged_without_instruction_files(tmp_path: Path
         '<project-instructions source="AGENTS.md">\nbe brief\n</project-instructions>'
     )
     assert plain.instructions() == Workspace.local(str(tmp_path)).instructions()
+
+
+async def test_a_nested_file_joins_once_per_conversation_across_runs(tmp_path: Path) -> None:
+    from lovia import Agent, Runner, SQLiteSession
+    from lovia.testing import ScriptedProvider, call, text
+    from lovia.transcript import ToolResultEntry
+
+    ws = tmp_path / "ws"
+    _write(ws, "sub/AGENTS.md", "sub rule\n")
+    _write(ws, "sub/a.py", "a = 1\n")
+    _write(ws, "sub/b.py", "b = 2\n")
+    agent = Agent(
+        name="reader",
+        model=ScriptedProvider(
+            [
+                call("read_file", {"path": "sub/a.py"}, call_id="r1"),
+                text("one"),
+                call("read_file", {"path": "sub/b.py"}, call_id="r2"),
+                text("two"),
+            ]
+        ),
+        workspace=Workspace.local(str(ws), project_instructions=ProjectInstructions()),
+    )
+    outputs: dict[str, str] = {}
+    async with SQLiteSession(str(tmp_path / "state.db")) as session:
+        for prompt in ("read a", "read b"):
+            result = await Runner.run(agent, prompt, session=session, session_id="s1")
+            outputs.update(
+                (e.call_id, e.output) for e in result.entries if isinstance(e, ToolResultEntry)
+            )
+    assert "sub rule" in outputs["r1"] and "a = 1" in outputs["r1"]
+    assert "sub rule" not in outputs["r2"] and "b = 2" in outputs["r2"]

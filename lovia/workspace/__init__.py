@@ -19,6 +19,7 @@ from lovia.workspace.policy import (
     WorkspaceMode,
     WorkspacePolicy,
 )
+from lovia.workspace.project_instructions import ProjectInstructions
 from lovia.workspace.protocol import ShellExecutor, WorkspaceLike, WorkspaceSession
 from lovia.workspace.types import (
     CommandResult,
@@ -55,6 +56,7 @@ __all__ = [
     "ProcessOutput",
     "ProcessStart",
     "ProcessStatus",
+    "ProjectInstructions",
     "Workspace",
     "WorkspaceClosedError",
     "WorkspaceError",

@@ -52,6 +52,11 @@ DEFAULT_PROTECTED_PATHS: tuple[str, ...] = (
     "~/.gitconfig",
     "~/.config",
     "~/.local/bin",
+    # agent instructions the next session reads (lovia.workspace.project_instructions)
+    "AGENTS.md",
+    "CLAUDE.md",
+    ".github/copilot-instructions.md",
+    ".github/instructions",
 )
 """Written by lovia as patterns in the forms ``denied_paths`` takes; matched case-insensitively.
 Hosts may add to the list (``WorkspacePolicy(protected_paths=...)``); see docs/security.md."""

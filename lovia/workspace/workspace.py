@@ -12,6 +12,14 @@ from lovia.exceptions import UserError
 from lovia.workspace.instructions import build_instructions
 from lovia.workspace.local import DocumentOverlay, LocalWorkspaceSession, OutputListener, WriteSink
 from lovia.workspace.policy import CommandRule, PathRule, WorkspaceMode, WorkspacePolicy
+from lovia.workspace.project_instructions import (
+    USER_INSTRUCTIONS,
+    InstructionFile,
+    ProjectInstructions,
+    startup_files,
+    system_section,
+    with_join_policies,
+)
 from lovia.workspace.types import WorkspaceLimits
 
 if TYPE_CHECKING:
@@ -55,6 +63,10 @@ class LocalWorkspace:
     """The editor's language intelligence (a host seam): its tools, and problems reported
     after every edit (``lovia.workspace.editor_tools``). Sessions do not use it, so it takes
     no part in comparing configs: turning it off does not rebuild a held session."""
+    project_instructions: ProjectInstructions | None = None
+    """Read the project's ``AGENTS.md`` and friends (``lovia.workspace.project_instructions``):
+    the ones that apply everywhere join the instructions, the others join the conversation
+    when a file tool reaches a path they cover. ``None``: none are read."""
 
     async def open(self) -> LocalWorkspaceSession:
         """A new live session with these settings (the root must exist)."""
@@ -86,6 +98,8 @@ class LocalWorkspace:
 
     def tools(self) -> list[Tool]:
         tools = _bundle(self.policy)
+        if self.project_instructions is not None:
+            tools = with_join_policies(tools, self.root, self.policy, self.project_instructions)
         return self.editor.wrap(tools) if self.editor is not None else tools
 
     def view_injectors(self) -> list[ViewInjector]:
@@ -98,7 +112,15 @@ class LocalWorkspace:
     def instructions(self) -> str:
         text = build_instructions(self.root, self.policy, executor=self.executor)
         editor = self.editor.instructions() if self.editor is not None else ""
-        return f"{text}\n\n{editor}" if editor else text
+        text = f"{text}\n\n{editor}" if editor else text
+        project = self.project_files()
+        return f"{text}\n\n{system_section(project)}" if project else text
+
+    def project_files(self) -> list[InstructionFile]:
+        """The instruction files that apply everywhere (the system prompt's), read now."""
+        if self.project_instructions is None:
+            return []
+        return startup_files(self.root, self.policy, self.project_instructions)
 
 
 @dataclass(frozen=True)
@@ -152,6 +174,7 @@ class Workspace:
         overlay: DocumentOverlay | None = None,
         write_sink: WriteSink | None = None,
         output_listener: OutputListener | None = None,
+        project_instructions: ProjectInstructions | bool = False,
     ) -> LocalWorkspace:
         """A local workspace at ``root`` with a preset (``mode``) or an explicit ``policy``.
 
@@ -159,6 +182,8 @@ class Workspace:
         ``sandbox=True`` runs shell commands under bubblewrap (``"auto"``: when available).
         ``protected_paths`` replaces the built-in list of paths whose writes always ask
         (``None``: :data:`~lovia.workspace.protected.DEFAULT_PROTECTED_PATHS`).
+        ``project_instructions=True`` reads the project's ``AGENTS.md`` and friends with the
+        default limits and the user's ``~/.lovia/AGENTS.md`` (see docs/customization.md).
         """
         rules = (
             tuple(path_rules)
@@ -224,6 +249,11 @@ class Workspace:
             overlay=overlay,
             write_sink=write_sink,
             output_listener=output_listener,
+            project_instructions=(
+                ProjectInstructions(user_file=USER_INSTRUCTIONS)
+                if project_instructions is True
+                else project_instructions or None
+            ),
         )
 
     @staticmethod

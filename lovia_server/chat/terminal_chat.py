@@ -485,9 +485,13 @@ class ChatCommand:
             if args.demo:
                 banner += " — demo model (offline, scripted: it does the same thing every time)"
             term.line(term.c("2", banner))
-            notice = sandbox_notice(await client.request("lovia/status", {}))
+            status_now = await client.request("lovia/status", {})
+            notice = sandbox_notice(status_now)
             if notice:
                 term.line(term.c("33", notice))
+            listed = instructions_notice(status_now)
+            if listed:
+                term.line(term.c("2", listed))
             status = await self._converse(chat, root)
         except RpcError as exc:
             message, hint = describe_error(exc, args)
@@ -533,6 +537,24 @@ def sandbox_notice(status: Any) -> str | None:
     return f"note: {reason}." if isinstance(reason, str) and reason else None
 
 
+def instructions_notice(status: Any) -> str | None:
+    """Once per session: the project instruction files the agent reads (docs/customization.md)."""
+    files = status.get("instructions") if isinstance(status, dict) else None
+    if not isinstance(files, list):
+        return None
+    names: list[str] = []
+    for item in files:
+        if isinstance(item, dict) and isinstance(item.get("path"), str):
+            path, folder = item["path"], item.get("folder")
+            shown = path
+            if isinstance(folder, str) and path.startswith(folder.rstrip("/") + "/"):
+                shown = path[len(folder.rstrip("/")) + 1 :]
+            if item.get("scope") == "scoped" and item.get("applyTo"):
+                shown += f" (for {', '.join(str(g) for g in item['applyTo'])})"
+            names.append(printable(shown + (" (cut)" if item.get("cut") else "")))
+    return f"instructions: {', '.join(names)}" if names else None
+
+
 def sub_main(argv: list[str] | None = None, *, prog: str = "lovia chat") -> int:
     args = _parse(argv, prog)
     try:
@@ -541,4 +563,4 @@ def sub_main(argv: list[str] | None = None, *, prog: str = "lovia chat") -> int:
         return 130
 
 
-__all__ = ["ChatSession", "describe_error", "sandbox_notice", "sub_main"]
+__all__ = ["ChatSession", "describe_error", "instructions_notice", "sandbox_notice", "sub_main"]

@@ -30,7 +30,8 @@ def folder_config(
     Shell commands run in the sandbox ``sandbox`` chooses (by default: bubblewrap where it
     works, see :mod:`lovia_server.host.sandbox_setup`), where protected paths are read-only for
     commands that ran without approval.
-    Read-only commands run unasked unless ``perms.readOnlyCommands`` is off."""
+    Read-only commands run unasked unless ``perms.readOnlyCommands`` is off. The project's
+    instruction files (``AGENTS.md`` and friends, docs/customization.md) are read."""
     rules: list[PathRule] = []
     for rule in perms.pathRules:
         if rule.read is not None:
@@ -61,6 +62,7 @@ def folder_config(
             *([str(path)] if agent and (path := agent_file(agent, list(folders))) else []),
         ),
         executor=choose_sandbox(sandbox or SandboxSettings()).executor,
+        project_instructions=True,
     )
     if inside_write != config.policy.write:
         config = dataclasses.replace(

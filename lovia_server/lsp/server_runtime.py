@@ -22,6 +22,7 @@ from lovia_server.host.agent_factory import AgentFactory, RunPlace
 from lovia_server.host.agents import BUILTIN_CODING
 from lovia_server.host.core import HostCore
 from lovia_server.host.event_log import Publisher
+from lovia_server.host.instruction_listing import instruction_files
 from lovia_server.host.ports import RunSpec
 from lovia_server.host.sandbox_setup import sandbox_status
 from lovia_server.host.store import RunRecord, ServerStore
@@ -325,6 +326,9 @@ class ServerRuntime:
             sandbox=sandbox_status(settings.sandbox),
             delivery=self._delivery(),
             worktrees=await self.worktrees.counts(),
+            instructions=instruction_files(
+                map(self.workspace.config_for, self.workspace.folders())
+            ),
         )
 
     def _delivery(self) -> p.DeliveryStats | None:

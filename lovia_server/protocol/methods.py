@@ -420,6 +420,21 @@ class MCPServerInfo(WireModel):
     """A file with the server's stderr (stdio servers)."""
 
 
+class InstructionFileInfo(WireModel):
+    """A project instruction file in use (``AGENTS.md`` and friends, docs/customization.md)."""
+
+    path: str
+    """Absolute path."""
+    folder: str
+    """The workspace folder it belongs to (the user's own file: every folder's)."""
+    scope: Literal["user", "root", "scoped"]
+    """``user``: the user's file; ``root``: a file at the folder's root, in every system prompt;
+    ``scoped``: a ``.github/instructions`` file that joins when a file matches ``apply_to``."""
+    apply_to: list[str] = Field(default_factory=list)
+    cut: bool = False
+    """Longer than the size limit: the model sees its start and a note."""
+
+
 class SessionRule(WireModel):
     """An ``allow_always`` / ``reject_always`` answer remembered for a session."""
 
@@ -570,6 +585,9 @@ class StatusResult(WireModel):
     """Present when the server writes to a pipe it queues for (stdio)."""
     worktrees: WorktreeCounts | None = omitted()
     """Open worktree runs by where they stand (docs/worktrees.md)."""
+    instructions: list[InstructionFileInfo] = Field(default_factory=list)
+    """The project instruction files in use; an ``AGENTS.md`` below a folder's root joins a
+    conversation when the agent works there and is not listed (docs/customization.md)."""
 
 
 class MCPRestartResult(WireModel):
@@ -802,6 +820,7 @@ __all__ = [
     "EditedFile",
     "FileChangeStatus",
     "FolderAcl",
+    "InstructionFileInfo",
     "LaunchResult",
     "LiveRun",
     "MCPRestartParams",

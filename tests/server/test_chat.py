@@ -71,6 +71,27 @@ def test_says_once_when_shell_commands_are_not_sandboxed(tmp_path):
         assert "not sandboxed" not in sandboxed
 
 
+def test_says_once_which_instruction_files_are_in_use(tmp_path):
+    ws = tmp_path / "ws"
+    (ws / ".github" / "instructions").mkdir(parents=True)
+    (ws / "README.md").write_text("# my project\n")
+    (ws / "AGENTS.md").write_text("Test with make check.\n")
+    (ws / ".github" / "instructions" / "ts.instructions.md").write_text(
+        '---\napplyTo: "**/*.ts"\n---\nPrefer const.\n'
+    )
+    proc = subprocess.run(
+        [*CHAT, "--demo", "--yes", "--workspace", str(ws)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env=_env(tmp_path, HOME=str(tmp_path / "home")),
+        stdin=subprocess.DEVNULL,
+    )
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    line = "instructions: AGENTS.md, .github/instructions/ts.instructions.md (for **/*.ts)"
+    assert proc.stdout.count(line) == 1, proc.stdout
+
+
 def test_without_a_model_points_at_the_setting_and_the_demo(tmp_path):
     ws = tmp_path / "ws"
     ws.mkdir()

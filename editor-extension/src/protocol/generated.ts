@@ -934,6 +934,7 @@ export interface StatusResult {
   sandbox: SandboxStatus;
   delivery?: DeliveryStats;
   worktrees?: WorktreeCounts;
+  instructions: InstructionFileInfo[];
 }
 /**
  * The effective permissions in one workspace folder.
@@ -1022,6 +1023,16 @@ export interface WorktreeCounts {
   running: number;
   review: number;
   maxConcurrent: number;
+}
+/**
+ * A project instruction file in use (`AGENTS.md` and friends, docs/customization.md).
+ */
+export interface InstructionFileInfo {
+  path: string;
+  folder: string;
+  scope: "user" | "root" | "scoped";
+  applyTo: string[];
+  cut: boolean;
 }
 export interface MCPRestartParams {
   name: string;

@@ -21,6 +21,7 @@ from lovia.workspace import LocalWorkspace, WorkspaceError
 from lovia.workspace.editor_tools import EditorTools
 from lovia.workspace.errors import FileChangedError
 from lovia.workspace.paths import resolve_path
+from lovia.workspace.policy import WorkspacePolicy
 from lovia.workspace.workspace import WorkspaceSessionBinding
 from lovia_server import protocol as p
 from lovia_server.host.acl import folder_config
@@ -413,11 +414,14 @@ class EditorWorkspace:
     async def context(self, items: list[p.ContextItem]) -> BuiltContext:
         """A prompt's context items (``@`` mentions) as model text plus their summaries."""
 
+        policies: dict[Path, WorkspacePolicy] = {}  # a listing judges many paths: build once
+
         def readable(root: Path, path: Path) -> str | None:
             resolved = resolve_path(root, str(path))
-            decision = self.config_for(root).policy.decide_path(
-                rel=resolved.rel, abs_posix=resolved.abs_posix, op="read"
-            )
+            policy = policies.get(root)
+            if policy is None:
+                policy = policies[root] = self.config_for(root).policy
+            decision = policy.decide_path(rel=resolved.rel, abs_posix=resolved.abs_posix, op="read")
             return None if decision == "deny" else resolved.display()
 
         workspace = ContextWorkspace(root_of=self._inside, readable=readable, read=self._read_full)

@@ -74,6 +74,24 @@ class DocumentOverlay:
                 continue
         return None
 
+    def open_paths(self) -> list[Path]:
+        """The files open in the editor (resolved): a search asks :meth:`text_for` only
+        about these, not about every file of a big tree."""
+        try:
+            docs = list(self.server.workspace.text_documents.values())
+        except Exception:
+            return []
+        out: list[Path] = []
+        for doc in docs:
+            doc_path = uri_to_path(doc.uri)
+            if doc_path is None:
+                continue
+            try:
+                out.append(doc_path.resolve())
+            except OSError:
+                continue
+        return out
+
     def text_for(self, path: Path) -> str | None:
         doc = self.document(path)
         if doc is None:

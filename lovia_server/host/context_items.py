@@ -39,6 +39,9 @@ class ContextWorkspace:
     readable: Callable[[Path, Path], str | None]
     # (root, path) -> the text (open buffer first), None when it cannot be read
     read: Callable[[Path, Path], Awaitable[str | None]]
+    # (root, path) -> whether the ACL allows reading a path known to hold no symlink (a
+    # listed folder's entries): nothing to resolve; None: ``readable`` judges them
+    readable_plain: Callable[[Path, Path], bool] | None = None
 
 
 @dataclass
@@ -159,18 +162,22 @@ def _folder(root: Path, folder: Path, ws: ContextWorkspace) -> tuple[str, str, s
         except OSError:
             continue
         dirs = sorted((n, link) for n, is_dir, link in found if is_dir and n not in _SKIP_DIRS)
-        files = sorted(n for n, is_dir, _ in found if not is_dir)
+        files = sorted((n, link) for n, is_dir, link in found if not is_dir)
         below: list[Path] = []
         for name, is_dir, link in [
             *((d, True, lk) for d, lk in dirs),
-            *((f, False, False) for f in files),
+            *((f, False, lk) for f, lk in files),
         ]:
             if len(lines) >= MAX_FOLDER_ENTRIES or judged >= MAX_FOLDER_JUDGED:
                 full = True
                 break
             judged += 1
             target = here / name
-            if ws.readable(root, target) is None:
+            if link or ws.readable_plain is None:
+                allowed = ws.readable(root, target) is not None
+            else:
+                allowed = ws.readable_plain(root, target)
+            if not allowed:
                 continue
             lines.append("  " * depth + (name + "/" if is_dir else name))
             if is_dir and not link:

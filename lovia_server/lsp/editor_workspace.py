@@ -20,7 +20,7 @@ from lovia.tools.presentation import can_preview, preview_call
 from lovia.workspace import LocalWorkspace, WorkspaceError
 from lovia.workspace.editor_tools import EditorTools
 from lovia.workspace.errors import FileChangedError
-from lovia.workspace.paths import resolve_path
+from lovia.workspace.paths import relative_to_root, resolve_path
 from lovia.workspace.policy import WorkspacePolicy
 from lovia.workspace.workspace import WorkspaceSessionBinding
 from lovia_server import protocol as p
@@ -434,15 +434,31 @@ class EditorWorkspace:
 
         policies: dict[Path, WorkspacePolicy] = {}  # a listing judges many paths: build once
 
-        def readable(root: Path, path: Path) -> str | None:
-            resolved = resolve_path(root, str(path))
+        def policy_of(root: Path) -> WorkspacePolicy:
             policy = policies.get(root)
             if policy is None:
                 policy = policies[root] = self.config_for(root).policy
-            decision = policy.decide_path(rel=resolved.rel, abs_posix=resolved.abs_posix, op="read")
+            return policy
+
+        def readable(root: Path, path: Path) -> str | None:
+            resolved = resolve_path(root, str(path))
+            decision = policy_of(root).decide_path(
+                rel=resolved.rel, abs_posix=resolved.abs_posix, op="read"
+            )
             return None if decision == "deny" else resolved.display()
 
-        workspace = ContextWorkspace(root_of=self._inside, readable=readable, read=self._read_full)
+        def readable_plain(root: Path, path: Path) -> bool:
+            rel = relative_to_root(root, path)
+            return (
+                policy_of(root).decide_path(rel=rel, abs_posix=path.as_posix(), op="read") != "deny"
+            )
+
+        workspace = ContextWorkspace(
+            root_of=self._inside,
+            readable=readable,
+            read=self._read_full,
+            readable_plain=readable_plain,
+        )
         return await build_context(items, workspace)
 
 

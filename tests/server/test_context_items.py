@@ -44,6 +44,7 @@ async def test_mentions_reach_the_model_with_summaries_for_the_chips(harness):
     )
     (root / "pkg" / "b.txt").write_text("bee\n")
     (root / "pkg" / ".env").write_text("SECRET=1\n")
+    (root / "pkg" / "settings").symlink_to(root / "pkg" / ".env")  # judged by its target
     (root / "big.txt").write_text("x" * 70 + "\n" * 1 + ("y" * 99 + "\n") * 1500)
     await harness.start(settings={"agent": harness.write_agent(ECHO)})
     # An unsaved buffer wins over the disk.
@@ -82,6 +83,8 @@ async def test_mentions_reach_the_model_with_summaries_for_the_chips(harness):
     assert text.startswith("look at these")
     assert "unsaved!" in text and "on disk" not in text
     assert 'kind="folder" path="pkg/"' in text and "a.py" in text and "b.txt" in text
+    listing = text.split('kind="folder" path="pkg/">')[1].split("</context>")[0]
+    assert listing.split() == ["a.py", "b.txt"]  # not .env, nor the link to it
     assert "def beta():\n    return 2" in text and "alpha" not in text
     assert "SECRET" not in text and "denied by the workspace policy" in text
     assert "pkg/a.py:2:1: warning: unused value [pyright]" in text

@@ -5,8 +5,11 @@ edits through the editor, one live workspace session per conversation.
 from __future__ import annotations
 
 import asyncio
+import codecs
 import dataclasses
 import logging
+import os
+import stat
 from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -321,12 +324,7 @@ class EditorWorkspace:
         text = self.overlay.text_for(path)
         if text is not None:
             return text
-        try:
-            return await asyncio.to_thread(path.read_text, encoding="utf-8")
-        except (FileNotFoundError, IsADirectoryError, NotADirectoryError):
-            return None
-        except (OSError, UnicodeDecodeError):
-            return None
+        return await asyncio.to_thread(_read_mentioned, path)
 
     async def preview(
         self, spec: RunSpec, tool: Tool | None, args: Mapping[str, Any]
@@ -460,6 +458,40 @@ class EditorWorkspace:
             readable_plain=readable_plain,
         )
         return await build_context(items, workspace)
+
+
+MAX_MENTION_BYTES = 16 * 1024 * 1024
+
+
+def _read_mentioned(path: Path) -> str | None:
+    """A mentioned file's text for ``lovia/run``, which answers only once it is built: never
+    waits on a FIFO or device (only a regular file is read), and reads at most
+    ``MAX_MENTION_BYTES`` (a context item shows at most 60,000 characters; a range past that
+    much of a file comes out empty). None when it cannot be read or is not UTF-8."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+    except OSError:
+        return None
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            return None
+        chunks: list[bytes] = []
+        left = MAX_MENTION_BYTES
+        while left > 0:
+            chunk = os.read(fd, min(left, 1 << 20))
+            if not chunk:
+                break
+            chunks.append(chunk)
+            left -= len(chunk)
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
+    data = b"".join(chunks)
+    try:  # a cut file may end inside a character: that part is left out
+        return codecs.getincrementaldecoder("utf-8")().decode(data, final=left > 0)
+    except UnicodeDecodeError:
+        return None
 
 
 def _range(edit: LineEdit) -> lsp.Range:

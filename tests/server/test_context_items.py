@@ -5,8 +5,11 @@ their summaries. The real server process, a scripted agent."""
 
 from __future__ import annotations
 
+import asyncio
+import os
 from pathlib import Path
 
+import pytest
 from lsprotocol import types as lsp
 
 from lovia.workspace.paths import resolve_path
@@ -144,3 +147,16 @@ async def test_a_folder_mention_judges_nothing_past_the_listing_cap(tmp_path):
     assert built.summaries[0].truncated
     # the root, its 30 folders, then files until the cap (the denied .env among them)
     assert len(judged) <= MAX_FOLDER_ENTRIES + 2
+
+
+async def test_a_mention_of_a_fifo_is_refused_at_once_not_waited_on(harness):
+    """``lovia/run`` builds its context before it answers: reading a mentioned FIFO waited
+    for a writer that never comes, and the request never answered."""
+    fifo = harness.root / "pipe"
+    os.mkfifo(fifo)
+    await harness.start(settings={"agent": harness.write_agent(ECHO)})
+    with pytest.raises(Exception) as raised:
+        await asyncio.wait_for(harness.run("look", context=[{"uri": fifo.as_uri()}]), 20)
+    assert getattr(raised.value, "code", None) == -32602, raised.value
+    run = await harness.run("still here")  # the server goes on
+    assert (await harness.finished(run["runId"]))["status"] == "completed"

@@ -740,11 +740,18 @@ class LocalWorkspaceSession:
     ) -> ClippedList[DirEntry]:
         found: dict[str, DirEntry] = {}
         truncated = False
-        for rel_parts, abs_path, st_l in _walk_tree(
+        match = regex.pattern.fullmatch
+        for rel, abs_path, fd, name in _walk_tree(
             rp.abs, regex.max_depth, include_hidden, self._read_decision
         ):
-            rel = "/".join(rel_parts)
-            if not regex.pattern.fullmatch(rel):
+            if not match(rel):
+                continue
+            # only a match is judged and stat'ed (folders were judged by the walk)
+            if self._read_decision(abs_path) == "deny":
+                continue
+            try:
+                st_l = os.stat(name, dir_fd=fd, follow_symlinks=False)
+            except OSError:
                 continue
             entry = self._entry(abs_path, st_l)
             if entry is None or entry.path in found:
@@ -803,7 +810,8 @@ class LocalWorkspaceSession:
                 [(rp.display(), rp.abs.name, lambda: self._grep_read_path(rp.abs))]
             )
         elif st is not None and _stat.S_ISDIR(st.st_mode):
-            files = self._grep_walk(rp, include_hidden, target_decision)
+            buffers = self._overlay_paths()
+            files = self._grep_walk(rp, include_hidden, target_decision, buffers)
         else:
             raise WorkspaceError(f"Not a file or directory: {rp.display()}")
         for display, name, read in files:
@@ -853,8 +861,24 @@ class LocalWorkspaceSession:
             return None
         return self._grep_read_fd(fd)
 
-    def _grep_read_at(self, dir_fd: int, name: str, abs_str: str) -> str | None:
-        if self.overlay is not None:
+    def _overlay_paths(self) -> frozenset[str] | None:
+        """The absolute paths the overlay may hold a buffer for, asked once per search (an
+        overlay's ``open_paths()``); None: ask it about every file."""
+        if self.overlay is None:
+            return frozenset()
+        lister = getattr(self.overlay, "open_paths", None)
+        if lister is None:
+            return None
+        try:
+            return frozenset(Path(p).as_posix() for p in lister())
+        except Exception:
+            logger.debug("overlay.open_paths failed", exc_info=True)
+            return None
+
+    def _grep_read_at(
+        self, dir_fd: int, name: str, abs_str: str, buffers: frozenset[str] | None
+    ) -> str | None:
+        if self.overlay is not None and (buffers is None or abs_str in buffers):
             text = self._overlay_text(Path(abs_str))
             if text is not None:
                 return None if "\x00" in text[:1024] else text
@@ -866,11 +890,16 @@ class LocalWorkspaceSession:
         return self._grep_read_fd(fd)
 
     def _grep_walk(
-        self, rp: ResolvedPath, include_hidden: bool, target_decision: Decision
+        self,
+        rp: ResolvedPath,
+        include_hidden: bool,
+        target_decision: Decision,
+        buffers: frozenset[str] | None,
     ) -> Iterator[tuple[str, str, Callable[[], str | None]]]:
         """``(display, name, read)`` for files under the target: a directory's files
         (sorted) before its subdirectories; ``read`` opens the file relative to the
-        verified directory fd with ``O_NOFOLLOW``.
+        verified directory fd with ``O_NOFOLLOW`` (an open editor buffer wins: the overlay
+        is asked only about ``buffers``, the paths it holds, when it can tell them).
 
         Hardened: every entry is judged. A non-symlink entry is searched on ``allow``
         (or ``ask`` when the walk target itself was ``ask``, i.e. approved); a symlink
@@ -934,7 +963,7 @@ class LocalWorkspaceSession:
                         yield (
                             rel if rel is not None else abs_str,
                             name,
-                            functools.partial(self._grep_read_at, fd, name, abs_str),
+                            functools.partial(self._grep_read_at, fd, name, abs_str, buffers),
                         )
             finally:
                 os.close(fd)
@@ -1363,9 +1392,12 @@ def _walk_tree(
     max_depth: int | None,
     include_hidden: bool,
     read_decision: Callable[[Path], Decision],
-) -> Iterator[tuple[list[str], Path, os.stat_result]]:
-    """Entries under ``top`` (not following symlinked dirs; hidden/denied dirs pruned)."""
-    stack: list[tuple[Path, list[str]]] = [(top, [])]
+) -> Iterator[tuple[str, Path, int, str]]:
+    """``(rel, abs_path, dir_fd, name)`` for the entries under ``top``, each folder's in name
+    order (not following symlinked dirs; hidden and denied dirs pruned). Only folders are
+    judged here: a file is judged by the caller once it is wanted (a glob over a big tree
+    matches few), and ``dir_fd`` (open while the entry is current) lets it ``stat`` by name."""
+    stack: list[tuple[Path, str]] = [(top, "")]
     while stack:
         d, rel = stack.pop()
         try:
@@ -1374,21 +1406,22 @@ def _walk_tree(
             continue
         try:
             with os.scandir(fd) as it:
-                names = sorted(de.name for de in it)
-            subdirs: list[tuple[Path, list[str]]] = []
-            for name in names:
+                entries = sorted((de.name, de) for de in it)
+            subdirs: list[tuple[Path, str]] = []
+            depth = rel.count("/") + 1 if rel else 0
+            for name, de in entries:
                 if name.startswith(".") and not include_hidden:
                     continue
                 abs_path = d / name
-                if read_decision(abs_path) == "deny":
-                    continue
+                parts = f"{rel}/{name}" if rel else name
                 try:
-                    st_l = os.stat(name, dir_fd=fd, follow_symlinks=False)
+                    is_dir = de.is_dir(follow_symlinks=False)
                 except OSError:
                     continue
-                parts = [*rel, name]
-                yield parts, abs_path, st_l
-                if _stat.S_ISDIR(st_l.st_mode) and (max_depth is None or len(parts) < max_depth):
+                if is_dir and read_decision(abs_path) == "deny":
+                    continue
+                yield parts, abs_path, fd, name
+                if is_dir and (max_depth is None or depth + 1 < max_depth):
                     subdirs.append((abs_path, parts))
             stack.extend(reversed(subdirs))
         finally:

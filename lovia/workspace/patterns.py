@@ -113,6 +113,72 @@ def _pattern_matches(pattern: str, rel: str | None, abs_posix: str, *, fold: boo
     return _path_matches(abs_posix.lstrip("/"), pattern)
 
 
+def any_pattern_matches(
+    patterns: tuple[str, ...], rel: str | None, abs_posix: str, *, fold: bool
+) -> bool:
+    """``any(_pattern_matches(p, rel, abs_posix, fold=fold) for p in patterns)``, with the
+    patterns compiled into three regexes (absolute, with a path, bare) once: a walk over a
+    big tree judges every entry against every denied pattern."""
+    # resolved as spelled each time (cached by :func:`_canonical_abs_pattern` alone)
+    absolute = tuple(_canonical_abs_pattern(p) or "" for p in _absolute(patterns))
+    compiled = _compiled_patterns(patterns, absolute, fold)
+    if compiled is None:  # a pattern fnmatch cannot compile: the plain loop raises as before
+        return any(_pattern_matches(p, rel, abs_posix, fold=fold) for p in patterns)
+    abs_re, path_re, bare_re = compiled
+    if fold:
+        abs_posix = abs_posix.casefold()
+        rel = rel.casefold() if rel is not None else None
+    if abs_re is not None and abs_re(abs_posix) is not None:
+        return True
+    if rel is not None:
+        if path_re is not None and path_re(rel) is not None:
+            return True
+        segments = rel.split("/")
+    else:
+        segments = abs_posix.lstrip("/").split("/")
+    return bare_re is not None and any(bare_re(seg) is not None for seg in segments)
+
+
+@functools.lru_cache(maxsize=64)
+def _absolute(patterns: tuple[str, ...]) -> tuple[str, ...]:
+    return tuple(p for p in patterns if p.startswith(("/", "~")))
+
+
+_Match = Callable[[str], "re.Match[str] | None"]
+
+
+@functools.lru_cache(maxsize=64)
+def _compiled_patterns(
+    patterns: tuple[str, ...], absolute: tuple[str, ...], fold: bool
+) -> tuple[_Match | None, _Match | None, _Match | None] | None:
+    """(absolute, with a path, bare) matchers, each the union of :func:`fnmatch.translate` of
+    what :func:`_pattern_matches` compares with ``fnmatchcase``."""
+    abs_parts = [t for c in absolute if c for t in (c, c + "/*")]
+    path_parts: list[str] = []
+    bare_parts: list[str] = []
+    for pattern in patterns:
+        if not pattern or pattern.startswith(("/", "~")):
+            continue
+        pat = pattern.rstrip("/")
+        if not pat:
+            continue
+        if "/" in pat:
+            path_parts += [pat, pat + "/*"]
+        else:
+            bare_parts.append(pat)
+
+    def union(parts: list[str]) -> _Match | None:
+        if not parts:
+            return None
+        folded = [p.casefold() if fold else p for p in parts]
+        return re.compile("|".join(f"(?:{translate(p)})" for p in folded)).match
+
+    try:
+        return union(abs_parts), union(path_parts), union(bare_parts)
+    except re.error:
+        return None
+
+
 def name_matcher(patterns: Iterable[str], *, fold: bool) -> Callable[[str], bool]:
     """One compiled test of a name against bare patterns, exactly as ``fnmatchcase`` per pattern
     (the union of :func:`fnmatch.translate`): a mask walk tests every entry of a big tree, and

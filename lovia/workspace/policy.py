@@ -29,6 +29,7 @@ from lovia.workspace.patterns import (
     _canonical_abs_pattern,
     _path_matches,
     _pattern_matches,
+    any_pattern_matches,
     segment_regex,
 )
 from lovia.workspace.protected import DEFAULT_PROTECTED_PATHS
@@ -204,11 +205,11 @@ class WorkspacePolicy:
 
     def is_denied(self, *, rel: str | None, abs_posix: str) -> bool:
         """Whether a ``denied_paths`` pattern covers the path (case-insensitively)."""
-        return any(_pattern_matches(p, rel, abs_posix, fold=True) for p in self.denied_paths)
+        return any_pattern_matches(self.denied_paths, rel, abs_posix, fold=True)
 
     def is_protected(self, *, rel: str | None, abs_posix: str) -> bool:
         """Whether a ``protected_paths`` pattern covers the path (case-insensitively)."""
-        return any(_pattern_matches(p, rel, abs_posix, fold=True) for p in self.protected_paths)
+        return any_pattern_matches(self.protected_paths, rel, abs_posix, fold=True)
 
     @property
     def path_restricted(self) -> bool:

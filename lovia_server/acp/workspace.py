@@ -85,6 +85,9 @@ class ClientBuffers:
     def text_for(self, path: Path) -> str | None:
         return None  # grep runs in a worker thread: it reads the disk
 
+    def open_paths(self) -> list[Path]:
+        return []  # text_for has none
+
     async def read_text_for(self, path: Path) -> str | None:
         client = self.access.client
         if client is None or not self.access.read:

@@ -23,6 +23,8 @@ MAX_ITEM_CHARS = 60_000
 MAX_TOTAL_CHARS = 150_000
 MAX_FOLDER_ENTRIES = 400
 MAX_FOLDER_DEPTH = 3
+# entries judged (denied ones included) before a folder's listing stops
+MAX_FOLDER_JUDGED = 4 * MAX_FOLDER_ENTRIES
 MAX_PROBLEMS = 200
 _SKIP_DIRS = {".git", "node_modules", "__pycache__", ".venv", "venv", ".mypy_cache", "dist"}
 
@@ -37,6 +39,9 @@ class ContextWorkspace:
     readable: Callable[[Path, Path], str | None]
     # (root, path) -> the text (open buffer first), None when it cannot be read
     read: Callable[[Path, Path], Awaitable[str | None]]
+    # (root, path) -> whether the ACL allows reading a path known to hold no symlink (a
+    # listed folder's entries): nothing to resolve; None: ``readable`` judges them
+    readable_plain: Callable[[Path, Path], bool] | None = None
 
 
 @dataclass
@@ -139,37 +144,70 @@ async def _file(
 
 
 def _folder(root: Path, folder: Path, ws: ContextWorkspace) -> tuple[str, str, str | None]:
+    """The folder's listing in ``os.walk`` order (a folder's subfolders, then its files, then
+    each subfolder's), judged entry by entry and stopped at the cap: past it nothing more is
+    read or judged, so a mention of a huge tree costs what the listing shows."""
     display = ws.readable(root, folder)
     if display is None:
         return "", str(folder), "denied by the workspace policy: not listed"
     lines: list[str] = []
-    more = 0
-    base_depth = len(folder.parts)
-    for current, dirs, files in os.walk(folder):
-        here = Path(current)
-        depth = len(here.parts) - base_depth
-        dirs[:] = sorted(
-            d for d in dirs if d not in _SKIP_DIRS and ws.readable(root, here / d) is not None
-        )
-        if depth >= MAX_FOLDER_DEPTH:
-            more += len(dirs) + len(files)
-            dirs[:] = []
+    judged = 0
+    full = deeper = False
+    stack: list[tuple[Path, int]] = [(folder, 0)]
+    while stack and not full:
+        here, depth = stack.pop()
+        try:
+            with os.scandir(here) as it:
+                found = [(e.name, _is_dir(e), e.is_symlink()) for e in it]
+        except OSError:
             continue
-        for name in [*(d + "/" for d in dirs), *sorted(files)]:
-            target = here / name.rstrip("/")
-            if not name.endswith("/") and ws.readable(root, target) is None:
+        dirs = sorted((n, link) for n, is_dir, link in found if is_dir and n not in _SKIP_DIRS)
+        files = sorted((n, link) for n, is_dir, link in found if not is_dir)
+        below: list[Path] = []
+        for name, is_dir, link in [
+            *((d, True, lk) for d, lk in dirs),
+            *((f, False, lk) for f, lk in files),
+        ]:
+            if len(lines) >= MAX_FOLDER_ENTRIES or judged >= MAX_FOLDER_JUDGED:
+                full = True
+                break
+            judged += 1
+            target = here / name
+            if link or ws.readable_plain is None:
+                allowed = ws.readable(root, target) is not None
+            else:
+                allowed = ws.readable_plain(root, target)
+            if not allowed:
                 continue
-            if len(lines) >= MAX_FOLDER_ENTRIES:
-                more += 1
-                continue
-            lines.append("  " * depth + name)
+            lines.append("  " * depth + (name + "/" if is_dir else name))
+            if is_dir and not link:
+                if depth + 1 >= MAX_FOLDER_DEPTH:
+                    deeper = deeper or _has_entries(target)  # not listed: the note says so
+                else:
+                    below.append(target)
+        stack.extend((d, depth + 1) for d in reversed(below))
     note = None
-    if more:
+    if full or deeper:
         note = (
-            f"listing cut after {len(lines)} entries ({more} more, or deeper than "
+            f"listing cut after {len(lines)} entries (there are more, or deeper than "
             f"{MAX_FOLDER_DEPTH} levels); list the rest with list_files"
         )
     return "\n".join(lines), (display if display != "." else root.name) + "/", note
+
+
+def _has_entries(folder: Path) -> bool:
+    try:
+        with os.scandir(folder) as it:
+            return next(it, None) is not None
+    except OSError:
+        return False
+
+
+def _is_dir(entry: os.DirEntry[str]) -> bool:
+    try:
+        return entry.is_dir()
+    except OSError:
+        return False
 
 
 def _problems(item: p.ContextItem, ws: ContextWorkspace) -> tuple[str, str, str | None]:

@@ -5,8 +5,11 @@ edits through the editor, one live workspace session per conversation.
 from __future__ import annotations
 
 import asyncio
+import codecs
 import dataclasses
 import logging
+import os
+import stat
 from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -20,7 +23,8 @@ from lovia.tools.presentation import can_preview, preview_call
 from lovia.workspace import LocalWorkspace, WorkspaceError
 from lovia.workspace.editor_tools import EditorTools
 from lovia.workspace.errors import FileChangedError
-from lovia.workspace.paths import resolve_path
+from lovia.workspace.paths import relative_to_root, resolve_path
+from lovia.workspace.policy import WorkspacePolicy
 from lovia.workspace.workspace import WorkspaceSessionBinding
 from lovia_server import protocol as p
 from lovia_server.host.acl import folder_config
@@ -72,6 +76,24 @@ class DocumentOverlay:
             except OSError:
                 continue
         return None
+
+    def open_paths(self) -> list[Path]:
+        """The files open in the editor (resolved): a search asks :meth:`text_for` only
+        about these, not about every file of a big tree."""
+        try:
+            docs = list(self.server.workspace.text_documents.values())
+        except Exception:
+            return []
+        out: list[Path] = []
+        for doc in docs:
+            doc_path = uri_to_path(doc.uri)
+            if doc_path is None:
+                continue
+            try:
+                out.append(doc_path.resolve())
+            except OSError:
+                continue
+        return out
 
     def text_for(self, path: Path) -> str | None:
         doc = self.document(path)
@@ -302,12 +324,7 @@ class EditorWorkspace:
         text = self.overlay.text_for(path)
         if text is not None:
             return text
-        try:
-            return await asyncio.to_thread(path.read_text, encoding="utf-8")
-        except (FileNotFoundError, IsADirectoryError, NotADirectoryError):
-            return None
-        except (OSError, UnicodeDecodeError):
-            return None
+        return await asyncio.to_thread(_read_mentioned, path)
 
     async def preview(
         self, spec: RunSpec, tool: Tool | None, args: Mapping[str, Any]
@@ -413,15 +430,68 @@ class EditorWorkspace:
     async def context(self, items: list[p.ContextItem]) -> BuiltContext:
         """A prompt's context items (``@`` mentions) as model text plus their summaries."""
 
+        policies: dict[Path, WorkspacePolicy] = {}  # a listing judges many paths: build once
+
+        def policy_of(root: Path) -> WorkspacePolicy:
+            policy = policies.get(root)
+            if policy is None:
+                policy = policies[root] = self.config_for(root).policy
+            return policy
+
         def readable(root: Path, path: Path) -> str | None:
             resolved = resolve_path(root, str(path))
-            decision = self.config_for(root).policy.decide_path(
+            decision = policy_of(root).decide_path(
                 rel=resolved.rel, abs_posix=resolved.abs_posix, op="read"
             )
             return None if decision == "deny" else resolved.display()
 
-        workspace = ContextWorkspace(root_of=self._inside, readable=readable, read=self._read_full)
+        def readable_plain(root: Path, path: Path) -> bool:
+            rel = relative_to_root(root, path)
+            return (
+                policy_of(root).decide_path(rel=rel, abs_posix=path.as_posix(), op="read") != "deny"
+            )
+
+        workspace = ContextWorkspace(
+            root_of=self._inside,
+            readable=readable,
+            read=self._read_full,
+            readable_plain=readable_plain,
+        )
         return await build_context(items, workspace)
+
+
+MAX_MENTION_BYTES = 16 * 1024 * 1024
+
+
+def _read_mentioned(path: Path) -> str | None:
+    """A mentioned file's text for ``lovia/run``, which answers only once it is built: never
+    waits on a FIFO or device (only a regular file is read), and reads at most
+    ``MAX_MENTION_BYTES`` (a context item shows at most 60,000 characters; a range past that
+    much of a file comes out empty). None when it cannot be read or is not UTF-8."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+    except OSError:
+        return None
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            return None
+        chunks: list[bytes] = []
+        left = MAX_MENTION_BYTES
+        while left > 0:
+            chunk = os.read(fd, min(left, 1 << 20))
+            if not chunk:
+                break
+            chunks.append(chunk)
+            left -= len(chunk)
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
+    data = b"".join(chunks)
+    try:  # a cut file may end inside a character: that part is left out
+        return codecs.getincrementaldecoder("utf-8")().decode(data, final=left > 0)
+    except UnicodeDecodeError:
+        return None
 
 
 def _range(edit: LineEdit) -> lsp.Range:

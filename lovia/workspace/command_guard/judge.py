@@ -501,9 +501,18 @@ def _restricted_history(
         return cached
     top = repo.top
     out: list[tuple[str, Decision]] = []
+    # ``relative_to_root`` on strings (a history holds every path of the tree: pathlib's
+    # parsing was most of the time at 150,000 paths); both are normalised and absolute
+    root_s = root.as_posix()
+    prefix = root_s.rstrip("/") + "/"
     for p in paths:
         absolute = os.path.normpath(os.path.join(top, p))
-        rel = relative_to_root(root, Path(absolute))
+        if absolute == root_s:
+            rel: str | None = "."
+        elif absolute.startswith(prefix):
+            rel = absolute[len(prefix) :]
+        else:
+            rel = None
         d = policy.decide_path(rel=rel, abs_posix=absolute, op="read")
         if d != "allow":
             out.append((absolute, d))

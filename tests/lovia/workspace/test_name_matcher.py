@@ -2,8 +2,12 @@
 
 from __future__ import annotations
 
+import os
+import random
+
 from lovia.workspace.patterns import (
     _pattern_matches,
+    any_pattern_matches,
     may_cover_below,
     name_matcher,
     pattern_prefix,
@@ -50,3 +54,31 @@ def test_a_folder_filter_keeps_every_folder_a_pattern_can_reach() -> None:
     assert not may_cover_below(prefix, "src")
     assert not may_cover_below(prefix, "configs")
     assert may_cover_below(pattern_prefix("conf*/x", fold=True) or "", "configs")
+
+
+def test_a_compiled_pattern_set_judges_as_each_pattern_does() -> None:
+    """``any_pattern_matches`` (three regexes for a policy's denied or protected patterns)
+    answers as ``_pattern_matches`` of each pattern, for paths inside and outside the root,
+    folded or not."""
+    from lovia.workspace.protected import DEFAULT_PROTECTED_PATHS
+
+    rng = random.Random(7)
+    home = os.path.expanduser("~")
+    extra = ("secrets/", "a/*.key", "*.PEM", "build/**", "/tmp/x*", "~/.aws", "[!a]b", "Straße")
+    extra += ("docs/[ab]*", "x/", "/", "", "*")
+    names = [".env", ".ENV", "id_rsa", "server.pem", "a", "cb", "secrets", "STRASSE", "straße"]
+    names += ["docs", "x.key", ".ssh", "build", ".git", "hooks", ".vscode", "ab", ".aws", "x1"]
+    denied = (".env", ".env.*", "*.pem", "*.key", "id_rsa*", "~/.ssh", "~/.aws", "/etc/shadow")
+    sets = [denied, tuple(DEFAULT_PROTECTED_PATHS), (*denied, *extra)]
+    for patterns in sets:
+        for fold in (True, False):
+            for _ in range(3000):
+                rel = "/".join(rng.choice(names) for _ in range(rng.randint(1, 5)))
+                if rng.random() < 0.2:
+                    where: str | None = None
+                    absolute = f"{rng.choice([home, '/tmp', '/work/r'])}/{rel}"
+                else:
+                    where, absolute = rel, f"/work/r/{rel}"
+                expected = any(_pattern_matches(p, where, absolute, fold=fold) for p in patterns)
+                got = any_pattern_matches(patterns, where, absolute, fold=fold)
+                assert got == expected, (patterns, where, absolute, fold)

@@ -219,3 +219,26 @@ class TestApplyEdit:
             text, "return 1", "return 2", replace_all=True
         )[0]
         assert r.replacements == 2
+
+
+class ListingOverlay(Overlay):
+    """An overlay that can say which files it holds (as the editor's does)."""
+
+    def open_paths(self) -> list[Path]:
+        return list(self.docs)
+
+
+async def test_grep_asks_an_overlay_that_lists_its_buffers_only_about_those(root: Path) -> None:
+    """A search of a big tree asked the editor's overlay about every file, and the editor's
+    overlay resolves every open document's path for each question."""
+    for i in range(50):
+        (root / f"f{i}.py").write_text(f"x = {i}\n")
+    overlay = ListingOverlay({root / "f7.py": "x = 'buffer'\n"})
+    s = LocalWorkspaceSession(root, overlay=overlay)
+    assert [(m.path, m.text) for m in await s.grep("x = ")][:8] == [
+        *((f"f{i}.py", f"x = {i}") for i in (0, 1, 10, 11, 12, 13, 14)),
+        ("f15.py", "x = 15"),
+    ]
+    assert [(m.path, m.text) for m in await s.grep("buffer")] == [("f7.py", "x = 'buffer'")]
+    assert await s.grep("x = 7$") == []  # the buffer, not the disk
+    assert set(overlay.asked) == {root / "f7.py"}

@@ -6,8 +6,9 @@ early vs late (not a test).
 The real ``lovia_server`` process (spawned over stdio, as ``lovia chat`` does) works in a git
 repository of 40 Python files with a user agent whose model is a local script (no network, no
 key): each run reads files, greps, edits a file and writes a note (approvals asked and answered
-through ``lovia/approve``), runs shell commands printing 5-50 KB and a ``git log``, and answers
-in streamed text (about ten model turns a run). Runs go round ``--sessions`` conversations that
+through ``lovia/approve``), runs shell commands printing 5-50 KB, a ``git log`` and a ``git commit``
+of its work (the history grows all day), and answers in streamed text (eleven model turns a
+run). Runs go round ``--sessions`` conversations that
 grow all day; every ``--fresh-every``-th run starts a new conversation instead (to tell a
 conversation's length from the day's length); every 17th run is cancelled at its first approval
 and every 23rd gets a steer. After each run the bench samples the server's RSS
@@ -24,8 +25,11 @@ conversations' length; open FDs and threads flat (within 3); late runs as fast a
 
 ``--profile DIR`` writes a cProfile of the server's main thread (its event loop) during one
 early and one late run into DIR (``early.prof``, ``late.prof``), with a census of the live
-objects by type after each (``early.objects.json``...): a ``sitecustomize`` on the server's
-``PYTHONPATH`` starts the profiler on SIGUSR1 and dumps it on SIGUSR2.
+objects by type and pymalloc's statistics after each (``early.objects.json``,
+``early.malloc.txt``...), and what was allocated after the early run and is still held at the
+late one, by traceback (``late.held.txt``, tracemalloc; it slows the runs in between): a
+``sitecustomize`` on the server's ``PYTHONPATH`` starts the profiler on SIGUSR1 and dumps it on
+SIGUSR2.
 """
 
 from __future__ import annotations
@@ -82,6 +86,8 @@ AGENT = textwrap.dedent(
             return "shell", {"command": f"yes '{line}' | head -c {arg}"}
         if kind == "h":
             return "shell", {"command": "git log --oneline | head -n 20"}
+        if kind == "c":
+            return "shell", {"command": f"git add -A && git commit -qm 'soak run {run}'"}
         raise ValueError(step)
 
 
@@ -121,7 +127,7 @@ AGENT = textwrap.dedent(
 )
 
 PROFILER = textwrap.dedent(
-    """
+    r"""
     import cProfile, os, signal
 
     _profile = None
@@ -132,15 +138,52 @@ PROFILER = textwrap.dedent(
         _profile.enable()
 
     def _stop(*_):
+        try:
+            _dump()
+        except Exception as exc:  # a diagnostic must never stop the server
+            with open(os.environ["SOAK_PROFILE"] + ".error.txt", "w") as out:
+                out.write(repr(exc))
+        open(os.environ["SOAK_PROFILE"] + ".done", "w").close()
+
+    def _dump():
         if _profile is not None:
             _profile.disable()
             _profile.dump_stats(os.environ["SOAK_PROFILE"])
         # and a census of the live objects by type (what the server holds after the run)
-        import collections, gc, json
+        import collections, gc, json, sys
         gc.collect()
-        census = collections.Counter(type(o).__name__ for o in gc.get_objects())
+        count, size = collections.Counter(), collections.Counter()
+        for o in gc.get_objects():
+            name = type(o).__name__
+            count[name] += 1
+            try:
+                size[name] += sys.getsizeof(o)
+            except Exception:  # a class whose __sizeof__ needs an instance
+                pass
+        census = {n: [count[n], b] for n, b in size.most_common(40)}
+        census["total"] = [sum(count.values()), sum(size.values())]
         with open(os.environ["SOAK_PROFILE"] + ".objects.json", "w") as out:
-            json.dump(dict(census.most_common(60)), out)
+            json.dump(census, out)
+        # pymalloc's own view (written to fd 2): arenas held vs bytes in live blocks
+        saved = os.dup(2)
+        with open(os.environ["SOAK_PROFILE"] + ".malloc.txt", "w") as stats:
+            os.dup2(stats.fileno(), 2)
+            try:
+                sys._debugmallocstats()
+            finally:
+                os.dup2(saved, 2)
+                os.close(saved)
+        # what was allocated after the early run and is still held at the late one
+        import tracemalloc
+        if not tracemalloc.is_tracing():
+            tracemalloc.start(12)
+            return
+        top = tracemalloc.take_snapshot().statistics("traceback")
+        with open(os.environ["SOAK_PROFILE"] + ".held.txt", "w") as out:
+            out.write(f"held since the early run: {sum(t.size for t in top)} bytes\n")
+            for stat in top[:25]:
+                out.write(f"\n{stat.size} bytes in {stat.count} blocks\n")
+                out.write("\n".join(stat.traceback.format()) + "\n")
 
     signal.signal(signal.SIGUSR1, _start)
     signal.signal(signal.SIGUSR2, _stop)
@@ -151,7 +194,8 @@ SIZES = [5_000, 12_000, 20_000, 35_000, 50_000]
 
 
 def plan(run: int, files: int) -> str:
-    """The prompt: ``soak <run> <step>...`` (about nine tool turns and an answer)."""
+    """The prompt: ``soak <run> <step>...`` (ten tool turns, the last a commit, and an
+    answer)."""
     a, b = f"src/mod_{run % files}.py", f"src/mod_{(run * 7 + 3) % files}.py"
     steps = [
         f"r:{a}",
@@ -163,6 +207,7 @@ def plan(run: int, files: int) -> str:
         f"s:{SIZES[(run + 2) % len(SIZES)]}",
         "h:",
         f"e:{b}",
+        "c:",
     ]
     return " ".join(["soak", str(run), *steps])
 
@@ -181,6 +226,8 @@ def make_repo(root: Path, files: int) -> None:
     (root / "agent.py").write_text(AGENT)
     git = ["git", "-C", str(root), "-c", "user.name=soak", "-c", "user.email=soak@example.com"]
     subprocess.run([*git, "init", "-q"], check=True)
+    subprocess.run([*git, "config", "user.name", "soak"], check=True)
+    subprocess.run([*git, "config", "user.email", "soak@example.com"], check=True)
     subprocess.run([*git, "add", "-A"], check=True)
     subprocess.run([*git, "commit", "-qm", "start"], check=True)
 
@@ -240,6 +287,7 @@ class Day:
         self.done = asyncio.Event()
         self.mark = 0.0  # when the current stretch of the run began
         self.tool_name = ""
+        self.pointed = False  # a restore point was taken since the last call
         self.cancel_this = False
         self.steer_this = False
         self.steered = False
@@ -263,16 +311,20 @@ class Day:
 
     def _on_event(self, event: dict[str, Any], now: float) -> None:
         """Each stretch of the run, by what the server was doing (at the client's clock):
-        ``turn`` (a tool's result -> the next call: checkpoint, model turn, restore point),
+        ``turn`` (a tool's result -> the next call: checkpoint, model turn), ``turn+restore_point``
+        (the same when the server took the run's restore point before the call),
         ``ask:<tool>`` (call -> approval card), ``approval`` (card -> answered: the client's
         round trip), ``run:<tool>`` (answered or announced -> result), ``answer`` (the last
         result -> run.finished)."""
         assert self.current is not None
         kind = event["kind"]
         stats = self.current
-        if kind == "tool.call":
+        if kind == "checkpoint.created":
+            self.pointed = True
+        elif kind == "tool.call":
             stats.turns += 1
-            stats.add("turn", now - self.mark)
+            stats.add("turn+restore_point" if self.pointed else "turn", now - self.mark)
+            self.pointed = False
             self.tool_name = event["name"]
             self.mark = now
             if self.steer_this and not self.steered:
@@ -492,11 +544,21 @@ async def day(args: argparse.Namespace, root: Path) -> dict[str, Any]:
             stats = await soak.one_run(i, None if fresh else sessions[slot])
             if i in profiled:
                 os.kill(pid, signal.SIGUSR2)
-                await asyncio.sleep(0.5)
+                done = Path(args.profile) / "last.prof.done"
+                for _ in range(1200):
+                    if done.exists():
+                        break
+                    await asyncio.sleep(0.1)
+                done.unlink()
                 name = Path(args.profile) / f"{profiled[i]}.prof"
                 shutil.move(str(Path(args.profile) / "last.prof"), name)
                 census = Path(args.profile) / "last.prof.objects.json"
                 shutil.move(str(census), name.with_suffix(".objects.json"))
+                malloc = Path(args.profile) / "last.prof.malloc.txt"
+                shutil.move(str(malloc), name.with_suffix(".malloc.txt"))
+                held = Path(args.profile) / "last.prof.held.txt"
+                if held.exists():
+                    shutil.move(str(held), name.with_suffix(".held.txt"))
             if not fresh:
                 sessions[slot] = stats.session
             stats.sample = proc_sample(pid)
@@ -516,7 +578,10 @@ async def day(args: argparse.Namespace, root: Path) -> dict[str, Any]:
         load.append(Path("/proc/loadavg").read_text().strip())
         await client.close()
         log.close()
-    return report(args, runs, load)
+    out = report(args, runs, load)
+    count = ["git", "-C", str(work), "rev-list", "--count", "HEAD"]
+    out["commits"] = int(subprocess.run(count, capture_output=True, text=True).stdout or 0)
+    return out
 
 
 async def main() -> None:

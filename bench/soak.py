@@ -11,7 +11,8 @@ of its work (the history grows all day), and answers in streamed text (eleven mo
 run). Runs go round ``--sessions`` conversations that
 grow all day; every ``--fresh-every``-th run starts a new conversation instead (to tell a
 conversation's length from the day's length); every 17th run is cancelled at its first approval
-and every 23rd gets a steer. After each run the bench samples the server's RSS
+and every 23rd gets a steer. After each run, once the server has been idle ``--pause`` seconds
+(0.25: no user types the next prompt sooner), the bench samples the server's RSS
 (``/proc/PID/status``), open descriptors, threads and the state directory's size.
 
 Printed as JSON: early (after ``--warmup`` runs) vs late (the last runs) RSS, FDs, threads,
@@ -561,6 +562,7 @@ async def day(args: argparse.Namespace, root: Path) -> dict[str, Any]:
                     shutil.move(str(held), name.with_suffix(".held.txt"))
             if not fresh:
                 sessions[slot] = stats.session
+            await asyncio.sleep(args.pause)  # the user reads the answer: the server is idle
             stats.sample = proc_sample(pid)
             stats.store_bytes = dir_bytes(state)
             runs.append(stats)
@@ -592,6 +594,9 @@ async def main() -> None:
     parser.add_argument("--warmup", type=int, default=20, help="runs before the baseline")
     parser.add_argument("--files", type=int, default=40)
     parser.add_argument("--profile", help="directory for cProfiles of an early and a late run")
+    parser.add_argument(
+        "--pause", type=float, default=0.25, help="seconds between a run's end and the next"
+    )
     parser.add_argument("--json", help="also write the result there")
     parser.add_argument(
         "--env", action="append", default=[], help="KEY=VALUE for the server (MALLOC_ARENA_MAX=2)"

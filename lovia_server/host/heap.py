@@ -40,7 +40,12 @@ def enabled() -> bool:
 
 
 def _glibc() -> bool:
-    return sys.platform.startswith("linux") and os.confstr("CS_GNU_LIBC_VERSION") is not None
+    if not sys.platform.startswith("linux"):
+        return False
+    try:
+        return os.confstr("CS_GNU_LIBC_VERSION") is not None
+    except (ValueError, OSError):  # musl: no such name
+        return False
 
 
 def use_system_malloc(argv: Sequence[str] | None = None) -> None:

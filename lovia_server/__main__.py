@@ -111,6 +111,10 @@ def sub_main(argv: list[str] | None = None, *, prog: str = "lovia-server") -> in
 
         print(f"lovia-server {server_version()}")
         return 0
+    if not args.tcp:
+        from lovia_server.host.heap import use_system_malloc
+
+        use_system_malloc()  # once, before the heavy imports (see host/heap.py)
     from lovia_server.host.logging_setup import setup_logging
 
     # pygls logs every message body at INFO; keep it quiet unless debugging.

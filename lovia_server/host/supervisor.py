@@ -36,6 +36,7 @@ from lovia_server.host.approval_broker import ApprovalBroker
 from lovia_server.host.child_link import ChildLink, RunOutcome
 from lovia_server.host.event_log import EventLog, Publisher
 from lovia_server.host.event_projection import EventProjection
+from lovia_server.host.heap import HeapTrimmer
 from lovia_server.host.payloads import error_payload, output_payload, path_uri
 from lovia_server.host.ports import EditorPort, RestorePort, RunSpec, RunTurn, WorkspacePort
 from lovia_server.host.question_broker import PendingQuestion, QuestionBroker
@@ -88,6 +89,7 @@ class RunSupervisor:
         self.workspace = workspace
         self.restore = restore
         self.runs = RunTable()
+        self.heap = HeapTrimmer()
         self.subagents = SubagentHost(self)
         self.approvals = ApprovalBroker(
             editor=editor, workspace=workspace, timeout=approval_timeout
@@ -584,6 +586,7 @@ class RunSupervisor:
             await self.subagents.child_finished(ctl, status, usage, result, run_error)
         if not ctl.outcome.done():
             ctl.outcome.set_result(RunOutcome(status, result, error, run_error))
+        self.heap.run_ended()
 
 
 __all__ = ["RunController", "RunSpec", "RunSupervisor", "path_uri", "project_entries"]

@@ -34,11 +34,11 @@ from pydantic import BaseModel, Field, PrivateAttr, field_validator
 
 from lovia.exceptions import LoviaError, UserError
 from lovia.tools.presentation import may_write
-from lovia.workspace import _packwrite
+from lovia.workspace import _packwrite, _restore_seed
 from lovia.workspace import _restore_apply as apply
 from lovia.workspace._git import GitError, GitRunner, find_git
 from lovia.workspace.paths import relative_to_root, resolve_abs
-from lovia.workspace.patterns import _canonical_abs_pattern
+from lovia.workspace.patterns import _canonical_abs_pattern, cover_prefilter
 from lovia.workspace.policy import WorkspacePolicy
 from lovia.workspace.protected import protected_warning, protects
 
@@ -256,6 +256,13 @@ class RestorePoints:
     _last_id: int = field(default=0, init=False, repr=False)
     # Only this process uses the store (its flock), so HEAD is cached after open.
     _head: _Head | None = field(default=None, init=False, repr=False)
+    # The tree of the shadow index as last written, and of the newest point (None: unknown).
+    _index_tree: str | None = field(default=None, init=False, repr=False)
+    _latest_tree: str | None = field(default=None, init=False, repr=False)
+    # The denial patterns' one-regex prefilter, rebuilt when the policy's denials change.
+    _deny_filter: tuple[tuple[Any, Any], Callable[[str], bool] | None, list[str]] | None = field(
+        default=None, init=False, repr=False
+    )
 
     # ------------------------------------------------------------------ opening
 
@@ -442,8 +449,19 @@ class RestorePoints:
 
     def _denied(self, rel: str) -> bool:
         pol = self.policy
-        if not pol.denied_paths and not any(r.action == "deny" for r in pol.path_rules):
+        key = (pol.denied_paths, pol.path_rules)
+        cached = self._deny_filter
+        if cached is None or cached[0][0] is not key[0] or cached[0][1] is not key[1]:
+            patterns = [*pol.denied_paths]
+            # every rule that may not allow a read (a superset of the deny rules)
+            patterns += [r.pattern for r in pol.path_rules if r.action != "allow"]
+            cached = (key, cover_prefilter(patterns, self.root.as_posix()), patterns)
+            self._deny_filter = cached
+        _, may_cover, patterns = cached
+        if not patterns:
             return False
+        if may_cover is not None and not may_cover(rel):
+            return False  # no deny pattern can cover it: the exact test below would agree
         return pol.decide_path(rel=rel, abs_posix=(self.root / rel).as_posix(), op="read") == "deny"
 
     # ------------------------------------------------------------------ capture
@@ -451,6 +469,8 @@ class RestorePoints:
     async def _capture(self) -> tuple[str, list[SkippedPath]]:
         """Bring the shadow index up to date with the tree; return its tree id."""
         git = self._runner()
+        if not git.index_file.exists():
+            await self._seed()
         status = ("status", "--porcelain=v2", "-z", "--no-renames", "--ignore-submodules=all")
         try:
             out = await git.run(*status)
@@ -470,15 +490,28 @@ class RestorePoints:
             skipped += await self._update_index(update, force_remove=False)
         if gitignore_changed:
             await self._drop_tracked_unwanted(all_entries=False)
-        tree = (await git.run("write-tree")).decode().strip()
+        if drop or update or gitignore_changed or self._index_tree is None:
+            self._index_tree = (await git.run("write-tree")).decode().strip()
+        tree = self._index_tree  # an unchanged index has the tree written last
         if len(update) > _BULK_THRESHOLD:
             # Adding many files invalidated git's untracked cache; rebuild it now so the
             # next (incremental) snapshot stays fast.
             await git.run("status", "--porcelain=v2", "-z", "--ignore-submodules=all")
         return tree, skipped
 
+    async def _seed(self) -> None:
+        """A new shadow index starts as a copy of the user's git index (see ``_restore_seed``),
+        less what a snapshot must not hold; without a usable one, files are read as before."""
+        drop = await _restore_seed.seed_index(self._runner(), self.root)
+        if drop is None:
+            return
+        if drop:
+            await self._update_index(drop, force_remove=True)
+        await self._drop_tracked_unwanted(all_entries=True)
+
     def _remove_index(self) -> None:
         git = self._runner()
+        self._index_tree = None
         with contextlib.suppress(FileNotFoundError):
             git.index_file.unlink()
         for shared in git.git_dir.glob("sharedindex.*"):
@@ -556,6 +589,7 @@ class RestorePoints:
 
     async def _update_index(self, paths: list[str], *, force_remove: bool) -> list[SkippedPath]:
         git = self._runner()
+        self._index_tree = None
         skipped: list[SkippedPath] = []
         remaining = list(paths)
         for _ in range(8):
@@ -691,10 +725,15 @@ class RestorePoints:
     ) -> RestorePoint:
         git = self._runner()
         cap = self.settings.max_listed_paths
-        code, out, _ = await git.run_full(
-            "diff-tree", "-r", "-z", "--no-renames", "--raw", _LATEST_REF, tree
-        )
-        entries = list(_parse_raw_diff(out)) if code == 0 else await self._diff(EMPTY_TREE, tree)
+        if self._latest_tree == tree:
+            entries: list[_Entry] = []  # the same tree as the newest point: nothing changed
+        else:
+            code, out, _ = await git.run_full(
+                "diff-tree", "-r", "-z", "--no-renames", "--raw", _LATEST_REF, tree
+            )
+            entries = (
+                list(_parse_raw_diff(out)) if code == 0 else await self._diff(EMPTY_TREE, tree)
+            )
         status = {"A": "added", "D": "deleted"}
         changed = [
             ChangedPath(path=e.path, status=status.get(e.status, "modified"))  # type: ignore[arg-type]
@@ -731,6 +770,7 @@ class RestorePoints:
         refs += f"update {_LATEST_REF} {commit}\nupdate HEAD {commit}\n"
         await git.run("update-ref", "--no-deref", "--stdin", input=refs.encode())
         self._head = _Head(commit, tree)
+        self._latest_tree = tree
         return point.model_copy(update={"commit": commit, "tree": tree})
 
     async def _baseline_tree(self) -> str | None:
@@ -859,6 +899,8 @@ class RestorePoints:
             async with self._locked():
                 tree, _ = await self._capture()
                 await self._set_baseline(tree)
+                # Off the turn's path: stop borrowing blobs from the user's repository.
+                await _restore_seed.own_objects(self._runner())
             await self.prune()
         except Exception as exc:
             self.last_error = str(exc)
@@ -1229,6 +1271,7 @@ class RestorePoints:
         if not points:
             return
         git = self._runner()
+        self._latest_tree = None
         gone = {p.id for p in points}
         before, hands = await self._list_all()
         remaining = [p for p in before if p.id not in gone]

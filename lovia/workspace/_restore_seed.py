@@ -24,6 +24,7 @@ import shutil
 from pathlib import Path
 
 from lovia.workspace._git import GitError, GitRunner
+from lovia.workspace.git_env import own_git_env
 
 logger = logging.getLogger("lovia.workspace.restore_points")
 
@@ -50,27 +51,82 @@ def borrowing(git: GitRunner) -> bool:
     return (git.git_dir / ALTERNATES).exists()
 
 
-async def seed_index(git: GitRunner, root: Path) -> list[str] | None:
+async def seed_index(
+    git: GitRunner, root: Path, max_bytes: int
+) -> tuple[list[str], list[str]] | None:
     """Copy the user's index into the shadow index; return the entries to drop at once
-    (nested repositories), or None when the index is not usable (nothing is left behind)."""
+    (nested repositories, blobs over ``max_bytes``) and every other path, or None when
+    the index is not usable (nothing is left behind)."""
     user = await asyncio.to_thread(user_git_dir, root)
-    if user is None:
+    if user is None or not await _bytes_as_stored(git.git, root, user):
         return None
     tmp = git.index_file.with_name(git.index_file.name + ".seed")
     alternates = git.git_dir / ALTERNATES
+    entries: tuple[list[str], list[str]] | None = None
     try:
         # copy2 keeps the file's mtime, which git's racy-entry check compares with.
         await asyncio.to_thread(shutil.copy2, user / "index", tmp)
         await asyncio.to_thread(os.replace, tmp, git.index_file)
         await asyncio.to_thread(_write_alternates, alternates, user / "objects")
         code, out, _ = await git.run_full("ls-files", "-v", "-s", "-z")
-        drop = _plain_entries(out) if code == 0 else None
-    except (OSError, GitError) as exc:
+        plain = await asyncio.to_thread(_plain_entries, out) if code == 0 else None
+        if plain is not None:
+            drop, paths, oids = plain
+            # A file the index holds unchanged has its blob's size (no conversions, above).
+            query = "".join(f"{o}\n" for o in dict.fromkeys(oids)).encode()
+            sizes = await git.run(
+                "cat-file", "--batch-check=%(objectname) %(objectsize)", input=query
+            )
+            big = {
+                line.split(" ")[0]
+                for line in sizes.decode().splitlines()
+                if line.endswith(" missing") or int(line.split(" ")[1]) > max_bytes
+            }
+            keep = [p for p, o in zip(paths, oids, strict=True) if o not in big]
+            drop += [p for p, o in zip(paths, oids, strict=True) if o in big]
+            entries = (drop, keep)
+    except (OSError, GitError, ValueError, IndexError) as exc:
         logger.info("not seeding restore points from the git index: %s", exc)
-        drop = None
-    if drop is None:
+        entries = None
+    if entries is None:
         await asyncio.to_thread(_undo, git, tmp, alternates)
-    return drop
+    return entries
+
+
+def _attribute_files(user: Path, env: dict[str, str]) -> bool:
+    xdg = env.get("XDG_CONFIG_HOME") or os.path.join(env.get("HOME", "/nonexistent"), ".config")
+    return (user / "info" / "attributes").exists() or os.path.exists(
+        os.path.join(xdg, "git", "attributes")
+    )
+
+
+async def _bytes_as_stored(git: str, root: Path, user: Path) -> bool:
+    """Whether the repository stores files byte for byte: no attributes (a clean filter
+    such as Git LFS, end-of-line conversion) and no ``core.autocrlf``. Otherwise a blob
+    the index names is not the file on disk, and must not stand for it."""
+    env = own_git_env()
+    if await asyncio.to_thread(_attribute_files, user, env):
+        return False
+    proc = await asyncio.create_subprocess_exec(
+        git,
+        "config",
+        "-z",
+        "--get-regexp",
+        r"^core\.(autocrlf|attributesfile|eol)$",
+        cwd=root,
+        env=env,
+        stdin=asyncio.subprocess.DEVNULL,
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.DEVNULL,
+    )
+    out, _ = await proc.communicate()
+    if proc.returncode not in (0, 1):
+        return False
+    for rec in out.split(b"\0"):
+        key, _, value = rec.partition(b"\n")
+        if key == b"core.attributesfile" or (key and value.lower() not in (b"false", b"lf")):
+            return False
+    return True
 
 
 def _write_alternates(path: Path, objects: Path) -> None:
@@ -84,9 +140,12 @@ def _undo(git: GitRunner, tmp: Path, alternates: Path) -> None:
             path.unlink()
 
 
-def _plain_entries(out: bytes) -> list[str] | None:
-    """Gitlink paths to drop, or None when an entry is not a plain cached one."""
+def _plain_entries(out: bytes) -> tuple[list[str], list[str], list[str]] | None:
+    """Gitlink paths to drop, the other paths and their blob ids; None when an entry is
+    not a plain one or the repository has attributes."""
     drop: list[str] = []
+    paths: list[str] = []
+    oids: list[str] = []
     for rec in out.split(b"\0"):
         if not rec:
             continue
@@ -96,9 +155,15 @@ def _plain_entries(out: bytes) -> list[str] | None:
         # assume-unchanged, S skip-worktree, M unmerged.
         if len(parts) != 4 or parts[0] != b"H" or parts[3] != b"0":
             return None
+        name = path.decode("utf-8", "surrogateescape")
+        if name == ".gitattributes" or name.endswith("/.gitattributes"):
+            return None  # see _bytes_as_stored
         if parts[1] == _GITLINK:
-            drop.append(path.decode("utf-8", "surrogateescape"))
-    return drop
+            drop.append(name)
+        else:
+            paths.append(name)
+            oids.append(parts[2].decode())
+    return drop, paths, oids
 
 
 async def own_objects(git: GitRunner) -> None:

@@ -7,6 +7,7 @@ import os
 import shutil
 import stat
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -97,6 +98,25 @@ def _all_blob_data(rp: RestorePoints) -> bytes:
     ).stdout
 
 
+def _logging_git(tmp_path: Path) -> tuple[Path, str]:
+    """A ``git`` on a PATH of its own that logs each subcommand's name (then runs git)."""
+    real_git = shutil.which("git")
+    assert real_git is not None
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    log = tmp_path / "git.log"
+    wrapper = bin_dir / "git"
+    wrapper.write_text(
+        "#!/bin/sh\n"
+        'for a in "$@"; do case "$a" in -c|*=*|--*) ;; *) echo "$a" >> "'
+        + str(log)
+        + '"; break;; esac; done\n'
+        f'exec "{real_git}" "$@"\n'
+    )
+    wrapper.chmod(wrapper.stat().st_mode | stat.S_IXUSR)
+    return log, str(bin_dir)
+
+
 async def _open(root: Path, store: Path, **kw: object) -> RestorePoints:
     policy = WorkspacePolicy.coding(denied_paths=(".env*", "secrets"))
     settings = RestorePointSettings(max_file_bytes=1024)
@@ -164,23 +184,33 @@ async def test_an_index_git_does_not_check_by_stat_is_not_trusted(
         await rp.close()
 
 
+async def test_a_repository_with_attributes_is_not_seeded(root: Path, store: Path) -> None:
+    """With a clean filter (Git LFS, say) the index's blob is not the file on disk: the
+    point must hold the disk's bytes."""
+    (root / "data.big").write_text("the real content\n")
+    (root / ".gitattributes").write_text("*.big filter=shout\n")
+    _git(root, "init", "-q")
+    _git(root, "config", "filter.shout.clean", "tr a-z A-Z")
+    _git(root, "config", "filter.shout.smudge", "cat")
+    _git(root, "add", "-A")
+    _git(root, "commit", "-qm", "init")
+    assert _git(root, "show", "HEAD:data.big") == "THE REAL CONTENT\n"
+    rp = await _open(root, store)
+    try:
+        assert rp.git is not None
+        point = await rp.snapshot()
+        assert not seed.borrowing(rp.git)
+        assert _in_store(rp, "show", f"{point.tree}:data.big") == "the real content\n"
+    finally:
+        await rp.close()
+
+
 async def test_a_point_of_an_unchanged_tree_runs_no_git_over_the_tree(
     root: Path, store: Path, tmp_path: Path
 ) -> None:
     _committed_repo(root)
-    real_git = shutil.which("git")
-    assert real_git is not None
-    bin_dir = tmp_path / "bin"
-    bin_dir.mkdir()
-    log = tmp_path / "git.log"
-    wrapper = bin_dir / "git"
-    wrapper.write_text(
-        "#!/bin/sh\n"
-        f'for a in "$@"; do case "$a" in -c|*=*) ;; *) echo "$a" >> "{log}"; break;; esac; done\n'
-        f'exec "{real_git}" "$@"\n'
-    )
-    wrapper.chmod(wrapper.stat().st_mode | stat.S_IXUSR)
-    rp = await _open(root, store, git_path=str(bin_dir))
+    log, git_path = _logging_git(tmp_path)
+    rp = await _open(root, store, git_path=git_path)
     try:
         assert await rp.before_turn("s", 0) is not None
         log.write_text("")
@@ -236,3 +266,81 @@ def test_the_deny_prefilter_never_misses_a_path_a_pattern_covers(pattern: str) -
         if _pattern_matches(pattern, rel, f"{root}/{rel}", fold=True):
             assert may_cover(rel), (pattern, rel)
     assert not may_cover("src/app.py")
+
+
+async def _fresh_tree(root: Path, store: Path) -> str:
+    """The tree a new store's full scan takes of ``root`` now."""
+    rp = await _open(root, store)
+    try:
+        return (await rp.snapshot()).tree
+    finally:
+        await rp.close()
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="inotify")
+async def test_points_from_the_change_watch_equal_a_full_scan(
+    root: Path, store: Path, tmp_path: Path
+) -> None:
+    _committed_repo(root)
+    (root / "docs").mkdir()
+    (root / "docs" / "a.md").write_text("a\n")
+    (root / "thing").write_text("a file\n")
+    log, git_path = _logging_git(tmp_path)
+    rp = await _open(root, store, git_path=git_path)
+    try:
+        await rp.snapshot()
+        last = await rp.snapshot()  # the second full scan starts the watch
+        assert rp._watch is not None and rp._watch_synced
+        cases = [
+            lambda: (root / "src" / "app.py").write_text("edited\n"),
+            lambda: (root / "src" / "util.py").unlink(),
+            lambda: (root / "pkg" / "deep").mkdir(parents=True),
+            lambda: (root / "pkg" / "deep" / "new.py").write_text("new\n"),
+            lambda: (root / ".env.local").write_bytes(SECRET),  # denied
+            lambda: (root / "build" / "later.js").write_text("ignored\n"),
+            lambda: (root / "build" / "out.js").write_text("tracked but ignored\n"),
+            lambda: (root / "secrets" / "more.pem").write_bytes(KEY),  # denied folder
+            lambda: ((root / "thing").unlink(), (root / "thing").mkdir()),
+            lambda: (root / "thing" / "inside.txt").write_text("in a dir now\n"),
+            lambda: (shutil.rmtree(root / "docs"), os.symlink("src", root / "docs")),
+            lambda: (root / "run.sh").write_text("#!/bin/sh\n"),
+            lambda: (root / "run.sh").chmod(0o755),
+        ]
+        for i, change in enumerate(cases):
+            change()
+            log.write_text("")
+            point = await rp.snapshot()
+            assert rp._watch is not None and not rp._watch.lost
+            ran = log.read_text().split()
+            assert "status" not in ran and "update-index" not in ran, (i, ran)
+            assert point.tree == await _fresh_tree(root, tmp_path / f"fresh{i}"), i
+            raw = _in_store(
+                rp, "diff-tree", "-r", "--no-renames", "--name-status", last.tree, point.tree
+            )
+            status = {"A": "added", "D": "deleted", "M": "modified", "T": "modified"}
+            expected = [(line[2:], status[line[0]]) for line in raw.splitlines()]
+            assert [(c.path, c.status) for c in point.changed] == expected, i
+            last = point
+        await rp.after_run("s")  # the store stops borrowing the user's objects
+        data = _all_blob_data(rp)
+        assert SECRET not in data and KEY not in data
+    finally:
+        await rp.close()
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="inotify")
+async def test_a_point_after_the_watch_started_runs_no_scan_when_nothing_changed(
+    root: Path, store: Path, tmp_path: Path
+) -> None:
+    _committed_repo(root)
+    log, git_path = _logging_git(tmp_path)
+    rp = await _open(root, store, git_path=git_path)
+    try:
+        for turn in range(2):
+            assert await rp.before_turn("s", turn) is not None
+        log.write_text("")
+        point = await rp.before_turn("s", 2)
+        assert point is not None and point.changed_count == 0
+        assert log.read_text().split() == ["commit-tree", "update-ref"]
+    finally:
+        await rp.close()

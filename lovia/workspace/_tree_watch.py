@@ -51,6 +51,9 @@ _LOCAL_FS = frozenset(
 )
 MAX_CHANGES = 2000
 """More changed paths than this: git's own scan is quicker than judging each in Python."""
+MAX_WATCHES = 8192
+"""More directories than this are not watched (full scans then): inotify watches are shared
+by every program of the user (``fs.inotify.max_user_watches``), the editor's file watcher too."""
 
 
 def _libc() -> ctypes.CDLL | None:
@@ -198,7 +201,11 @@ class TreeWatch:
         self.lost = True
 
     def _add(self, rel: str) -> bool:
-        for d in walk_dirs(self.root, rel, self._skip):
+        dirs = walk_dirs(self.root, rel, self._skip)
+        if len(self._dirs) + len(dirs) > MAX_WATCHES:
+            logger.info("restore points: no change watch (over %d directories)", MAX_WATCHES)
+            return False
+        for d in dirs:
             path = os.fsencode(self.root / d if d else self.root)
             wd = self._libc.inotify_add_watch(self._fd, path, _MASK)
             if wd < 0:
@@ -275,4 +282,11 @@ class TreeWatch:
             self.lost = True
 
 
-__all__ = ["MAX_CHANGES", "TreeWatch", "expand_changes", "local_file_system", "walk_dirs"]
+__all__ = [
+    "MAX_CHANGES",
+    "MAX_WATCHES",
+    "TreeWatch",
+    "expand_changes",
+    "local_file_system",
+    "walk_dirs",
+]

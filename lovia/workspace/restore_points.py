@@ -5,7 +5,10 @@ outside any ``.git`` of the user's), records the tree before each turn that may 
 It is driven through the ``git`` CLI with its own ``GIT_DIR`` and index and the
 workspace as work tree, so the user's repository, index and stash are never touched.
 Snapshots are content-addressed (git's object store) and incremental (the shadow index
-is kept between snapshots, so git's stat cache skips unchanged files).
+is kept between snapshots, so git's stat cache skips unchanged files). In a git repository
+the first snapshot starts from the repository's own index (``_restore_seed``); within a run,
+points use a change watch (``_tree_watch``) and write their tree without the index
+(``_tree_edit``), so a point costs what changed, not the size of the tree.
 
 Hosts use :class:`RestorePoints`: ``before_turn`` (the run hook), ``after_run``,
 ``list_points``, ``preview``, ``restore``, ``delete_session``, ``prune``. See
@@ -1092,8 +1095,8 @@ class RestorePoints:
     async def warm(self) -> None:
         """Bring the shadow index up to date without taking a point (never raises).
 
-        The first snapshot of a big tree hashes every file; a host can call this when a run
-        starts, while the model thinks, so the snapshot before the first write is quick.
+        A full scan: a host calls this when a run starts, while the model thinks, so the
+        snapshot before the first write is quick and the change watch starts from a scan.
         """
         if self.git is None:
             return

@@ -179,6 +179,54 @@ def _compiled_patterns(
         return None
 
 
+def cover_prefilter(patterns: Iterable[str], root_posix: str) -> Callable[[str], bool] | None:
+    """One test that is true for every root-relative path some of ``patterns`` covers (as
+    :func:`_pattern_matches` with ``fold``), and may be true for others: a big tree's paths
+    are judged exactly only on a hit. None when a pattern defeats it (test each path)."""
+    bare: list[str] = []  # searched: a segment anywhere in the path
+    rel: list[str] = []  # matched against the whole relative path
+    absolute: list[str] = []  # matched against the whole absolute path
+    for pattern in patterns:
+        if not pattern:
+            continue
+        if pattern.startswith(("/", "~")):
+            canon = _canonical_abs_pattern(pattern)
+            if canon:
+                absolute += [translate(canon.casefold()), translate(canon.casefold() + "/*")]
+            continue
+        pat = pattern.casefold().rstrip("/")
+        if not pat:
+            continue
+        if "/" in pat:
+            rel += [translate(pat), translate(pat + "/*")]
+            continue
+        prefilter = _segment_prefilter(pat)
+        if prefilter is None:
+            return None
+        bare.append(prefilter.pattern)
+    try:
+        tests = [
+            (re.compile("|".join(f"(?:{r})" for r in group)), how)
+            for group, how in ((bare, "search"), (rel, "match"), (absolute, "abs"))
+            if group
+        ]
+    except re.error:
+        return None
+    base = root_posix.rstrip("/") + "/"
+
+    def may_cover(path: str) -> bool:
+        folded = path.casefold()
+        for regex, how in tests:
+            if how == "search":
+                if regex.search(folded) is not None:
+                    return True
+            elif regex.match(folded if how == "match" else (base + path).casefold()) is not None:
+                return True
+        return False
+
+    return may_cover
+
+
 def name_matcher(patterns: Iterable[str], *, fold: bool) -> Callable[[str], bool]:
     """One compiled test of a name against bare patterns, exactly as ``fnmatchcase`` per pattern
     (the union of :func:`fnmatch.translate`): a mask walk tests every entry of a big tree, and

@@ -5,7 +5,10 @@ outside any ``.git`` of the user's), records the tree before each turn that may 
 It is driven through the ``git`` CLI with its own ``GIT_DIR`` and index and the
 workspace as work tree, so the user's repository, index and stash are never touched.
 Snapshots are content-addressed (git's object store) and incremental (the shadow index
-is kept between snapshots, so git's stat cache skips unchanged files).
+is kept between snapshots, so git's stat cache skips unchanged files). In a git repository
+the first snapshot starts from the repository's own index (``_restore_seed``); within a run,
+points use a change watch (``_tree_watch``) and write their tree without the index
+(``_tree_edit``), so a point costs what changed, not the size of the tree.
 
 Hosts use :class:`RestorePoints`: ``before_turn`` (the run hook), ``after_run``,
 ``list_points``, ``preview``, ``restore``, ``delete_session``, ``prune``. See
@@ -34,11 +37,11 @@ from pydantic import BaseModel, Field, PrivateAttr, field_validator
 
 from lovia.exceptions import LoviaError, UserError
 from lovia.tools.presentation import may_write
-from lovia.workspace import _packwrite
+from lovia.workspace import _packwrite, _restore_seed, _tree_edit, _tree_watch
 from lovia.workspace import _restore_apply as apply
 from lovia.workspace._git import GitError, GitRunner, find_git
 from lovia.workspace.paths import relative_to_root, resolve_abs
-from lovia.workspace.patterns import _canonical_abs_pattern
+from lovia.workspace.patterns import _canonical_abs_pattern, cover_prefilter
 from lovia.workspace.policy import WorkspacePolicy
 from lovia.workspace.protected import protected_warning, protects
 
@@ -256,6 +259,23 @@ class RestorePoints:
     _last_id: int = field(default=0, init=False, repr=False)
     # Only this process uses the store (its flock), so HEAD is cached after open.
     _head: _Head | None = field(default=None, init=False, repr=False)
+    # The tree of the shadow index as last written, and of the newest point (None: unknown).
+    _index_tree: str | None = field(default=None, init=False, repr=False)
+    _latest_tree: str | None = field(default=None, init=False, repr=False)
+    # The tree of the last capture (the index may lag behind it after a quick one), and
+    # the diff a quick capture already knows: (from tree, to tree, [(path, A/M/D, ...)]).
+    _tree: str | None = field(default=None, init=False, repr=False)
+    _known_diff: tuple[str, str, list[tuple[str, str, str | None, str | None]]] | None = field(
+        default=None, init=False, repr=False
+    )
+    # The change watch (inotify) and whether the index matched the tree when it last reset.
+    _watch: _tree_watch.TreeWatch | None = field(default=None, init=False, repr=False)
+    _watch_synced: bool = field(default=False, init=False, repr=False)
+    _watch_off: bool = field(default=False, init=False, repr=False)
+    # The denial patterns' one-regex prefilter, rebuilt when the policy's denials change.
+    _deny_filter: tuple[tuple[Any, Any], Callable[[str], bool] | None, list[str]] | None = field(
+        default=None, init=False, repr=False
+    )
 
     # ------------------------------------------------------------------ opening
 
@@ -340,6 +360,9 @@ class RestorePoints:
             self._close()
 
     def _close(self) -> None:
+        if self._watch is not None:
+            self._watch.close()
+            self._watch = None
         if self._lock_fd is not None:
             with contextlib.suppress(OSError):
                 os.close(self._lock_fd)
@@ -442,15 +465,42 @@ class RestorePoints:
 
     def _denied(self, rel: str) -> bool:
         pol = self.policy
-        if not pol.denied_paths and not any(r.action == "deny" for r in pol.path_rules):
+        key = (pol.denied_paths, pol.path_rules)
+        cached = self._deny_filter
+        if cached is None or cached[0][0] is not key[0] or cached[0][1] is not key[1]:
+            patterns = [*pol.denied_paths]
+            # every rule that may not allow a read (a superset of the deny rules)
+            patterns += [r.pattern for r in pol.path_rules if r.action != "allow"]
+            cached = (key, cover_prefilter(patterns, self.root.as_posix()), patterns)
+            self._deny_filter = cached
+        _, may_cover, patterns = cached
+        if not patterns:
             return False
+        if may_cover is not None and not may_cover(rel):
+            return False  # no deny pattern can cover it: the exact test below would agree
         return pol.decide_path(rel=rel, abs_posix=(self.root / rel).as_posix(), op="read") == "deny"
 
     # ------------------------------------------------------------------ capture
 
-    async def _capture(self) -> tuple[str, list[SkippedPath]]:
-        """Bring the shadow index up to date with the tree; return its tree id."""
+    async def _capture(self, *, quick: bool = False) -> tuple[str, list[SkippedPath]]:
+        """Bring the shadow index up to date with the tree; return its tree id.
+
+        ``quick``: only the paths the change watch reported since the last full scan are
+        looked at, when the watch is sound (a turn's point); otherwise git scans the tree.
+        """
         git = self._runner()
+        watch = self._watch
+        if quick and watch is not None and self._watch_synced and self._index_tree is not None:
+            self._watch_synced = False  # until this capture has finished
+            changed = await asyncio.to_thread(watch.take)
+            if changed is not None:
+                result = await self._capture_changed(changed)
+                if result is not None:
+                    self._watch_synced = True
+                    return result
+        if not git.index_file.exists():
+            await self._seed()
+        await self._rewatch()
         status = ("status", "--porcelain=v2", "-z", "--no-renames", "--ignore-submodules=all")
         try:
             out = await git.run(*status)
@@ -470,15 +520,165 @@ class RestorePoints:
             skipped += await self._update_index(update, force_remove=False)
         if gitignore_changed:
             await self._drop_tracked_unwanted(all_entries=False)
-        tree = (await git.run("write-tree")).decode().strip()
+        if drop or update or gitignore_changed or self._index_tree is None:
+            self._index_tree = (await git.run("write-tree")).decode().strip()
+        tree = self._index_tree  # an unchanged index has the tree written last
         if len(update) > _BULK_THRESHOLD:
             # Adding many files invalidated git's untracked cache; rebuild it now so the
             # next (incremental) snapshot stays fast.
             await git.run("status", "--porcelain=v2", "-z", "--ignore-submodules=all")
+        self._watch_synced = self._watch is not None
+        self._tree = tree
         return tree, skipped
+
+    async def _rewatch(self) -> None:
+        """Before a full scan: forget what the watch saw, or start one (not for a store's
+        first point, which stays lean; and only where inotify works)."""
+        self._watch_synced = False
+        watch = self._watch
+        if watch is not None and not watch.lost:
+            await asyncio.to_thread(watch.reset)
+            return
+        if watch is not None:
+            watch.close()
+            self._watch = None
+        if self._head is None or self._watch_off:
+            return
+        self._watch = await asyncio.to_thread(
+            _tree_watch.TreeWatch.start, self.root, self._unwatched
+        )
+        self._watch_off = self._watch is None
+
+    def _unwatched(self, rel: str) -> bool:
+        """Folders no point holds: the store and ``exclude`` folders."""
+        path = self.root / rel
+        return any(path == f or f in path.parents for f in (self.store, *self.exclude))
+
+    async def _capture_changed(self, changed: set[str]) -> tuple[str, list[SkippedPath]] | None:
+        """The last captured tree plus the paths the watch reported, written without the
+        index (see ``_tree_edit``); None: scan in full instead."""
+        git = self._runner()
+        base = self._tree
+        if base is None or len(base) != 40:
+            return None
+        if not changed:
+            return base, []
+        found = await asyncio.to_thread(
+            _tree_watch.expand_changes, self.root, changed, self._unwatched
+        )
+        if found is None or any("\n" in p for p, _ in found):
+            return None
+        files = [p for p, kind in found if kind in ("file", "unreadable")]
+        ignored = await self._ignored_untracked(base, files)
+        if ignored is None:
+            return None
+        entries = [(p, True, kind == "gone") for p, kind in found if kind != "dir"]
+        entries = [e for e in entries if e[0] not in ignored]
+        update, drop, skipped, gitignore_changed = await asyncio.to_thread(
+            self._classify_entries, entries
+        )
+        if gitignore_changed:
+            return None  # what is ignored changed: git's scan sorts it out
+        changes: dict[str, tuple[str, str] | None] = {
+            p: _tree_edit.DIR for p, k in found if k == "dir"
+        }
+        changes |= dict.fromkeys(drop)
+        objects = git.git_dir / "objects"
+
+        def hash_files() -> None:
+            for p in update:
+                try:
+                    changes[p] = _tree_edit.file_entry(objects, self.root / p)
+                except OSError as exc:
+                    skipped.append(SkippedPath(path=p, reason="unreadable", detail=str(exc)))
+                    changes[p] = None
+
+        await asyncio.to_thread(hash_files)
+        node = _tree_edit.plan(changes)
+        trees = await self._read_trees(base, _tree_edit.directories(node))
+        diff: list[tuple[str, str, str | None, str | None]] = []
+        try:
+            built = await asyncio.to_thread(_tree_edit.build, objects, node, trees, diff)
+            known = True
+        except _tree_edit.Incomplete as exc:
+            built, known = exc.args[0], False
+        if built is None:  # nothing left: the empty tree
+            built = await asyncio.to_thread(_tree_edit.write_object, objects, "tree", b"")
+        tree: str = built
+        if known:
+            self._known_diff = (base, tree, sorted(diff))
+        self._tree = tree
+        return tree, skipped
+
+    async def _ignored_untracked(self, base: str, paths: list[str]) -> set[str] | None:
+        """Which of ``paths`` are ignored and not in ``base`` (tracked files are kept, as git
+        status does). check-ignore without --no-index walks the whole index per path."""
+        if not paths:
+            return set()
+        git = self._runner()
+        data = b"".join(p.encode("utf-8", "surrogateescape") + b"\0" for p in paths)
+        code, out, _ = await git.run_full("check-ignore", "--no-index", "-z", "--stdin", input=data)
+        if code not in (0, 1):
+            return None
+        ignored = {p.decode("utf-8", "surrogateescape") for p in out.split(b"\0") if p}
+        if ignored:
+            listed = await git.run(
+                "--literal-pathspecs",
+                "ls-tree",
+                "-r",
+                "-z",
+                "--name-only",
+                base,
+                "--",
+                *sorted(ignored),
+            )
+            ignored -= {p.decode("utf-8", "surrogateescape") for p in listed.split(b"\0")}
+        return ignored
+
+    async def _read_trees(
+        self, base: str, dirs: list[str]
+    ) -> dict[str, dict[str, tuple[str, str]]]:
+        """The entries of ``base``'s trees at ``dirs`` ("a/b/"; "" the root) that exist."""
+        git = self._runner()
+        data = "".join(f"{base}:{d.rstrip('/')}\n" if d else f"{base}\n" for d in dirs)
+        out = await git.run("cat-file", "--batch", input=data.encode("utf-8", "surrogateescape"))
+        trees: dict[str, dict[str, tuple[str, str]]] = {}
+        pos = 0
+        for d in dirs:
+            nl = out.index(b"\n", pos)
+            header = out[pos:nl].split()
+            pos = nl + 1
+            if len(header) != 3:
+                continue  # missing: a new directory
+            size = int(header[2])
+            if header[1] == b"tree":
+                trees[d] = _tree_edit.parse_tree(out[pos : pos + size])
+            pos += size + 1
+        return trees
+
+    async def _seed(self) -> None:
+        """A new shadow index starts as a copy of the user's git index (see ``_restore_seed``),
+        less what a snapshot must not hold; without a usable one, files are read as before."""
+        git = self._runner()
+        seeded = await _restore_seed.seed_index(git, self.root, self.settings.max_file_bytes)
+        if seeded is None:
+            return
+        drop, tracked = seeded
+        ignored = await git.run("ls-files", "-z", "-ci", "--exclude-standard")
+        drop += [p for p in ignored.decode("utf-8", "surrogateescape").split("\0") if p]
+        drop += await asyncio.to_thread(lambda: [p for p in tracked if self._denied(p)])
+        if drop:
+            await self._update_index(sorted(set(drop)), force_remove=True)
+        if self._head is None:
+            # git status compares the index with HEAD too: an unborn HEAD would list every
+            # file as added. The first point replaces this HEAD (it records no baseline).
+            self._index_tree = (await git.run("write-tree")).decode().strip()
+            out = await git.run("commit-tree", self._index_tree, "-m", '{"seed": true}')
+            await git.run("update-ref", "--no-deref", "HEAD", out.decode().strip())
 
     def _remove_index(self) -> None:
         git = self._runner()
+        self._index_tree = None
         with contextlib.suppress(FileNotFoundError):
             git.index_file.unlink()
         for shared in git.git_dir.glob("sharedindex.*"):
@@ -487,11 +687,17 @@ class RestorePoints:
 
     def _classify(self, out: bytes) -> tuple[list[str], list[str], list[SkippedPath], bool]:
         """Sort ``git status`` entries into update / untrack / skip (stat calls: a thread)."""
+        return self._classify_entries(_parse_status(out))
+
+    def _classify_entries(
+        self, entries: Iterable[tuple[str, bool, bool]]
+    ) -> tuple[list[str], list[str], list[SkippedPath], bool]:
+        """``(path, tracked, deleted)`` entries into update / untrack / skip."""
         update: list[str] = []
         drop: list[str] = []
         skipped: list[SkippedPath] = []
         gitignore_changed = False
-        for path, tracked, deleted in _parse_status(out):
+        for path, tracked, deleted in entries:
             if path.endswith("/"):
                 continue  # a nested repository: not snapshotted
             if path.rsplit("/", 1)[-1] == ".gitignore":
@@ -556,6 +762,7 @@ class RestorePoints:
 
     async def _update_index(self, paths: list[str], *, force_remove: bool) -> list[SkippedPath]:
         git = self._runner()
+        self._index_tree = None
         skipped: list[SkippedPath] = []
         remaining = list(paths)
         for _ in range(8):
@@ -585,19 +792,28 @@ class RestorePoints:
         ignored = await git.run("ls-files", "-z", "-ci", "--exclude-standard")
         drop = [p for p in ignored.decode("utf-8", "surrogateescape").split("\0") if p]
         if all_entries:
-            tracked = await git.run("ls-files", "-z")
-            for p in tracked.decode("utf-8", "surrogateescape").split("\0"):
-                if not p:
-                    continue
-                if self._denied(p):
-                    drop.append(p)
-                    continue
-                with contextlib.suppress(OSError):
-                    st = os.lstat(self.root / p)
-                    if stat.S_ISREG(st.st_mode) and st.st_size > self.settings.max_file_bytes:
-                        drop.append(p)
+            out = await git.run("ls-files", "-z")
+            tracked = [p for p in out.decode("utf-8", "surrogateescape").split("\0") if p]
+            drop += await asyncio.to_thread(self._unwanted, tracked)
         if drop:
             await self._update_index(sorted(set(drop)), force_remove=True)
+
+    def _unwanted(self, paths: list[str]) -> list[str]:
+        """The paths that are denied or over the size cap (stat calls: run in a thread)."""
+        base = str(self.root) + "/"
+        cap = self.settings.max_file_bytes
+        out: list[str] = []
+        for p in paths:
+            if self._denied(p):
+                out.append(p)
+                continue
+            try:
+                st = os.lstat(base + p)
+            except OSError:
+                continue
+            if st.st_size > cap and stat.S_ISREG(st.st_mode):
+                out.append(p)
+        return out
 
     # ------------------------------------------------------------------ points
 
@@ -691,10 +907,19 @@ class RestorePoints:
     ) -> RestorePoint:
         git = self._runner()
         cap = self.settings.max_listed_paths
-        code, out, _ = await git.run_full(
-            "diff-tree", "-r", "-z", "--no-renames", "--raw", _LATEST_REF, tree
-        )
-        entries = list(_parse_raw_diff(out)) if code == 0 else await self._diff(EMPTY_TREE, tree)
+        known = self._known_diff
+        self._known_diff = None
+        if self._latest_tree == tree:
+            entries: list[_Entry] = []  # the same tree as the newest point: nothing changed
+        elif known is not None and known[0] == self._latest_tree and known[1] == tree:
+            entries = [_Entry(p, None, None, old, new, status) for p, status, old, new in known[2]]
+        else:
+            code, out, _ = await git.run_full(
+                "diff-tree", "-r", "-z", "--no-renames", "--raw", _LATEST_REF, tree
+            )
+            entries = (
+                list(_parse_raw_diff(out)) if code == 0 else await self._diff(EMPTY_TREE, tree)
+            )
         status = {"A": "added", "D": "deleted"}
         changed = [
             ChangedPath(path=e.path, status=status.get(e.status, "modified"))  # type: ignore[arg-type]
@@ -731,6 +956,7 @@ class RestorePoints:
         refs += f"update {_LATEST_REF} {commit}\nupdate HEAD {commit}\n"
         await git.run("update-ref", "--no-deref", "--stdin", input=refs.encode())
         self._head = _Head(commit, tree)
+        self._latest_tree = tree
         return point.model_copy(update={"commit": commit, "tree": tree})
 
     async def _baseline_tree(self) -> str | None:
@@ -771,7 +997,7 @@ class RestorePoints:
         self._runner()
         async with self._locked():
             try:
-                tree, skipped = await self._capture()
+                tree, skipped = await self._capture(quick=True)
                 return await self._commit_point(
                     tree,
                     kind=kind,
@@ -859,6 +1085,8 @@ class RestorePoints:
             async with self._locked():
                 tree, _ = await self._capture()
                 await self._set_baseline(tree)
+                # Off the turn's path: stop borrowing blobs from the user's repository.
+                await _restore_seed.own_objects(self._runner())
             await self.prune()
         except Exception as exc:
             self.last_error = str(exc)
@@ -867,8 +1095,8 @@ class RestorePoints:
     async def warm(self) -> None:
         """Bring the shadow index up to date without taking a point (never raises).
 
-        The first snapshot of a big tree hashes every file; a host can call this when a run
-        starts, while the model thinks, so the snapshot before the first write is quick.
+        A full scan: a host calls this when a run starts, while the model thinks, so the
+        snapshot before the first write is quick and the change watch starts from a scan.
         """
         if self.git is None:
             return
@@ -1229,6 +1457,7 @@ class RestorePoints:
         if not points:
             return
         git = self._runner()
+        self._latest_tree = None
         gone = {p.id for p in points}
         before, hands = await self._list_all()
         remaining = [p for p in before if p.id not in gone]

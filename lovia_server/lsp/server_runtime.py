@@ -1,10 +1,10 @@
 """ServerRuntime: the language server's front door over the host core.
 
-Built on ``initialized``: the editor's pieces (the LSP editor port, the editor workspace,
-restore points) plus the :class:`~lovia_server.host.core.HostCore` both front doors share. Each
-request method resolves what the request names (folders, cwd, context, runs), builds the run's
-agent with the :class:`~lovia_server.host.agent_factory.AgentFactory` and delegates to the
-supervisor.
+Built on ``initialized``: the editor's pieces (the LSP editor port and event sink, the editor
+workspace, restore points) as the :class:`~lovia_server.host.core.DoorPorts` the host is
+opened on (:meth:`HostCore.open <lovia_server.host.core.HostCore.open>` assembles the rest).
+Each request method resolves what the request names (folders, cwd, context, runs) and hands
+it to the host.
 """
 
 from __future__ import annotations
@@ -18,16 +18,14 @@ from lsprotocol import types as lsp
 
 import lovia
 from lovia_server import protocol as p
-from lovia_server.host.agent_factory import AgentFactory, RunPlace
+from lovia_server.host.agent_factory import AgentChoice, AgentFactory
 from lovia_server.host.agents import BUILTIN_CODING
-from lovia_server.host.core import HostCore
+from lovia_server.host.core import DoorPorts, HostCore
 from lovia_server.host.event_log import Publisher
-from lovia_server.host.ports import RunSpec
 from lovia_server.host.sandbox_setup import sandbox_status
 from lovia_server.host.store import RunRecord, ServerStore
-from lovia_server.host.worktree_children import WorktreeChildren
+from lovia_server.host.supervisor import RunSupervisor
 from lovia_server.host.worktree_runs import WorktreeRequest, WorktreeRuns
-from lovia_server.host.worktree_store import WorktreeRecord
 from lovia_server.lsp.editor_port import LspEditor
 from lovia_server.lsp.editor_workspace import EditorWorkspace
 from lovia_server.lsp.restore_point_service import LiveRun, RestorePointService
@@ -39,18 +37,41 @@ if TYPE_CHECKING:
 logger = logging.getLogger("lovia_server.lsp.server_runtime")
 
 
+class EditorPlaces:
+    """Where the editor's runs work: the workspace's folders, whatever the conversation."""
+
+    def __init__(self, workspace: EditorWorkspace) -> None:
+        self.workspace = workspace
+
+    def folders(self, session_id: str) -> list[Path]:
+        return self.workspace.folders()
+
+    def default_cwd(self, session_id: str) -> Path:
+        return self.workspace.resolve_cwd(None)
+
+    def root_for(self, session_id: str, cwd: Path) -> Path:
+        return self.workspace.root_for(cwd)
+
+    def resumed_cwd(self, record: RunRecord, worktree: Path | None) -> Path | None:
+        return Path(record.cwd) if record.cwd else None
+
+    def choice(self, session_id: str) -> AgentChoice:
+        return AgentChoice()  # each lovia/run names its agent and model
+
+
 class ServerRuntime:
     """The language server's front door: LSP requests in, the host core's runs out."""
 
-    def __init__(self, server: LoviaServer, store: ServerStore, state_dir: Path) -> None:
+    core: HostCore
+    """Opened by :meth:`start`."""
+
+    def __init__(self, server: LoviaServer, state_dir: Path) -> None:
         self.server = server
-        self.store = store
         self.state_dir = state_dir
         self.editor = LspEditor(server)
         self.workspace = EditorWorkspace(
             server, on_output=lambda *args: self.supervisor.tool_output(*args)
         )
-        self.publisher = Publisher(store, self.editor.notify, wire=self.editor)
         self.restore_points = RestorePointService(
             server,
             self.workspace,
@@ -60,63 +81,55 @@ class ServerRuntime:
             ],
             never_store=(state_dir,),
         )
-        self.core = HostCore(
-            state_dir=state_dir,
-            store=store,
-            publisher=self.publisher,
+        self._recovery: asyncio.Task[None] | None = None
+
+    def ports(self) -> DoorPorts:
+        server = self.server
+        return DoorPorts(
             editor=self.editor,
+            sink=self.editor,
             workspace=self.workspace,
-            settings=lambda: server.settings,
-            trusted=lambda: server.init_options.trusted,
+            places=EditorPlaces(self.workspace),
+            attach=lambda agent, place: self.workspace.attach(agent, place.root, place.session_id),
+            policy=lambda root: self.workspace.config_for(root).policy,
+            unsaved=self.workspace.unsaved_paths,
             restore=self.restore_points,
+            trusted=lambda: server.init_options.trusted,
             mcp_refused=lambda: server.log_to_client(
                 "lovia: MCP servers (lovia.mcpServers) are not started in an untrusted workspace",
                 lsp.MessageType.Warning,
             ),
         )
-        self.supervisor = self.core.supervisor
-        self.agents = AgentFactory(
-            self.core,
-            attach=lambda agent, place: self.workspace.attach(agent, place.root, place.session_id),
-        )
-        self.worktrees = WorktreeRuns(
-            state_dir=state_dir,
-            store=store,
-            supervisor=self.supervisor,
-            max_concurrent=lambda: server.settings.worktrees.maxConcurrent,
-            policy=lambda root: self.workspace.config_for(root).policy,
-            unsaved=self.workspace.unsaved_paths,
-            restore_point=self.restore_points.snapshot,
-            drop_root=self.restore_points.drop_root,
-            launch=self._launch_worktree,
-            resume=lambda run_id, gate: self.supervisor.resume(
-                run_id, self._spec_for_record, max_turns=self.server.settings.maxTurns, gate=gate
-            ),
-        )
-        # Subagents may work in worktrees of their own, listed and landed like these runs.
-        self.supervisor.subagents.isolation = WorktreeChildren(self.worktrees, self.supervisor)
-        self._recovery: asyncio.Task[None] | None = None
-        self._worktree_recovery: asyncio.Task[None] | None = None
 
     @classmethod
     async def start(cls, server: LoviaServer) -> ServerRuntime:
         state_dir = _state_dir(server)
-        runtime = cls(server, await HostCore.open_store(state_dir), state_dir)
+        runtime = cls(server, state_dir)
+        runtime.core = await HostCore.open(state_dir, runtime.ports(), lambda: server.settings)
         await runtime.core.start(warm_workspace=runtime._warm_workspace)
         # Finish a restore a crash interrupted (in the background: start-up stays quick).
         runtime._recovery = asyncio.get_running_loop().create_task(runtime._recover_restores())
-        # Resume the worktree runs a crash interrupted (docs/worktrees.md), in the background too.
-        runtime._worktree_recovery = asyncio.get_running_loop().create_task(
-            runtime._recover_worktrees()
-        )
         return runtime
 
-    async def _recover_worktrees(self) -> None:
-        try:
-            await self.core.imports_settled()
-            await self.worktrees.recover()
-        except Exception:
-            logger.warning("worktrees.recover_failed", exc_info=True)
+    @property
+    def store(self) -> ServerStore:
+        return self.core.store
+
+    @property
+    def supervisor(self) -> RunSupervisor:
+        return self.core.supervisor
+
+    @property
+    def publisher(self) -> Publisher:
+        return self.core.publisher
+
+    @property
+    def agents(self) -> AgentFactory:
+        return self.core.agents
+
+    @property
+    def worktrees(self) -> WorktreeRuns:
+        return self.core.worktrees
 
     def _warm_workspace(self) -> None:
         folders = self.workspace.folders()
@@ -136,7 +149,6 @@ class ServerRuntime:
     async def shutdown(self) -> None:
         if self.core.stopped:
             return
-        await self.worktrees.aclose()
         await self.core.stop("server shutdown")
         await self.restore_points.aclose()
         await self.core.close_stores()
@@ -173,9 +185,7 @@ class ServerRuntime:
     async def _launch(self, params: p.RunParams, cwd: Path) -> p.LaunchResult:
         session_id = await self.supervisor.claim_session(params.session_id)
         context = await self.workspace.context(params.context)
-        spec = await self._spec(
-            agent=params.agent, model=params.model, cwd=cwd, session_id=session_id
-        )
+        spec = await self.agents.for_run(session_id, cwd, agent=params.agent, model=params.model)
         model_input = params.prompt if not context.text else f"{params.prompt}\n\n{context.text}"
         return await self.supervisor.start(
             session_id=session_id,
@@ -207,43 +217,6 @@ class ServerRuntime:
             )
         )
 
-    async def _launch_worktree(
-        self, record: WorktreeRecord, cwd: Path, gate: asyncio.Future[None]
-    ) -> p.LaunchResult:
-        """Start a recorded worktree run with the worktree as its workspace (its tools wait
-        for ``gate``: the checkout)."""
-        place = RunPlace(record.session_id, Path(record.path), cwd, self.workspace.folders())
-        request = record.request
-        spec = await self.agents.spec(place, agent=request.get("agent"), model=request.get("model"))
-        return await self.supervisor.start(
-            session_id=record.session_id,
-            prompt=record.prompt,
-            model_input=request.get("modelInput") or record.prompt,
-            spec=spec,
-            max_turns=self.server.settings.maxTurns,
-            new_session=True,
-            run_id=record.run_id,
-            gate=gate,
-        )
-
-    async def _spec(
-        self,
-        *,
-        agent: str | None,
-        model: str | None,
-        cwd: Path,
-        session_id: str,
-    ) -> RunSpec:
-        return await self.agents.spec(self._place(cwd, session_id), agent=agent, model=model)
-
-    def _place(self, cwd: Path, session_id: str) -> RunPlace:
-        root = self.worktrees.root_of(cwd) or self.workspace.root_for(cwd)
-        return RunPlace(session_id, root, cwd, self.workspace.folders())
-
-    async def _spec_for_record(self, record: RunRecord) -> RunSpec:
-        cwd = Path(record.cwd) if record.cwd else self.workspace.resolve_cwd(None)
-        return await self.agents.spec_for_record(self._place(cwd, record.session_id), record)
-
     async def steer(self, params: p.SteerParams) -> p.SteerResult:
         return await self.supervisor.steer(params.run_id, params.message)
 
@@ -265,9 +238,7 @@ class ServerRuntime:
         await self.core.imports_settled()
         if await self.worktrees.owns(params.run_id):
             return await self.worktrees.resume(params.run_id)
-        return await self.supervisor.resume(
-            params.run_id, self._spec_for_record, max_turns=self.server.settings.maxTurns
-        )
+        return await self.core.resume(params.run_id)
 
     async def replay(self, params: p.ReplayParams) -> p.ReplayResult:
         return await self.supervisor.replay(params.run_id, params.after_seq)

@@ -1,11 +1,11 @@
 """The language server: capability advertisement, lifecycle, and one thin handler per method.
 
-Every ``lovia/*`` method is one row of ``lovia_server.lsp.routes.ROUTES``: its params model is
-validated, one typed runtime method serves it, and its result model is serialised in
-``Route.serve``. Every error reaches the client as a documented code, never as a traceback.
+Every ``lovia/*`` method is served by its typed handler function in ``lovia_server.lsp.handlers``
+(its params model validated, its result model serialised in ``handlers.serve``). Every error
+reaches the client as a documented code, never as a traceback.
 
 Nothing here loads pydantic or lovia: ``initialize`` is answered from the generated names
-(``protocol.names``), and the models, the routes and the runtime load after it.
+(``protocol.names``), and the models, the handlers and the runtime load after it.
 """
 
 from __future__ import annotations
@@ -296,11 +296,11 @@ def _register(
     """The method itself and its ``workspace/executeCommand`` alias (params as the one argument)."""
 
     async def call(raw: Json) -> Json:
-        from lovia_server.lsp.routes import BY_NAME
+        from lovia_server.lsp.handlers import serve
 
         runtime = server.runtime
         assert runtime is not None  # guarded() waited for a started runtime
-        return await BY_NAME[method].serve(runtime, raw)
+        return await serve(runtime, method, raw)
 
     handler = guarded(call)
     server.feature(method)(handler)

@@ -90,3 +90,31 @@ def test_the_check_sees_a_door_that_assembles_the_host(tmp_path: Path) -> None:
         "lovia_server/acp/agent.py:4: sets core.supervisor.subagents.isolation",
         "lovia_server/acp/agent.py:4: WorktreeChildren(...)",
     ]
+
+
+def server_imports(path: Path) -> list[int]:
+    """Lines of ``path`` that import the language server's module (type-only imports too)."""
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    lines = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom) and node.module == "lovia_server.lsp.language_server":
+            lines.append(node.lineno)
+        elif isinstance(node, ast.ImportFrom) and node.module == "lovia_server.lsp":
+            lines += [node.lineno for a in node.names if a.name == "language_server"]
+        elif isinstance(node, ast.Import):
+            names = [a.name for a in node.names]
+            lines += [node.lineno for n in names if n == "lovia_server.lsp.language_server"]
+    return lines
+
+
+def test_no_lsp_module_imports_the_server_back() -> None:
+    """The lsp modules are built over ``client_state.LspClient``, not ``LoviaServer``: the
+    server imports them, never the other way round."""
+    lsp = ROOT / "lovia_server" / "lsp"
+    found = [
+        f"{path.relative_to(ROOT).as_posix()}:{line}"
+        for path in sorted(lsp.rglob("*.py"))
+        if path.name != "language_server.py"
+        for line in server_imports(path)
+    ]
+    assert found == []

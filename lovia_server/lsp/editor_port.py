@@ -15,7 +15,7 @@ from lovia_server.host.ports import ProgressStage
 from lovia_server.lsp.progress import RunProgress
 
 if TYPE_CHECKING:
-    from lovia_server.lsp.language_server import LoviaServer
+    from lovia_server.lsp.client_state import LspClient
 
 logger = logging.getLogger("lovia_server.editor")
 
@@ -23,7 +23,7 @@ logger = logging.getLogger("lovia_server.editor")
 class LspEditor:
     """Implements ``EditorPort`` and ``EventSink`` for the language server's client."""
 
-    def __init__(self, server: LoviaServer) -> None:
+    def __init__(self, server: LspClient) -> None:
         self.server = server
         self.asks_approvals = server.init_options.approval_mode == "showMessageRequest"
         wants_progress = bool(server.init_options.progress)

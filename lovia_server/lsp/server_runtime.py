@@ -28,7 +28,7 @@ from lovia_server.lsp.restore_point_service import LiveRun, RestorePointService
 from lovia_server.protocol.settings import default_state_dir
 
 if TYPE_CHECKING:
-    from lovia_server.lsp.language_server import LoviaServer
+    from lovia_server.lsp.client_state import LspClient
 
 logger = logging.getLogger("lovia_server.lsp.server_runtime")
 
@@ -61,7 +61,7 @@ class ServerRuntime:
     core: HostCore
     """Opened by :meth:`start`."""
 
-    def __init__(self, server: LoviaServer, state_dir: Path) -> None:
+    def __init__(self, server: LspClient, state_dir: Path) -> None:
         self.server = server
         self.state_dir = state_dir
         self.editor = LspEditor(server)
@@ -98,7 +98,7 @@ class ServerRuntime:
         )
 
     @classmethod
-    async def start(cls, server: LoviaServer) -> ServerRuntime:
+    async def start(cls, server: LspClient) -> ServerRuntime:
         state_dir = _state_dir(server)
         runtime = cls(server, state_dir)
         runtime.core = await HostCore.open(state_dir, runtime.ports(), lambda: server.settings)
@@ -158,7 +158,7 @@ class ServerRuntime:
         self.supervisor.stop(run_id)
 
 
-def _state_dir(server: LoviaServer) -> Path:
+def _state_dir(server: LspClient) -> Path:
     configured = server.init_options.stateDir
     if configured:
         return Path(configured).expanduser()

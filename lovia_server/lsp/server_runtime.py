@@ -16,12 +16,9 @@ from typing import TYPE_CHECKING
 
 from lsprotocol import types as lsp
 
-from lovia_server.host.agent_factory import AgentChoice, AgentFactory
+from lovia_server.host.agent_factory import AgentChoice
 from lovia_server.host.core import DoorPorts, HostCore
-from lovia_server.host.event_log import Publisher
-from lovia_server.host.store import RunRecord, ServerStore
-from lovia_server.host.supervisor import RunSupervisor
-from lovia_server.host.worktree_runs import WorktreeRuns
+from lovia_server.host.store import RunRecord
 from lovia_server.lsp.editor_port import LspEditor
 from lovia_server.lsp.editor_workspace import EditorWorkspace
 from lovia_server.lsp.restore_point_service import LiveRun, RestorePointService
@@ -66,14 +63,14 @@ class ServerRuntime:
         self.state_dir = state_dir
         self.editor = LspEditor(server)
         self.workspace = EditorWorkspace(
-            server, on_output=lambda *args: self.supervisor.tool_output(*args)
+            server, on_output=lambda *args: self.core.supervisor.tool_output(*args)
         )
         self.restore_points = RestorePointService(
             server,
             self.workspace,
             state_dir / "restore-points",
             live_runs=lambda: [
-                LiveRun(t.run_id, t.session_id, t.root) for t in self.supervisor.live_turns()
+                LiveRun(t.run_id, t.session_id, t.root) for t in self.core.supervisor.live_turns()
             ],
             never_store=(state_dir,),
         )
@@ -107,26 +104,6 @@ class ServerRuntime:
         runtime._recovery = asyncio.get_running_loop().create_task(runtime._recover_restores())
         return runtime
 
-    @property
-    def store(self) -> ServerStore:
-        return self.core.store
-
-    @property
-    def supervisor(self) -> RunSupervisor:
-        return self.core.supervisor
-
-    @property
-    def publisher(self) -> Publisher:
-        return self.core.publisher
-
-    @property
-    def agents(self) -> AgentFactory:
-        return self.core.agents
-
-    @property
-    def worktrees(self) -> WorktreeRuns:
-        return self.core.worktrees
-
     def _warm_workspace(self) -> None:
         folders = self.workspace.folders()
         if folders:
@@ -155,7 +132,7 @@ class ServerRuntime:
         self.core.mcp.settings_changed()
 
     def cancel_from_progress(self, run_id: str) -> None:
-        self.supervisor.stop(run_id)
+        self.core.supervisor.stop(run_id)
 
 
 def _state_dir(server: LspClient) -> Path:

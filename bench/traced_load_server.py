@@ -18,7 +18,7 @@ import runpy
 import time
 from typing import Any
 
-from lovia_server.protocol import frame_writer as writer
+from lovia_server.transport import frame_writer as writer
 
 STAMPS: dict[str, list[int]] = {}
 

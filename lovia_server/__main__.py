@@ -5,13 +5,8 @@ stdio by default (the editor spawns it); ``--tcp HOST:PORT`` for debugging.
 
 from __future__ import annotations
 
-import asyncio
-import contextlib
-import logging
 import os
-import signal
 import sys
-import threading
 import types
 from typing import Any
 
@@ -43,49 +38,12 @@ def _parse(argv: list[str] | None, prog: str) -> Any:
 
 
 def _serve_stdio() -> None:
-    from pygls.io_ import run_async
-
-    from lovia_server.lsp.language_server import create_server
-    from lovia_server.lsp.stdin_reader import stdin_reader
-    from lovia_server.protocol.frame_writer import FrameWriter
+    from lovia_server.lsp.language_server import LINE_LIMIT, create_server
+    from lovia_server.transport.stdio import serve_stdio
 
     server = create_server()
-    stdin = sys.stdin.buffer
-    # Nothing else may write to the protocol stream: the writer keeps its own descriptor of it,
-    # and fd 1 (print(), a library's or a child's stray output) is stderr from here on.
-    protocol_out = os.fdopen(os.dup(1), "wb", buffering=0)
-    os.dup2(2, 1)
-    sys.stdout = sys.stderr
-    stop = threading.Event()  # run_async's; nothing sets it: EOF, exit or SIGTERM end the loop
-
-    async def serve() -> None:
-        loop = asyncio.get_running_loop()
-        writer = await FrameWriter.open(protocol_out)
-        server.jsonrpc.set_outgoing(writer)
-        reader = await stdin_reader(stdin, server.thread_pool)
-        main = asyncio.current_task()
-        with contextlib.suppress(NotImplementedError):
-            loop.add_signal_handler(signal.SIGTERM, lambda: main and main.cancel())
-        try:
-            await run_async(
-                stop_event=stop,
-                reader=reader,
-                protocol=server.protocol,
-                logger=logging.getLogger("lovia_server.io"),
-                error_handler=server.report_server_error,
-            )
-        except asyncio.CancelledError:
-            pass
-        finally:
-            # The editor went away (EOF, SIGTERM): interrupt live runs so they stay resumable.
-            with contextlib.suppress(Exception):
-                await asyncio.wait_for(server.stop_runtime(), 15)
-            await writer.finish()
-
     try:
-        asyncio.run(serve())
-    except (KeyboardInterrupt, SystemExit):
-        pass
+        serve_stdio(server.serve_stream, limit=LINE_LIMIT)
     finally:
         server.shutdown()  # type: ignore[no-untyped-call]
 

@@ -285,15 +285,20 @@ ALLOWED = {
 
 
 #: lovia_server's parts (docs/architecture.md draws them): the two front doors import the host
-#: core and the protocol, never each other; the host knows neither front door nor the terminal
-#: client; the protocol models know nothing else of the server. Top-level modules
-#: (``lovia_server``, ``__main__``, ``version``) are entry points and may import any part.
-SERVER_PARTS = ("host", "lsp", "acp", "protocol", "chat", "batch")
+#: core, the protocol and the transport, never each other; the host knows neither front door
+#: nor the terminal client, and no transport (events leave through the sink a door gives it);
+#: the transport (frame writer, JSON-RPC envelope, stdin reader, ``serve_stdio``) is the
+#: protocol-neutral stdio both doors share, so it sits beside the host, below the doors, and
+#: knows only the protocol's error codes; the protocol models know nothing else of the server.
+#: Top-level modules (``lovia_server``, ``__main__``, ``version``) are entry points and may
+#: import any part.
+SERVER_PARTS = ("host", "lsp", "acp", "protocol", "chat", "batch", "transport")
 SERVER_ALLOWED = {
     "protocol": {"protocol", "entry"},
+    "transport": {"transport", "protocol", "entry"},
     "host": {"host", "protocol", "entry"},
-    "lsp": {"lsp", "host", "protocol", "entry"},
-    "acp": {"acp", "host", "protocol", "entry"},
+    "lsp": {"lsp", "host", "protocol", "transport", "entry"},
+    "acp": {"acp", "host", "protocol", "transport", "entry"},
     "chat": {"chat", "protocol", "entry"},
     # headless batches: the host core's built-in agent and prices, no front door
     "batch": {"batch", "host", "protocol", "entry"},
@@ -301,8 +306,8 @@ SERVER_ALLOWED = {
 
 
 def server_part(module: str) -> str:
-    """``host``, ``lsp``, ``acp``, ``protocol``, ``chat``, ``batch``, or ``entry`` for the top
-    level."""
+    """``host``, ``lsp``, ``acp``, ``protocol``, ``chat``, ``batch``, ``transport``, or
+    ``entry`` for the top level."""
     parts = module.split(".")
     if len(parts) >= 2 and parts[1] in SERVER_PARTS:
         return parts[1]

@@ -8,11 +8,9 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import contextlib
 import json
 import logging
 import os
-import signal
 import sys
 from pathlib import Path
 
@@ -88,33 +86,19 @@ def sub_main(argv: list[str] | None = None, *, prog: str = "lovia acp") -> int:
     from lovia_server.host.logging_setup import setup_logging
 
     setup_logging(args.log_level, args.log_file)
-    # Only protocol frames may reach the client's stdout: the real one is kept for the writer,
-    # and fd 1 (print(), stray child output) goes to stderr from here on.
-    protocol_out = os.fdopen(os.dup(1), "wb", buffering=0)
-    os.dup2(2, 1)
-    sys.stdout = sys.stderr
     options = _options(args)
-    asyncio.run(_serve(options, protocol_out))
-    return 0
-
-
-async def _serve(options: object, out: object) -> None:
     from lovia_server.acp.agent import HostOptions, LoviaAcpAgent
-    from lovia_server.acp.connection import serve, stdin_reader
-    from lovia_server.protocol.frame_writer import FrameWriter
+    from lovia_server.acp.connection import MAX_FRAME_BYTES, serve
+    from lovia_server.transport.frame_writer import FrameWriter
+    from lovia_server.transport.stdio import serve_stdio
 
     assert isinstance(options, HostOptions)
-    writer = await FrameWriter.open(out)  # type: ignore[arg-type]
-    loop = asyncio.get_running_loop()
-    main = asyncio.current_task()
-    with contextlib.suppress(NotImplementedError):
-        loop.add_signal_handler(signal.SIGTERM, lambda: main and main.cancel())
-    try:
-        await serve(LoviaAcpAgent(options), stdin_reader(0, loop), writer.write)
-    except asyncio.CancelledError:
-        pass
-    finally:
-        await writer.finish()
+
+    async def serve_agent(reader: asyncio.StreamReader, writer: FrameWriter) -> None:
+        await serve(LoviaAcpAgent(options), reader, writer.write)
+
+    serve_stdio(serve_agent, limit=MAX_FRAME_BYTES)
+    return 0
 
 
 def main() -> None:

@@ -50,11 +50,11 @@ from lovia_server.acp.session_options import (
     HostOptions,
     check_mode,
     config_options,
-    current_model,
     mode_state,
     session_models,
 )
 from lovia_server.acp.session_params import McpServer, mcp_settings, session_place
+from lovia_server.acp.session_places import SessionPlaces, session_policy
 from lovia_server.acp.workspace import (
     DEFAULT_MODE,
     AcpWorkspace,
@@ -63,13 +63,10 @@ from lovia_server.acp.workspace import (
     SessionFolders,
 )
 from lovia_server.acp.worktrees import AcpWorktrees, check_isolation
-from lovia_server.host.agent_factory import AgentFactory, RunPlace
-from lovia_server.host.agents import BUILTIN_DEMO, check_model
-from lovia_server.host.core import DEMO_MODEL, HostCore
-from lovia_server.host.event_log import Publisher
-from lovia_server.host.ports import ProgressStage, RunSpec
-from lovia_server.host.store import RunRecord
-from lovia_server.host.worktree_store import WorktreeRecord
+from lovia_server.host.agent_factory import RunPlace
+from lovia_server.host.agents import check_model
+from lovia_server.host.core import DEMO_MODEL, DoorPorts, HostCore
+from lovia_server.host.ports import ProgressStage
 
 logger = logging.getLogger("lovia_server.acp")
 
@@ -85,16 +82,25 @@ class ClientPort(ClientFiles, Protocol):
 
 
 class AcpEditor:
-    """The supervisor's ``EditorPort`` over ACP: events become ``session/update``s, approvals
-    ``session/request_permission``; ACP has no progress UI beyond the updates themselves."""
+    """The host's ``EditorPort`` and ``EventSink`` over ACP: events become
+    ``session/update``s, approvals ``session/request_permission``; ACP has no progress UI
+    beyond the updates themselves."""
 
     asks_approvals = True
 
     def __init__(self, host: LoviaAcpAgent) -> None:
         self.host = host
 
-    def notify(self, event: p.LoviaEvent) -> None:
+    def send_event(self, event: p.LoviaEvent, data: bytes, *, essential: bool) -> bool:
+        """The event sink: the SDK's connection frames ``session/update``s of its own."""
         self.host._on_event(event)
+        return True
+
+    def pending(self) -> bool:
+        return False  # the updates' queue (``_send_loop``) is where they wait
+
+    def drained(self) -> None:
+        return None
 
     def backlog(self) -> int:
         return 0
@@ -107,10 +113,8 @@ class AcpEditor:
 
 
 class LoviaAcpAgent:
-    agents: AgentFactory
-    """Builds every run's agent; set once the host core is open (:meth:`core`)."""
     worktrees: AcpWorktrees
-    """The sessions' worktree runs; set with :attr:`agents`."""
+    """The sessions' worktree runs; set once the host core is open (:meth:`core`)."""
 
     def __init__(self, options: HostOptions) -> None:
         self.options = options
@@ -120,6 +124,7 @@ class LoviaAcpAgent:
         )
         self.client: ClientPort | None = None
         self.sessions: dict[str, AcpSession] = {}
+        self.places = SessionPlaces(self.sessions, options)
         self._outbox: asyncio.Queue[tuple[str, Any, Any]] = asyncio.Queue()
         self._ready: asyncio.Task[HostCore] | None = None
         self._sender: asyncio.Task[None] | None = None
@@ -140,30 +145,22 @@ class LoviaAcpAgent:
         self._sender = loop.create_task(self._send_loop())
 
     async def _open(self) -> HostCore:
-        state_dir = self.options.state_dir
-        store = await HostCore.open_store(state_dir)
-        load_stored_keys(state_dir)
         editor = AcpEditor(self)
-        core = HostCore(
-            state_dir=state_dir,
-            store=store,
-            publisher=Publisher(store, editor.notify),
+        settings = lambda: self.options.settings  # noqa: E731
+        ports = DoorPorts(
             editor=editor,
+            sink=editor,
             workspace=self.workspace,
-            settings=lambda: self.options.settings,
+            places=self.places,
+            attach=self._attach,
+            policy=session_policy(settings),
+            extra_plugins=self._skills,
         )
-        self.agents = AgentFactory(core, attach=self._attach, extra_plugins=self._skills)
-        self.worktrees = AcpWorktrees(
-            core,
-            lambda: self.options.settings,
-            launch=self._launch_worktree,
-            resume=lambda run_id, gate: core.supervisor.resume(
-                run_id, self._spec_for_record, max_turns=self.options.settings.maxTurns, gate=gate
-            ),
-        )
-        await core.start()
+        core = await HostCore.open(self.options.state_dir, ports, settings)
+        load_stored_keys(self.options.state_dir)
+        self.worktrees = AcpWorktrees(core.worktrees)
         # worktrees a crash left half-made are cleaned up; runs resume with their sessions
-        self._spawn(self.worktrees.runs.recover())
+        await core.start()
         return core
 
     def _tool_output(self, session_id: str, call_id: str | None, stream: str, text: str) -> None:
@@ -247,7 +244,7 @@ class LoviaAcpAgent:
     async def _flushed(self) -> None:
         """Wait until every event so far is stored and its updates are sent."""
         core = await self.core()
-        await core.supervisor.publisher.drain()
+        await core.publisher.drain()
         marker: asyncio.Future[None] = asyncio.get_running_loop().create_future()
         self._outbox.put_nowait(("marker", None, marker))
         await marker
@@ -286,10 +283,7 @@ class LoviaAcpAgent:
     # ================================================================== sessions
 
     def _session(self, session_id: str) -> AcpSession:
-        session = self.sessions.get(session_id)
-        if session is None:
-            raise session_not_found(session_id)
-        return session
+        return self.places.session(session_id)
 
     async def new_session(
         self,
@@ -405,9 +399,7 @@ class LoviaAcpAgent:
             return
         await self._imports_settled()
         try:
-            await core.supervisor.resume(
-                runs[-1].id, self._spec_for_record, max_turns=self.options.settings.maxTurns
-            )
+            await core.resume(runs[-1].id)
         except p.ProtocolError as exc:
             raise from_protocol_error(exc) from None
 
@@ -523,7 +515,7 @@ class LoviaAcpAgent:
                 session_id=session.place.session_id,
                 prompt=given.display,
                 model_input=given.model_input,
-                spec=await self._spec(session, root=root),
+                spec=await core.agents.for_run(session.place.session_id, root),
                 max_turns=self.options.settings.maxTurns,
             )
 
@@ -538,21 +530,6 @@ class LoviaAcpAgent:
         except p.ProtocolError as exc:
             raise from_protocol_error(exc) from None
         return launch.run_id
-
-    async def _launch_worktree(
-        self, record: WorktreeRecord, cwd: Path, gate: asyncio.Future[None]
-    ) -> p.LaunchResult:
-        """Start a session's recorded worktree run there (its tools wait for ``gate``)."""
-        session = self._session(record.session_id)
-        return await (await self.core()).supervisor.start(
-            session_id=record.session_id,
-            prompt=record.prompt,
-            model_input=record.request.get("modelInput") or record.prompt,
-            spec=await self._spec(session, root=cwd),
-            max_turns=self.options.settings.maxTurns,
-            run_id=record.run_id,
-            gate=gate,
-        )
 
     async def ext_method(self, method: str, params: dict[str, Any]) -> dict[str, Any]:
         """``_lovia/worktree/{list,diff,apply,discard,keep}`` (ACP's ``_`` is stripped)."""
@@ -607,26 +584,6 @@ class LoviaAcpAgent:
             await core.supervisor.answer(pending.run_id, question_id, answer)
 
     # ================================================================== agents
-
-    async def _spec(
-        self, session: AcpSession, record: RunRecord | None = None, *, root: Path | None = None
-    ) -> RunSpec:
-        """The session's model picks the agent: ``demo`` is the scripted demo; a stored run
-        continues on its own agent and model unless the session picked another. ``root``: where
-        in a worktree of the session's the run works (a stored run's: its worktree)."""
-        await self.core()  # the factory is built with the core
-        cwd = root or (self.worktrees.root_of(record.cwd) if record else None)
-        root = (self.worktrees.runs.root_of(cwd) if cwd else None) or session.place.root
-        place = RunPlace(session.place.session_id, root, cwd or root, session.place.folders)
-        if record is not None and session.model is None:
-            return await self.agents.spec_for_record(place, record, session.mcp)
-        model = current_model(session, self.options)
-        if model == DEMO_MODEL:
-            return await self.agents.spec(place, agent=BUILTIN_DEMO)
-        return await self.agents.spec(place, model=session.model, mcp_servers=session.mcp)
-
-    async def _spec_for_record(self, record: RunRecord) -> RunSpec:
-        return await self._spec(self._session(record.session_id), record)
 
     async def _attach(self, agent: Agent[Any], place: RunPlace) -> Agent[Any]:
         """Bind the ACP session's live workspace (its folders and mode), or one at the

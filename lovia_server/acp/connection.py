@@ -2,7 +2,7 @@
 ``session/delete`` added, and the client port the host calls.
 
 Every line is one JSON-RPC message, judged by the envelope rules the language server uses
-too (``lovia_server.protocol.jsonrpc_envelope``): a line that is not JSON is answered with
+too (``lovia_server.transport.jsonrpc_envelope``): a line that is not JSON is answered with
 -32700, a message that is not a request, notification or response (or a request whose id is
 not a string or an integer) with -32600; bad params get -32602 whose ``data.field`` names the
 field. Malformed notifications and responses are dropped. Only protocol frames reach stdout.
@@ -13,8 +13,6 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
-import os
-import threading
 from collections.abc import Awaitable, Callable
 from typing import Any
 
@@ -30,7 +28,7 @@ from lovia_server import protocol as p
 from lovia_server.acp.agent import LoviaAcpAgent
 from lovia_server.acp.mapping import Update
 from lovia_server.acp.request_errors import from_protocol_error
-from lovia_server.protocol.jsonrpc_envelope import (
+from lovia_server.transport.jsonrpc_envelope import (
     Kind,
     Rejection,
     classify,
@@ -222,30 +220,6 @@ class ConnectionPort:
         )
 
 
-def stdin_reader(fd: int, loop: asyncio.AbstractEventLoop) -> asyncio.StreamReader:
-    """A stream reader fed from ``fd`` by a thread (works for pipes, files and terminals)."""
-    reader = asyncio.StreamReader(limit=MAX_FRAME_BYTES)
-
-    def pump() -> None:
-        try:
-            while True:
-                try:
-                    data = os.read(fd, 1 << 16)
-                except OSError:
-                    break
-                if not data:
-                    break
-                loop.call_soon_threadsafe(reader.feed_data, data)
-        finally:
-            try:
-                loop.call_soon_threadsafe(reader.feed_eof)
-            except RuntimeError:
-                pass  # the loop is gone already
-
-    threading.Thread(target=pump, name="lovia-acp-stdin", daemon=True).start()
-    return reader
-
-
 async def serve(
     agent: LoviaAcpAgent, reader: asyncio.StreamReader, write: Callable[[bytes], None]
 ) -> None:
@@ -269,5 +243,4 @@ __all__ = [
     "guarded_handler",
     "invalid_params_error",
     "serve",
-    "stdin_reader",
 ]

@@ -21,20 +21,9 @@ from acp import RequestError
 from acp import schema as a
 from pydantic import BaseModel
 
-from lovia.workspace.policy import WorkspacePolicy
 from lovia_server import protocol as p
 from lovia_server.acp.request_errors import invalid_params
-from lovia_server.host.acl import folder_config
-from lovia_server.host.core import HostCore
-from lovia_server.host.worktree_children import WorktreeChildren
-from lovia_server.host.worktree_runs import (
-    Continue,
-    Launch,
-    Resume,
-    WorktreeRequest,
-    WorktreeRuns,
-)
-from lovia_server.protocol.settings import LoviaSettings
+from lovia_server.host.worktree_runs import Continue, WorktreeRequest, WorktreeRuns
 
 IsolationId = Literal["workspace", "worktree"]
 ISOLATIONS: dict[str, str] = {
@@ -65,30 +54,10 @@ def check_isolation(value: object) -> IsolationId:
 
 
 class AcpWorktrees:
-    """The session's worktree prompts and the review methods, for one ``lovia acp``."""
+    """The session's worktree prompts and the review methods, over the host's worktree runs."""
 
-    def __init__(
-        self,
-        core: HostCore,
-        settings: Callable[[], LoviaSettings],
-        *,
-        launch: Launch,
-        resume: Resume,
-    ) -> None:
-        self.settings = settings
-        self.runs = WorktreeRuns(
-            state_dir=core.state_dir,
-            store=core.store,
-            supervisor=core.supervisor,
-            max_concurrent=lambda: settings().worktrees.maxConcurrent,
-            policy=self._policy,
-            unsaved=lambda root: [],  # ACP tells the agent nothing of unsaved buffers
-            restore_point=None,
-            drop_root=None,
-            launch=launch,
-            resume=resume,
-        )
-        core.supervisor.subagents.isolation = WorktreeChildren(self.runs, core.supervisor)
+    def __init__(self, runs: WorktreeRuns) -> None:
+        self.runs = runs
         self._methods: dict[str, tuple[type[BaseModel], Callable[[Any], Awaitable[Any]]]] = {
             "list": (p.WorktreeListParams, lambda q: self.runs.listing(q.include_closed)),
             "diff": (p.WorktreeRunParams, lambda q: self.runs.diff(q.run_id)),
@@ -96,11 +65,6 @@ class AcpWorktrees:
             "discard": (p.WorktreeRunParams, lambda q: self.runs.discard(q.run_id)),
             "keep": (p.WorktreeRunParams, lambda q: self.runs.keep(q.run_id)),
         }
-
-    def _policy(self, root: Path) -> WorkspacePolicy:
-        settings = self.settings()
-        config = folder_config(root, [root], settings.permissions, "coding", agent=settings.agent)
-        return config.policy
 
     async def prompt(
         self, session_id: str, cwd: Path, prompt: str, model_input: str, continue_: Continue
@@ -137,10 +101,6 @@ class AcpWorktrees:
             usage=p.Usage(),
             resumable=False,
         )
-
-    def root_of(self, cwd: str | None) -> Path | None:
-        """The worktree a stored run worked in, if it did."""
-        return self.runs.root_of(Path(cwd)) if cwd else None
 
     async def call(self, name: str, payload: dict[str, Any]) -> dict[str, Any]:
         """``_lovia/worktree/<name>``: the language server's method of that name."""

@@ -2,8 +2,9 @@
 
 The agent is the built-in coding agent (with ``ask_human``, the MCP policy's plugin and, by
 setting, subagents), the scripted demo, or a user agent from the workspace's agent file
-(trusted workspaces only). The front door says where the run works (:class:`RunPlace`), how an
-agent is bound to that conversation's workspace, and any plugins of its own (ACP's skills).
+(trusted workspaces only). The front door says where its conversations work
+(:class:`RunPlaces`: the host adds the worktree a run is in), how an agent is bound to that
+conversation's workspace, and any plugins of its own (ACP's skills).
 """
 
 from __future__ import annotations
@@ -11,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from lovia.agent import Agent
 from lovia.tools.human import ask_human
@@ -49,17 +50,101 @@ class RunPlace:
 
 Attach = Callable[[Agent[Any], RunPlace], Awaitable[Agent[Any]]]
 ExtraPlugins = Callable[[RunPlace], Awaitable[list["Plugin"]]]
+MCPServers = Mapping[str, "MCPServerSetting | InvalidMCPServerSetting"]
+
+
+@dataclass(frozen=True)
+class AgentChoice:
+    """What a conversation picked itself (ACP's model picker and session MCP servers)."""
+
+    agent: str | None = None
+    model: str | None = None
+    mcp_servers: MCPServers | None = None
+    picked: bool = False
+    """The pick overrides the agent and model a stored run ran on."""
+
+
+class RunPlaces(Protocol):
+    """Where a front door's conversations work (a session the door does not know raises)."""
+
+    def folders(self, session_id: str) -> list[Path]:
+        """Every folder a user agent's file may be loaded from."""
+        ...
+
+    def default_cwd(self, session_id: str) -> Path:
+        """Where a run works when nothing names a directory."""
+        ...
+
+    def root_for(self, session_id: str, cwd: Path) -> Path:
+        """The workspace folder ``cwd`` is in."""
+        ...
+
+    def resumed_cwd(self, record: RunRecord, worktree: Path | None) -> Path | None:
+        """Where a stored run continues (``None``: :meth:`default_cwd`); ``worktree``: the one
+        it worked in, if any."""
+        ...
+
+    def choice(self, session_id: str) -> AgentChoice:
+        """The conversation's own pick, if any."""
+        ...
 
 
 class AgentFactory:
     def __init__(
-        self, core: HostCore, *, attach: Attach, extra_plugins: ExtraPlugins | None = None
+        self,
+        core: HostCore,
+        *,
+        places: RunPlaces,
+        attach: Attach,
+        extra_plugins: ExtraPlugins | None = None,
+        worktree_root: Callable[[Path], Path | None] = lambda cwd: None,
     ) -> None:
         """``attach`` binds an agent without a workspace to the conversation's; the built-in
-        agent also gets ``extra_plugins``."""
+        agent also gets ``extra_plugins``; ``worktree_root`` is the host's worktree a
+        directory is in."""
         self.core = core
+        self.places = places
         self.attach = attach
         self.extra_plugins = extra_plugins
+        self.worktree_root = worktree_root
+
+    def place(
+        self, session_id: str, cwd: Path | None = None, *, worktree: Path | None = None
+    ) -> RunPlace:
+        """Where a run of ``session_id`` in ``cwd`` works: in its worktree when it is in one."""
+        places = self.places
+        cwd = cwd or places.default_cwd(session_id)
+        root = worktree or self.worktree_root(cwd) or places.root_for(session_id, cwd)
+        return RunPlace(session_id, root, cwd, places.folders(session_id))
+
+    async def for_run(
+        self,
+        session_id: str,
+        cwd: Path | None = None,
+        *,
+        agent: str | None = None,
+        model: str | None = None,
+        worktree: Path | None = None,
+        record: RunRecord | None = None,
+    ) -> RunSpec:
+        """A run's agent: the request's ``agent`` and ``model``, else the conversation's pick,
+        else (``record``: a stored run continues) the agent and model it ran with."""
+        place = self.place(session_id, cwd, worktree=worktree)
+        choice = self.places.choice(session_id)
+        if record is not None and not choice.picked:
+            return await self.spec_for_record(place, record, choice.mcp_servers)
+        return await self.spec(
+            place,
+            agent=agent or choice.agent,
+            model=model or choice.model,
+            mcp_servers=choice.mcp_servers,
+        )
+
+    async def for_record(self, record: RunRecord) -> RunSpec:
+        """The agent a stored run continues with (``RunSupervisor.resume``'s ``spec_for``)."""
+        worktree = self.worktree_root(Path(record.cwd)) if record.cwd else None
+        cwd = self.places.resumed_cwd(record, worktree)
+        return await self.for_run(record.session_id, cwd, record=record)
 
     async def spec(
         self,
@@ -183,4 +268,14 @@ def context_window_of(agent: Agent[Any]) -> int | None:
         return None
 
 
-__all__ = ["DEMO_LABEL", "AgentFactory", "RunPlace", "context_window_of", "model_label"]
+__all__ = [
+    "DEMO_LABEL",
+    "AgentChoice",
+    "AgentFactory",
+    "Attach",
+    "ExtraPlugins",
+    "RunPlace",
+    "RunPlaces",
+    "context_window_of",
+    "model_label",
+]

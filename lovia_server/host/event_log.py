@@ -19,7 +19,7 @@ import asyncio
 import json
 import logging
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable
 from typing import Any, Protocol, TypeAlias
 
 from pydantic_core import PydanticSerializationError
@@ -65,12 +65,14 @@ def encode_event(event: LoviaEvent) -> tuple[str, bytes]:
     return text, text.encode()
 
 
-class EventWire(Protocol):
-    """The client's end as the publisher needs it (``LspEditor`` over the ``FrameWriter``)."""
+class EventSink(Protocol):
+    """Where the publisher's events go: the one port both front doors implement (the language
+    server frames the encoded bytes as they are; ACP maps the event model to its updates)."""
 
-    def send_event(self, data: bytes, *, run_id: str, essential: bool) -> bool:
-        """Send one encoded event; False when the transport refused it (not essential, and
-        the client too far behind). An essential event overtakes the run's queued ones."""
+    def send_event(self, event: LoviaEvent, data: bytes, *, essential: bool) -> bool:
+        """Send one stored event (``data``: its JSON, the bytes the store's row was made from);
+        False when the transport refused it (not essential, and the client too far behind).
+        An essential event overtakes the run's queued ones."""
         ...
 
     def pending(self) -> bool:
@@ -83,10 +85,7 @@ class EventWire(Protocol):
 
 
 class Publisher:
-    """Persists queued events in batches, then hands each to the client.
-
-    ``send`` gets the event model; ``wire``, when given, gets its already encoded JSON instead (the
-    server frames those bytes as they are) and tells whether a write is pending.
+    """Persists queued events in batches, then hands each to the client's :class:`EventSink`.
 
     An event the transport refused is in the store; the client notices the gap at the run's next
     delivered event. So that there always is one, a run whose latest event was not sent keeps it
@@ -96,13 +95,10 @@ class Publisher:
     def __init__(
         self,
         store: ServerStore,
-        send: Callable[[LoviaEvent], None],
-        *,
-        wire: EventWire | None = None,
+        sink: EventSink,
     ) -> None:
         self.store = store
-        self.send = send
-        self.wire = wire
+        self.sink = sink
         self._pending: list[LoviaEvent] = []
         self._held: dict[EventLog, None] = {}  # logs with merged deltas waiting for a write
         self._task: asyncio.Task[None] | None = None
@@ -119,12 +115,9 @@ class Publisher:
         """A batch is being stored or sent, or held deltas wait for the client."""
         return self._task is not None and not self._task.done()
 
-    def _wire_pending(self) -> bool:
-        return self.wire is not None and self.wire.pending()
-
     def accepts_delta(self) -> bool:
         """Whether a delta may leave at once: no write pending."""
-        return not self.busy and not self._wire_pending()
+        return not self.busy and not self.sink.pending()
 
     def publish(self, event: LoviaEvent) -> None:
         self._pending.append(event)
@@ -165,7 +158,7 @@ class Publisher:
     async def _until_written(self) -> None:
         """Wait until the client took what was sent, or an event is published (it is stored
         at once; a client that stopped reading must not hold up the store)."""
-        waiter = self.wire.drained() if self.wire is not None else None
+        waiter = self.sink.drained()
         if waiter is None:
             return
         self._wake = asyncio.get_running_loop().create_future()
@@ -202,9 +195,7 @@ class Publisher:
 
     def _send(self, event: LoviaEvent, data: bytes, *, essential: bool) -> bool:
         try:
-            if self.wire is not None:
-                return self.wire.send_event(data, run_id=event.run_id, essential=essential)
-            self.send(event)
+            return self.sink.send_event(event, data, essential=essential)
         except Exception:
             logger.exception("events.send_failed: seq %s of run %s", event.seq, event.run_id)
         return True
@@ -212,7 +203,7 @@ class Publisher:
     async def _send_tails(self) -> None:
         """Send each run's latest unsent event once the client took everything else."""
         while self._tails:
-            waiter = self.wire.drained() if self.wire is not None else None
+            waiter = self.sink.drained()
             if waiter is not None:
                 await waiter
                 continue
@@ -349,7 +340,7 @@ __all__ = [
     "ESSENTIAL_KINDS",
     "DeltaKind",
     "EventLog",
-    "EventWire",
+    "EventSink",
     "Publisher",
     "delta_payload",
     "encode_event",

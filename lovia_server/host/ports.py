@@ -22,7 +22,6 @@ from lovia_server.protocol import (
     ApprovalRequested,
     CheckpointCreated,
     FileDiff,
-    LoviaEvent,
 )
 
 ProgressStage = Literal["begin", "report", "end"]
@@ -49,10 +48,6 @@ class EditorPort(Protocol):
     def asks_approvals(self) -> bool:
         """True when approvals are asked through the editor's own UI (``ask_approval``) rather
         than answered by the client with ``lovia/approve``."""
-        ...
-
-    def notify(self, event: LoviaEvent) -> None:
-        """Send one protocol event (already persisted, ``seq`` assigned)."""
         ...
 
     def backlog(self) -> int:
@@ -127,9 +122,23 @@ class RestorePort(Protocol):
         ...
 
 
+class RestorePoints(RestorePort, Protocol):
+    """Restore points a host keeps of whole folders too: one before a worktree run lands, and
+    a worktree's go once it is."""
+
+    async def snapshot(self, root: Path, session_id: str, label: str) -> str | None:
+        """A point of ``root`` now, outside any run; its id (``None``: none was taken)."""
+        ...
+
+    async def drop_root(self, root: Path) -> None:
+        """``root`` is gone for good: its points go too."""
+        ...
+
+
 __all__ = [
     "EditorPort",
     "ProgressStage",
+    "RestorePoints",
     "RestorePort",
     "RunSpec",
     "RunTurn",

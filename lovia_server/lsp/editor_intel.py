@@ -37,8 +37,8 @@ from lovia_server.protocol.methods import Range
 from lovia_server.protocol.wire import WireModel, WireParams
 
 if TYPE_CHECKING:
+    from lovia_server.lsp.client_state import LspClient
     from lovia_server.lsp.editor_workspace import DocumentOverlay
-    from lovia_server.lsp.language_server import LoviaServer
 
 logger = logging.getLogger("lovia_server.editor_intel")
 
@@ -108,12 +108,12 @@ class LspEditorIntel:
     """Implements ``lovia.workspace.editor_intel.EditorIntel`` for the language server's
     client."""
 
-    def __init__(self, server: LoviaServer, overlay: DocumentOverlay) -> None:
+    def __init__(self, server: LspClient, overlay: DocumentOverlay) -> None:
         self.server = server
         self.overlay = overlay
 
     async def _ask(self, method: er.ClientMethod, params: WireModel, result: type[R]) -> R:
-        future = self.server.protocol.send_request_async(method.name, params.to_wire())
+        future = self.server.jsonrpc.send_request_async(method.name, params.to_wire())
         try:
             raw = await asyncio.wait_for(future, REQUEST_TIMEOUT)
         except TimeoutError:

@@ -1,5 +1,6 @@
-"""The editor port over LSP: ``lovia/event`` notifications, ``window/showMessageRequest``
-approvals for clients that cannot render approval events, and work-done progress."""
+"""The editor port and event sink over LSP: ``lovia/event`` notifications,
+``window/showMessageRequest`` approvals for clients that cannot render approval events, and
+work-done progress."""
 
 from __future__ import annotations
 
@@ -14,35 +15,31 @@ from lovia_server.host.ports import ProgressStage
 from lovia_server.lsp.progress import RunProgress
 
 if TYPE_CHECKING:
-    from lovia_server.lsp.language_server import LoviaServer
+    from lovia_server.lsp.client_state import LspClient
 
 logger = logging.getLogger("lovia_server.editor")
 
 
 class LspEditor:
-    """Implements ``EditorPort`` for the language server's client."""
+    """Implements ``EditorPort`` and ``EventSink`` for the language server's client."""
 
-    def __init__(self, server: LoviaServer) -> None:
+    def __init__(self, server: LspClient) -> None:
         self.server = server
         self.asks_approvals = server.init_options.approval_mode == "showMessageRequest"
         wants_progress = bool(server.init_options.progress)
         supported = server.client_supports("window.work_done_progress")
         self._progress = RunProgress(server) if wants_progress and supported else None
 
-    def notify(self, event: p.LoviaEvent) -> None:
-        """Unused while the publisher writes encoded events (``send_event``)."""
-        self.server.protocol.notify(p.EVENT, event.to_wire())
-
-    def send_event(self, data: bytes, *, run_id: str, essential: bool) -> bool:
-        """Send one event already encoded as JSON (the bytes the store's row was made from):
-        essential ones overtake queued notifications, the rest may be refused (False) while the
-        client is too far behind."""
+    def send_event(self, event: p.LoviaEvent, data: bytes, *, essential: bool) -> bool:
+        """Send one event as the JSON it was stored as (``data``, framed as it is): essential
+        ones overtake queued notifications, the rest may be refused (False) while the client
+        is too far behind."""
         return self.server.jsonrpc.notify_json(
             p.EVENT,
             data,
             lane="essential" if essential else "normal",
             droppable=not essential,
-            key=run_id,
+            key=event.run_id,
         )
 
     def pending(self) -> bool:

@@ -43,7 +43,7 @@ from lovia_server.lsp.text_edits import LineEdit, Position, minimal_edits
 
 if TYPE_CHECKING:
     from lovia_server.host.ports import RunSpec
-    from lovia_server.lsp.language_server import LoviaServer
+    from lovia_server.lsp.client_state import LspClient
 
 logger = logging.getLogger("lovia_server.workspace")
 
@@ -57,7 +57,7 @@ class DocumentOverlay:
     (a buffer not reloaded after a disk write, a ``didChange`` still on its way): never an
     older text than the agent's own write."""
 
-    def __init__(self, server: LoviaServer) -> None:
+    def __init__(self, server: LspClient) -> None:
         self.server = server
         self._written: dict[Path, tuple[int | None, str]] = {}
 
@@ -164,7 +164,7 @@ class ReviewedBinding(WorkspaceSessionBinding):
 
 
 class EditorWorkspace:
-    def __init__(self, server: LoviaServer, *, on_output: OutputListener | None = None) -> None:
+    def __init__(self, server: LspClient, *, on_output: OutputListener | None = None) -> None:
         self.server = server
         self.overlay = DocumentOverlay(server)
         self.sessions = WorkspaceSessions(on_output)
@@ -390,7 +390,7 @@ class EditorWorkspace:
         else:
             return False
         # sent at once (the server's *_async wrapper would send only when awaited)
-        future = self.server.protocol.send_request_async(
+        future = self.server.jsonrpc.send_request_async(
             lsp.WORKSPACE_APPLY_EDIT,
             lsp.ApplyWorkspaceEditParams(edit=edit, label=f"lovia: {title}"),
         )

@@ -44,8 +44,8 @@ from pygls.protocol import LanguageServerProtocol, lsp_method
 from pygls.protocol.json_rpc import JsonRPCNotification, JsonRPCRequestMessage
 
 from lovia_server import protocol as p
-from lovia_server.protocol.frame_writer import FrameWriter, Lane
-from lovia_server.protocol.jsonrpc_envelope import (
+from lovia_server.transport.frame_writer import FrameWriter, Lane
+from lovia_server.transport.jsonrpc_envelope import (
     INTERNAL_ERROR,
     INTERNAL_MESSAGE,
     INVALID_PARAMS,

@@ -1,18 +1,20 @@
 """The language server: capability advertisement, lifecycle, and one thin handler per method.
 
-Every ``lovia/*`` method is one row of ``lovia_server.lsp.routes.ROUTES``: its params model is
-validated, one typed runtime method serves it, and its result model is serialised in
-``Route.serve``. Every error reaches the client as a documented code, never as a traceback.
+Every ``lovia/*`` method is served by its typed handler function in ``lovia_server.lsp.handlers``
+(its params model validated, its result model serialised in ``handlers.serve``). Every error
+reaches the client as a documented code, never as a traceback.
 
 Nothing here loads pydantic or lovia: ``initialize`` is answered from the generated names
-(``protocol.names``), and the models, the routes and the runtime load after it.
+(``protocol.names``), and the models, the handlers and the runtime load after it.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import os
+import threading
 from collections.abc import Awaitable, Callable, Generator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -42,8 +44,12 @@ from lovia_server.version import server_version
 if TYPE_CHECKING:
     from lovia_server.lsp.server_runtime import ServerRuntime
     from lovia_server.protocol.settings import InitOptions, LoviaSettings
+    from lovia_server.transport.frame_writer import FrameWriter
 
 logger = logging.getLogger("lovia_server")
+
+LINE_LIMIT = 1024 * 1024
+"""Bytes a header line may take; a longer one is dropped (the next header line re-syncs)."""
 
 
 Json = Any  # a decoded JSON value (the edge where the wire is untyped)
@@ -117,6 +123,26 @@ class LoviaServer(GuardedLanguageServer):
             if node is None:
                 return False
         return bool(node)
+
+    async def serve_stream(self, reader: asyncio.StreamReader, writer: FrameWriter) -> None:
+        """Serve the client until the end of its input (``transport.stdio.serve_stdio``)."""
+        from pygls.io_ import run_async
+
+        from lovia_server.transport.stdin import HeaderReader
+
+        self.jsonrpc.set_outgoing(writer)
+        try:
+            await run_async(
+                stop_event=threading.Event(),  # nothing sets it: EOF, exit or SIGTERM end it
+                reader=HeaderReader(reader),
+                protocol=self.protocol,
+                logger=logging.getLogger("lovia_server.io"),
+                error_handler=self.report_server_error,
+            )
+        finally:
+            # The editor went away (EOF, SIGTERM): interrupt live runs so they stay resumable.
+            with contextlib.suppress(Exception):
+                await asyncio.wait_for(self.stop_runtime(), 15)
 
     def log_to_client(self, message: str, kind: lsp.MessageType = lsp.MessageType.Info) -> None:
         try:
@@ -270,11 +296,11 @@ def _register(
     """The method itself and its ``workspace/executeCommand`` alias (params as the one argument)."""
 
     async def call(raw: Json) -> Json:
-        from lovia_server.lsp.routes import BY_NAME
+        from lovia_server.lsp.handlers import serve
 
         runtime = server.runtime
         assert runtime is not None  # guarded() waited for a started runtime
-        return await BY_NAME[method].serve(runtime, raw)
+        return await serve(runtime, method, raw)
 
     handler = guarded(call)
     server.feature(method)(handler)

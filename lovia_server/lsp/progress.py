@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 from lsprotocol import types as lsp
 
 if TYPE_CHECKING:
-    from lovia_server.lsp.language_server import LoviaServer
+    from lovia_server.lsp.client_state import LspClient
 
 logger = logging.getLogger("lovia_server.lsp.progress")
 
@@ -23,7 +23,7 @@ def _excerpt(text: str, limit: int = 60) -> str:
 class RunProgress:
     """begin/report/end are called synchronously by the supervisor; sends happen in order."""
 
-    def __init__(self, server: LoviaServer) -> None:
+    def __init__(self, server: LspClient) -> None:
         self.server = server
         self._tails: dict[str, asyncio.Task[None]] = {}
         self._created: set[str] = set()

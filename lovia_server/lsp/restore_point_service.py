@@ -34,8 +34,8 @@ from lovia_server.host.uris import path_uri
 
 if TYPE_CHECKING:
     from lovia_server.host.ports import RunTurn
+    from lovia_server.lsp.client_state import LspClient
     from lovia_server.lsp.editor_workspace import EditorWorkspace
-    from lovia_server.lsp.language_server import LoviaServer
 
 logger = logging.getLogger("lovia_server.lsp.restore_point_service")
 
@@ -64,7 +64,7 @@ class RestorePointService:
 
     def __init__(
         self,
-        server: LoviaServer,
+        server: LspClient,
         workspace: EditorWorkspace,
         store_dir: Path,
         live_runs: Callable[[], list[LiveRun]],

@@ -1,10 +1,10 @@
 """ServerRuntime: the language server's front door over the host core.
 
-Built on ``initialized``: the editor's pieces (the LSP editor port, the editor workspace,
-restore points) plus the :class:`~lovia_server.host.core.HostCore` both front doors share. Each
-request method resolves what the request names (folders, cwd, context, runs), builds the run's
-agent with the :class:`~lovia_server.host.agent_factory.AgentFactory` and delegates to the
-supervisor.
+Built on ``initialized``: the editor's pieces (the LSP editor port and event sink, the editor
+workspace, restore points) as the :class:`~lovia_server.host.core.DoorPorts` the host is
+opened on (:meth:`HostCore.open <lovia_server.host.core.HostCore.open>` assembles the rest).
+The requests are served by the handlers of :mod:`lovia_server.lsp.handlers`, one function a
+method, over this runtime.
 """
 
 from __future__ import annotations
@@ -16,108 +16,93 @@ from typing import TYPE_CHECKING
 
 from lsprotocol import types as lsp
 
-import lovia
-from lovia_server import protocol as p
-from lovia_server.host.agent_factory import AgentFactory, RunPlace
-from lovia_server.host.agents import BUILTIN_CODING
-from lovia_server.host.core import HostCore
-from lovia_server.host.event_log import Publisher
-from lovia_server.host.instruction_listing import instruction_files
-from lovia_server.host.ports import RunSpec
-from lovia_server.host.sandbox_setup import sandbox_status
-from lovia_server.host.store import RunRecord, ServerStore
-from lovia_server.host.worktree_children import WorktreeChildren
-from lovia_server.host.worktree_runs import WorktreeRequest, WorktreeRuns
-from lovia_server.host.worktree_store import WorktreeRecord
+from lovia_server.host.agent_factory import AgentChoice
+from lovia_server.host.core import DoorPorts, HostCore
+from lovia_server.host.store import RunRecord
 from lovia_server.lsp.editor_port import LspEditor
 from lovia_server.lsp.editor_workspace import EditorWorkspace
 from lovia_server.lsp.restore_point_service import LiveRun, RestorePointService
 from lovia_server.protocol.settings import default_state_dir
 
 if TYPE_CHECKING:
-    from lovia_server.lsp.language_server import LoviaServer
+    from lovia_server.lsp.client_state import LspClient
 
 logger = logging.getLogger("lovia_server.lsp.server_runtime")
+
+
+class EditorPlaces:
+    """Where the editor's runs work: the workspace's folders, whatever the conversation."""
+
+    def __init__(self, workspace: EditorWorkspace) -> None:
+        self.workspace = workspace
+
+    def folders(self, session_id: str) -> list[Path]:
+        return self.workspace.folders()
+
+    def default_cwd(self, session_id: str) -> Path:
+        return self.workspace.resolve_cwd(None)
+
+    def root_for(self, session_id: str, cwd: Path) -> Path:
+        return self.workspace.root_for(cwd)
+
+    def resumed_cwd(self, record: RunRecord, worktree: Path | None) -> Path | None:
+        return Path(record.cwd) if record.cwd else None
+
+    def choice(self, session_id: str) -> AgentChoice:
+        return AgentChoice()  # each lovia/run names its agent and model
 
 
 class ServerRuntime:
     """The language server's front door: LSP requests in, the host core's runs out."""
 
-    def __init__(self, server: LoviaServer, store: ServerStore, state_dir: Path) -> None:
+    core: HostCore
+    """Opened by :meth:`start`."""
+
+    def __init__(self, server: LspClient, state_dir: Path) -> None:
         self.server = server
-        self.store = store
         self.state_dir = state_dir
         self.editor = LspEditor(server)
         self.workspace = EditorWorkspace(
-            server, on_output=lambda *args: self.supervisor.tool_output(*args)
+            server, on_output=lambda *args: self.core.supervisor.tool_output(*args)
         )
-        self.publisher = Publisher(store, self.editor.notify, wire=self.editor)
         self.restore_points = RestorePointService(
             server,
             self.workspace,
             state_dir / "restore-points",
             live_runs=lambda: [
-                LiveRun(t.run_id, t.session_id, t.root) for t in self.supervisor.live_turns()
+                LiveRun(t.run_id, t.session_id, t.root) for t in self.core.supervisor.live_turns()
             ],
             never_store=(state_dir,),
         )
-        self.core = HostCore(
-            state_dir=state_dir,
-            store=store,
-            publisher=self.publisher,
+        self._recovery: asyncio.Task[None] | None = None
+
+    def ports(self) -> DoorPorts:
+        server = self.server
+        return DoorPorts(
             editor=self.editor,
+            sink=self.editor,
             workspace=self.workspace,
-            settings=lambda: server.settings,
-            trusted=lambda: server.init_options.trusted,
+            places=EditorPlaces(self.workspace),
+            attach=lambda agent, place: self.workspace.attach(agent, place.root, place.session_id),
+            policy=lambda root: self.workspace.config_for(root).policy,
+            unsaved=self.workspace.unsaved_paths,
             restore=self.restore_points,
+            trusted=lambda: server.init_options.trusted,
             mcp_refused=lambda: server.log_to_client(
                 "lovia: MCP servers (lovia.mcpServers) are not started in an untrusted workspace",
                 lsp.MessageType.Warning,
             ),
         )
-        self.supervisor = self.core.supervisor
-        self.agents = AgentFactory(
-            self.core,
-            attach=lambda agent, place: self.workspace.attach(agent, place.root, place.session_id),
-        )
-        self.worktrees = WorktreeRuns(
-            state_dir=state_dir,
-            store=store,
-            supervisor=self.supervisor,
-            max_concurrent=lambda: server.settings.worktrees.maxConcurrent,
-            policy=lambda root: self.workspace.config_for(root).policy,
-            unsaved=self.workspace.unsaved_paths,
-            restore_point=self.restore_points.snapshot,
-            drop_root=self.restore_points.drop_root,
-            launch=self._launch_worktree,
-            resume=lambda run_id, gate: self.supervisor.resume(
-                run_id, self._spec_for_record, max_turns=self.server.settings.maxTurns, gate=gate
-            ),
-        )
-        # Subagents may work in worktrees of their own, listed and landed like these runs.
-        self.supervisor.subagents.isolation = WorktreeChildren(self.worktrees, self.supervisor)
-        self._recovery: asyncio.Task[None] | None = None
-        self._worktree_recovery: asyncio.Task[None] | None = None
 
     @classmethod
-    async def start(cls, server: LoviaServer) -> ServerRuntime:
+    async def start(cls, server: LspClient) -> ServerRuntime:
         state_dir = _state_dir(server)
-        runtime = cls(server, await HostCore.open_store(state_dir), state_dir)
+        runtime = cls(server, state_dir)
+        runtime.core = await HostCore.open(state_dir, runtime.ports(), lambda: server.settings)
         await runtime.core.start(warm_workspace=runtime._warm_workspace)
         # Finish a restore a crash interrupted (in the background: start-up stays quick).
         runtime._recovery = asyncio.get_running_loop().create_task(runtime._recover_restores())
-        # Resume the worktree runs a crash interrupted (docs/worktrees.md), in the background too.
-        runtime._worktree_recovery = asyncio.get_running_loop().create_task(
-            runtime._recover_worktrees()
-        )
         return runtime
-
-    async def _recover_worktrees(self) -> None:
-        try:
-            await self.core.imports_settled()
-            await self.worktrees.recover()
-        except Exception:
-            logger.warning("worktrees.recover_failed", exc_info=True)
 
     def _warm_workspace(self) -> None:
         folders = self.workspace.folders()
@@ -130,14 +115,14 @@ class ServerRuntime:
         except Exception:
             logger.warning("restore_points.recover_failed", exc_info=True)
 
-    async def _restore_points_ready(self) -> None:
+    async def restore_points_ready(self) -> None:
+        """Wait for the restore a crash interrupted to be finished (requests on points do)."""
         if self._recovery is not None and not self._recovery.done():
             await asyncio.shield(self._recovery)
 
     async def shutdown(self) -> None:
         if self.core.stopped:
             return
-        await self.worktrees.aclose()
         await self.core.stop("server shutdown")
         await self.restore_points.aclose()
         await self.core.close_stores()
@@ -147,231 +132,10 @@ class ServerRuntime:
         self.core.mcp.settings_changed()
 
     def cancel_from_progress(self, run_id: str) -> None:
-        self.supervisor.stop(run_id)
-
-    # ================================================================== requests
-
-    async def run(self, params: p.RunParams) -> p.LaunchResult:
-        await self.core.imports_settled()
-        folders = self.workspace.folders()
-        if not folders:
-            raise p.ProtocolError(
-                p.PATH_OUTSIDE_WORKSPACE,
-                "The editor has no workspace folder open",
-                {"field": "cwd", "hint": "Open a folder in the editor first."},
-            )
-        cwd = self.workspace.resolve_cwd(params.cwd)
-        if params.session_id is not None:
-            worktree = await self.worktrees.of_session(params.session_id)
-            if worktree is not None:
-                # a prompt in a worktree run's session runs in the same worktree: ``at`` is in
-                # it (the request's own ``cwd`` names the workspace's folders)
-                return await self.worktrees.follow_up(worktree, lambda at: self._launch(params, at))
-        if params.isolation == "worktree":
-            return await self._run_in_worktree(params, cwd)
-        return await self._launch(params, cwd)
-
-    async def _launch(self, params: p.RunParams, cwd: Path) -> p.LaunchResult:
-        session_id = await self.supervisor.claim_session(params.session_id)
-        context = await self.workspace.context(params.context)
-        spec = await self._spec(
-            agent=params.agent, model=params.model, cwd=cwd, session_id=session_id
-        )
-        model_input = params.prompt if not context.text else f"{params.prompt}\n\n{context.text}"
-        return await self.supervisor.start(
-            session_id=session_id,
-            prompt=params.prompt,
-            model_input=model_input,
-            spec=spec,
-            max_turns=self.server.settings.maxTurns,
-            context=context.summaries,
-            new_session=params.session_id is None,
-        )
-
-    async def _run_in_worktree(self, params: p.RunParams, cwd: Path) -> p.LaunchResult:
-        if params.session_id is not None:
-            raise p.invalid_params(
-                "A worktree run starts a conversation of its own: steer it, or omit sessionId "
-                "(a follow-up in a worktree run's session continues in its worktree)",
-                "sessionId",
-            )
-        context = await self.workspace.context(params.context)
-        model_input = params.prompt if not context.text else f"{params.prompt}\n\n{context.text}"
-        return await self.worktrees.start(
-            WorktreeRequest(
-                prompt=params.prompt,
-                model_input=model_input,
-                cwd=cwd,
-                agent=params.agent,
-                model=params.model,
-                include_uncommitted=params.include_uncommitted,
-            )
-        )
-
-    async def _launch_worktree(
-        self, record: WorktreeRecord, cwd: Path, gate: asyncio.Future[None]
-    ) -> p.LaunchResult:
-        """Start a recorded worktree run with the worktree as its workspace (its tools wait
-        for ``gate``: the checkout)."""
-        place = RunPlace(record.session_id, Path(record.path), cwd, self.workspace.folders())
-        request = record.request
-        spec = await self.agents.spec(place, agent=request.get("agent"), model=request.get("model"))
-        return await self.supervisor.start(
-            session_id=record.session_id,
-            prompt=record.prompt,
-            model_input=request.get("modelInput") or record.prompt,
-            spec=spec,
-            max_turns=self.server.settings.maxTurns,
-            new_session=True,
-            run_id=record.run_id,
-            gate=gate,
-        )
-
-    async def _spec(
-        self,
-        *,
-        agent: str | None,
-        model: str | None,
-        cwd: Path,
-        session_id: str,
-    ) -> RunSpec:
-        return await self.agents.spec(self._place(cwd, session_id), agent=agent, model=model)
-
-    def _place(self, cwd: Path, session_id: str) -> RunPlace:
-        root = self.worktrees.root_of(cwd) or self.workspace.root_for(cwd)
-        return RunPlace(session_id, root, cwd, self.workspace.folders())
-
-    async def _spec_for_record(self, record: RunRecord) -> RunSpec:
-        cwd = Path(record.cwd) if record.cwd else self.workspace.resolve_cwd(None)
-        return await self.agents.spec_for_record(self._place(cwd, record.session_id), record)
-
-    async def steer(self, params: p.SteerParams) -> p.SteerResult:
-        return await self.supervisor.steer(params.run_id, params.message)
-
-    async def unsteer(self, params: p.UnsteerParams) -> p.UnsteerResult:
-        return await self.supervisor.unsteer(params.run_id, params.message_id)
-
-    async def approve(self, params: p.ApproveParams) -> p.ApproveResult:
-        return await self.supervisor.approve(params)
-
-    async def answer(self, params: p.AnswerParams) -> p.AnswerResult:
-        return await self.supervisor.answer(params.run_id, params.question_id, params.answer)
-
-    async def cancel(self, params: p.RunIdParams) -> p.CancelResult:
-        if await self.worktrees.cancel_queued(params.run_id):
-            return p.CancelResult(run_id=params.run_id, status="cancelling")
-        return await self.supervisor.cancel(params.run_id)
-
-    async def resume(self, params: p.RunIdParams) -> p.LaunchResult:
-        await self.core.imports_settled()
-        if await self.worktrees.owns(params.run_id):
-            return await self.worktrees.resume(params.run_id)
-        return await self.supervisor.resume(
-            params.run_id, self._spec_for_record, max_turns=self.server.settings.maxTurns
-        )
-
-    async def replay(self, params: p.ReplayParams) -> p.ReplayResult:
-        return await self.supervisor.replay(params.run_id, params.after_seq)
-
-    async def sessions(self, params: p.SessionsParams) -> p.SessionsResult:
-        return await self.supervisor.list_sessions(
-            limit=params.limit, offset=params.offset, query=params.query
-        )
-
-    async def session(self, params: p.SessionParams) -> p.SessionResult:
-        return await self.supervisor.session_view(params.session_id)
-
-    async def delete_session(self, params: p.SessionParams) -> p.DeleteSessionResult:
-        result = await self.supervisor.delete_session(params.session_id)
-        if result.deleted:
-            await self.workspace.close_session(params.session_id)
-            await self._restore_points_ready()
-            await self.restore_points.delete_session(params.session_id)
-            await self.worktrees.forget_session(params.session_id)
-        return result
-
-    async def checkpoints(self, params: p.SessionParams) -> p.CheckpointsResult:
-        await self._restore_points_ready()
-        if await self.store.get_session(params.session_id) is None:
-            raise p.ProtocolError(
-                p.RUN_NOT_FOUND,
-                f"Unknown session {params.session_id}",
-                {"sessionId": params.session_id},
-            )
-        return await self.restore_points.checkpoints(params.session_id)
-
-    async def restore_preview(self, params: p.CheckpointParams) -> p.RestorePreviewResult:
-        await self._restore_points_ready()
-        return await self.restore_points.preview(params.checkpoint_id)
-
-    async def restore(self, params: p.RestoreParams) -> p.RestoreResult:
-        await self._restore_points_ready()
-        return await self.restore_points.restore(params, self.supervisor.cut_conversation)
-
-    async def status(self, params: p.StatusParams) -> p.StatusResult:
-        settings = self.server.settings
-        return p.StatusResult(
-            version=lovia.__version__,
-            protocol_version=p.PROTOCOL_VERSION,
-            model=settings.effective_model(),
-            agent=settings.agent or BUILTIN_CODING,
-            state_dir=str(self.state_dir),
-            approvals=self.server.init_options.approval_mode,
-            edit_mode=self.workspace.edit_mode(),
-            folders=self.workspace.describe(),
-            live_runs=self.supervisor.live_runs(),
-            session_rules=self.supervisor.rules_view(),
-            settings_problems=list(self.server.settings_problems),
-            mcp_servers=self._mcp_view(),
-            sandbox=sandbox_status(settings.sandbox),
-            delivery=self._delivery(),
-            worktrees=await self.worktrees.counts(),
-            instructions=instruction_files(
-                map(self.workspace.config_for, self.workspace.folders())
-            ),
-        )
-
-    def _delivery(self) -> p.DeliveryStats | None:
-        stats = self.editor.writer_stats()
-        if stats is None:
-            return None
-        return p.DeliveryStats(
-            queued_bytes=stats["queued"],
-            limit_bytes=stats["limit"],
-            dropped_events=stats["dropped"],
-            dropped_bytes=stats["droppedBytes"],
-            skipped_deltas=self.publisher.skipped,
-        )
-
-    def _mcp_view(self) -> list[p.MCPServerInfo]:
-        folders = self.workspace.folders()
-        return self.core.mcp.infos(self.workspace.root_for(folders[0]) if folders else None)
-
-    async def mcp_restart(self, params: p.MCPRestartParams) -> p.MCPRestartResult:
-        folders = self.workspace.folders()
-        root = self.workspace.root_for(folders[0]) if folders else None
-        return p.MCPRestartResult(server=await self.core.mcp.restart(params.name, root))
-
-    # ================================================================== worktree runs
-
-    async def worktree_list(self, params: p.WorktreeListParams) -> p.WorktreeListResult:
-        return await self.worktrees.listing(params.include_closed)
-
-    async def worktree_diff(self, params: p.WorktreeRunParams) -> p.WorktreeDiffResult:
-        return await self.worktrees.diff(params.run_id)
-
-    async def worktree_apply(self, params: p.WorktreeApplyParams) -> p.WorktreeApplyResult:
-        await self._restore_points_ready()
-        return await self.worktrees.apply(params)
-
-    async def worktree_discard(self, params: p.WorktreeRunParams) -> p.WorktreeDiscardResult:
-        return await self.worktrees.discard(params.run_id)
-
-    async def worktree_keep(self, params: p.WorktreeRunParams) -> p.WorktreeKeepResult:
-        return await self.worktrees.keep(params.run_id)
+        self.core.supervisor.stop(run_id)
 
 
-def _state_dir(server: LoviaServer) -> Path:
+def _state_dir(server: LspClient) -> Path:
     configured = server.init_options.stateDir
     if configured:
         return Path(configured).expanduser()

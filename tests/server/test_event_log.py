@@ -3,7 +3,6 @@
 import asyncio
 import json
 
-import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -19,10 +18,18 @@ from lovia_server.host.store import ServerStore
 
 
 class Sink(list):
-    """The publisher's ``send``: keeps each event as the JSON object it is on the wire."""
+    """An event sink that never holds a write: keeps each event as the JSON object it is on
+    the wire."""
 
-    def __call__(self, event):
+    def send_event(self, event, data, *, essential):
         self.append(event.to_wire())
+        return True
+
+    def pending(self):
+        return False
+
+    def drained(self):
+        return None
 
 
 def started(prompt="p", *, resumed=False):
@@ -83,7 +90,7 @@ class Client:
         self.sent = []
         self.refuse = False
 
-    def send_event(self, data, *, run_id, essential):
+    def send_event(self, event, data, *, essential):
         if self.refuse and not essential:
             return False
         self.sent.append(json.loads(data))
@@ -162,7 +169,7 @@ async def test_an_event_after_held_deltas_flushes_them_first(store):
 
 async def test_deltas_wait_for_a_client_that_is_behind_then_go_together(store):
     client = Client()
-    pub = Publisher(store, lambda e: pytest.fail("the wire wins"), wire=client)
+    pub = Publisher(store, client)
     log = EventLog("r1", "s1", pub)
     client.backlog = 10_000  # the client has not read the previous frames yet
     log.delta(MSG, "m1", "one ")
@@ -176,7 +183,7 @@ async def test_deltas_wait_for_a_client_that_is_behind_then_go_together(store):
 
 async def test_a_client_that_stopped_reading_never_holds_up_the_store(store):
     client = Client()
-    pub = Publisher(store, lambda e: pytest.fail("the wire wins"), wire=client)
+    pub = Publisher(store, client)
     log = EventLog("r1", "s1", pub)
     client.backlog = 10_000  # it never reads
     log.delta(MSG, "m1", "held ")
@@ -207,11 +214,13 @@ async def test_without_coalescing_every_delta_is_its_own_event(store):
 async def test_events_are_stored_before_they_are_sent(store):
     seen_in_store = []
 
-    def send(event):
-        seen_in_store.append(event.seq in {e["seq"] for e in stored_now})
+    class Send(Sink):
+        def send_event(self, event, data, *, essential):
+            seen_in_store.append(event.seq in {e["seq"] for e in stored_now})
+            return True
 
     stored_now = []
-    pub = Publisher(store, send)
+    pub = Publisher(store, Send())
     original = store.append_events
 
     async def recording(rows):
@@ -233,11 +242,11 @@ async def test_the_wire_gets_the_stored_bytes(store):
     frames = []
 
     class Wire(Client):
-        def send_event(self, data, *, run_id, essential):
+        def send_event(self, event, data, *, essential):
             frames.append(data)
             return True
 
-    pub = Publisher(store, lambda e: pytest.fail("the wire wins"), wire=Wire())
+    pub = Publisher(store, Wire())
     log = EventLog("r5", "s", pub)
     log.emit(started("héllo ✓"))
     log.delta(OUT, "c1", "out\n", "stderr")
@@ -281,7 +290,7 @@ async def test_slow_client_skips_deltas_but_never_other_events(store):
     client = Client()
     client.refuse = True  # far behind: only essential events are taken
     sent = client.sent
-    pub = Publisher(store, lambda e: pytest.fail("the wire wins"), wire=client)
+    pub = Publisher(store, client)
     log = EventLog("r3", "s", pub, coalesce=False)
     log.emit(started())
     log.delta(MSG, "m", "lost on the wire")
@@ -297,7 +306,7 @@ async def test_slow_client_skips_deltas_but_never_other_events(store):
 
 
 async def test_seq_continues_from_the_stored_log(store):
-    pub = Publisher(store, lambda e: None)
+    pub = Publisher(store, Sink())
     first = EventLog("r4", "s", pub, coalesce=False)
     first.emit(started())
     first.emit(finished())
@@ -369,7 +378,7 @@ def test_no_delta_is_lost_or_reordered_under_any_coalescing_decision(
 
         store.append_events = append
         client = Client()
-        pub = Publisher(store, lambda e: pytest.fail("the wire wins"), wire=client)
+        pub = Publisher(store, client)
         log = EventLog("r", "s", pub, coalesce=coalesce)
         for op, n, text in ops:
             if op == "delta":
@@ -443,7 +452,7 @@ async def test_a_run_whose_latest_event_was_refused_gets_it_sent_once_there_is_r
     client.refuse = True
     client.backlog = 10**9  # far behind: a write is pending
     sent = client.sent
-    pub = Publisher(store, lambda e: pytest.fail("the wire wins"), wire=client)
+    pub = Publisher(store, client)
     log = EventLog("r9", "s", pub)
     log.emit(started())
     log.emit(p.MessageCompleted(message_id="m", text="refused"))

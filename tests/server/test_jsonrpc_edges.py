@@ -224,7 +224,7 @@ async def test_a_header_line_over_the_limit_is_dropped_and_the_next_frame_is_rea
 ) -> None:
     """A header line of 3 MB (no newline for longer than the reader holds): dropped, the
     server keeps reading, and the frame after it is answered."""
-    from lovia_server.lsp.stdin_reader import LINE_LIMIT
+    from lovia_server.lsp.language_server import LINE_LIMIT
 
     await ready.send_bytes(b"X-Junk: " + b"z" * (3 * LINE_LIMIT) + b"\r\n")
     ready.expect("after-long")

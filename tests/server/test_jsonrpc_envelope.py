@@ -1,6 +1,6 @@
 """One JSON-RPC envelope rule for both front doors.
 
-The rules themselves (``lovia_server.protocol.jsonrpc_envelope``), then the same malformed frames sent to
+The rules themselves (``lovia_server.transport.jsonrpc_envelope``), then the same malformed frames sent to
 the language server's ``GuardedProtocol`` and to the ACP agent's ``GuardedTransport``: both
 answer each with the same id and the same error object, or both stay silent.
 """
@@ -17,7 +17,7 @@ from pygls.exceptions import JsonRpcException
 from lovia_server.acp.connection import GuardedTransport
 from lovia_server.lsp.jsonrpc import GuardedLanguageServer, GuardedProtocol
 from lovia_server.lsp.language_server import converter_factory
-from lovia_server.protocol.jsonrpc_envelope import (
+from lovia_server.transport.jsonrpc_envelope import (
     INTERNAL_MESSAGE,
     Envelope,
     Kind,

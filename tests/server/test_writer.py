@@ -4,7 +4,7 @@ overtake, droppable frames are refused over the cap, and it says when the client
 import asyncio
 import os
 
-from lovia_server.protocol.frame_writer import FrameWriter
+from lovia_server.transport.frame_writer import FrameWriter
 
 
 def _frame(tag: str, size: int = 2048) -> bytes:

@@ -269,7 +269,7 @@ async def test_an_essential_event_is_never_dropped_for_a_client_far_behind(store
         def __init__(self):
             self.sent = []
 
-        def send_event(self, data, *, run_id, essential):
+        def send_event(self, event, data, *, essential):
             if essential:
                 self.sent.append(json.loads(data)["kind"])
             return essential
@@ -281,7 +281,7 @@ async def test_an_essential_event_is_never_dropped_for_a_client_far_behind(store
             return None
 
     wire = Behind()
-    publisher = RealPublisher(store, lambda e: pytest.fail("the wire wins"), wire=wire)
+    publisher = RealPublisher(store, wire)
     log = EventLog("r1", "s", publisher, coalesce=False)
     for kind in p.EVENT_KINDS:
         sample = _sample_event(kind)

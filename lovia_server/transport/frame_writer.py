@@ -31,7 +31,7 @@ import os
 import stat
 from typing import BinaryIO, Literal, Protocol
 
-logger = logging.getLogger("lovia_server.protocol.frame_writer")
+logger = logging.getLogger("lovia_server.transport.frame_writer")
 
 DEFAULT_QUEUE_MB = 16.0
 

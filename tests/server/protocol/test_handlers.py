@@ -1,11 +1,24 @@
-"""Every lovia/* method is served by exactly one route, in the protocol's order."""
+"""Every lovia/* method is served by exactly one typed handler function, in the protocol's
+order."""
+
+import inspect
 
 from lovia_server import protocol as p
-from lovia_server.lsp.routes import ROUTES
+from lovia_server.lsp.handlers import HANDLERS
 
 
-def test_every_method_has_one_route():
-    assert [route.method for route in ROUTES] == list(p.METHOD_TABLE)
+def test_every_method_has_one_handler():
+    assert [h.method for h in HANDLERS.values()] == list(p.METHOD_TABLE)
+
+
+def test_each_handler_is_typed_with_its_methods_models():
+    """``async def approve(rt, params: p.ApproveParams) -> p.ApproveResult``, as registered."""
+    for name, registered in HANDLERS.items():
+        handler = registered.handler
+        assert inspect.iscoroutinefunction(handler), name
+        namespace = vars(inspect.getmodule(handler))
+        hints = {k: eval(v, namespace) for k, v in handler.__annotations__.items() if k != "rt"}
+        assert hints == {"params": registered.method.params, "return": registered.method.result}
 
 
 def test_every_method_has_an_execute_command_alias():

@@ -136,7 +136,7 @@ class LoviaServer(GuardedLanguageServer):
                 stop_event=threading.Event(),  # nothing sets it: EOF, exit or SIGTERM end it
                 reader=HeaderReader(reader),
                 protocol=self.protocol,
-                logger=logging.getLogger("lovia_server.io"),
+                logger=_reader_log(),
                 error_handler=self.report_server_error,
             )
         finally:
@@ -188,6 +188,25 @@ def _to_jsonrpc(exc: BaseException) -> JsonRpcException:
     logger.exception("request.failed: %s", type(exc).__name__, exc_info=exc)
     return JsonRpcInternalError(message=INTERNAL_MESSAGE, data={"type": type(exc).__name__})
 
+
+
+class _AnsweredAlready(logging.Filter):
+    """pygls logs a frame it could not handle with a full traceback, then hands the error to
+    ``report_server_error``, which answers the client and logs it in one line: the traceback
+    is kept for ``--log-level DEBUG``."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        if record.msg == "Unable to handle message" and record.levelno > logging.DEBUG:
+            record.levelno, record.levelname = logging.DEBUG, "DEBUG"
+            return logging.getLogger(record.name).isEnabledFor(logging.DEBUG)
+        return True
+
+
+def _reader_log() -> logging.Logger:
+    log = logging.getLogger("lovia_server.io")
+    if not any(isinstance(f, _AnsweredAlready) for f in log.filters):
+        log.addFilter(_AnsweredAlready())
+    return log
 
 def create_server() -> LoviaServer:
     """Build the server and register every handler (the runtime starts on ``initialized``)."""

@@ -39,6 +39,7 @@ import contextlib
 import dataclasses
 import functools
 import glob as _glob
+import logging
 import os
 import shutil
 import stat
@@ -891,6 +892,25 @@ class PreparedCommand:
                 self._owner.proxies.discard(self.proxy)
 
 
+logger = logging.getLogger("lovia.workspace.sandbox")
+
+SETUP_ATTEMPTS = 3
+"""How often a command is planned and started when bubblewrap cannot set its view up."""
+
+
+def _setup_failed(result: CommandResult) -> bool:
+    """bubblewrap failed before the command started: a path the plan masks or binds (another
+    session's socket, a folder a build just removed) is gone, so a mount point cannot be made
+    in a read-only parent. Nothing of the command ran; a fresh plan no longer names the path."""
+    err = result.stderr
+    return (
+        result.exit_code == 1
+        and not result.stdout
+        and err.startswith("bwrap: Can't ")
+        and err.count("\n") <= 1
+    )
+
+
 class BubblewrapSession:
     """One workspace session's live side of a :class:`BubblewrapExecutor`: it starts a
     proxy per command that needs one and closes them all with the session."""
@@ -971,18 +991,22 @@ class BubblewrapSession:
         on_output: OutputCallback | None = None,
         max_output_chars: int | None = None,
     ) -> CommandResult:
-        prepared = await self.prepare(command, cwd=cwd, env=env, policy=policy, root=root)
-        try:
-            result = await run_argv(
-                prepared.argv,
-                cwd=cwd,
-                env=env,
-                timeout=timeout,
-                limit=max_output_chars if max_output_chars is not None else 1 << 40,
-                on_output=on_output,
-            )
-        finally:
-            await prepared.close()
+        for attempt in range(1, SETUP_ATTEMPTS + 1):
+            prepared = await self.prepare(command, cwd=cwd, env=env, policy=policy, root=root)
+            try:
+                result = await run_argv(
+                    prepared.argv,
+                    cwd=cwd,
+                    env=env,
+                    timeout=timeout,
+                    limit=max_output_chars if max_output_chars is not None else 1 << 40,
+                    on_output=on_output,
+                )
+            finally:
+                await prepared.close()
+            if attempt == SETUP_ATTEMPTS or not _setup_failed(result):
+                break
+            logger.info("sandbox.setup_raced (planned again): %s", result.stderr.strip())
         refusals = list(dict.fromkeys(prepared.refusals))
         if refusals:
             stderr = result.stderr

@@ -5,6 +5,7 @@ whole."""
 from __future__ import annotations
 
 import os
+import shutil
 import socket
 import sys
 import tempfile
@@ -148,3 +149,44 @@ async def test_a_socket_inside_the_root_stays_usable(tmp_path: Path) -> None:
     finally:
         server.close()
     assert r.stdout == "present\n"
+
+
+@needs_bwrap
+async def test_a_socket_gone_between_the_plan_and_the_start_fails_no_command(
+    tmp_path: Path,
+) -> None:
+    """Another session's socket (its network proxy, in a folder of its own under /tmp) that
+    goes away after this command's masks were planned: bubblewrap cannot mount over it, and
+    the command is planned and started again instead of failing with bubblewrap's error."""
+    gone = Path(tempfile.mkdtemp(dir="/tmp", prefix="lovia-net-test-"))
+    server = socket.socket(socket.AF_UNIX)
+    server.bind(str(gone / "proxy.sock"))
+    server.listen(1)
+    plans: list[int] = []
+
+    class Racing(BubblewrapExecutor):
+        def wrap_argv(self, command: str, **kwargs: object) -> list[str]:
+            argv = super().wrap_argv(command, **kwargs)  # type: ignore[arg-type]
+            if not plans:  # the other session ends now
+                server.close()
+                shutil.rmtree(gone, ignore_errors=True)
+            plans.append(len(argv))
+            return argv
+
+    root = tmp_path / "ws"
+    root.mkdir()
+    try:
+        r = await Racing().run(
+            "echo hi",
+            cwd=root,
+            env={"PATH": os.environ["PATH"]},
+            timeout=60,
+            policy=WorkspacePolicy.trusted(),
+            root=root,
+        )
+    finally:
+        server.close()
+        shutil.rmtree(gone, ignore_errors=True)
+    assert (r.exit_code, r.stdout) == (0, "hi\n"), r.stderr
+    assert "bwrap" not in r.stderr
+    assert len(plans) == 2

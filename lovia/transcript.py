@@ -76,12 +76,18 @@ _ENTRY_CLASSES: dict[str, type[Any]] = {
 
 @dataclass
 class TextDelta:
+    """Named as it is: a provider stream's piece of text, which the run emits as
+    ``lovia.events.TextDelta``."""
+
     text: str
     type: Literal["text_delta"] = "text_delta"
 
 
 @dataclass
 class ReasoningDelta:
+    """Named as it is: a provider stream's piece of reasoning, emitted as
+    ``lovia.events.ReasoningDelta``."""
+
     text: str
     type: Literal["reasoning_delta"] = "reasoning_delta"
 

@@ -50,13 +50,6 @@ How to work:
 - When you are done, summarise what you changed and anything left for the user to check."""
 
 
-@dataclass
-class AgentChoice:
-    agent: Agent[Any]
-    label: str
-    needs_workspace: bool
-
-
 def agent_file(spec: str, folders: list[Path]) -> Path | None:
     """The file an agent spec ``path/to/file.py:name`` names (``None``: not that shape)."""
     path_part, sep, attr = spec.rpartition(":")

@@ -27,7 +27,7 @@ from lovia_server.host.agent_factory import AgentFactory, Attach, ExtraPlugins, 
 from lovia_server.host.agents import BUILTIN_CODING, check_model, coding_agent
 from lovia_server.host.event_log import EventSink, Publisher
 from lovia_server.host.mcp_policy import MCPPolicy
-from lovia_server.host.ports import EditorPort, RestorePoints, WorkspacePort
+from lovia_server.host.ports import EditorPort, FolderRestorePoints, WorkspacePort
 from lovia_server.host.store import ServerStore
 from lovia_server.host.supervisor import RunSupervisor
 from lovia_server.host.worktree_children import WorktreeChildren
@@ -76,7 +76,7 @@ class DoorPorts:
     extra_plugins: ExtraPlugins | None = None
     unsaved: Callable[[Path], list[str]] = field(default=_nothing_unsaved)
     """A root's files with unsaved edits in the editor (a worktree run starts without them)."""
-    restore: RestorePoints | None = None
+    restore: FolderRestorePoints | None = None
     trusted: Callable[[], bool] = field(default=_always)
     mcp_refused: Callable[[], None] | None = None
 

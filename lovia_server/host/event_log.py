@@ -38,7 +38,7 @@ from lovia_server.protocol import (
     ToolUpdate,
 )
 
-logger = logging.getLogger("lovia_server.host.payloads")
+logger = logging.getLogger("lovia_server.host.event_log")
 
 DeltaKind: TypeAlias = type[MessageDelta] | type[ReasoningDelta] | type[ToolUpdate]
 """The payload classes whose text streams in pieces (``DELTA_KINDS``)."""

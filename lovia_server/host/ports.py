@@ -122,7 +122,7 @@ class RestorePort(Protocol):
         ...
 
 
-class RestorePoints(RestorePort, Protocol):
+class FolderRestorePoints(RestorePort, Protocol):
     """Restore points a host keeps of whole folders too: one before a worktree run lands, and
     a worktree's go once it is."""
 
@@ -137,8 +137,8 @@ class RestorePoints(RestorePort, Protocol):
 
 __all__ = [
     "EditorPort",
+    "FolderRestorePoints",
     "ProgressStage",
-    "RestorePoints",
     "RestorePort",
     "RunSpec",
     "RunTurn",

@@ -105,7 +105,7 @@ class SteerQueue:
 
 
 @dataclass
-class StreamState:
+class ProjectionState:
     """What a run's stream has shown so far: the event projection's working state."""
 
     calls: dict[str, CallInfo] = field(default_factory=dict)
@@ -159,7 +159,7 @@ class RunController:
     # waiting on the user
     approvals: dict[str, PendingApproval] = field(default_factory=dict)
     questions: set[str] = field(default_factory=set)
-    stream: StreamState = field(default_factory=StreamState)
+    stream: ProjectionState = field(default_factory=ProjectionState)
 
     @property
     def status(self) -> RunStatus:
@@ -279,10 +279,10 @@ class RunTable:
 __all__ = [
     "CallInfo",
     "FinalStatus",
+    "ProjectionState",
     "RunController",
     "RunTable",
     "SteerQueue",
-    "StreamState",
     "quiet",
     "report_progress",
     "short_id",

@@ -12,7 +12,7 @@ its own module:
 
 At most one live run per session. Everything durable (transcripts, checkpoints, run records,
 event logs) lives in the state database, so a restarted server can list, replay and resume
-what the previous process left. Front doors (``runtime``, ``acp.host``) call the public
+what the previous process left. The doors (``lsp.handlers``, ``acp.agent``) call the public
 methods below by run or session id and never touch a ``RunController``.
 """
 

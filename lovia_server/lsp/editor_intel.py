@@ -38,7 +38,7 @@ from lovia_server.protocol.wire import WireModel, WireParams
 
 if TYPE_CHECKING:
     from lovia_server.lsp.client_state import LspClient
-    from lovia_server.lsp.editor_workspace import DocumentOverlay
+    from lovia_server.lsp.editor_workspace import EditorOverlay
 
 logger = logging.getLogger("lovia_server.editor_intel")
 
@@ -52,7 +52,7 @@ REQUEST_TIMEOUT = 5.0
 class _Texts:
     """File texts for converting columns: the editor's buffer, else the disk (once each)."""
 
-    def __init__(self, overlay: DocumentOverlay) -> None:
+    def __init__(self, overlay: EditorOverlay) -> None:
         self.overlay = overlay
         self._cache: dict[Path, str] = {}
 
@@ -108,7 +108,7 @@ class LspEditorIntel:
     """Implements ``lovia.workspace.editor_intel.EditorIntel`` for the language server's
     client."""
 
-    def __init__(self, server: LspClient, overlay: DocumentOverlay) -> None:
+    def __init__(self, server: LspClient, overlay: EditorOverlay) -> None:
         self.server = server
         self.overlay = overlay
 

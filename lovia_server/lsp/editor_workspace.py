@@ -39,7 +39,7 @@ from lovia_server.host.reviewed_edits import reviewed_tools
 from lovia_server.host.uris import path_uri, uri_to_path
 from lovia_server.host.workspace_sessions import OutputListener, WorkspaceSessions, close_quietly
 from lovia_server.lsp.editor_intel import LspEditorIntel, offers
-from lovia_server.lsp.text_edits import LineEdit, Position, minimal_edits
+from lovia_server.lsp.text_edits import LineEdit, TextPosition, minimal_edits
 
 if TYPE_CHECKING:
     from lovia_server.host.ports import RunSpec
@@ -51,7 +51,7 @@ _BUFFER_CATCH_UP = 1.0
 """Seconds an edit waits for the editor's buffer to show the text it was computed on."""
 
 
-class DocumentOverlay:
+class EditorOverlay:
     """Reads of files open in the editor return the editor's current (maybe unsaved) text,
     or what the agent last wrote to the file while the editor's buffer has not moved on since
     (a buffer not reloaded after a disk write, a ``didChange`` still on its way): never an
@@ -166,7 +166,7 @@ class ReviewedBinding(WorkspaceSessionBinding):
 class EditorWorkspace:
     def __init__(self, server: LspClient, *, on_output: OutputListener | None = None) -> None:
         self.server = server
-        self.overlay = DocumentOverlay(server)
+        self.overlay = EditorOverlay(server)
         self.sessions = WorkspaceSessions(on_output)
         self.declined_calls: set[str] = set()
         self.intel = LspEditorIntel(server, self.overlay)
@@ -376,7 +376,7 @@ class EditorWorkspace:
         title = f"{call.name if call else 'edit'} {path.name}"
         creating = old_text is None and not await asyncio.to_thread(path.exists)
         if creating:
-            edits = [LineEdit(Position(0, 0), Position(0, 0), new_text)]
+            edits = [LineEdit(TextPosition(0, 0), TextPosition(0, 0), new_text)]
         else:
             edits = minimal_edits(doc.source if doc is not None else old_text or "", new_text)
         if self._can_apply("workspace.workspace_edit.document_changes"):
@@ -532,4 +532,4 @@ def _document_changes(
     )
 
 
-__all__ = ["DocumentOverlay", "EditorWorkspace"]
+__all__ = ["EditorOverlay", "EditorWorkspace"]

@@ -189,7 +189,6 @@ def _to_jsonrpc(exc: BaseException) -> JsonRpcException:
     return JsonRpcInternalError(message=INTERNAL_MESSAGE, data={"type": type(exc).__name__})
 
 
-
 class _AnsweredAlready(logging.Filter):
     """pygls logs a frame it could not handle with a full traceback, then hands the error to
     ``report_server_error``, which answers the client and logs it in one line: the traceback
@@ -207,6 +206,7 @@ def _reader_log() -> logging.Logger:
     if not any(isinstance(f, _AnsweredAlready) for f in log.filters):
         log.addFilter(_AnsweredAlready())
     return log
+
 
 def create_server() -> LoviaServer:
     """Build the server and register every handler (the runtime starts on ``initialized``)."""

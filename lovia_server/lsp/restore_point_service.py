@@ -47,7 +47,7 @@ PREVIEW_BUDGET_CHARS = 16 * _MB
 
 
 @dataclass(frozen=True)
-class LiveRun:
+class LiveRunPlace:
     """What a restore needs to know of a live run: where it works."""
 
     run_id: str
@@ -67,7 +67,7 @@ class RestorePointService:
         server: LspClient,
         workspace: EditorWorkspace,
         store_dir: Path,
-        live_runs: Callable[[], list[LiveRun]],
+        live_runs: Callable[[], list[LiveRunPlace]],
         never_store: tuple[Path, ...] = (),
     ) -> None:
         self.server = server
@@ -459,4 +459,4 @@ def skipped_file(root: Path, skipped: SkippedPath) -> p.SkippedFile:
     )
 
 
-__all__ = ["LiveRun", "RestorePointService", "checkpoint_info"]
+__all__ = ["LiveRunPlace", "RestorePointService", "checkpoint_info"]

@@ -21,7 +21,7 @@ from lovia_server.host.core import DoorPorts, HostCore
 from lovia_server.host.store import RunRecord
 from lovia_server.lsp.editor_port import LspEditor
 from lovia_server.lsp.editor_workspace import EditorWorkspace
-from lovia_server.lsp.restore_point_service import LiveRun, RestorePointService
+from lovia_server.lsp.restore_point_service import LiveRunPlace, RestorePointService
 from lovia_server.protocol.settings import default_state_dir
 
 if TYPE_CHECKING:
@@ -70,7 +70,8 @@ class ServerRuntime:
             self.workspace,
             state_dir / "restore-points",
             live_runs=lambda: [
-                LiveRun(t.run_id, t.session_id, t.root) for t in self.core.supervisor.live_turns()
+                LiveRunPlace(t.run_id, t.session_id, t.root)
+                for t in self.core.supervisor.live_turns()
             ],
             never_store=(state_dir,),
         )

@@ -19,7 +19,7 @@ _DIFF_LIMIT = 5_000
 
 
 @dataclass(frozen=True)
-class Position:
+class TextPosition:
     line: int
     character: int
 
@@ -28,8 +28,8 @@ class Position:
 class LineEdit:
     """Replace the text from ``start`` to ``end`` by ``new_text``."""
 
-    start: Position
-    end: Position
+    start: TextPosition
+    end: TextPosition
     new_text: str
 
 
@@ -42,16 +42,16 @@ def _utf16_len(text: str) -> int:
     return len(text.encode("utf-16-le")) // 2
 
 
-def _position(lines: list[str], index: int) -> Position:
+def _position(lines: list[str], index: int) -> TextPosition:
     """Where line ``index`` starts; ``len(lines)`` is the end of the document."""
     if index < len(lines):
-        return Position(index, 0)
+        return TextPosition(index, 0)
     if not lines:
-        return Position(0, 0)
+        return TextPosition(0, 0)
     last = lines[-1]
     if last.endswith(("\n", "\r")):
-        return Position(len(lines), 0)
-    return Position(len(lines) - 1, _utf16_len(last))
+        return TextPosition(len(lines), 0)
+    return TextPosition(len(lines) - 1, _utf16_len(last))
 
 
 def minimal_edits(old: str, new: str) -> list[LineEdit]:
@@ -90,7 +90,7 @@ def apply_edits(text: str, edits: list[LineEdit]) -> str:
     for line in lines:
         offsets.append(offsets[-1] + len(line))
 
-    def offset(pos: Position) -> int:
+    def offset(pos: TextPosition) -> int:
         if pos.line >= len(lines):
             return len(text)
         line = lines[pos.line]
@@ -107,4 +107,4 @@ def apply_edits(text: str, edits: list[LineEdit]) -> str:
     return out
 
 
-__all__ = ["LineEdit", "Position", "apply_edits", "minimal_edits", "split_lines"]
+__all__ = ["LineEdit", "TextPosition", "apply_edits", "minimal_edits", "split_lines"]

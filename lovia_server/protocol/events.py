@@ -84,7 +84,9 @@ class Location(WireModel):
 
 
 class FileDiff(WireModel):
-    """A file's text before and after an edit (``oldText`` is null for a new file)."""
+    """A file's text before and after an edit (``oldText`` is null for a new file).
+
+    Named as it is: the wire form of ``lovia.tools.presentation.FileDiff``."""
 
     path: str
     uri: str
@@ -123,6 +125,8 @@ class ApprovalOption(WireModel):
 
 
 class TodoItem(WireModel):
+    """Named as it is: the wire form of ``lovia.plugins.todo.TodoItem``."""
+
     content: str
     status: str
     active_form: str | None = omitted()
@@ -143,7 +147,9 @@ class Usage(WireModel):
     """Token counts of a run so far (``inputTokens`` includes the cached reads and writes);
     ``contextTokens`` is the last turn's prompt size, ``turn`` that call's own counts;
     ``costUsd`` what the run cost and ``sessionCostUsd`` the conversation so far, when the
-    model's price is known (``lovia.modelPrices``)."""
+    model's price is known (``lovia.modelPrices``).
+
+    Named as it is: the wire form of ``lovia.messages.Usage``."""
 
     input_tokens: int = 0
     output_tokens: int = 0
@@ -186,7 +192,9 @@ class EventPayload(WireModel):
 
 
 class RunStarted(EventPayload):
-    """A run attempt began (``resumed`` when ``lovia/resume`` continues one)."""
+    """A run attempt began (``resumed`` when ``lovia/resume`` continues one).
+
+    Named as it is: the wire form of ``lovia.events.RunStarted``."""
 
     KIND: ClassVar[str] = "run.started"
     ESSENTIAL: ClassVar[bool] = True
@@ -235,7 +243,9 @@ class MessageDelta(EventPayload):
 
 
 class ReasoningDelta(EventPayload):
-    """Reasoning text to append, coalesced like ``message.delta``."""
+    """Reasoning text to append, coalesced like ``message.delta``.
+
+    Named as it is: the wire form of ``lovia.events.ReasoningDelta``."""
 
     KIND: ClassVar[str] = "reasoning.delta"
     message_id: str
@@ -243,7 +253,9 @@ class ReasoningDelta(EventPayload):
 
 
 class MessageCompleted(EventPayload):
-    """The authoritative full text of an assistant message."""
+    """The authoritative full text of an assistant message.
+
+    Named as it is: the wire form of ``lovia.events.MessageCompleted``."""
 
     KIND: ClassVar[str] = "message.completed"
     message_id: str
@@ -251,14 +263,18 @@ class MessageCompleted(EventPayload):
 
 
 class OutputDiscarded(EventPayload):
-    """A retried turn: drop what was rendered for this message."""
+    """A retried turn: drop what was rendered for this message.
+
+    Named as it is: the wire form of ``lovia.events.OutputDiscarded``."""
 
     KIND: ClassVar[str] = "output.discarded"
     message_id: str
 
 
 class ToolCallStarted(EventPayload):
-    """A tool call, announced once before it runs or asks for approval."""
+    """A tool call, announced once before it runs or asks for approval.
+
+    Named as it is: the wire form of ``lovia.events.ToolCallStarted``."""
 
     KIND: ClassVar[str] = "tool.call"
     tool_call_id: str
@@ -362,7 +378,9 @@ class TodoUpdated(EventPayload):
 
 
 class Handoff(EventPayload):
-    """The run moved to another agent."""
+    """The run moved to another agent.
+
+    Named as it is: the wire form of a ``lovia.handoff.Handoff`` taken."""
 
     KIND: ClassVar[str] = "handoff"
     from_agent: str
@@ -371,7 +389,9 @@ class Handoff(EventPayload):
 
 
 class Compaction(EventPayload):
-    """The context was compacted (``reactive`` after the model rejected its size)."""
+    """The context was compacted (``reactive`` after the model rejected its size).
+
+    Named as it is: what ``lovia.context.compaction.Compaction`` did, on the wire."""
 
     KIND: ClassVar[str] = "compaction"
     tokens_before: int | None

@@ -523,6 +523,8 @@ class RestorePreviewResult(WireModel):
 
 
 class RestoreResult(WireModel):
+    """Named as it is: the wire form of ``lovia.workspace.restore_points.RestoreResult``."""
+
     checkpoint: CheckpointInfo
     undo_checkpoint: CheckpointInfo | None
     """Taken just before restoring: restoring it undoes this restore."""

@@ -210,7 +210,10 @@ class InvalidMCPServerSetting(BaseModel):
 
 
 class RestorePointSettings(_Model):
-    """``lovia.restorePoints``: snapshots of the workspace before each turn that may write."""
+    """``lovia.restorePoints``: snapshots of the workspace before each turn that may write.
+
+    Named as it is: the editor setting that becomes
+    ``lovia.workspace.restore_points.RestorePointSettings``."""
 
     enabled: bool = True
     maxStoreMB: float = Field(default=1024, gt=0)

@@ -7,7 +7,7 @@ import itertools
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from lovia_server.lsp.text_edits import Position, apply_edits, minimal_edits, split_lines
+from lovia_server.lsp.text_edits import TextPosition, apply_edits, minimal_edits, split_lines
 
 LINES = st.lists(
     st.sampled_from(["a", "b", "c", "ü", "😀x", "", "  indent", "a\u2028b", "form\x0cfeed"]),
@@ -42,7 +42,7 @@ def test_edits_are_in_order_and_do_not_overlap(old: str, new: str) -> None:
 def test_only_the_changed_line_is_replaced() -> None:
     old = "one\ntwo\nthree\nfour\n"
     (edit,) = minimal_edits(old, "one\n2\nthree\nfour\n")
-    assert (edit.start, edit.end, edit.new_text) == (Position(1, 0), Position(2, 0), "2\n")
+    assert (edit.start, edit.end, edit.new_text) == (TextPosition(1, 0), TextPosition(2, 0), "2\n")
 
 
 def test_two_distant_changes_are_two_edits() -> None:
@@ -54,13 +54,13 @@ def test_two_distant_changes_are_two_edits() -> None:
 
 def test_an_unterminated_last_line_ends_at_its_utf16_length() -> None:
     (edit,) = minimal_edits("a\n😀b", "a\nc")
-    assert edit.start == Position(1, 0)
-    assert edit.end == Position(1, 3)  # the emoji is two UTF-16 code units
+    assert edit.start == TextPosition(1, 0)
+    assert edit.end == TextPosition(1, 3)  # the emoji is two UTF-16 code units
 
 
 def test_appending_after_a_terminated_last_line_inserts_at_the_end() -> None:
     (edit,) = minimal_edits("a\n", "a\nb\n")
-    assert (edit.start, edit.end, edit.new_text) == (Position(1, 0), Position(1, 0), "b\n")
+    assert (edit.start, edit.end, edit.new_text) == (TextPosition(1, 0), TextPosition(1, 0), "b\n")
 
 
 def test_unchanged_text_needs_no_edit_and_empty_documents_work() -> None:

@@ -24,7 +24,7 @@ Shown = Callable[[str, str, str], tuple[bool, bool]]
 
 
 @dataclass
-class Walk:
+class CommandWalk:
     """How a recursive command walks a tree, where the program says so precisely.
 
     The guard's default is strict: every entry below is read. Listing programs
@@ -52,7 +52,7 @@ class Claim:
     destructive: bool = False
     bare: bool = False
     glob: str | None = None
-    walk: Walk | None = None
+    walk: CommandWalk | None = None
     #: an option's value found by the generic scan (``-n5``, ``--since=2.weeks``): the
     #: read-only judgement replaces these with the table's own path options
     from_option: bool = False
@@ -255,7 +255,7 @@ class Analyzer:
         destructive: bool = False,
         bare_ok: bool = True,
         text: str | None = None,
-        walk: Walk | None = None,
+        walk: CommandWalk | None = None,
     ) -> None:
         value = word.text if text is None else text
         if not value or word.procsub:

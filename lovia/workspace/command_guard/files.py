@@ -11,8 +11,8 @@ from lovia.workspace.command_guard.core import (
     _RECURSIVE_FLAGS,
     Analyzer,
     ClaimOp,
+    CommandWalk,
     Handler,
-    Walk,
     _basename,
     _Collector,
     _is_pathish,
@@ -207,7 +207,7 @@ def reader(an: Analyzer, name: str, args: list[Word], heredoc: str | None) -> No
     an.generic(name, args, "read")
 
 
-def _walked(an: Analyzer, before: int, walk: Walk | None) -> None:
+def _walked(an: Analyzer, before: int, walk: CommandWalk | None) -> None:
     """Describe how the recursive claims recorded since ``before`` walk their tree."""
     if walk is None:
         return
@@ -248,7 +248,7 @@ def _h_ls(an: Analyzer, name: str, args: list[Word], heredoc: str | None) -> Non
     if sc.has("-L", "--dereference"):
         return
     hidden = sc.has("-a", "-A", "-f", "--all", "--almost-all")
-    _walked(an, before, Walk(names_only=True, skip_hidden=not hidden))
+    _walked(an, before, CommandWalk(names_only=True, skip_hidden=not hidden))
 
 
 _TREE_VALUES: dict[str, ClaimOp | None] = {
@@ -274,7 +274,7 @@ def _h_tree(an: Analyzer, name: str, args: list[Word], heredoc: str | None) -> N
     if sc.has("-l", "-R", "--fromfile"):
         return
     depth = next((_int_value(v.value.text) for v in sc.values if v.opt == "-L"), None)
-    walk = Walk(names_only=True, skip_hidden=not sc.has("-a"), max_depth=depth)
+    walk = CommandWalk(names_only=True, skip_hidden=not sc.has("-a"), max_depth=depth)
     _walked(an, before, walk)
 
 
@@ -306,7 +306,7 @@ def _h_du(an: Analyzer, name: str, args: list[Word], heredoc: str | None) -> Non
     )
     if sc.has("-s", "--summarize"):
         depth = 0
-    _walked(an, before, Walk(names_only=True, max_depth=depth))
+    _walked(an, before, CommandWalk(names_only=True, max_depth=depth))
 
 
 def modifier(an: Analyzer, name: str, args: list[Word], heredoc: str | None) -> None:
@@ -629,17 +629,17 @@ def _h_grep(an: Analyzer, name: str, args: list[Word], heredoc: str | None) -> N
     _walked(an, before, _search_walk(name, args, sc))
 
 
-def _search_walk(name: str, args: list[Word], sc: Scan) -> Walk | None:
+def _search_walk(name: str, args: list[Word], sc: Scan) -> CommandWalk | None:
     """What a recursive search skips: rg hidden entries, grep ``--exclude-dir`` trees."""
     if name == "rg":
         unrestricted = sum(w.text.count("u") for w in args if _is_short_cluster(w.text, "u"))
         hidden = sc.has("--hidden", "-.") or unrestricted >= 2
         if sc.has("-L", "--follow"):
             return None
-        return Walk(names_only=sc.has("--files"), skip_hidden=not hidden)
+        return CommandWalk(names_only=sc.has("--files"), skip_hidden=not hidden)
     if name in ("grep", "egrep", "fgrep") and not sc.has("-R", "--dereference-recursive"):
         skip = tuple(v.value.text for v in sc.values if v.opt == "--exclude-dir")
-        return Walk(skip_dirs=skip)
+        return CommandWalk(skip_dirs=skip)
     return None
 
 

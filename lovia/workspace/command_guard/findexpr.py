@@ -2,7 +2,7 @@
 
 ``find . -name '*.py'`` walks into ``.git`` but prints none of it; ``find . -type f`` prints
 everything. The read-only judgement needs to know the difference, so this module turns
-a find expression into a :class:`~.core.Walk` whose ``shown`` callback says, for one
+a find expression into a :class:`~.core.CommandWalk` whose ``shown`` callback says, for one
 entry, whether find may print it and whether find prunes it. Tests that depend on
 more than the entry's path, name and type (``-size``, ``-newer``, ``-mtime``...) are
 *unknown*: an entry is taken as printed unless the expression is surely false for it.
@@ -18,7 +18,7 @@ from collections.abc import Callable
 from fnmatch import fnmatchcase
 
 from lovia.workspace._shell import Word
-from lovia.workspace.command_guard.core import Walk
+from lovia.workspace.command_guard.core import CommandWalk
 
 # primaries that take one argument and are tests the model can evaluate
 _NAME_TESTS = frozenset({"-name", "-iname"})
@@ -268,7 +268,7 @@ def _not(a: _Node) -> _Node:
     return node
 
 
-def find_walk(options: list[Word], expr: list[Word]) -> Walk | None:
+def find_walk(options: list[Word], expr: list[Word]) -> CommandWalk | None:
     """The walk of ``find OPTIONS START... EXPR`` when only names are printed, else None."""
     if any(w.text in ("-L", "-H") for w in options):
         return None
@@ -288,7 +288,7 @@ def find_walk(options: list[Word], expr: list[Word]) -> Walk | None:
             printed = value
         return printed is not False, may_prune and pruned is True
 
-    return Walk(names_only=True, max_depth=parser.max_depth, shown=shown)
+    return CommandWalk(names_only=True, max_depth=parser.max_depth, shown=shown)
 
 
 __all__ = ["find_walk"]

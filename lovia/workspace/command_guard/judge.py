@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Protocol
 
 from lovia.workspace.command_guard import gitrepo, readonly
-from lovia.workspace.command_guard.core import Analysis, Claim, ClaimOp, HistoryUse, Walk
+from lovia.workspace.command_guard.core import Analysis, Claim, ClaimOp, CommandWalk, HistoryUse
 from lovia.workspace.command_guard.dispatch import analyze
 from lovia.workspace.command_guard.lexical import extract_path_claims
 from lovia.workspace.decision import CommandDecider, Decision, FileOp, merge_decisions
@@ -83,12 +83,12 @@ def _judge_resolved(policy: GuardPolicy, root: Path, abs_path: Path, op: ClaimOp
 
 
 def _walk_worst(
-    policy: GuardPolicy, root: Path, top: Path, op: ClaimOp, walk: Walk, shown_as: str
+    policy: GuardPolicy, root: Path, top: Path, op: ClaimOp, walk: CommandWalk, shown_as: str
 ) -> Decision:
-    """The read-only judgement of a walk the program describes precisely (:class:`Walk`).
+    """The read-only judgement of a walk the program describes precisely (:class:`CommandWalk`).
 
     Symbolic links inside the tree are not followed (the walks that follow them have no
-    ``Walk``). A searcher (``rg``, ``grep -r``) reads every file it reaches: a restricted
+    ``CommandWalk``). A searcher (``rg``, ``grep -r``) reads every file it reaches: a restricted
     entry it does not skip makes it ``ask``. A lister prints names: names in allowed
     directories are fine (as with ``ls``), but an entry it prints from inside a restricted
     directory shows that directory's contents, so it is ``ask``.
@@ -335,7 +335,7 @@ def _judge_analysis(
     """Judge an analysis: uncertainty, every claim, and what history commands may print.
 
     With ``read_only`` (a command the read-only table vouches for) the walks of recursive
-    claims are judged as the program walks (:class:`Walk`), and option values are the
+    claims are judged as the program walks (:class:`CommandWalk`), and option values are the
     table's path options instead of the generic scan's guesses.
     """
     worst: Decision = "allow"

@@ -547,6 +547,8 @@ export interface ApprovalRequestedEvent {
 }
 /**
  * A file's text before and after an edit (`oldText` is null for a new file).
+ *
+ * Named as it is: the wire form of `lovia.tools.presentation.FileDiff`.
  */
 export interface FileDiff {
   path: string;
@@ -603,6 +605,9 @@ export interface TodoUpdatedEvent {
   kind: "todo.updated";
   items: TodoItem[];
 }
+/**
+ * Named as it is: the wire form of `lovia.plugins.todo.TodoItem`.
+ */
 export interface TodoItem {
   content: string;
   status: string;
@@ -708,6 +713,8 @@ export interface SubagentFinishedEvent {
  * `contextTokens` is the last turn's prompt size, `turn` that call's own counts;
  * `costUsd` what the run cost and `sessionCostUsd` the conversation so far, when the
  * model's price is known (`lovia.modelPrices`).
+ *
+ * Named as it is: the wire form of `lovia.messages.Usage`.
  */
 export interface Usage {
   inputTokens: number;
@@ -908,6 +915,9 @@ export interface RestoreParams {
   forceAll?: boolean;
   confirmProtected?: string[];
 }
+/**
+ * Named as it is: the wire form of `lovia.workspace.restore_points.RestoreResult`.
+ */
 export interface RestoreResult {
   checkpoint: CheckpointInfo;
   undoCheckpoint: CheckpointInfo | null;
@@ -1350,6 +1360,9 @@ export interface WorktreeSettings {
 }
 /**
  * `lovia.restorePoints`: snapshots of the workspace before each turn that may write.
+ *
+ * Named as it is: the editor setting that becomes
+ * `lovia.workspace.restore_points.RestorePointSettings`.
  */
 export interface RestorePointSettings {
   enabled?: boolean;

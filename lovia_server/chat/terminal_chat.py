@@ -26,13 +26,14 @@ from collections.abc import Awaitable, Callable, Coroutine
 from pathlib import Path
 from typing import IO, Any
 
+from lovia_server.chat.chat_input import ChatInput, stdin_is_tty
 from lovia_server.chat.client import RpcError, StdioClient
-from lovia_server.chat.line_reader import LineReader
 from lovia_server.chat.terminal_text import printable
 from lovia_server.chat.terminal_view import Terminal
 from lovia_server.protocol import MODEL_NOT_CONFIGURED, RUN_NOT_ACTIVE
 
 DEMO_PROMPT = "Show me around this workspace and tidy up its README."
+COMMANDS = ["/help", "/new", "/resume", "/exit", "/quit"]
 
 
 class ChatSession:
@@ -450,20 +451,13 @@ class ChatCommand:
         log = None if args.verbose else await asyncio.to_thread(_open_log, log_path)
         env = {"LOVIA_LOG_LEVEL": "INFO"} if args.verbose else None
         stderr: IO[bytes] | int = log if log is not None else asyncio.subprocess.DEVNULL
-        interactive = sys.stdin is not None and sys.stdin.isatty()
-        reader = LineReader(_stdin_fd())
-        reader.start()
+        interactive = stdin_is_tty()
+        reader = ChatInput(term, _stdin_fd(), tty=interactive)
+        reader.start(COMMANDS, self.on_interrupt)
 
         async def on_event(event: dict[str, Any]) -> None:
             if self.chat is not None:
                 await self.chat.on_event(event)
-
-        async def read_line(prompt: str) -> str | None:
-            if prompt:
-                term.write(prompt)
-            line = await reader.read()
-            term.at_line_start = True  # the user's Enter ended the line
-            return line
 
         try:
             self.client = client = StdioClient(
@@ -476,7 +470,7 @@ class ChatCommand:
                 client,
                 term,
                 auto_approve=args.yes,
-                read_line=read_line,
+                read_line=reader.read,
                 interactive=interactive,
                 unread=reader.unread,
             )

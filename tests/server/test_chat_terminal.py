@@ -11,6 +11,7 @@ import os
 import pty
 import select
 import signal
+import struct
 import subprocess
 import sys
 import termios
@@ -18,6 +19,7 @@ import textwrap
 import time
 from pathlib import Path
 
+import pyte
 import pytest
 
 pytestmark = pytest.mark.timeout(360)
@@ -82,6 +84,13 @@ class Screen:
         master, slave = pty.openpty()
         self.master = master
         self.output = b""
+        # What a user sees: a VT emulator fed the same bytes, answering the cursor-position
+        # queries a line editor sends as a terminal would.
+        rows, cols = 200, 100
+        fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", rows, cols, 0, 0))
+        self.vt = pyte.Screen(cols, rows)
+        self.vt.write_process_input = lambda data: os.write(master, data.encode())
+        self.vt_stream = pyte.ByteStream(self.vt)
         self.proc = subprocess.Popen(
             args,
             stdin=slave,
@@ -108,7 +117,29 @@ class Screen:
         except OSError:  # EIO: every process holding the terminal has exited
             return False
         self.output += data
+        self.vt_stream.feed(data)
         return bool(data)
+
+    @property
+    def rows(self) -> list[str]:
+        """The emulated screen, row by row, without trailing blanks (nor trailing empty rows)."""
+        rows = [row.rstrip() for row in self.vt.display]
+        while rows and not rows[-1]:
+            rows.pop()
+        return rows
+
+    def shows(self, needle: str, *, last: bool = False, timeout: float = WAIT) -> None:
+        """Wait until the emulated screen shows ``needle`` on one row (``last``: the last row
+        with text is exactly ``needle``)."""
+        deadline = time.monotonic() + timeout
+        while not (
+            self.rows[-1:] == [needle] if last else any(needle in r for r in self.vt.display)
+        ):
+            if time.monotonic() > deadline or (
+                not self._pump(0.2) and self.proc.poll() is not None
+            ):
+                screen = "\n".join(self.rows)
+                raise AssertionError(f"{needle!r} is not on the screen:\n{screen}")
 
     def expect(self, needle: str, *, after: int = 0, timeout: float = WAIT) -> int:
         """Wait for ``needle`` to appear past character ``after``; return where it ends."""
@@ -404,3 +435,85 @@ def test_resuming_an_unknown_run_is_one_error_and_no_quitting_line(env, ws, scre
     screen = screens(_helper(ws, "--resume", "r_bogus"), env=env, cwd=ws)
     assert screen.wait() == 1, screen.text
     assert "error:" in screen.text and "quitting" not in screen.text, screen.text
+
+
+# 'stream…' answers 'thinking 1/250... ' parts, 5,000 deltas, slowly; any other prompt is echoed.
+STREAMING_AGENT = textwrap.dedent(
+    """
+    import asyncio
+    from collections import deque
+
+    from lovia import Agent
+    from lovia.testing import ScriptedProvider, text
+    from lovia.transcript import InputEntry
+
+    ANSWER = "".join(f"thinking {i}/250... " for i in range(1, 251)) * 2
+
+
+    class Streamer(ScriptedProvider):
+        async def stream(self, entries, **kw):
+            index = max(i for i, e in enumerate(entries) if isinstance(e, InputEntry))
+            prompt = entries[index].content
+            streaming = prompt.startswith("stream")
+            self.script = deque([text(ANSWER[:5000] if streaming else f"echo: {prompt}")])
+            async for delta in super().stream(entries, **kw):
+                yield delta
+                if streaming:
+                    await asyncio.sleep(0.002)
+
+
+    agent = Agent(name="streamer", model=Streamer([], record=False))
+    """
+)
+
+
+@pytest.fixture
+def editor_env(env: dict[str, str]) -> dict[str, str]:
+    """A terminal that moves its cursor: the chat uses its line editor."""
+    return {**env, "TERM": "xterm"}
+
+
+def test_typing_while_the_answer_streams_keeps_the_line_and_the_answer_intact(
+    editor_env, tmp_path, screens
+):
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    (ws / "agent.py").write_text(STREAMING_AGENT)
+    screen = screens(_helper(ws), env=editor_env, cwd=ws)
+    screen.shows("> ")
+    screen.type("stream please\r")
+    screen.shows("thinking 3/250")
+    screen.type("also look at the tests")  # typed while it streams, not entered yet
+    screen.shows("> also look at the tests")
+    screen.type(" please")
+    screen.shows("— completed")
+    screen.shows("> also look at the tests please", last=True)  # still on the input line
+    rows = screen.rows
+    start = rows.index("you: stream please") + 1
+    end = next(i for i, row in enumerate(rows) if row.startswith("— completed"))
+    answer = "".join(f"thinking {i}/250... " for i in range(1, 251)) * 2
+    streamed = "".join(rows[start:end]).replace(" ", "")  # rows lose their trailing blanks
+    assert streamed == answer[:5000].replace(" ", ""), "\n".join(rows)  # contiguous, nothing typed
+    screen.type("\r")  # and it is the next prompt
+    screen.shows("echo: also look at the tests please")
+    screen.type("/exit\r")
+    assert screen.wait() == 0, screen.text
+    assert "Traceback" not in screen.text
+
+
+def test_in_the_line_editor_ctrl_c_cancels_the_run_then_quits_at_the_prompt(
+    editor_env, ws, screens
+):
+    screen = screens(_helper(ws), env=editor_env, cwd=ws)
+    screen.shows("> ")
+    screen.type("build it\r")
+    screen.shows("▸ build")
+    _wait_for(ws / "started")
+    screen.type("\x03")
+    screen.shows("cancelling")
+    screen.shows("— cancelled")
+    screen.type("still there?\r")
+    screen.shows("echo: still there?")
+    screen.type("\x03")  # at the prompt: quit
+    assert screen.wait() == 130, screen.text
+    assert "Traceback" not in screen.text

@@ -56,6 +56,8 @@ HELPER_AGENT = textwrap.dedent(
             index = max(i for i, e in enumerate(entries) if isinstance(e, InputEntry))
             prompt = entries[index].content
             done = any(isinstance(e, ToolResultEntry) for e in entries[index:])
+            with open(ROOT / "received", "a") as f:  # what the model was sent
+                f.write(prompt + "\\n")
             if not prompt.startswith("build"):
                 turn = text(f"echo: {prompt}")
             elif done:
@@ -516,4 +518,28 @@ def test_in_the_line_editor_ctrl_c_cancels_the_run_then_quits_at_the_prompt(
     screen.shows("echo: still there?")
     screen.type("\x03")  # at the prompt: quit
     assert screen.wait() == 130, screen.text
+    assert "Traceback" not in screen.text
+
+
+@pytest.mark.parametrize("term", ["xterm", "dumb"])
+def test_commands_are_answered_locally_and_a_path_is_a_message(env, ws, screens, term):
+    screen = screens(_helper(ws), env={**env, "TERM": term}, cwd=ws)
+    screen.shows(">")
+    if term == "xterm":
+        screen.type("/he\t")  # Tab completes the command
+        screen.shows("> /help")
+        screen.type("\r")
+    else:
+        screen.type("/help\r")
+    screen.shows("commands (answered here, never sent to the model):")
+    screen.shows("Ctrl-C         cancel the live run; again, or at the prompt, quit")
+    screen.type("/frobnicate now\r")
+    screen.shows("unknown command /frobnicate (not sent to the model); /help lists the commands")
+    screen.type("/usr/bin/python is broken\r")
+    screen.shows("echo: /usr/bin/python is broken")
+    screen.type("/new\r")
+    screen.shows("(a new session: the next message starts afresh)")
+    screen.type("\x04" if term == "xterm" else "/quit\r")  # Ctrl-D on an empty line quits
+    assert screen.wait() == 0, screen.text
+    assert (ws / "received").read_text() == "/usr/bin/python is broken\n"  # and nothing else
     assert "Traceback" not in screen.text

@@ -523,7 +523,10 @@ class ChatCommand:
                 return status
             # In a terminal the resumed run is part of the conversation: the chat goes on.
         elif args.prompt or args.demo:
-            return await chat.run(" ".join(args.prompt) or DEMO_PROMPT, root)
+            status = await chat.run(" ".join(args.prompt) or DEMO_PROMPT, root)
+            if args.prompt or not chat.interactive:
+                return status
+            # --demo without a prompt: after its script, a terminal chat goes on.
         term.line(
             term.c("2", "type a message; /help lists commands; Ctrl-C cancels a run, twice quits")
         )

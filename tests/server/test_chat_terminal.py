@@ -228,7 +228,7 @@ def _demo_folders(env: dict[str, str]) -> list[Path]:
 
 
 def test_a_one_shot_run_exits_when_the_run_ends_and_removes_the_demo_folder(env, tmp_path, screens):
-    screen = screens([*CHAT, "--demo", "--yes"], env=env, cwd=tmp_path)
+    screen = screens([*CHAT, "--demo", "--yes", "tidy up"], env=env, cwd=tmp_path)
     screen.expect("lovia chat in ")
     assert len(_demo_folders(env)) == 1  # made for the run...
     assert screen.wait() == 0, screen.text  # no key pressed
@@ -312,7 +312,7 @@ def test_ctrl_c_twice_quits_cleanly_and_the_run_stays_resumable(env, ws, screens
 
 
 def test_ctrl_c_at_an_approval_cancels_and_the_demo_folder_is_removed(env, tmp_path, screens):
-    screen = screens([*CHAT, "--demo"], env=env, cwd=tmp_path)
+    screen = screens([*CHAT, "--demo", "tidy up"], env=env, cwd=tmp_path)
     screen.expect("allow? [y]es")
     assert len(_demo_folders(env)) == 1
     screen.type("\x03")
@@ -542,4 +542,20 @@ def test_commands_are_answered_locally_and_a_path_is_a_message(env, ws, screens,
     screen.type("\x04" if term == "xterm" else "/quit\r")  # Ctrl-D on an empty line quits
     assert screen.wait() == 0, screen.text
     assert (ws / "received").read_text() == "/usr/bin/python is broken\n"  # and nothing else
+    assert "Traceback" not in screen.text
+
+
+@pytest.mark.parametrize("term", ["xterm", "dumb"])
+def test_the_demo_without_a_prompt_plays_its_script_then_stays_in_the_chat(
+    env, tmp_path, screens, term
+):
+    screen = screens([*CHAT, "--demo"], env={**env, "TERM": term}, cwd=tmp_path)
+    screen.expect("allow? [y]es")
+    screen.type("y\r")
+    at = screen.expect("approval allowed (you)")
+    at = screen.expect("— completed", after=at)
+    screen.shows("type a message; /help lists commands")  # the chat goes on
+    screen.type("/exit\r")
+    assert screen.wait() == 0, screen.text
+    assert _demo_folders(env) == []
     assert "Traceback" not in screen.text

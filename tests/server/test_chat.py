@@ -414,3 +414,49 @@ def test_yes_never_approves_a_change_to_editor_configuration(tmp_path):
     assert "alters agent or editor configuration" in proc.stdout
     assert not (ws / ".vscode").exists()
     assert (ws / "notes.txt").read_text() == "ok"  # an ordinary edit is still approved by --yes
+
+
+def test_a_tool_result_shows_its_first_lines_and_how_many_more(tmp_path):
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    (ws / "README.md").write_text("# my project\n\ntext\n")
+    for i in range(1, 7):
+        (ws / f"a{i}.txt").write_text("x\n")
+    proc = subprocess.run(
+        [*CHAT, "--demo", "--yes", "--workspace", str(ws)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env=_env(tmp_path),
+        stdin=subprocess.DEVNULL,
+    )
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    listed = proc.stdout.split("▸ List .\n", 1)[1].split("▸", 1)[0].splitlines()
+    assert listed == [
+        "  ✓ README.md  (19 bytes)",
+        "    a1.txt  (2 bytes)",
+        "    a2.txt  (2 bytes)",
+        "    a3.txt  (2 bytes)",
+        "    a4.txt  (2 bytes)",
+        "    … +2 more lines",
+    ], proc.stdout
+
+
+def test_a_refusal_is_shown_whole_wrapped_not_cut():
+    import io
+
+    out = io.StringIO()
+    reason = "Command refused: " + "the sandbox denies writes outside the workspace; " * 3
+    reason += "ask for /tmp/out in lovia.sandbox.writable to allow it"
+    Terminal(out, color=False).event(
+        {
+            "kind": "tool.result",
+            "toolCallId": "c",
+            "status": "declined",
+            "content": [{"type": "text", "text": reason}],
+        }
+    )
+    rows = out.getvalue().splitlines()
+    assert len(rows) > 1 and rows[0].startswith("  ⊘ Command refused:")
+    assert " ".join(row.strip(" ⊘") for row in rows) == reason.strip()  # every word, in order
+    assert "more line" not in out.getvalue()

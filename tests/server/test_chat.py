@@ -44,6 +44,8 @@ def test_demo_runs_offline_and_edits_with_an_approved_diff(tmp_path):
     assert "-# my project" in out and "+# my project — tidied by lovia" in out
     assert "— completed" in out
     assert (ws / "README.md").read_text().startswith("# my project — tidied by lovia\n")
+    # The closing text names the terminal's way to pick a model next to the editor's setting.
+    assert "`lovia chat --model openai:gpt-4.1-mini` (or `LOVIA_MODEL`) in a terminal" in out
 
 
 def test_says_once_when_shell_commands_are_not_sandboxed(tmp_path):

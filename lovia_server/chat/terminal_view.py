@@ -30,6 +30,7 @@ class Terminal:
         self.at_line_start = True
         # Approvals this terminal answered by itself (``--yes``, not interactive): who decided.
         self.decided_by: dict[str, str] = {}
+        self.tool_kinds: dict[str, str] = {}  # of the calls not finished yet
 
     def c(self, code: str, text: str) -> str:
         text = printable(text)
@@ -61,6 +62,7 @@ class Terminal:
             if not self.at_line_start:
                 self.write("\n")
         elif kind == "tool.call":
+            self.tool_kinds[str(event["toolCallId"])] = str(event.get("toolKind"))
             self.line(self.c("36", f"▸ {event['title']}"))
         elif kind == "tool.update":
             for chunk in event["output"]["text"].splitlines():
@@ -103,7 +105,11 @@ class Terminal:
         texts = [c["text"] for c in event["content"] if c["type"] == "text"]
         lines = "\n".join(texts).strip().splitlines() or [""]
         width = max(shutil.get_terminal_size((100, 24)).columns - 5, 40)
-        if status == "completed":
+        think = self.tool_kinds.pop(str(event.get("toolCallId")), None) == "think"
+        if status == "completed" and think:
+            # The model's own notes and plan: the plan shows as its own list (todo.updated).
+            limit, lines = 1, lines[:1]
+        elif status == "completed":
             limit = RESULT_LINES
             lines = [line if len(line) <= width else line[: width - 1] + "…" for line in lines]
         else:

@@ -442,6 +442,8 @@ def test_a_tool_result_shows_its_first_lines_and_how_many_more(tmp_path):
         "    a4.txt  (2 bytes)",
         "    … +2 more lines",
     ], proc.stdout
+    # The plan's result is not repeated: the plan shows once, as its list.
+    assert "  ✓ Updated todo list:\n  [~] Looking around the workspace\n" in proc.stdout
 
 
 def test_a_refusal_is_shown_whole_wrapped_not_cut():

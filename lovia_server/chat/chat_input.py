@@ -6,6 +6,7 @@ terminal that cannot move its cursor (``TERM=dumb``) lines are read as they come
 
 from __future__ import annotations
 
+import asyncio
 import os
 import sys
 from collections.abc import Callable
@@ -29,21 +30,35 @@ class ChatInput:
         self.tty = tty
         self.editor: Any = None  # a PromptLine when the line editor runs
         self.reader: LineReader | None = None
+        self._loading: asyncio.Future[Any] | None = None
+        self.commands: list[str] = []
+        self.on_interrupt: Callable[[], None] = lambda: None
 
     def start(self, commands: list[str], on_interrupt: Callable[[], None]) -> None:
+        self.commands, self.on_interrupt = commands, on_interrupt
         if self.tty and os.environ.get("TERM", "") not in ("", "dumb"):
-            try:
-                from lovia_server.chat.prompt_line import PromptLine
-            except ImportError:
-                self.term.line(self.term.c("2", EDITOR_HINT))
-            else:
-                self.editor = PromptLine(self.term.out, commands, on_interrupt)
-                self.term.out = self.editor.output
-                return
+            # Imported in a thread while the server starts: it is ~0.1 s of the start-up.
+            self._loading = asyncio.get_running_loop().run_in_executor(None, _load_editor)
+            return
+        self._plain()
+
+    def _plain(self) -> None:
         self.reader = LineReader(self.fd)
         self.reader.start()
 
+    async def _editor(self) -> None:
+        loading, self._loading = self._loading, None
+        editor_class = await loading if loading is not None else None
+        if editor_class is None:
+            self.term.line(self.term.c("2", EDITOR_HINT))
+            self._plain()
+            return
+        self.editor = editor_class(self.term.out, self.commands, self.on_interrupt)
+        self.term.out = self.editor.output
+
     async def read(self, prompt: str) -> str | None:
+        if self._loading is not None:
+            await self._editor()
         if self.editor is not None:
             line: str | None = await self.editor.read(prompt)
             return line
@@ -61,11 +76,22 @@ class ChatInput:
             self.reader.unread(line)
 
     def close(self) -> None:
+        if self._loading is not None:
+            self._loading.cancel()
         if self.editor is not None:
             self.editor.close()
             self.term.out = self.editor.output.stream
         if self.reader is not None:
             self.reader.close()
+
+
+def _load_editor() -> Any:
+    """The line editor's class, or None without prompt_toolkit."""
+    try:
+        from lovia_server.chat.prompt_line import PromptLine
+    except ImportError:
+        return None
+    return PromptLine
 
 
 def stdin_is_tty() -> bool:

@@ -559,3 +559,20 @@ def test_the_demo_without_a_prompt_plays_its_script_then_stays_in_the_chat(
     assert screen.wait() == 0, screen.text
     assert _demo_folders(env) == []
     assert "Traceback" not in screen.text
+
+
+def test_without_prompt_toolkit_the_chat_reads_plain_lines_and_says_how_to_get_the_editor(
+    editor_env, ws, tmp_path, screens
+):
+    blocked = tmp_path / "blocked" / "prompt_toolkit"
+    blocked.mkdir(parents=True)
+    (blocked / "__init__.py").write_text("raise ImportError('not installed')\n")
+    env = {**editor_env, "PYTHONPATH": str(blocked.parent)}
+    screen = screens(_helper(ws), env=env, cwd=ws)
+    at = screen.expect("pip install 'prompt_toolkit>=3.0.40' (the chat extra)")
+    at = screen.expect("> ", after=at)
+    screen.type("hello\r")
+    at = screen.expect("echo: hello", after=at)
+    screen.type("/exit\r")
+    assert screen.wait() == 0, screen.text
+    assert screen.text.count("the chat extra") == 1 and "Traceback" not in screen.text

@@ -26,8 +26,9 @@ from collections.abc import Awaitable, Callable, Coroutine
 from pathlib import Path
 from typing import IO, Any
 
+from lovia_server.chat.chat_commands import COMMANDS, HELP, command_of, unknown
+from lovia_server.chat.chat_input import ChatInput, stdin_is_tty
 from lovia_server.chat.client import RpcError, StdioClient
-from lovia_server.chat.line_reader import LineReader
 from lovia_server.chat.terminal_text import printable
 from lovia_server.chat.terminal_view import Terminal
 from lovia_server.protocol import MODEL_NOT_CONFIGURED, RUN_NOT_ACTIVE
@@ -63,6 +64,7 @@ class ChatSession:
         self.prompts: deque[tuple[dict[str, Any], asyncio.Future[str]]] = deque()
         self._tasks: set[asyncio.Task[None]] = set()
         self._reading = False
+        self._deferred: list[str] = []  # commands typed during a run, for after it
 
     @property
     def live(self) -> bool:
@@ -181,6 +183,16 @@ class ChatSession:
             return
         if not line.strip():
             return
+        command = command_of(line)
+        if command is not None:  # a command is never a steer
+            if command == "/help":
+                self.help()
+            elif command in COMMANDS:
+                self.term.line(self.term.c("2", f"  ({command} after this run; Ctrl-C cancels it)"))
+                self._deferred.append(line)
+            else:
+                self.term.line(self.term.c("33", unknown(command)))
+            return
         try:
             await self.client.request(
                 "lovia/steer", {"runId": self.run_id, "message": line.strip()}
@@ -192,6 +204,10 @@ class ChatSession:
                 self.term.line(self.term.c("31", f"  (not steered: {exc})"))
             return
         self.term.line(self.term.c("2", "  (steer queued for the next turn)"))
+
+    def help(self) -> None:
+        for line in HELP.splitlines():
+            self.term.line(self.term.c("2", line))
 
     def _put_back(self, line: str) -> None:
         if self.unread is not None and line.strip():
@@ -222,6 +238,9 @@ class ChatSession:
                     reader.cancel()
                 with contextlib.suppress(asyncio.CancelledError):
                     await reader
+            for line in reversed(self._deferred):
+                self._put_back(line)
+            self._deferred.clear()
         return self.status
 
     def cancel(self) -> None:
@@ -450,20 +469,13 @@ class ChatCommand:
         log = None if args.verbose else await asyncio.to_thread(_open_log, log_path)
         env = {"LOVIA_LOG_LEVEL": "INFO"} if args.verbose else None
         stderr: IO[bytes] | int = log if log is not None else asyncio.subprocess.DEVNULL
-        interactive = sys.stdin is not None and sys.stdin.isatty()
-        reader = LineReader(_stdin_fd())
-        reader.start()
+        interactive = stdin_is_tty()
+        reader = ChatInput(term, _stdin_fd(), tty=interactive)
+        reader.start(COMMANDS, self.on_interrupt)
 
         async def on_event(event: dict[str, Any]) -> None:
             if self.chat is not None:
                 await self.chat.on_event(event)
-
-        async def read_line(prompt: str) -> str | None:
-            if prompt:
-                term.write(prompt)
-            line = await reader.read()
-            term.at_line_start = True  # the user's Enter ended the line
-            return line
 
         try:
             self.client = client = StdioClient(
@@ -476,7 +488,7 @@ class ChatCommand:
                 client,
                 term,
                 auto_approve=args.yes,
-                read_line=read_line,
+                read_line=reader.read,
                 interactive=interactive,
                 unread=reader.unread,
             )
@@ -515,14 +527,29 @@ class ChatCommand:
                 return status
             # In a terminal the resumed run is part of the conversation: the chat goes on.
         elif args.prompt or args.demo:
-            return await chat.run(" ".join(args.prompt) or DEMO_PROMPT, root)
-        term.line(term.c("2", "type a message; /resume, /exit; Ctrl-C cancels a run, twice quits"))
+            status = await chat.run(" ".join(args.prompt) or DEMO_PROMPT, root)
+            if args.prompt or not chat.interactive:
+                return status
+            # --demo without a prompt: after its script, a terminal chat goes on.
+        term.line(
+            term.c("2", "type a message; /help lists commands; Ctrl-C cancels a run, twice quits")
+        )
         while True:
             line = await chat.read_line("> ")
-            if line is None or line.strip() in ("/exit", "/quit"):
+            if line is None:
                 return "completed"  # each run's outcome was shown; leaving is not a failure
-            if line.strip() == "/resume":
+            command = command_of(line)
+            if command in ("/exit", "/quit"):
+                return "completed"
+            if command == "/help":
+                chat.help()
+            elif command == "/resume":
                 await chat.resume(None)
+            elif command == "/new":
+                chat.session_id = None
+                term.line(term.c("2", "(a new session: the next message starts afresh)"))
+            elif command is not None:
+                term.line(term.c("33", unknown(command)))
             elif line.strip():
                 await chat.run(line.strip(), root)
 

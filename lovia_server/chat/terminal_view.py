@@ -3,10 +3,15 @@
 from __future__ import annotations
 
 import difflib
+import shutil
+import textwrap
 from pathlib import Path
 from typing import Any
 
 from lovia_server.chat.terminal_text import printable
+
+RESULT_LINES = 5  # of a tool's result; the rest is counted
+REFUSAL_LINES = 20  # of a failed or declined result, wrapped
 
 
 class Terminal:
@@ -25,6 +30,7 @@ class Terminal:
         self.at_line_start = True
         # Approvals this terminal answered by itself (``--yes``, not interactive): who decided.
         self.decided_by: dict[str, str] = {}
+        self.tool_kinds: dict[str, str] = {}  # of the calls not finished yet
 
     def c(self, code: str, text: str) -> str:
         text = printable(text)
@@ -56,6 +62,7 @@ class Terminal:
             if not self.at_line_start:
                 self.write("\n")
         elif kind == "tool.call":
+            self.tool_kinds[str(event["toolCallId"])] = str(event.get("toolKind"))
             self.line(self.c("36", f"▸ {event['title']}"))
         elif kind == "tool.update":
             for chunk in event["output"]["text"].splitlines():
@@ -91,13 +98,30 @@ class Terminal:
             self.line(self.c(code, "    " + line.rstrip("\n")))
 
     def _tool_result(self, event: dict[str, Any]) -> None:
+        """The first lines of a result and how many more; a failure or a refusal whole (wrapped),
+        since its reason is the useful part."""
         status = event["status"]
         mark = {"completed": "✓", "failed": "✗", "declined": "⊘", "cancelled": "⊘"}[status]
         texts = [c["text"] for c in event["content"] if c["type"] == "text"]
-        first = (texts[0].strip().splitlines() or [""])[0] if texts else ""
-        if len(first) > 100:
-            first = first[:99] + "…"
-        self.line(self.c("32" if status == "completed" else "31", f"  {mark} {first}"))
+        lines = "\n".join(texts).strip().splitlines() or [""]
+        width = max(shutil.get_terminal_size((100, 24)).columns - 5, 40)
+        think = self.tool_kinds.pop(str(event.get("toolCallId")), None) == "think"
+        if status == "completed" and think:
+            # The model's own notes and plan: the plan shows as its own list (todo.updated).
+            limit, lines = 1, lines[:1]
+        elif status == "completed":
+            limit = RESULT_LINES
+            lines = [line if len(line) <= width else line[: width - 1] + "…" for line in lines]
+        else:
+            limit = REFUSAL_LINES
+            lines = [row for line in lines for row in textwrap.wrap(line, width) or [""]]
+        shown, more = lines[:limit], len(lines) - limit
+        color = "32" if status == "completed" else "31"
+        self.line(self.c(color, f"  {mark} {shown[0]}"))
+        for line in shown[1:]:
+            self.line(self.c(color, f"    {line}"))
+        if more > 0:
+            self.line(self.c("2", f"    … +{more} more line{'s' if more > 1 else ''}"))
 
     def approval_outcome(self, event: dict[str, Any]) -> str:
         """Who decided, in the user's words: never "user" for what a flag or the server did."""

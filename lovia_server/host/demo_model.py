@@ -27,6 +27,12 @@ DEMO_FILE = "README.md"
 DEFAULT_NOTE = "tidied by lovia"
 HELPER = "demo-helper"
 HELPER_FILE = "NOTES.md"
+# The demo runs in a terminal (lovia chat) and in editors: it names how each picks a model.
+CLOSING = (
+    "This was the **offline demo model**: it follows a script. To work on your own requests, "
+    "choose a real model: `lovia chat --model openai:gpt-4.1-mini` (or `LOVIA_MODEL`) in a "
+    "terminal, the `lovia.model` setting in an editor."
+)
 HELPER_TASK = f"Create {HELPER_FILE} with a short note that the lovia demo helper was here."
 
 
@@ -119,9 +125,7 @@ def _helper_answer(entries: Any) -> str:
     report = next((t for t in texts if "[subagent t1:" in t), "")
     said = str(report).partition("\n")[2].strip() or "it finished without a report"
     return (
-        f"My helper subagent `{HELPER}` worked in the background and reported: {said}\n\n"
-        "This was the **offline demo model**: it follows a script. Configure a real model "
-        "with `lovia.model` or `LOVIA_MODEL` to work on your own requests."
+        f"My helper subagent `{HELPER}` worked in the background and reported: {said}\n\n" + CLOSING
     )
 
 
@@ -145,8 +149,7 @@ def _rejected_answer(reason: str) -> str:
     why = f" You said: “{reason}”." if reason else ""
     return (
         f"Understood — you rejected my edit to `{DEMO_FILE}`, so I left it unchanged.{why}\n\n"
-        "This was the **offline demo model**: it follows a script. Configure a real model "
-        "with `lovia.model` or `LOVIA_MODEL` to work on your own requests."
+        + CLOSING
     )
 
 
@@ -171,9 +174,7 @@ def demo_agent(root: Path) -> Agent[Any]:
             f"Here is what I did in `{root.name or root}`:\n\n"
             f"- listed the files and read `{DEMO_FILE}`;\n"
             f"- proposed a small edit to `{DEMO_FILE}` — edits need your approval, with a diff "
-            "first (`lovia.permissions`).\n\n"
-            "This was the **offline demo model**: it follows a script. Configure a real model "
-            "with `lovia.model` or `LOVIA_MODEL` to work on your own requests."
+            "first (`lovia.permissions`).\n\n" + CLOSING
         ),
     ]
     subagent_script = [

@@ -44,6 +44,8 @@ def test_demo_runs_offline_and_edits_with_an_approved_diff(tmp_path):
     assert "-# my project" in out and "+# my project — tidied by lovia" in out
     assert "— completed" in out
     assert (ws / "README.md").read_text().startswith("# my project — tidied by lovia\n")
+    # The closing text names the terminal's way to pick a model next to the editor's setting.
+    assert "`lovia chat --model openai:gpt-4.1-mini` (or `LOVIA_MODEL`) in a terminal" in out
 
 
 def test_says_once_when_shell_commands_are_not_sandboxed(tmp_path):
@@ -435,3 +437,51 @@ def test_yes_never_approves_a_change_to_editor_configuration(tmp_path):
     assert "alters agent or editor configuration" in proc.stdout
     assert not (ws / ".vscode").exists()
     assert (ws / "notes.txt").read_text() == "ok"  # an ordinary edit is still approved by --yes
+
+
+def test_a_tool_result_shows_its_first_lines_and_how_many_more(tmp_path):
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    (ws / "README.md").write_text("# my project\n\ntext\n")
+    for i in range(1, 7):
+        (ws / f"a{i}.txt").write_text("x\n")
+    proc = subprocess.run(
+        [*CHAT, "--demo", "--yes", "--workspace", str(ws)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env=_env(tmp_path),
+        stdin=subprocess.DEVNULL,
+    )
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    listed = proc.stdout.split("▸ List .\n", 1)[1].split("▸", 1)[0].splitlines()
+    assert listed == [
+        "  ✓ README.md  (19 bytes)",
+        "    a1.txt  (2 bytes)",
+        "    a2.txt  (2 bytes)",
+        "    a3.txt  (2 bytes)",
+        "    a4.txt  (2 bytes)",
+        "    … +2 more lines",
+    ], proc.stdout
+    # The plan's result is not repeated: the plan shows once, as its list.
+    assert "  ✓ Updated todo list:\n  [~] Looking around the workspace\n" in proc.stdout
+
+
+def test_a_refusal_is_shown_whole_wrapped_not_cut():
+    import io
+
+    out = io.StringIO()
+    reason = "Command refused: " + "the sandbox denies writes outside the workspace; " * 3
+    reason += "ask for /tmp/out in lovia.sandbox.writable to allow it"
+    Terminal(out, color=False).event(
+        {
+            "kind": "tool.result",
+            "toolCallId": "c",
+            "status": "declined",
+            "content": [{"type": "text", "text": reason}],
+        }
+    )
+    rows = out.getvalue().splitlines()
+    assert len(rows) > 1 and rows[0].startswith("  ⊘ Command refused:")
+    assert " ".join(row.strip(" ⊘") for row in rows) == reason.strip()  # every word, in order
+    assert "more line" not in out.getvalue()

@@ -11,6 +11,7 @@ import os
 import pty
 import select
 import signal
+import struct
 import subprocess
 import sys
 import termios
@@ -18,6 +19,7 @@ import textwrap
 import time
 from pathlib import Path
 
+import pyte
 import pytest
 
 pytestmark = pytest.mark.timeout(360)
@@ -54,6 +56,8 @@ HELPER_AGENT = textwrap.dedent(
             index = max(i for i, e in enumerate(entries) if isinstance(e, InputEntry))
             prompt = entries[index].content
             done = any(isinstance(e, ToolResultEntry) for e in entries[index:])
+            with open(ROOT / "received", "a") as f:  # what the model was sent
+                f.write(prompt + "\\n")
             if not prompt.startswith("build"):
                 turn = text(f"echo: {prompt}")
             elif done:
@@ -82,6 +86,13 @@ class Screen:
         master, slave = pty.openpty()
         self.master = master
         self.output = b""
+        # What a user sees: a VT emulator fed the same bytes, answering the cursor-position
+        # queries a line editor sends as a terminal would.
+        rows, cols = 200, 100
+        fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", rows, cols, 0, 0))
+        self.vt = pyte.Screen(cols, rows)
+        self.vt.write_process_input = lambda data: os.write(master, data.encode())
+        self.vt_stream = pyte.ByteStream(self.vt)
         self.proc = subprocess.Popen(
             args,
             stdin=slave,
@@ -108,7 +119,29 @@ class Screen:
         except OSError:  # EIO: every process holding the terminal has exited
             return False
         self.output += data
+        self.vt_stream.feed(data)
         return bool(data)
+
+    @property
+    def rows(self) -> list[str]:
+        """The emulated screen, row by row, without trailing blanks (nor trailing empty rows)."""
+        rows = [row.rstrip() for row in self.vt.display]
+        while rows and not rows[-1]:
+            rows.pop()
+        return rows
+
+    def shows(self, needle: str, *, last: bool = False, timeout: float = WAIT) -> None:
+        """Wait until the emulated screen shows ``needle`` on one row (``last``: the last row
+        with text is exactly ``needle``)."""
+        deadline = time.monotonic() + timeout
+        while not (
+            self.rows[-1:] == [needle] if last else any(needle in r for r in self.vt.display)
+        ):
+            if time.monotonic() > deadline or (
+                not self._pump(0.2) and self.proc.poll() is not None
+            ):
+                screen = "\n".join(self.rows)
+                raise AssertionError(f"{needle!r} is not on the screen:\n{screen}")
 
     def expect(self, needle: str, *, after: int = 0, timeout: float = WAIT) -> int:
         """Wait for ``needle`` to appear past character ``after``; return where it ends."""
@@ -195,7 +228,7 @@ def _demo_folders(env: dict[str, str]) -> list[Path]:
 
 
 def test_a_one_shot_run_exits_when_the_run_ends_and_removes_the_demo_folder(env, tmp_path, screens):
-    screen = screens([*CHAT, "--demo", "--yes"], env=env, cwd=tmp_path)
+    screen = screens([*CHAT, "--demo", "--yes", "tidy up"], env=env, cwd=tmp_path)
     screen.expect("lovia chat in ")
     assert len(_demo_folders(env)) == 1  # made for the run...
     assert screen.wait() == 0, screen.text  # no key pressed
@@ -279,7 +312,7 @@ def test_ctrl_c_twice_quits_cleanly_and_the_run_stays_resumable(env, ws, screens
 
 
 def test_ctrl_c_at_an_approval_cancels_and_the_demo_folder_is_removed(env, tmp_path, screens):
-    screen = screens([*CHAT, "--demo"], env=env, cwd=tmp_path)
+    screen = screens([*CHAT, "--demo", "tidy up"], env=env, cwd=tmp_path)
     screen.expect("allow? [y]es")
     assert len(_demo_folders(env)) == 1
     screen.type("\x03")
@@ -404,3 +437,142 @@ def test_resuming_an_unknown_run_is_one_error_and_no_quitting_line(env, ws, scre
     screen = screens(_helper(ws, "--resume", "r_bogus"), env=env, cwd=ws)
     assert screen.wait() == 1, screen.text
     assert "error:" in screen.text and "quitting" not in screen.text, screen.text
+
+
+# 'stream…' answers 'thinking 1/250... ' parts, 5,000 deltas, slowly; any other prompt is echoed.
+STREAMING_AGENT = textwrap.dedent(
+    """
+    import asyncio
+    from collections import deque
+
+    from lovia import Agent
+    from lovia.testing import ScriptedProvider, text
+    from lovia.transcript import InputEntry
+
+    ANSWER = "".join(f"thinking {i}/250... " for i in range(1, 251)) * 2
+
+
+    class Streamer(ScriptedProvider):
+        async def stream(self, entries, **kw):
+            index = max(i for i, e in enumerate(entries) if isinstance(e, InputEntry))
+            prompt = entries[index].content
+            streaming = prompt.startswith("stream")
+            self.script = deque([text(ANSWER[:5000] if streaming else f"echo: {prompt}")])
+            async for delta in super().stream(entries, **kw):
+                yield delta
+                if streaming:
+                    await asyncio.sleep(0.002)
+
+
+    agent = Agent(name="streamer", model=Streamer([], record=False))
+    """
+)
+
+
+@pytest.fixture
+def editor_env(env: dict[str, str]) -> dict[str, str]:
+    """A terminal that moves its cursor: the chat uses its line editor."""
+    return {**env, "TERM": "xterm"}
+
+
+def test_typing_while_the_answer_streams_keeps_the_line_and_the_answer_intact(
+    editor_env, tmp_path, screens
+):
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    (ws / "agent.py").write_text(STREAMING_AGENT)
+    screen = screens(_helper(ws), env=editor_env, cwd=ws)
+    screen.shows("> ")
+    screen.type("stream please\r")
+    screen.shows("thinking 3/250")
+    screen.type("also look at the tests")  # typed while it streams, not entered yet
+    screen.shows("> also look at the tests")
+    screen.type(" please")
+    screen.shows("— completed")
+    screen.shows("> also look at the tests please", last=True)  # still on the input line
+    rows = screen.rows
+    start = rows.index("you: stream please") + 1
+    end = next(i for i, row in enumerate(rows) if row.startswith("— completed"))
+    answer = "".join(f"thinking {i}/250... " for i in range(1, 251)) * 2
+    streamed = "".join(rows[start:end]).replace(" ", "")  # rows lose their trailing blanks
+    assert streamed == answer[:5000].replace(" ", ""), "\n".join(rows)  # contiguous, nothing typed
+    screen.type("\r")  # and it is the next prompt
+    screen.shows("echo: also look at the tests please")
+    screen.type("/exit\r")
+    assert screen.wait() == 0, screen.text
+    assert "Traceback" not in screen.text
+
+
+def test_in_the_line_editor_ctrl_c_cancels_the_run_then_quits_at_the_prompt(
+    editor_env, ws, screens
+):
+    screen = screens(_helper(ws), env=editor_env, cwd=ws)
+    screen.shows("> ")
+    screen.type("build it\r")
+    screen.shows("▸ build")
+    _wait_for(ws / "started")
+    screen.type("\x03")
+    screen.shows("cancelling")
+    screen.shows("— cancelled")
+    screen.type("still there?\r")
+    screen.shows("echo: still there?")
+    screen.type("\x03")  # at the prompt: quit
+    assert screen.wait() == 130, screen.text
+    assert "Traceback" not in screen.text
+
+
+@pytest.mark.parametrize("term", ["xterm", "dumb"])
+def test_commands_are_answered_locally_and_a_path_is_a_message(env, ws, screens, term):
+    screen = screens(_helper(ws), env={**env, "TERM": term}, cwd=ws)
+    screen.shows(">")
+    if term == "xterm":
+        screen.type("/he\t")  # Tab completes the command
+        screen.shows("> /help")
+        screen.type("\r")
+    else:
+        screen.type("/help\r")
+    screen.shows("commands (answered here, never sent to the model):")
+    screen.shows("Ctrl-C         cancel the live run; again, or at the prompt, quit")
+    screen.type("/frobnicate now\r")
+    screen.shows("unknown command /frobnicate (not sent to the model); /help lists the commands")
+    screen.type("/usr/bin/python is broken\r")
+    screen.shows("echo: /usr/bin/python is broken")
+    screen.type("/new\r")
+    screen.shows("(a new session: the next message starts afresh)")
+    screen.type("\x04" if term == "xterm" else "/quit\r")  # Ctrl-D on an empty line quits
+    assert screen.wait() == 0, screen.text
+    assert (ws / "received").read_text() == "/usr/bin/python is broken\n"  # and nothing else
+    assert "Traceback" not in screen.text
+
+
+@pytest.mark.parametrize("term", ["xterm", "dumb"])
+def test_the_demo_without_a_prompt_plays_its_script_then_stays_in_the_chat(
+    env, tmp_path, screens, term
+):
+    screen = screens([*CHAT, "--demo"], env={**env, "TERM": term}, cwd=tmp_path)
+    screen.expect("allow? [y]es")
+    screen.type("y\r")
+    at = screen.expect("approval allowed (you)")
+    at = screen.expect("— completed", after=at)
+    screen.shows("type a message; /help lists commands")  # the chat goes on
+    screen.type("/exit\r")
+    assert screen.wait() == 0, screen.text
+    assert _demo_folders(env) == []
+    assert "Traceback" not in screen.text
+
+
+def test_without_prompt_toolkit_the_chat_reads_plain_lines_and_says_how_to_get_the_editor(
+    editor_env, ws, tmp_path, screens
+):
+    blocked = tmp_path / "blocked" / "prompt_toolkit"
+    blocked.mkdir(parents=True)
+    (blocked / "__init__.py").write_text("raise ImportError('not installed')\n")
+    env = {**editor_env, "PYTHONPATH": str(blocked.parent)}
+    screen = screens(_helper(ws), env=env, cwd=ws)
+    at = screen.expect("pip install 'prompt_toolkit>=3.0.40' (the chat extra)")
+    at = screen.expect("> ", after=at)
+    screen.type("hello\r")
+    at = screen.expect("echo: hello", after=at)
+    screen.type("/exit\r")
+    assert screen.wait() == 0, screen.text
+    assert screen.text.count("the chat extra") == 1 and "Traceback" not in screen.text

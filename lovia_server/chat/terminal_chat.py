@@ -48,13 +48,11 @@ class ChatSession:
         auto_approve: bool,
         read_line: Callable[[str], Awaitable[str | None]],
         interactive: bool,
-        unread: Callable[[str], None] | None = None,
     ) -> None:
         self.client = client
         self.term = term
         self.auto_approve = auto_approve
         self.read_line = read_line
-        self.unread = unread
         self.interactive = interactive
         self.session_id: str | None = None
         self.run_id: str | None = None
@@ -64,6 +62,9 @@ class ChatSession:
         self.prompts: deque[tuple[dict[str, Any], asyncio.Future[str]]] = deque()
         self._tasks: set[asyncio.Task[None]] = set()
         self._reading = False
+        self._carried: asyncio.Task[None] | None = None  # a prompt left open by a run's end
+        self._input_ended = False
+        self._queued: deque[str] = deque()  # lines for the next prompts, in order
         self._deferred: list[str] = []  # commands typed during a run, for after it
 
     @property
@@ -210,8 +211,9 @@ class ChatSession:
             self.term.line(self.term.c("2", line))
 
     def _put_back(self, line: str) -> None:
-        if self.unread is not None and line.strip():
-            self.unread(line)
+        """A line for the next prompt (typed as the run ended)."""
+        if line.strip():
+            self._queued.append(line)
 
     async def _pump_input(self) -> None:
         while not self.finished.is_set():
@@ -221,25 +223,44 @@ class ChatSession:
             finally:
                 self._reading = False
             if line is None:
+                self._input_ended = True
                 return
             await self.handle_line(line)
 
+    async def next_line(self, prompt: str) -> str | None:
+        """The next line for a new prompt: one typed during the last run (a command kept for
+        after it) first; else what is typed into the prompt still open from that run (the
+        same prompt: taking it down could drop keys typed meanwhile), else a new prompt's."""
+        if not self._queued and self._carried is not None:
+            carried, self._carried = self._carried, None
+            with contextlib.suppress(asyncio.CancelledError):
+                await carried  # its line is put back when it comes
+        if self._queued:
+            return self._queued.popleft()
+        if self._input_ended:
+            return None
+        return await self.read_line(prompt)
+
     async def _follow(self) -> str:
-        reader = (
-            asyncio.get_running_loop().create_task(self._pump_input()) if self.interactive else None
-        )
+        reader, self._carried = self._carried, None  # the open prompt reads for this run too
+        if reader is not None and reader.done():
+            reader = None
+        if reader is None and self.interactive:
+            reader = asyncio.get_running_loop().create_task(self._pump_input())
         try:
             await self.finished.wait()
         finally:
             if reader is not None:
-                # Waiting for a line: stop at once (no line is taken). Handling one: let it
-                # finish, so a line that raced the end of the run is put back, not dropped.
-                if self._reading or reader.done():
-                    reader.cancel()
-                with contextlib.suppress(asyncio.CancelledError):
-                    await reader
-            for line in reversed(self._deferred):
-                self._put_back(line)
+                if self.finished.is_set() and self._reading and not reader.done():
+                    # The run ended while the prompt is open: keep it open (taking it down
+                    # could drop keys typed meanwhile); its line starts the next run.
+                    self._carried = reader
+                else:  # quitting, or a line is being handled: let that finish
+                    if reader.done() or self._reading:
+                        reader.cancel()
+                    with contextlib.suppress(asyncio.CancelledError):
+                        await reader
+            self._queued.extendleft(reversed([x for x in self._deferred if x.strip()]))
             self._deferred.clear()
         return self.status
 
@@ -256,7 +277,7 @@ class ChatSession:
             await self.client.request("lovia/cancel", {"runId": run_id})
 
     def stop_tasks(self) -> None:
-        for task in list(self._tasks):
+        for task in [*self._tasks, *([self._carried] if self._carried else [])]:
             task.cancel()
 
     async def run(self, prompt: str, cwd: Path) -> str:
@@ -490,7 +511,6 @@ class ChatCommand:
                 auto_approve=args.yes,
                 read_line=reader.read,
                 interactive=interactive,
-                unread=reader.unread,
             )
             await client.start(root, init)
             banner = f"lovia chat in {root}"
@@ -535,7 +555,7 @@ class ChatCommand:
             term.c("2", "type a message; /help lists commands; Ctrl-C cancels a run, twice quits")
         )
         while True:
-            line = await chat.read_line("> ")
+            line = await chat.next_line("> ")
             if line is None:
                 return "completed"  # each run's outcome was shown; leaving is not a failure
             command = command_of(line)

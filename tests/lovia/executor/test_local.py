@@ -105,4 +105,4 @@ def test_lovia_eval_and_the_cli_work_without_ray():
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
     assert proc.stdout.strip() == "True"
     assert proc.returncode == 2
-    assert "Ray is not installed" in proc.stderr and "lovia[ray]" in proc.stderr
+    assert "Ray is not installed" in proc.stderr and "pip install 'ray>=2.40,<3'" in proc.stderr

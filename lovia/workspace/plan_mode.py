@@ -10,10 +10,16 @@ end with (a plan).
 
 from __future__ import annotations
 
+import copy
 import dataclasses
-from typing import Literal, TypeAlias
+from typing import TYPE_CHECKING, Any, Literal, TypeAlias
 
+from lovia.workspace.errors import PermissionDeniedError
 from lovia.workspace.policy import WorkspacePolicy
+
+if TYPE_CHECKING:
+    from lovia.run_context import RunContext
+    from lovia.tools.base import Tool, ToolInvoker
 
 RunMode: TypeAlias = Literal["plan", "act"]
 
@@ -30,6 +36,53 @@ def plan_policy(policy: WorkspacePolicy) -> WorkspacePolicy:
 def refusal(what: str) -> str:
     """The tool result a refused call gets: ``plan mode: <what> — propose it in the plan…``."""
     return f"plan mode: {what.rstrip('.')} — {REFUSAL_SUFFIX}."
+
+
+def explain_refusals(tools: list[Tool]) -> list[Tool]:
+    """``tools`` whose policy refusals say plan mode (the policy refuses; this only words it).
+
+    A call the plan-mode policy denies raises :class:`PermissionDeniedError` in the session;
+    the model sees ``plan mode: … — propose it in the plan instead`` rather than a hint about
+    presets it cannot change.
+    """
+    out = []
+    for tool in tools:
+        tool = copy.copy(tool)
+        tool.policies = (_explained(tool.name), *tool.policies)
+        out.append(tool)
+    return out
+
+
+def _explained(name: str) -> Any:
+    async def policy(invoke: ToolInvoker, args: dict[str, Any], ctx: RunContext[Any]) -> Any:
+        try:
+            return await invoke(args, ctx)
+        except PermissionDeniedError as exc:
+            reason = exc.message or "the workspace policy refused it"
+            raise PermissionDeniedError(refusal(f"{name} refused ({reason.rstrip('.')})")) from exc
+
+    return policy
+
+
+def refused_tools(tools: list[Tool]) -> list[Tool]:
+    """``tools`` (an MCP server's, say) that never run in plan mode and never ask: each call
+    is refused with a plan-mode result."""
+    out = []
+    for tool in tools:
+        tool = copy.copy(tool)
+        tool.needs_approval = False
+        tool.policies = (_refused(tool.name, tool.source), *tool.policies)
+        out.append(tool)
+    return out
+
+
+def _refused(name: str, source: str | None) -> Any:
+    what = f"{name} (an MCP tool of {source!r})" if source else name
+
+    async def policy(invoke: ToolInvoker, args: dict[str, Any], ctx: RunContext[Any]) -> Any:
+        raise PermissionDeniedError(refusal(f"{what} is not run"))
+
+    return policy
 
 
 def plan_instructions(policy: WorkspacePolicy) -> str:
@@ -62,7 +115,9 @@ __all__ = [
     "REFUSAL_SUFFIX",
     "RunMode",
     "act_instructions",
+    "explain_refusals",
     "plan_instructions",
     "plan_policy",
     "refusal",
+    "refused_tools",
 ]

@@ -154,6 +154,7 @@ class SubagentHost:
             cwd=cwd,
             context_window=parent.spec.context_window,
             budget=spec.budget,
+            plan=parent.spec.plan,  # a plan-mode run's children never ask either
         )
 
     async def _wait(self, ctl: RunController, token: CancelToken) -> RunOutcome:

@@ -79,3 +79,24 @@ async def test_plan_mode_has_no_worktree(harness):
         assert "Plan mode" in str(exc)
     else:
         raise AssertionError("a plan-mode worktree run was accepted")
+
+
+async def test_a_plan_mode_runs_child_is_in_plan_mode_too(harness, fake_openai):
+    from tests.server.test_subagents import _route
+
+    fake_openai.responder = _route
+    await harness.start(
+        settings={"model": "openai:fake-model", "permissions": {"preset": "trusted"}},
+        env=fake_openai.env(),
+    )
+    run = await harness.run("delegate the notes", mode="plan")
+    parent = run["runId"]
+    started = await harness.wait_kind(parent, "subagent.started", taskId="t1")
+    child = started["childRunId"]
+    done = await harness.finished(parent)
+    assert done["status"] == "completed", done
+    await harness.finished(child)
+    for rid in (parent, child):
+        assert "approval.requested" not in harness.kinds(rid)
+    assert "plan mode:" in _text(_results(harness, child)["c1"])
+    assert not (harness.root / "notes.txt").exists()

@@ -9,7 +9,6 @@ conversation's workspace, and any plugins of its own (ACP's skills).
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -64,6 +63,8 @@ class AgentChoice:
     mcp_servers: MCPServers | None = None
     picked: bool = False
     """The pick overrides the agent and model a stored run ran on."""
+    plan: bool = False
+    """The conversation is in plan mode (its workspace is): a stored run continues in it."""
 
 
 class RunPlaces(Protocol):
@@ -135,8 +136,9 @@ class AgentFactory:
         plan-mode run (the front door has put the conversation's workspace in plan mode)."""
         place = self.place(session_id, cwd, worktree=worktree)
         choice = self.places.choice(session_id)
+        plan = plan or choice.plan
         if record is not None and not choice.picked:
-            spec = await self.spec_for_record(place, record, choice.mcp_servers)
+            spec = await self.spec_for_record(place, record, choice.mcp_servers, plan=plan)
         else:
             spec = await self.spec(
                 place,
@@ -145,7 +147,7 @@ class AgentFactory:
                 mcp_servers=choice.mcp_servers,
                 plan=plan,
             )
-        return dataclasses.replace(spec, plan=plan) if plan and not spec.plan else spec
+        return spec
 
     async def for_record(self, record: RunRecord) -> RunSpec:
         """The agent a stored run continues with (``RunSupervisor.resume``'s ``spec_for``)."""
@@ -212,12 +214,14 @@ class AgentFactory:
         place: RunPlace,
         record: RunRecord,
         mcp_servers: Mapping[str, MCPServerSetting | InvalidMCPServerSetting] | None = None,
+        *,
+        plan: bool = False,
     ) -> RunSpec:
         """The agent a stored run continues with: its own agent, or the built-in one with the
         model it ran on."""
         agent = record.agent if record.agent not in (None, BUILTIN_CODING) else None
         model = record.model if agent is None else None
-        return await self.spec(place, agent=agent, model=model, mcp_servers=mcp_servers)
+        return await self.spec(place, agent=agent, model=model, mcp_servers=mcp_servers, plan=plan)
 
     async def _builtin_plugins(
         self,

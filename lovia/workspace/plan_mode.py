@@ -99,7 +99,9 @@ def plan_instructions(policy: WorkspacePolicy) -> str:
         "commands and MCP tools are refused by the workspace policy (no one will be asked), "
         "so do not try them: put them in the plan.\n"
         "End your answer with the plan: a numbered list of steps, then a list headed "
-        "`Files to touch:` with each file you expect to create or change."
+        "`Files to touch:` with each file you expect to create or change. If you have a "
+        "`todo_write` tool, also record the steps with it (all pending): they become the "
+        "checklist when the user acts on the plan."
     )
 
 

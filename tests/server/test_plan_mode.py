@@ -33,6 +33,9 @@ async def test_plan_mode_changes_nothing_asks_nothing_then_act_reviews(harness, 
             oai.call("shell", {"command": "rm app.py"}, id="rm"),
             oai.call("local__env", {"name": "HOME"}, id="mcp"),
         ),
+        oai.tool_calls(
+            oai.call("todo_write", {"todos": [{"content": "Write new.txt"}]}, id="todo")
+        ),
         oai.text("1. Write new.txt\n\nFiles to touch:\n- new.txt"),
         # the act run: the same write, now through the review
         oai.tool_calls(oai.call("write_file", {"path": "new.txt", "content": "x\n"}, id="act")),
@@ -50,6 +53,7 @@ async def test_plan_mode_changes_nothing_asks_nothing_then_act_reviews(harness, 
     results = _results(harness, rid)
     assert "print('hi')" in _text(results["read"])
     assert "app.py" in _text(results["ls"])
+    assert "Write new.txt" in _text(results["todo"])  # the todo list is not a write
     for refused in ("write", "edit", "echo", "rm", "mcp"):
         assert _text(results[refused]).count("plan mode:") == 1, (refused, results[refused])
         assert "propose it in the plan instead" in _text(results[refused])
@@ -67,8 +71,11 @@ async def test_plan_mode_changes_nothing_asks_nothing_then_act_reviews(harness, 
     done = await harness.approve_all(aid)
     assert done["status"] == "completed", done
     assert (harness.root / "new.txt").read_text() == "x\n"
-    act_system = [r for r in fake_openai.requests if r.method == "POST"][-1].json["messages"][0]
-    assert "# Plan mode" not in act_system["content"]
+    act_request = [r for r in fake_openai.requests if r.method == "POST"][-1].json
+    assert "# Plan mode" not in act_request["messages"][0]["content"]
+    # the plan's steps are the act run's todo list (the todo tool runs in plan mode)
+    everything = "\n".join(str(m.get("content") or "") for m in act_request["messages"])
+    assert "[ ] Write new.txt" in everything
 
 
 async def test_plan_mode_has_no_worktree(harness):

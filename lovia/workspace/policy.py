@@ -95,6 +95,10 @@ class WorkspacePolicy:
     their only ``ask`` is ``shell_default`` or the guard's caution about a tree they walk
     (see :mod:`lovia.workspace.command_guard.readonly`). Beyond the spec; on under
     :meth:`coding` and :meth:`trusted`, off on a bare ``WorkspacePolicy()``."""
+    plan_mode: bool = False
+    """Plan mode (:mod:`lovia.workspace.plan_mode`): every write is ``deny`` and every
+    ``ask`` (a path, or a command the read-only table does not vouch for) becomes ``deny``,
+    so nothing is changed and nothing asks. Only narrows; build it with ``plan_policy``."""
 
     def __post_init__(self) -> None:
         for name in ("path_rules", "denied_paths", "command_rules", "protected_paths"):
@@ -183,6 +187,8 @@ class WorkspacePolicy:
         if self.is_denied(rel=rel, abs_posix=abs_posix):
             return "deny"
         decision = self._decide_unprotected(rel, abs_posix, op)
+        if self.plan_mode and (op == "write" or decision == "ask"):
+            return "deny"
         if (
             op == "write"
             and decision == "allow"
@@ -235,12 +241,18 @@ class WorkspacePolicy:
         """The segment's decision, and whether it is only ``shell_default`` (no hook or rule)."""
         if self.command_decider is not None:
             verdict = self.command_decider(segment)
-            if verdict in _DECISIONS:
+            if verdict in _DECISIONS and not (self.plan_mode and verdict == "allow"):
                 return _normalize(verdict), False
         for rule in self.command_rules:
             if _rule_matches(rule.pattern.split(), words):
-                return _normalize(rule.action), False
-        return _normalize(self.shell_default), True
+                action = _normalize(rule.action)
+                if self.plan_mode and action == "allow":
+                    break  # plan mode: only the read-only table lets a command run
+                return action, False
+        default = _normalize(self.shell_default)
+        if self.plan_mode and default == "allow":
+            default = "ask"
+        return default, True
 
     def decide_command(self, command: str) -> Decision:
         """Static judgement of a command line by its command words (paths are the session's job).

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from lovia.exceptions import UserError
 from lovia.workspace.instructions import build_instructions
 from lovia.workspace.local import DocumentOverlay, LocalWorkspaceSession, OutputListener, WriteSink
+from lovia.workspace.plan_mode import explain_refusals, plan_instructions
 from lovia.workspace.policy import CommandRule, PathRule, WorkspaceMode, WorkspacePolicy
 from lovia.workspace.project_instructions import (
     USER_INSTRUCTIONS,
@@ -100,7 +101,8 @@ class LocalWorkspace:
         tools = _bundle(self.policy)
         if self.project_instructions is not None:
             tools = with_join_policies(tools, self.root, self.policy, self.project_instructions)
-        return self.editor.wrap(tools) if self.editor is not None else tools
+        tools = self.editor.wrap(tools) if self.editor is not None else tools
+        return explain_refusals(tools) if self.policy.plan_mode else tools
 
     def view_injectors(self) -> list[ViewInjector]:
         if not self.policy.allow_shell:
@@ -113,6 +115,8 @@ class LocalWorkspace:
         text = build_instructions(self.root, self.policy, executor=self.executor)
         editor = self.editor.instructions() if self.editor is not None else ""
         text = f"{text}\n\n{editor}" if editor else text
+        if self.policy.plan_mode:
+            text = f"{text}\n\n{plan_instructions(self.policy)}"
         project = self.project_files()
         return f"{text}\n\n{system_section(project)}" if project else text
 

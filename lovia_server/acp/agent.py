@@ -515,7 +515,7 @@ class LoviaAcpAgent:
                 session_id=session.place.session_id,
                 prompt=given.display,
                 model_input=given.model_input,
-                spec=await core.agents.for_run(session.place.session_id, root),
+                spec=await core.agents.for_run(session.place.session_id, root, plan=session.plan),
                 max_turns=self.options.settings.maxTurns,
             )
 

@@ -49,6 +49,11 @@ class AcpSession:
     # steers this client's prompts queued that the run has not taken in yet (by message id)
     undelivered: set[str] = field(default_factory=set)
 
+    @property
+    def plan(self) -> bool:
+        """The session is in plan mode: its runs change nothing and never ask."""
+        return self.place.mode == "plan"
+
 
 def mode_state(session: AcpSession) -> a.SessionModeState:
     return a.SessionModeState(

@@ -50,8 +50,12 @@ class SessionPlaces:
         session = self.session(session_id)
         picked = session.model is not None
         if current_model(session, self.options) == DEMO_MODEL:
-            return AgentChoice(agent=BUILTIN_DEMO, mcp_servers=session.mcp, picked=picked)
-        return AgentChoice(model=session.model, mcp_servers=session.mcp, picked=picked)
+            return AgentChoice(
+                agent=BUILTIN_DEMO, mcp_servers=session.mcp, picked=picked, plan=session.plan
+            )
+        return AgentChoice(
+            model=session.model, mcp_servers=session.mcp, picked=picked, plan=session.plan
+        )
 
 
 def session_policy(settings: Callable[[], LoviaSettings]) -> Callable[[Path], WorkspacePolicy]:

@@ -11,7 +11,7 @@ import logging
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any, Literal, Protocol
 
 from lovia.agent import Agent
 from lovia.run_context import current_tool_call
@@ -29,7 +29,9 @@ from lovia_server.protocol.settings import LoviaSettings, Preset
 
 logger = logging.getLogger("lovia_server.acp.workspace")
 
-ModeId = Preset  # the modes are the permission presets
+ModeId = Preset | Literal["plan"]
+"""The modes are the permission presets, and plan mode: the ``coding`` preset narrowed so the
+agent reads, searches and runs read-only commands only (docs/customization.md#plan-mode)."""
 
 
 @dataclass(frozen=True)
@@ -52,6 +54,13 @@ MODES: dict[str, Mode] = {
             "trusted",
             "Trusted",
             "Writes and commands run without asking; writes outside the folder ask.",
+        ),
+        Mode(
+            "plan",
+            "Plan",
+            "Explores and proposes a plan: reads, searches and read-only commands only; "
+            "writes, other commands and MCP tools are refused without asking. Switch to "
+            "Coding to act on the plan.",
         ),
     )
 }
@@ -140,9 +149,10 @@ class AcpWorkspace:
             place.root,
             place.folders,
             settings.permissions,
-            place.mode,
+            "coding" if place.mode == "plan" else place.mode,
             agent=settings.agent,
             sandbox=settings.sandbox,
+            plan=place.mode == "plan",
         )
         buffers = self._buffers.setdefault(
             place.session_id, ClientBuffers(self.access, place.session_id)

@@ -8,6 +8,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from lovia.workspace import CommandRule, LocalWorkspace, PathRule, Workspace
+from lovia.workspace.plan_mode import plan_policy
 from lovia.workspace.protected import DEFAULT_PROTECTED_PATHS
 from lovia_server.host.agents import agent_file
 from lovia_server.host.sandbox_setup import choose_sandbox
@@ -22,6 +23,7 @@ def folder_config(
     *,
     agent: str | None = None,
     sandbox: SandboxSettings | None = None,
+    plan: bool = False,
 ) -> LocalWorkspace:
     """``root``'s workspace under ``preset`` with the settings' rules; the other ``folders`` are
     readable and writable as the root is. Under ``coding`` every write asks (review-first)
@@ -31,7 +33,9 @@ def folder_config(
     works, see :mod:`lovia_server.host.sandbox_setup`), where protected paths are read-only for
     commands that ran without approval.
     Read-only commands run unasked unless ``perms.readOnlyCommands`` is off. The project's
-    instruction files (``AGENTS.md`` and friends, docs/customization.md) are read."""
+    instruction files (``AGENTS.md`` and friends, docs/customization.md) are read. ``plan``:
+    the policy in plan mode (:mod:`lovia.workspace.plan_mode`), narrowed last so nothing above
+    can loosen it."""
     rules: list[PathRule] = []
     for rule in perms.pathRules:
         if rule.read is not None:
@@ -72,6 +76,8 @@ def folder_config(
         config = dataclasses.replace(
             config, policy=dataclasses.replace(config.policy, allow_read_only_commands=False)
         )
+    if plan:
+        config = dataclasses.replace(config, policy=plan_policy(config.policy))
     return config
 
 

@@ -24,6 +24,7 @@ from lovia_server.host.agents import (
     coding_agent,
     load_user_agent,
 )
+from lovia_server.host.plan_runs import PlanRefusedPlugin
 from lovia_server.host.ports import RunSpec
 from lovia_server.host.prices import price_for, prices_from_settings
 
@@ -62,6 +63,8 @@ class AgentChoice:
     mcp_servers: MCPServers | None = None
     picked: bool = False
     """The pick overrides the agent and model a stored run ran on."""
+    plan: bool = False
+    """The conversation is in plan mode (its workspace is): a stored run continues in it."""
 
 
 class RunPlaces(Protocol):
@@ -126,19 +129,25 @@ class AgentFactory:
         model: str | None = None,
         worktree: Path | None = None,
         record: RunRecord | None = None,
+        plan: bool = False,
     ) -> RunSpec:
         """A run's agent: the request's ``agent`` and ``model``, else the conversation's pick,
-        else (``record``: a stored run continues) the agent and model it ran with."""
+        else (``record``: a stored run continues) the agent and model it ran with. ``plan``: a
+        plan-mode run (the front door has put the conversation's workspace in plan mode)."""
         place = self.place(session_id, cwd, worktree=worktree)
         choice = self.places.choice(session_id)
+        plan = plan or choice.plan
         if record is not None and not choice.picked:
-            return await self.spec_for_record(place, record, choice.mcp_servers)
-        return await self.spec(
-            place,
-            agent=agent or choice.agent,
-            model=model or choice.model,
-            mcp_servers=choice.mcp_servers,
-        )
+            spec = await self.spec_for_record(place, record, choice.mcp_servers, plan=plan)
+        else:
+            spec = await self.spec(
+                place,
+                agent=agent or choice.agent,
+                model=model or choice.model,
+                mcp_servers=choice.mcp_servers,
+                plan=plan,
+            )
+        return spec
 
     async def for_record(self, record: RunRecord) -> RunSpec:
         """The agent a stored run continues with (``RunSupervisor.resume``'s ``spec_for``)."""
@@ -153,10 +162,12 @@ class AgentFactory:
         agent: str | None = None,
         model: str | None = None,
         mcp_servers: Mapping[str, MCPServerSetting | InvalidMCPServerSetting] | None = None,
+        plan: bool = False,
     ) -> RunSpec:
         """The run's agent: ``agent`` (else the ``agent`` setting, else the built-in one) with
         ``model`` (else the configured model, or the user agent's own); ``mcp_servers`` are
-        the conversation's own servers, on top of the settings'."""
+        the conversation's own servers, on top of the settings'. ``plan``: MCP tools are
+        refused (:mod:`lovia_server.host.plan_runs`)."""
         settings = self.core.settings()
         choice = agent or settings.agent or BUILTIN_CODING
         label = model or settings.effective_model()
@@ -164,7 +175,7 @@ class AgentFactory:
             built = coding_agent(
                 check_model(label),
                 extra_tools=[ask_human(self.core.channel)],
-                plugins=await self._builtin_plugins(place, mcp_servers),
+                plugins=await self._builtin_plugins(place, mcp_servers, plan=plan),
                 provider_options=settings.provider_options(),
             )
         elif choice == BUILTIN_DEMO:
@@ -195,6 +206,7 @@ class AgentFactory:
                 prices_from_settings(settings.modelPrices),
                 long_cache=choice == BUILTIN_CODING and settings.long_cache(),
             ),
+            plan=plan,
         )
 
     async def spec_for_record(
@@ -202,19 +214,25 @@ class AgentFactory:
         place: RunPlace,
         record: RunRecord,
         mcp_servers: Mapping[str, MCPServerSetting | InvalidMCPServerSetting] | None = None,
+        *,
+        plan: bool = False,
     ) -> RunSpec:
         """The agent a stored run continues with: its own agent, or the built-in one with the
         model it ran on."""
         agent = record.agent if record.agent not in (None, BUILTIN_CODING) else None
         model = record.model if agent is None else None
-        return await self.spec(place, agent=agent, model=model, mcp_servers=mcp_servers)
+        return await self.spec(place, agent=agent, model=model, mcp_servers=mcp_servers, plan=plan)
 
     async def _builtin_plugins(
         self,
         place: RunPlace,
         mcp_servers: Mapping[str, MCPServerSetting | InvalidMCPServerSetting] | None,
+        *,
+        plan: bool = False,
     ) -> list[Plugin]:
         plugins = self.core.mcp.plugins(place.root, place.session_id, mcp_servers)
+        if plan:
+            plugins = [PlanRefusedPlugin(plugin) for plugin in plugins]
         plugins += self._subagents()
         if self.extra_plugins is not None:
             plugins += await self.extra_plugins(place)

@@ -38,6 +38,7 @@ from lovia_server.host.payloads import (
     tool_title,
     workspace_policy,
 )
+from lovia_server.host.plan_runs import refuse_approval
 from lovia_server.host.ports import EditorPort, WorkspacePort
 from lovia_server.host.run_controller import CallInfo, RunController, report_progress, short_id
 from lovia_server.protocol import (
@@ -117,6 +118,10 @@ class ApprovalBroker:
         ``lovia/approve``, the editor's own UI, or the timeout)."""
         call = ev.call
         info = calls.announce(ctl, call.id, call.name, call.arguments, ev.tool)
+        if ctl.spec.plan:
+            refuse_approval(ev)  # plan mode never asks: no card, the model is told why
+            info.declined = True
+            return
         subject = approval_subject(info.tool, call.name, info.args, ctl.spec.root)
         approval_id = short_id("ap")
         payload = await self._approval_payload(ctl, info, approval_id, call.id, calls)

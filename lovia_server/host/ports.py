@@ -39,6 +39,8 @@ class RunSpec:
     context_window: int | None = None
     budget: RunBudget | None = None
     price: Price | None = None  # the model's, when known: usage payloads carry a cost
+    plan: bool = False
+    """A plan-mode run (docs/customization.md#plan-mode): nothing it would ask is asked."""
 
 
 class EditorPort(Protocol):

@@ -87,7 +87,9 @@ class SubagentHost:
         record = await self.supervisor.store.child_by_spawn(spawn_key)
         if record is not None and not record.resumable:
             return _stored_outcome(record, spec)
-        place = await self._place(spec)
+        # a plan-mode run's child stays in its parent's (plan-mode) workspace session: a
+        # worktree of its own would be judged by the host's ACL, not the parent's plan mode
+        place = None if parent.spec.plan else await self._place(spec)
         run_spec = await self._run_spec(spec, parent, place)
         sup = self.supervisor
         if record is None:
@@ -154,6 +156,7 @@ class SubagentHost:
             cwd=cwd,
             context_window=parent.spec.context_window,
             budget=spec.budget,
+            plan=parent.spec.plan,  # a plan-mode run's children never ask either
         )
 
     async def _wait(self, ctl: RunController, token: CancelToken) -> RunOutcome:

@@ -170,6 +170,8 @@ class EditorWorkspace:
         self.sessions = WorkspaceSessions(on_output)
         self.declined_calls: set[str] = set()
         self.intel = LspEditorIntel(server, self.overlay)
+        self.plan_sessions: set[str] = set()
+        """Conversations whose runs are in plan mode (the last ``lovia/run`` said so)."""
 
     # ------------------------------------------------------------------ folders
 
@@ -229,7 +231,7 @@ class EditorWorkspace:
     def _can_apply(self, capability: str) -> bool:
         return self.server.client_supports(capability)
 
-    def config_for(self, root: Path) -> LocalWorkspace:
+    def config_for(self, root: Path, *, plan: bool = False) -> LocalWorkspace:
         settings = self.server.settings
         perms = settings.permissions
         preset = perms.preset if self.server.init_options.trusted else "readonly"
@@ -244,6 +246,7 @@ class EditorWorkspace:
             preset,
             agent=settings.agent if trusted else None,
             sandbox=settings.sandbox,
+            plan=plan,
         )
         return dataclasses.replace(
             config,
@@ -299,14 +302,17 @@ class EditorWorkspace:
 
     async def session_for(self, session_id: str, root: Path) -> Any:
         """The conversation's live workspace session (rebuilt when the configuration changed)."""
-        return await self.sessions.session(session_id, self.config_for(root))
+        return await self.sessions.session(session_id, self._config(session_id, root))
+
+    def _config(self, session_id: str, root: Path) -> LocalWorkspace:
+        return self.config_for(root, plan=session_id in self.plan_sessions)
 
     async def attach(self, agent: Agent[Any], root: Path, session_id: str) -> Agent[Any]:
         """Bind the conversation's workspace to an agent that has none."""
         if agent.workspace is not None:
             return agent
         session = await self.session_for(session_id, root)
-        binding = ReviewedBinding(workspace=self.config_for(root), _session=session)
+        binding = ReviewedBinding(workspace=self._config(session_id, root), _session=session)
         return agent.clone(workspace=binding)
 
     async def close_session(self, session_id: str) -> None:

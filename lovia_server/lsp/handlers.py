@@ -83,6 +83,11 @@ async def run(rt: ServerRuntime, params: p.RunParams) -> p.LaunchResult:
             # (the request's own ``cwd`` names the workspace's folders)
             return await worktrees.follow_up(worktree, lambda at: _launch(rt, params, at))
     if params.isolation == "worktree":
+        if params.mode == "plan":
+            raise p.invalid_params(
+                "Plan mode changes nothing, so it has no worktree: run it in the workspace",
+                "mode",
+            )
         return await _run_in_worktree(rt, params, cwd)
     return await _launch(rt, params, cwd)
 
@@ -91,7 +96,12 @@ async def _launch(rt: ServerRuntime, params: p.RunParams, cwd: Path) -> p.Launch
     core = rt.core
     session_id = await core.supervisor.claim_session(params.session_id)
     context = await rt.workspace.context(params.context)
-    spec = await core.agents.for_run(session_id, cwd, agent=params.agent, model=params.model)
+    plan = params.mode == "plan"
+    # the conversation's workspace follows the run's mode (its session is rebuilt on a change)
+    (rt.workspace.plan_sessions.add if plan else rt.workspace.plan_sessions.discard)(session_id)
+    spec = await core.agents.for_run(
+        session_id, cwd, agent=params.agent, model=params.model, plan=plan
+    )
     model_input = params.prompt if not context.text else f"{params.prompt}\n\n{context.text}"
     return await core.supervisor.start(
         session_id=session_id,

@@ -49,7 +49,8 @@ class EditorPlaces:
         return Path(record.cwd) if record.cwd else None
 
     def choice(self, session_id: str) -> AgentChoice:
-        return AgentChoice()  # each lovia/run names its agent and model
+        # each lovia/run names its agent and model; its mode holds for the conversation
+        return AgentChoice(plan=session_id in self.workspace.plan_sessions)
 
 
 class ServerRuntime:

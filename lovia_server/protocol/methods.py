@@ -75,6 +75,7 @@ def _not_blank(value: str) -> str:
 
 
 NonBlank = Annotated[str, Field(min_length=1), AfterValidator(_not_blank)]
+RunMode = TypeAliasType("RunMode", Literal["plan", "act"])
 Id = Annotated[str, Field(min_length=1)]
 
 # ----------------------------------------------------------------------------- params
@@ -131,6 +132,10 @@ class RunParams(WireParams):
     """``worktree``: the run works in a git worktree of its own (docs/worktrees.md)."""
     include_uncommitted: bool = True
     """A worktree run starts from HEAD plus the workspace's uncommitted changes."""
+    mode: RunMode = "act"
+    """``plan``: the agent may read, search and run read-only commands, nothing else (the
+    workspace policy refuses the rest, with no approval card) and ends with a plan; ``act``: the
+    session's preset (docs/customization.md#plan-mode)."""
 
 
 class SteerParams(WireParams):
@@ -845,6 +850,7 @@ __all__ = [
     "RunIdParams",
     "RunInfo",
     "RunParams",
+    "RunMode",
     "RunStatus",
     "SandboxStatus",
     "ServerCapabilities",

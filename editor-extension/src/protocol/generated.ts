@@ -272,6 +272,7 @@ export interface RunParams {
   agent?: string;
   isolation?: "workspace" | "worktree";
   includeUncommitted?: boolean;
+  mode?: "plan" | "act";
 }
 /**
  * Something the user attached to a prompt (an `@` mention): a file or a line range of

@@ -397,7 +397,7 @@ def decide_command(
     try:
         cwd_abs = resolve_path(root, os.fspath(cwd)).abs
     except WorkspaceError:
-        return merge_decisions(static, "ask")
+        return "deny" if getattr(policy, "plan_mode", False) else merge_decisions(static, "ask")
     cwd_decision = _judge_resolved(policy, root, cwd_abs, "read")
     decisions: list[Decision] = [static, cwd_decision]
     for op, text in extract_path_claims(command):
@@ -420,6 +420,8 @@ def decide_command(
         and _read_only(policy, root, command, analysis, cwd_abs, env) == "allow"
     ):
         return "allow"
+    if decision == "ask" and getattr(policy, "plan_mode", False):
+        return "deny"  # plan mode never asks: only what runs unasked may run
     return decision
 
 

@@ -48,12 +48,15 @@ class ChatSession:
         auto_approve: bool,
         read_line: Callable[[str], Awaitable[str | None]],
         interactive: bool,
+        prompt_stays_open: Callable[[], bool] = lambda: False,
     ) -> None:
         self.client = client
         self.term = term
         self.auto_approve = auto_approve
         self.read_line = read_line
         self.interactive = interactive
+        # A line editor's open prompt holds keys typed into it: a run's end leaves it open.
+        self.prompt_stays_open = prompt_stays_open
         self.session_id: str | None = None
         self.run_id: str | None = None
         self.finished = asyncio.Event()
@@ -233,8 +236,11 @@ class ChatSession:
         same prompt: taking it down could drop keys typed meanwhile), else a new prompt's."""
         if not self._queued and self._carried is not None:
             carried, self._carried = self._carried, None
-            with contextlib.suppress(asyncio.CancelledError):
-                await carried  # its line is put back when it comes
+            try:  # its line is put back when it comes; a quit cancels this wait (and it)
+                await asyncio.wait({carried})
+            except asyncio.CancelledError:
+                carried.cancel()
+                raise
         if self._queued:
             return self._queued.popleft()
         if self._input_ended:
@@ -251,7 +257,8 @@ class ChatSession:
             await self.finished.wait()
         finally:
             if reader is not None:
-                if self.finished.is_set() and self._reading and not reader.done():
+                keep = self.prompt_stays_open()
+                if keep and self.finished.is_set() and self._reading and not reader.done():
                     # The run ended while the prompt is open: keep it open (taking it down
                     # could drop keys typed meanwhile); its line starts the next run.
                     self._carried = reader
@@ -511,6 +518,7 @@ class ChatCommand:
                 auto_approve=args.yes,
                 read_line=reader.read,
                 interactive=interactive,
+                prompt_stays_open=lambda: reader.editor is not None,
             )
             await client.start(root, init)
             banner = f"lovia chat in {root}"

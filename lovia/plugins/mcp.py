@@ -19,6 +19,9 @@ Each live session runs in a small task of its own that enters and leaves the SDK
 and session contexts. Tool calls talk to it through the session's streams from whatever task
 they run in, so per-tool timeouts, parallel tool calls, reconnects and a teardown from another
 task never trip anyio's "cancel scope in a different task" rule.
+
+Long because it is not split yet: content rendering, connection, transports, configs, tool
+factories and the plugin still share one file.
 """
 
 from __future__ import annotations

@@ -3,6 +3,9 @@
 Every file and process method resolves its paths (symlinks followed), asks the policy,
 and raises :class:`PermissionDeniedError` on ``deny``. ``ask`` is *not* resolved here:
 by the time a call reaches the session the tool layer has obtained approval.
+
+Long because it is not split yet: files, processes, the overlay and the glob walk still share
+one file.
 """
 
 from __future__ import annotations

@@ -13,6 +13,9 @@ points use a change watch (``_tree_watch``) and write their tree without the ind
 Hosts use :class:`RestorePoints`: ``before_turn`` (the run hook), ``after_run``,
 ``list_points``, ``preview``, ``restore``, ``delete_session``, ``prune``. See
 ``docs/restore-points.md``.
+
+Long because it is not split yet: models, the shadow git driver and the points themselves
+still share one file.
 """
 
 from __future__ import annotations

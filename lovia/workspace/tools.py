@@ -1,4 +1,8 @@
-"""The workspace tools, their approval predicates (the ``ask`` side) and renderers."""
+"""The workspace tools, their approval predicates (the ``ask`` side) and renderers.
+
+Long because it is not split yet: the tools, their approval predicates and their renderers
+still share one file.
+"""
 
 from __future__ import annotations
 

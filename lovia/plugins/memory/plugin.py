@@ -15,6 +15,9 @@ hits instead of returning them raw).
 Side queries (``memory-digest``, ``memory-dream``, ``memory-query-expander``,
 ``memory-recall``) are tool-less, plugin-less sub-agents at temperature 0 on ``Memory.model``,
 else on the host agent's model.
+
+Long because it is not split yet: the notes format, the side queries and the plugin still
+share one file.
 """
 
 from __future__ import annotations

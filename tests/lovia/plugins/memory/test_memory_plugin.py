@@ -18,6 +18,7 @@ from lovia.plugins import (
     KeywordIndex,
     VectorIndex,
 )
+from lovia.plugins.memory import notes
 from lovia.plugins.memory import plugin as mp
 from lovia.plugins.memory.index import Hit
 from lovia.testing import ScriptedProvider, text
@@ -73,7 +74,7 @@ class SpyIndex:
 
 @pytest.fixture
 def july(monkeypatch):
-    monkeypatch.setattr(mp, "_current_month", lambda: "2026-07")
+    monkeypatch.setattr(notes, "_current_month", lambda: "2026-07")
 
 
 @pytest.fixture

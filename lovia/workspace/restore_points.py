@@ -14,15 +14,16 @@ Hosts use :class:`RestorePoints`: ``before_turn`` (the run hook), ``after_run``,
 ``list_points``, ``preview``, ``restore``, ``delete_session``, ``prune``. See
 ``docs/restore-points.md``.
 
-Long because it is not split yet: models, the shadow git driver and the points themselves
-still share one file.
+Long because ``RestorePoints`` is one stateful object: every method runs under its store lock
+and shares the shadow index and the change watch. Its models are in :mod:`.restore_models`, the
+store's plain parts in :mod:`._shadow_git`; splitting the class itself (capture / restore /
+prune) is left for later.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
-import difflib
 import hashlib
 import json
 import logging
@@ -31,22 +32,49 @@ import re
 import secrets
 import stat
 import time
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
-
-from pydantic import BaseModel, Field, PrivateAttr, field_validator
 
 from lovia.exceptions import LoviaError, UserError
 from lovia.tools.presentation import may_write
 from lovia.workspace import _packwrite, _restore_seed, _tree_edit, _tree_watch
 from lovia.workspace import _restore_apply as apply
 from lovia.workspace._git import GitError, GitRunner, find_git
+from lovia.workspace._shadow_git import (
+    _as_text,
+    _denied_as_ignore,
+    _escape_ignore,
+    _file_diff,
+    _label,
+    _occupied,
+    _parse_raw_diff,
+    _parse_status,
+    _read_json,
+    _refuse_unconfirmed,
+    _resolve_dirs,
+    _store_path,
+    _write_json,
+)
 from lovia.workspace.paths import relative_to_root, resolve_abs
-from lovia.workspace.patterns import _canonical_abs_pattern, cover_prefilter
+from lovia.workspace.patterns import cover_prefilter
 from lovia.workspace.policy import WorkspacePolicy
-from lovia.workspace.protected import protected_warning, protects
+from lovia.workspace.protected import protects
+from lovia.workspace.restore_models import (
+    ChangedPath,
+    FileRestore,
+    PointKind,
+    RestorePoint,
+    RestorePointError,
+    RestorePointSettings,
+    RestorePreview,
+    RestoreResult,
+    SkippedPath,
+    UnconfirmedProtectedPaths,
+    _Entry,
+    _Head,
+)
 
 try:  # POSIX only; elsewhere the in-process lock is all there is
     import fcntl
@@ -57,7 +85,6 @@ logger = logging.getLogger("lovia.workspace.restore_points")
 
 EMPTY_TREE = "4b825dc642cb6eb9a060e54bf8d69288fbee4904"
 
-PointKind = Literal["turn", "restore", "manual"]
 _POINT_REF = "refs/lovia/points/"
 # A deleted point's record of hand changes (see ``_delete_points``), kept while older points live.
 _HAND_REF = "refs/lovia/hand/"
@@ -86,153 +113,6 @@ def _warn_once(message: str) -> None:
     if message not in _warned:
         _warned.add(message)
         logger.warning(message)
-
-
-# --------------------------------------------------------------------------- public types
-
-
-@dataclass(frozen=True)
-class RestorePointSettings:
-    """Caps of the restore-point store (documented in ``docs/restore-points.md``)."""
-
-    max_file_bytes: int = 5 * 1024 * 1024
-    """Files bigger than this are not snapshotted (listed as skipped, never touched)."""
-    max_store_bytes: int = 1024 * 1024 * 1024
-    """Per-workspace store size; ``prune()`` deletes the oldest points beyond it."""
-    max_listed_paths: int = 200
-    """How many changed/skipped paths a point lists (counts are always exact)."""
-    preview_max_bytes: int = 1024 * 1024
-    """Per-file text shown in a preview; bigger or binary files show no text."""
-
-
-def _display(path: str) -> str:
-    """A file name that is not valid UTF-8 shows with U+FFFD (JSON cannot carry it)."""
-    return path.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
-
-
-class _PathModel(BaseModel):
-    path: str
-
-    @field_validator("path", mode="before")
-    @classmethod
-    def _printable(cls, value: Any) -> Any:
-        return _display(value) if isinstance(value, str) else value
-
-
-class ChangedPath(_PathModel):
-    status: Literal["added", "modified", "deleted"]
-
-
-class SkippedPath(_PathModel):
-    reason: Literal["too_large", "unreadable", "denied", "unsaved_file_in_the_way", "failed"]
-    detail: str | None = None
-
-
-class RestorePoint(BaseModel):
-    """One snapshot of the tree. ``changed`` is relative to the previous point."""
-
-    id: str
-    created_at: float
-    kind: PointKind = "manual"
-    session_id: str | None = None
-    turn_index: int | None = None
-    label: str = ""
-    user_message: str | None = None
-    changed: list[ChangedPath] = Field(default_factory=list)
-    changed_count: int = 0
-    skipped: list[SkippedPath] = Field(default_factory=list)
-    skipped_count: int = 0
-    metadata: dict[str, Any] = Field(default_factory=dict)
-    base_tree: str = ""
-    """The tree last recorded for the agent when this point was taken (a settled run, a
-    restore or the previous point); where it differs from ``tree`` the difference was made
-    by hand. Empty when they were equal."""
-    commit: str = ""
-    tree: str = ""
-    changes_after: list[ChangedPath] | None = None
-    """With ``list_points(with_changes=True)``: what changed from this point to the state
-    recorded after it (the next point's ``base_tree``, or the newest recorded state), i.e.
-    what the turn did. Hand changes made outside runs are not included."""
-    changes_after_count: int | None = None
-
-
-class FileRestore(_PathModel):
-    """What a restore does to one path. ``old_*`` is the disk now, ``new_*`` the point."""
-
-    action: Literal["create", "modify", "delete"]
-    old_mode: str | None = None
-    new_mode: str | None = None
-    old_blob: str | None = None
-    new_blob: str | None = None
-    old_text: str | None = None
-    new_text: str | None = None
-    binary: bool = False
-    too_large: bool = False
-    """Over ``preview_max_bytes``: no text is shown (the restore itself is not affected)."""
-    hand_changed: bool = False
-    protected: bool = False
-    """The policy protects the path (editor, git, CI or agent configuration): restoring its
-    content needs the user's confirmation (``confirmed_protected``)."""
-    diff: str = ""
-    _raw: str = PrivateAttr(default="")  # the path as on disk (may not be valid UTF-8)
-
-    @property
-    def raw_path(self) -> str:
-        return self._raw or self.path
-
-
-class RestorePreview(BaseModel):
-    point: RestorePoint
-    files: list[FileRestore]
-    skipped: list[SkippedPath] = Field(default_factory=list)
-
-    @property
-    def hand_changed(self) -> list[str]:
-        """Paths changed by hand since the last snapshot; restore keeps them unless forced."""
-        return [f.path for f in self.files if f.hand_changed]
-
-    def unified_diff(self) -> str:
-        return "".join(f.diff for f in self.files)
-
-
-class RestoreResult(BaseModel):
-    point: RestorePoint
-    undo_point: RestorePoint | None = None
-    """The snapshot taken just before restoring: restore it to undo this restore."""
-    restored: list[str] = Field(default_factory=list)
-    changes: list[ChangedPath] = Field(default_factory=list)
-    """The restored paths with what the restore did to each (``added`` = recreated)."""
-    kept: list[str] = Field(default_factory=list)
-    """Hand-changed paths left alone (pass them in ``force_paths`` to overwrite)."""
-    skipped: list[SkippedPath] = Field(default_factory=list)
-
-
-class RestorePointError(LoviaError):
-    """A restore-point operation cannot be done (unknown point, git missing, damaged store)."""
-
-
-class UnconfirmedProtectedPaths(RestorePointError):
-    """The restore would land protected paths (``paths``) the user did not confirm."""
-
-    paths: list[str]
-
-
-@dataclass(frozen=True)
-class _Head:
-    """The shadow repository's HEAD: the state last recorded for the agent."""
-
-    commit: str
-    tree: str
-
-
-@dataclass
-class _Entry:
-    path: str
-    old_mode: str | None
-    new_mode: str | None
-    old_sha: str | None
-    new_sha: str | None
-    status: str
 
 
 # --------------------------------------------------------------------------- the store
@@ -1505,178 +1385,6 @@ class RestorePoints:
             elif key == "count":
                 loose = int(value or 0)
         return total, loose
-
-
-# --------------------------------------------------------------------------- helpers
-
-
-def _resolve_dirs(root: str | Path, store_dir: str | Path) -> tuple[Path, Path]:
-    root_path = resolve_abs(Path(root).expanduser())
-    if not root_path.is_dir():
-        raise UserError(
-            f"Workspace root does not exist: {root_path}",
-            hint="Restore points need an existing workspace directory.",
-        )
-    return root_path, resolve_abs(Path(store_dir).expanduser())
-
-
-def _store_path(root: Path, base: Path) -> Path:
-    key = hashlib.sha256(str(root).encode("utf-8", "surrogateescape")).hexdigest()[:16]
-    safe = re.sub(r"[^A-Za-z0-9._-]", "_", root.name)[:40] or "root"
-    return base / f"{safe}-{key}"
-
-
-def _label(user_message: str | None, turn_index: int) -> str:
-    if user_message:
-        flat = " ".join(user_message.split())
-        return flat if len(flat) <= 80 else flat[:79] + "…"
-    return f"Turn {turn_index}"
-
-
-def _parse_status(out: bytes) -> Iterator[tuple[str, bool, bool]]:
-    """``(path, tracked, deleted_in_worktree)`` for entries needing an index update."""
-    records = out.split(b"\0")
-    i = 0
-    while i < len(records):
-        rec = records[i]
-        i += 1
-        if not rec:
-            continue
-        kind = rec[:1]
-        if kind == b"?":
-            yield rec[2:].decode("utf-8", "surrogateescape"), False, False
-        elif kind == b"1":
-            parts = rec.split(b" ", 8)
-            if len(parts) < 9:
-                continue
-            y = parts[1][1:2]
-            if y != b".":
-                yield parts[8].decode("utf-8", "surrogateescape"), True, y == b"D"
-        elif kind == b"2":
-            i += 1  # a rename record carries the original path too (renames are off)
-        elif kind == b"u":
-            parts = rec.split(b" ", 10)
-            if len(parts) == 11:
-                yield parts[10].decode("utf-8", "surrogateescape"), True, False
-
-
-def _parse_raw_diff(out: bytes) -> Iterator[_Entry]:
-    fields = out.split(b"\0")
-    i = 0
-    while i + 1 < len(fields):
-        meta = fields[i].decode()
-        if not meta.startswith(":"):
-            i += 1
-            continue
-        path = fields[i + 1].decode("utf-8", "surrogateescape")
-        i += 2
-        old_mode, new_mode, old_sha, new_sha, status = meta[1:].split(" ")
-        zero = "0" * len(old_sha)
-        yield _Entry(
-            path=path,
-            old_mode=None if old_mode == "000000" else old_mode,
-            new_mode=None if new_mode == "000000" else new_mode,
-            old_sha=None if old_sha == zero else old_sha,
-            new_sha=None if new_sha == zero else new_sha,
-            status=status[:1],
-        )
-
-
-def _as_text(data: bytes | None, limit: int) -> tuple[str | None, bool]:
-    """``(text, binary)``; text is None for missing, binary or oversized content."""
-    if data is None:
-        return None, False
-    if len(data) > limit or b"\0" in data[:8192]:
-        return None, True
-    try:
-        return data.decode("utf-8"), False
-    except UnicodeDecodeError:
-        return None, True
-
-
-def _file_diff(f: FileRestore) -> str:
-    a = "/dev/null" if f.action == "create" else f"a/{f.path}"
-    b = "/dev/null" if f.action == "delete" else f"b/{f.path}"
-    header = f"diff --lovia a/{f.path} b/{f.path}\n"
-    if f.old_mode != f.new_mode and f.old_mode and f.new_mode:
-        header += f"old mode {f.old_mode}\nnew mode {f.new_mode}\n"
-    if f.binary:
-        return header + f"Binary files {a} and {b} differ\n"
-    if f.too_large:
-        return header + f"Files {a} and {b} differ (too large to show)\n"
-    old = (f.old_text or "").splitlines(keepends=True)
-    new = (f.new_text or "").splitlines(keepends=True)
-    lines = []
-    for line in difflib.unified_diff(old, new, a, b):
-        lines.append(line if line.endswith("\n") else line + "\n\\ No newline at end of file\n")
-    return header + "".join(lines)
-
-
-def _escape_ignore(text: str) -> str:
-    out = re.sub(r"([\\\[\]*?!#])", r"\\\1", text)
-    return out[:-1] + "\\ " if out.endswith(" ") else out
-
-
-def _refuse_unconfirmed(todo: list[FileRestore], confirmed: set[str]) -> None:
-    paths = [
-        f.path for f in todo if f.protected and f.action != "delete" and f.path not in confirmed
-    ]
-    if paths:
-        raise UnconfirmedProtectedPaths(
-            protected_warning(paths),
-            hint="Show the warning; restore again listing the files the user confirmed.",
-            paths=paths,
-        )
-
-
-def _denied_as_ignore(policy: WorkspacePolicy, root: Path) -> list[str]:
-    """Gitignore lines that exclude (a subset of) the policy's denied paths.
-
-    Only an optimisation (git then skips denied directories); every path is still
-    judged by the policy itself before it is stored.
-    """
-    patterns = list(policy.denied_paths) + [
-        r.pattern for r in policy.path_rules if r.action == "deny" and "read" in r.ops
-    ]
-    lines: list[str] = []
-    for pattern in patterns:
-        if not pattern or "\\" in pattern or pattern.startswith("./"):
-            continue
-        if pattern.startswith(("/", "~")):
-            canon = _canonical_abs_pattern(pattern)
-            rel = relative_to_root(root, Path(canon)) if canon else None
-            if rel and rel != ".":
-                lines.append("/" + rel)
-            continue
-        pat = pattern.rstrip("/")
-        if not pat:
-            continue
-        if pat.startswith(("!", "#")):
-            pat = "\\" + pat
-        lines.append(pat if "/" not in pat else "/" + pat)
-    return lines
-
-
-def _occupied(path: Path) -> bool:
-    """Something other than a directory is at ``path`` (a directory may empty out first)."""
-    try:
-        return not stat.S_ISDIR(os.lstat(path).st_mode)
-    except (FileNotFoundError, NotADirectoryError):
-        return False
-
-
-def _read_json(path: Path) -> dict[str, Any]:
-    try:
-        data = json.loads(path.read_text())
-    except (OSError, ValueError):
-        return {}
-    return data if isinstance(data, dict) else {}
-
-
-def _write_json(path: Path, data: dict[str, Any]) -> None:
-    tmp = path.with_name(path.name + ".tmp")
-    tmp.write_text(json.dumps(data))
-    os.replace(tmp, path)
 
 
 __all__ = [

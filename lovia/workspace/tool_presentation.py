@@ -6,13 +6,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from lovia.tools.presentation import (
-    FileDiff,
-    TitleFn,
-    ToolLocation,
-    path_title,
-    short,
-)
+from lovia.tools.presentation import FileDiff, TitleFn, ToolLocation, path_title, short
 from lovia.workspace.edits import apply_edit
 from lovia.workspace.errors import WorkspaceError
 from lovia.workspace.paths import resolve_path

@@ -28,11 +28,7 @@ from lovia.plugins.mcp.content import (
     normalize_schema,
 )
 from lovia.plugins.mcp_paths import PathArguments, check_paths, guarded_approval
-from lovia.tools.base import (
-    ApprovalPredicate,
-    Tool,
-    ToolResultRenderer,
-)
+from lovia.tools.base import ApprovalPredicate, Tool, ToolResultRenderer
 
 if TYPE_CHECKING:
     from lovia.run_context import RunContext

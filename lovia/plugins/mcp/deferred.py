@@ -9,12 +9,7 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from lovia.exceptions import InvalidToolArguments, ToolError
-from lovia.tools.base import (
-    Tool,
-    render_tool_result,
-    run_tool,
-    truncate_tool_output,
-)
+from lovia.tools.base import Tool, render_tool_result, run_tool, truncate_tool_output
 from lovia.tools.presentation import ToolLocation, short
 
 if TYPE_CHECKING:

@@ -10,9 +10,7 @@ from lovia.plugins.base import PluginInstance
 from lovia.plugins.mcp.connection import MCPConnection
 from lovia.plugins.mcp.deferred import _deferred_instructions, _make_call_tool, _make_search_tool
 from lovia.plugins.mcp.servers import MCPServerLike
-from lovia.tools.base import (
-    Tool,
-)
+from lovia.tools.base import Tool
 
 if TYPE_CHECKING:
     from lovia.run_context import RunContext

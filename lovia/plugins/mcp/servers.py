@@ -13,10 +13,7 @@ from typing import Any, Protocol
 from lovia.plugins.mcp._sdk import _import_error
 from lovia.plugins.mcp.connection import MCPConnection
 from lovia.plugins.mcp.transports import _HTTPTransport, _StdioTransport
-from lovia.tools.base import (
-    ApprovalPredicate,
-    ToolResultRenderer,
-)
+from lovia.tools.base import ApprovalPredicate, ToolResultRenderer
 
 
 class MCPServerLike(Protocol):

@@ -4,8 +4,10 @@ Every file and process method resolves its paths (symlinks followed), asks the p
 and raises :class:`PermissionDeniedError` on ``deny``. ``ask`` is *not* resolved here:
 by the time a call reaches the session the tool layer has obtained approval.
 
-Long because it is not split yet: files, processes, the overlay and the glob walk still share
-one file.
+Long because ``LocalWorkspaceSession`` is one stateful object: its file, search and process
+methods share the session's locks, what the agent has seen and its live processes. The file
+helpers are in :mod:`._local_files`, the glob walk in :mod:`._glob_walk`; splitting the class
+(files / search / processes) is left for later.
 """
 
 from __future__ import annotations
@@ -13,7 +15,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import functools
-import hashlib
 import inspect
 import logging
 import os
@@ -30,6 +31,19 @@ from lovia.exceptions import UserError
 from lovia.run_context import current_tool_call
 from lovia.tools.base import clip_text
 from lovia.workspace import _fs
+from lovia.workspace._glob_walk import _compile_glob, _GlobRegex, _walk_tree
+from lovia.workspace._local_files import (
+    _PARTLY_KNOWN,
+    _binary_error,
+    _changed_note,
+    _check_range,
+    _digest,
+    _lstat,
+    _merged_note,
+    _open_file,
+    _open_listable,
+    _read_capped,
+)
 from lovia.workspace._process import (
     OUTPUT_HINT,
     TailBuffer,
@@ -50,7 +64,6 @@ from lovia.workspace.errors import (
 )
 from lovia.workspace.git_env import hardened_git_config
 from lovia.workspace.paths import ResolvedPath, relative_to_root, resolve_abs, resolve_path
-from lovia.workspace.patterns import segment_regex
 from lovia.workspace.policy import Decision, FileOp, WorkspacePolicy
 from lovia.workspace.text_merge import merge_text
 from lovia.workspace.types import (
@@ -1277,158 +1290,6 @@ class LocalWorkspaceSession:
             )
             for bg in self._background.values()
         ]
-
-
-# --------------------------------------------------------------------------- helpers
-
-
-_PARTLY_KNOWN = "partly-known"
-"""A ``_seen`` value no digest equals: the next whole-file write needs a read first."""
-
-
-def _digest(text: str) -> str:
-    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
-
-
-def _changed_note(display: str) -> str:
-    return (
-        f"note: {display} had changed since you last read it (the user or another program "
-        "edited it); your replacement was applied to its current text, which keeps their "
-        "change. Read it again before rewriting it whole with write_file."
-    )
-
-
-def _merged_note(display: str) -> str:
-    return (
-        f"note: {display} had changed after your change was shown for approval (the user or "
-        "another program edited other lines); your change was merged into it and their "
-        "changes were kept. Read it again before rewriting it whole with write_file."
-    )
-
-
-def _check_range(start: int | None, end: int | None) -> None:
-    if start is not None and start < 1:
-        raise WorkspaceError("start must be >= 1.")
-    if end is not None and end < 1:
-        raise WorkspaceError("end must be >= 1.")
-    if start is not None and end is not None and end < start:
-        raise WorkspaceError("end must be >= start.")
-
-
-def _binary_error(display: str) -> WorkspaceError:
-    return WorkspaceError(
-        f"Binary file: {display}",
-        hint="Inspect it with the shell instead (file, xxd | head, sqlite3, ...).",
-    )
-
-
-def _open_file(rp: ResolvedPath) -> int:
-    try:
-        return _fs.open_regular(rp.abs)
-    except _fs.NotRegularFileError:
-        raise WorkspaceError(f"Not a file: {rp.display()}") from None
-    except (FileNotFoundError, NotADirectoryError):
-        raise WorkspaceError(f"Not a file: {rp.display()}") from None
-    except PermissionError as exc:
-        raise WorkspaceError(f"Cannot read {rp.display()}: {exc.strerror}") from None
-
-
-def _open_listable(rp: ResolvedPath) -> int:
-    try:
-        return _fs.open_dir(rp.abs, listable=True)
-    except (FileNotFoundError, NotADirectoryError):
-        raise WorkspaceError(f"Not a directory: {rp.display()}") from None
-    except PermissionError as exc:
-        raise WorkspaceError(f"Cannot list {rp.display()}: {exc.strerror}") from None
-
-
-def _read_capped(fd: int, cap: int) -> tuple[bytes, int]:
-    size = os.fstat(fd).st_size
-    return _fs.read_fd(fd, cap), size
-
-
-def _lstat(rp: ResolvedPath) -> os.stat_result | None:
-    try:
-        return _fs.lstat_in(rp.abs)
-    except OSError:
-        return None
-
-
-# ----- glob for list_files
-
-
-@dataclass(frozen=True)
-class _GlobRegex:
-    pattern: re.Pattern[str]
-    max_depth: int | None
-
-
-def _compile_glob(pattern: str) -> _GlobRegex:
-    if not pattern or pattern == "." or pattern.startswith("/") or "\x00" in pattern:
-        raise WorkspaceError(f"Invalid glob pattern: {pattern!r}")
-    segs = [s for s in pattern.split("/") if s not in ("", ".")]
-    if not segs:
-        raise WorkspaceError(f"Invalid glob pattern: {pattern!r}")
-    if ".." in segs:
-        raise WorkspaceError(
-            f"Invalid glob pattern: {pattern!r} ('..' is not supported; pass the directory as "
-            "path= instead)"
-        )
-    pieces: list[str] = []
-    for i, seg in enumerate(segs):
-        last = i == len(segs) - 1
-        if seg == "**":
-            pieces.append("[^/]+(?:/[^/]+)*" if last else "(?:[^/]+/)*")
-        else:
-            pieces.append(segment_regex(seg) + ("" if last else "/"))
-    regex = "".join(pieces)
-    try:
-        compiled = re.compile(regex)
-    except re.error:
-        raise WorkspaceError(f"Invalid glob pattern: {pattern!r}") from None
-    depth = None if "**" in segs else len(segs)
-    return _GlobRegex(pattern=compiled, max_depth=depth)
-
-
-def _walk_tree(
-    top: Path,
-    max_depth: int | None,
-    include_hidden: bool,
-    read_decision: Callable[[Path], Decision],
-) -> Iterator[tuple[str, Path, int, str]]:
-    """``(rel, abs_path, dir_fd, name)`` for the entries under ``top``, each folder's in name
-    order (not following symlinked dirs; hidden and denied dirs pruned). Only folders are
-    judged here: a file is judged by the caller once it is wanted (a glob over a big tree
-    matches few), and ``dir_fd`` (open while the entry is current) lets it ``stat`` by name."""
-    stack: list[tuple[Path, str]] = [(top, "")]
-    while stack:
-        d, rel = stack.pop()
-        try:
-            fd = _fs.open_dir(d, listable=True)
-        except (OSError, WorkspaceError):
-            continue
-        try:
-            with os.scandir(fd) as it:
-                entries = sorted((de.name, de) for de in it)
-            subdirs: list[tuple[Path, str]] = []
-            depth = rel.count("/") + 1 if rel else 0
-            for name, de in entries:
-                if name.startswith(".") and not include_hidden:
-                    continue
-                abs_path = d / name
-                parts = f"{rel}/{name}" if rel else name
-                try:
-                    is_dir = de.is_dir(follow_symlinks=False)
-                except OSError:
-                    continue
-                if is_dir and read_decision(abs_path) == "deny":
-                    continue
-                yield parts, abs_path, fd, name
-                if is_dir and (max_depth is None or depth + 1 < max_depth):
-                    subdirs.append((abs_path, parts))
-            stack.extend(reversed(subdirs))
-        finally:
-            os.close(fd)
 
 
 __all__ = ["DocumentOverlay", "LocalWorkspaceSession", "OutputListener", "WriteSink"]

@@ -3,8 +3,11 @@ link, digests of known text, and the notes a stale or merged write returns."""
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import os
+from collections.abc import Awaitable, Callable
+from typing import ParamSpec, TypeVar
 
 from lovia.workspace import _fs
 from lovia.workspace.errors import WorkspaceError
@@ -80,3 +83,27 @@ def _lstat(rp: ResolvedPath) -> os.stat_result | None:
         return _fs.lstat_in(rp.abs)
     except OSError:
         return None
+
+
+_P = ParamSpec("_P")
+_R = TypeVar("_R")
+
+
+def _io_errors(method: Callable[_P, Awaitable[_R]]) -> Callable[_P, Awaitable[_R]]:
+    """Turn an unexpected ``OSError`` (a race, EIO, EACCES...) into a ``WorkspaceError``."""
+
+    @functools.wraps(method)
+    async def wrapper(*args: _P.args, **kwargs: _P.kwargs) -> _R:
+        try:
+            return await method(*args, **kwargs)
+        except WorkspaceError:
+            raise
+        except OSError as exc:
+            target = args[1] if len(args) > 1 else kwargs.get("path", ".")
+            verb = method.__name__.replace("_", " ")
+            raise WorkspaceError(
+                f"{verb} failed for {target!r}: {exc.strerror or exc}",
+                hint="The file system changed or refused the operation; retry or check the path.",
+            ) from None
+
+    return wrapper

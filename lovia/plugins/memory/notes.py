@@ -1,5 +1,5 @@
-"""The NOTES format (one dated fact per line, the date stamps, merging and dropping facts) and
-the stores that keep it (``NotesStore``, ``FileNotesStore``)."""
+"""The NOTES format (one dated fact per line: parsing, keys, moving and shedding date stamps,
+dropping facts) and the stores that keep it (``NotesStore``, ``FileNotesStore``)."""
 
 from __future__ import annotations
 
@@ -7,7 +7,6 @@ import asyncio
 import logging
 import os
 import re
-import time
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Protocol, runtime_checkable
@@ -35,17 +34,6 @@ def _strip_date(s: str) -> str:
 def _fact_key(s: str) -> str:
     """What makes two notes "the same": text without its stamp, whitespace and case."""
     return _normalize_fact(_strip_date(_normalize_fact(s))).lower()
-
-
-def _current_month() -> str:
-    return time.strftime("%Y-%m")
-
-
-def _stamp(s: str) -> str:
-    """``"[YYYY-MM] s"`` (this month) unless ``s`` already starts with a stamp."""
-    if _LEADING_STAMP.match(s):
-        return s
-    return f"[{_current_month()}] {s}"
 
 
 def _relocate_stamp(s: str) -> str:
@@ -108,21 +96,6 @@ def _drop_fact(facts: Sequence[str], target: str) -> list[str]:
             del out[i]
             return out
     return out
-
-
-def _merge_new(facts: list[str], new: Sequence[str]) -> int:
-    """Append the new facts (normalized, stamped) whose keys are not present; returns count."""
-    keys = {_fact_key(f) for f in facts}
-    added = 0
-    for raw in new:
-        fact = _normalize_fact(raw)
-        key = _fact_key(fact)
-        if not key or key in keys:
-            continue
-        facts.append(_stamp(fact))
-        keys.add(key)
-        added += 1
-    return added
 
 
 def _meter(used: int, total: int) -> str:

@@ -39,20 +39,18 @@ from lovia.parts import text_of
 from lovia.plugins.base import PluginInstance
 from lovia.plugins.memory.index import Doc, Index, KeywordIndex
 from lovia.plugins.memory.notes import (
+    _LEADING_STAMP,
     DEFAULT_ROOT,
     FileNotesStore,
     NotesStore,
-    _current_month,  # noqa: F401 - kept importable here
     _drop_fact,
     _fact_key,
     _format_facts,
-    _merge_new,
     _meter,
     _normalize_fact,
     _parse_facts,
     _relocate_stamp,
     _shed_stamps,  # noqa: F401 - kept importable here
-    _stamp,
     _strip_date,  # noqa: F401 - kept importable here
     _write_atomic,
 )
@@ -71,6 +69,19 @@ from lovia.plugins.memory.queries import (
     _summarize,
     _usage_sink,
 )
+from lovia.plugins.memory.texts import (
+    _EMPTY_NOTES,
+    _GUIDANCE_ARCHIVE,
+    _GUIDANCE_HEAD,
+    _GUIDANCE_TAIL,
+    _GUIDANCE_TAIL_MANUAL,
+    ALREADY_KNOWN,
+    FORGOTTEN,
+    NOT_FOUND,
+    NOTHING_RECALLED,
+    NOTHING_TO_REMEMBER,
+    REMEMBERED,
+)
 from lovia.plugins.memory.vector import Embedder, VectorIndex
 from lovia.providers.base import Provider
 from lovia.run_context import RunContext
@@ -81,36 +92,35 @@ from lovia.transcript import AssistantTextEntry, InputEntry, TranscriptEntry
 logger = logging.getLogger("lovia.plugins.memory")
 
 
-# --------------------------------------------------------------------------- tool texts
+# --------------------------------------------------------------------------- stamping
+# Here rather than in notes.py: callers patch ``_current_month`` on this module, and
+# ``_stamp`` / ``_merge_new`` read it here.
 
-REMEMBERED = "Remembered. It will be available in future sessions."
-ALREADY_KNOWN = "Already in your notes — nothing to add."
-NOTHING_TO_REMEMBER = "Nothing to remember: the fact is empty."
-FORGOTTEN = "Forgotten."
-NOT_FOUND = "No matching note found to forget."
-NOTHING_RECALLED = "(nothing relevant found in long-term memory)"
 
-_GUIDANCE_HEAD = """\
-## Memory
-You have a long-term memory that persists across sessions.
-- NOTES (below) are always visible to you: a short list of durable facts about the user, \
-their preferences and standing instructions, and their projects.
-- `remember(fact)` adds one short, self-contained fact to NOTES.
-- `forget(fact)` removes a note that is wrong or no longer true."""
+def _current_month() -> str:
+    return time.strftime("%Y-%m")
 
-_GUIDANCE_ARCHIVE = """
-- `recall(query)` searches the archive of past conversations for details that are not in \
-NOTES (earlier decisions, names, numbers). Use it before asking the user to repeat themselves."""
 
-_GUIDANCE_TAIL = """
-Call `remember` immediately when the user explicitly asks you to remember something or \
-corrects you; everything else is curated automatically at the end of the run."""
+def _stamp(s: str) -> str:
+    """``"[YYYY-MM] s"`` (this month) unless ``s`` already starts with a stamp."""
+    if _LEADING_STAMP.match(s):
+        return s
+    return f"[{_current_month()}] {s}"
 
-_GUIDANCE_TAIL_MANUAL = """
-Call `remember` immediately when the user explicitly asks you to remember something or \
-corrects you, and when you learn a durable fact worth keeping; nothing is saved otherwise."""
 
-_EMPTY_NOTES = "(empty — use `remember` to save durable facts)"
+def _merge_new(facts: list[str], new: Sequence[str]) -> int:
+    """Append the new facts (normalized, stamped) whose keys are not present; returns count."""
+    keys = {_fact_key(f) for f in facts}
+    added = 0
+    for raw in new:
+        fact = _normalize_fact(raw)
+        key = _fact_key(fact)
+        if not key or key in keys:
+            continue
+        facts.append(_stamp(fact))
+        keys.add(key)
+        added += 1
+    return added
 
 
 # --------------------------------------------------------------------------- the plugin

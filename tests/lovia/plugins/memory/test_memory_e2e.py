@@ -17,7 +17,7 @@ from lovia import (
     Runner,
 )
 from lovia.plugins import KeywordIndex
-from lovia.plugins.memory import notes
+from lovia.plugins.memory import plugin as mp
 from lovia.testing import ScriptedProvider, call, text
 from lovia.transcript import ToolResultEntry
 from tests.support import fake_openai as oai
@@ -29,7 +29,7 @@ def digest_reply(facts=(), stale=(), summary=""):
 
 @pytest.fixture
 def july(monkeypatch):
-    monkeypatch.setattr(notes, "_current_month", lambda: "2026-07")
+    monkeypatch.setattr(mp, "_current_month", lambda: "2026-07")
 
 
 async def test_remember_in_one_run_recall_in_the_next(tmp_path, july) -> None:

@@ -7,14 +7,13 @@ import time
 import pytest
 
 from lovia.plugins import FileNotesStore, NotesStore
-from lovia.plugins.memory import notes
 from lovia.plugins.memory import plugin as mp
 from lovia.plugins.memory.index import Doc, Hit
 
 
 @pytest.fixture
 def july(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(notes, "_current_month", lambda: "2026-07")
+    monkeypatch.setattr(mp, "_current_month", lambda: "2026-07")
 
 
 # --------------------------------------------------------------------------- helpers

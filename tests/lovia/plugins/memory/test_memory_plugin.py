@@ -18,7 +18,6 @@ from lovia.plugins import (
     KeywordIndex,
     VectorIndex,
 )
-from lovia.plugins.memory import notes
 from lovia.plugins.memory import plugin as mp
 from lovia.plugins.memory.index import Hit
 from lovia.testing import ScriptedProvider, text
@@ -74,7 +73,7 @@ class SpyIndex:
 
 @pytest.fixture
 def july(monkeypatch):
-    monkeypatch.setattr(notes, "_current_month", lambda: "2026-07")
+    monkeypatch.setattr(mp, "_current_month", lambda: "2026-07")
 
 
 @pytest.fixture

@@ -14,10 +14,11 @@ Hosts use :class:`RestorePoints`: ``before_turn`` (the run hook), ``after_run``,
 ``list_points``, ``preview``, ``restore``, ``delete_session``, ``prune``. See
 ``docs/restore-points.md``.
 
-Long because ``RestorePoints`` is one stateful object: its points, previews, restores and
-pruning run under one store lock and share its state. Its capture (shadow index, change watch,
-filters) is in :mod:`._restore_capture`, its models in :mod:`.restore_models`, the store's
-plain parts in :mod:`._shadow_git`; splitting restore and prune out is left for later.
+Long because ``RestorePoints`` is one stateful object: its points (commit, list, drop,
+baseline) and pruning run under one store lock and share its state. Its capture (shadow index,
+change watch, filters) is in :mod:`._restore_capture`, preview and restore (with the journal) in
+:mod:`._point_restore`, its models in :mod:`.restore_models` and the store's plain parts in
+:mod:`._shadow_git`; splitting the points from pruning is left for later.
 """
 
 from __future__ import annotations
@@ -34,31 +35,26 @@ import time
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
-from lovia.exceptions import LoviaError, UserError
+from lovia.exceptions import UserError
 from lovia.tools.presentation import may_write
 from lovia.workspace import _restore_apply as apply
 from lovia.workspace import _restore_seed, _tree_watch
 from lovia.workspace._git import GitError, GitRunner, find_git
-from lovia.workspace._restore_capture import _ShadowCapture
+from lovia.workspace._point_restore import _PointRestore
 from lovia.workspace._shadow_git import (
-    _as_text,
     _denied_as_ignore,
     _escape_ignore,
-    _file_diff,
     _label,
-    _occupied,
     _parse_raw_diff,
     _read_json,
-    _refuse_unconfirmed,
     _resolve_dirs,
     _store_path,
     _write_json,
 )
 from lovia.workspace.paths import relative_to_root, resolve_abs
 from lovia.workspace.policy import WorkspacePolicy
-from lovia.workspace.protected import protects
 from lovia.workspace.restore_models import (
     ChangedPath,
     FileRestore,
@@ -91,7 +87,6 @@ _BASE_REF = "refs/lovia/bases/"
 _PAIR_HEADER = re.compile(rb"([0-9a-f]{40,64}) ([0-9a-f]{40,64})\n")
 _LATEST_REF = "refs/lovia/latest"  # the newest point's commit (what "changed" is relative to)
 _ID_RE = re.compile(r"^rp-[0-9]{16}-[0-9a-f]{6}$")
-_CAT_CHUNK = 256
 _PACK_LOOSE_OBJECTS = 5000  # prune() packs the store beyond this many loose objects
 
 _warned: set[str] = set()
@@ -120,7 +115,7 @@ def _resolve_all(paths: Sequence[str | Path]) -> tuple[Path, ...]:
 
 
 @dataclass
-class RestorePoints(_ShadowCapture):
+class RestorePoints(_PointRestore):
     """The restore-point store of one workspace. Build with :meth:`open`."""
 
     root: Path
@@ -688,110 +683,6 @@ class RestorePoints(_ShadowCapture):
         async with self._locked():
             return await self._get(point_id)
 
-    async def preview(
-        self,
-        point_id: str,
-        *,
-        agent_paths: Iterable[str] = (),
-        hand_paths: Iterable[str] = (),
-        with_text: bool = True,
-    ) -> RestorePreview:
-        """What restoring ``point_id`` would change; hand changes are flagged.
-
-        A path is *hand-changed* when it was changed outside the agent's runs at any time
-        after the point: it differs from the state last recorded for the agent (the newest
-        snapshot, ``after_run`` or restore), or a later point recorded a change of it made
-        between runs — unless it is in ``agent_paths`` (paths the host knows the agent
-        wrote). ``hand_paths`` are flagged too (e.g. files with unsaved editor changes).
-        """
-        self._runner()
-        async with self._locked():
-            point = await self._get(point_id)
-            try:
-                cur, _ = await self._capture()
-                files, skipped = await self._plan(point, cur, set(agent_paths), hand_paths)
-                if with_text:
-                    await self._fill_text(files)
-            except GitError as exc:
-                raise RestorePointError(f"Could not preview the restore: {exc.message}") from exc
-        return RestorePreview(point=point, files=files, skipped=skipped)
-
-    async def restore(
-        self,
-        point_id: str,
-        *,
-        force_paths: Iterable[str] = (),
-        overwrite_hand_changes: bool = False,
-        agent_paths: Iterable[str] = (),
-        hand_paths: Iterable[str] = (),
-        session_id: str | None = None,
-        confirmed_protected: Iterable[str] | None = None,
-    ) -> RestoreResult:
-        """Restore the files to ``point_id``; undoable (a point is taken first).
-
-        Hand-changed files are kept unless listed in ``force_paths`` (or
-        ``overwrite_hand_changes``). Files never stored (ignored, denied, too large)
-        are never touched. With ``confirmed_protected`` (a host that shows the warning), a
-        protected file the restore would write and that is not listed there refuses the
-        whole restore (:class:`UnconfirmedProtectedPaths`); removing one needs no
-        confirmation. Crash-safe: an interrupted restore is finished on the next
-        :meth:`open`.
-        """
-        self._runner()
-        forced = set(force_paths)
-        async with self._locked():
-            await self._recover()
-            point = await self._get(point_id)
-            try:
-                cur, _ = await self._capture()
-                files, skipped = await self._plan(point, cur, set(agent_paths), hand_paths)
-                kept = [
-                    f.path
-                    for f in files
-                    if f.hand_changed and not overwrite_hand_changes and f.path not in forced
-                ]
-                kept_set = set(kept)
-                todo = [f for f in files if f.path not in kept_set]
-                if confirmed_protected is not None:
-                    _refuse_unconfirmed(todo, set(confirmed_protected))
-                if not todo:
-                    return RestoreResult(point=point, kept=kept, skipped=skipped)
-                undo = await self._commit_point(
-                    cur,
-                    kind="restore",
-                    skipped=[],
-                    session_id=session_id,
-                    label=f"Before restoring {point.id}",
-                    metadata={"restoring": point.id},
-                )
-                ops = [
-                    apply.FileOp(path=f.raw_path, op="delete")
-                    if f.action == "delete"
-                    else apply.FileOp(path=f.raw_path, op="write", mode=f.new_mode, blob=f.new_blob)
-                    for f in todo
-                ]
-                journal = {"v": 1, "point": point.id, "tree": point.tree, "undo": undo.id}
-                journal["ops"] = [op.to_json() for op in ops]
-                await asyncio.to_thread(apply.write_journal, self._journal_path, journal)
-                failed = await self._apply(ops)
-                await self._finish_restore()
-            except GitError as exc:
-                raise RestorePointError(f"Could not restore: {exc.message}") from exc
-        failed_paths = {f.path for f in failed}
-        done = [f for f in todo if f.path not in failed_paths]
-        status = {"create": "added", "delete": "deleted", "modify": "modified"}
-        return RestoreResult(
-            point=point,
-            undo_point=undo,
-            restored=[f.path for f in done],
-            changes=[
-                ChangedPath(path=f.path, status=status[f.action])  # type: ignore[arg-type]
-                for f in done
-            ],
-            kept=kept,
-            skipped=skipped + failed,
-        )
-
     async def delete_session(self, session_id: str, *, prune: bool = True) -> int:
         """Delete a session's points (and, with ``prune``, objects nothing else uses)."""
         if self.git is None:
@@ -837,139 +728,6 @@ class RestorePoints(_ShadowCapture):
                 deleted += [p.id for p in batch]
                 await self._gc()
         return deleted
-
-    # ------------------------------------------------------------------ internals
-
-    @property
-    def _journal_path(self) -> Path:
-        return self.store / "restore-journal.json"
-
-    async def _plan(
-        self,
-        point: RestorePoint,
-        cur: str,
-        agent_paths: set[str],
-        hand_paths: Iterable[str] = (),
-    ) -> tuple[list[FileRestore], list[SkippedPath]]:
-        entries = await self._diff(cur, point.tree)
-        baseline = await self._baseline_tree()
-        dirty: set[str] = set(hand_paths)
-        if baseline is not None and baseline != cur:
-            dirty |= {e.path for e in await self._diff(baseline, cur)} - agent_paths
-        if entries:
-            dirty |= await self._hand_paths_after(point) - agent_paths
-        files: list[FileRestore] = []
-        skipped: list[SkippedPath] = []
-        for e in entries:
-            if self._denied(e.path):
-                skipped.append(SkippedPath(path=e.path, reason="denied"))
-                continue
-            if e.status == "A":
-                if _occupied(self.root / e.path):
-                    skipped.append(
-                        SkippedPath(
-                            path=e.path,
-                            reason="unsaved_file_in_the_way",
-                            detail="a file that is not in the current snapshot (ignored, too "
-                            "large or unreadable) exists there; it is left alone",
-                        )
-                    )
-                    continue
-                action: Literal["create", "modify", "delete"] = "create"
-            elif e.status == "D":
-                action = "delete"
-            else:
-                action = "modify"
-            restore = FileRestore(
-                path=e.path,
-                action=action,
-                old_mode=e.old_mode,
-                new_mode=e.new_mode,
-                old_blob=e.old_sha,
-                new_blob=e.new_sha,
-                hand_changed=e.path in dirty,
-                protected=protects(self.policy, self.root, e.path),
-            )
-            restore._raw = e.path
-            files.append(restore)
-        return files, skipped
-
-    async def _fill_text(self, files: list[FileRestore]) -> None:
-        git = self._runner()
-        limit = self.settings.preview_max_bytes
-        shas = [s for f in files for s in (f.old_blob, f.new_blob) if s]
-        blobs: dict[str, bytes] = {}
-        for i in range(0, len(shas), _CAT_CHUNK):
-            blobs.update(await git.cat_blobs(shas[i : i + _CAT_CHUNK]))
-        for f in files:
-            old = blobs.get(f.old_blob) if f.old_blob else None
-            new = blobs.get(f.new_blob) if f.new_blob else None
-            f.too_large = any(d is not None and len(d) > limit for d in (old, new))
-            old_text, old_bin = _as_text(old, limit)
-            new_text, new_bin = _as_text(new, limit)
-            f.binary = (old_bin or new_bin) and not f.too_large
-            if f.too_large:
-                old_text = new_text = None
-            f.old_text = old_text
-            f.new_text = new_text
-            f.diff = _file_diff(f)
-
-    async def _apply(self, ops: list[apply.FileOp]) -> list[SkippedPath]:
-        """Run the journal's operations: deletions (deepest first), then writes."""
-        git = self._runner()
-        umask = apply.current_umask()
-        deletes = sorted(
-            (op for op in ops if op.op == "delete"), key=lambda o: o.path.count("/"), reverse=True
-        )
-        writes = [op for op in ops if op.op == "write"]
-        failed = await asyncio.to_thread(self._apply_chunk, deletes, {}, umask)
-        for i in range(0, len(writes), _CAT_CHUNK):
-            chunk = writes[i : i + _CAT_CHUNK]
-            blobs = await git.cat_blobs([op.blob for op in chunk if op.blob])
-            failed += await asyncio.to_thread(self._apply_chunk, chunk, blobs, umask)
-        return failed
-
-    def _apply_chunk(
-        self, ops: list[apply.FileOp], blobs: dict[str, bytes], umask: int
-    ) -> list[SkippedPath]:
-        failed: list[SkippedPath] = []
-        for op in ops:
-            try:
-                if op.op == "delete":
-                    apply.apply_delete(self.root, op.path)
-                elif op.blob is None or op.mode is None or op.blob not in blobs:
-                    raise ValueError("incomplete write operation")
-                else:
-                    apply.apply_write(self.root, op.path, blobs[op.blob], op.mode, umask)
-            except (OSError, ValueError, LoviaError) as exc:
-                failed.append(SkippedPath(path=op.path, reason="failed", detail=str(exc)))
-        return failed
-
-    async def _finish_restore(self) -> None:
-        """After the ops ran: the restored tree becomes the baseline; drop the journal."""
-        tree, _ = await self._capture()
-        await self._set_baseline(tree)
-        await asyncio.to_thread(apply.remove_journal, self._journal_path)
-
-    async def _recover(self) -> None:
-        """Finish a restore that a crash interrupted (replaying its journal)."""
-        try:
-            journal = await asyncio.to_thread(apply.read_journal, self._journal_path)
-        except (OSError, ValueError) as exc:
-            logger.warning("dropping an unreadable restore journal: %s", exc)
-            await asyncio.to_thread(apply.remove_journal, self._journal_path)
-            return
-        if journal is None:
-            return
-        ops = [apply.FileOp.from_json(o) for o in journal.get("ops", [])]
-        logger.warning(
-            "finishing an interrupted restore to %s (%d files)", journal.get("point"), len(ops)
-        )
-        await asyncio.to_thread(apply.cleanup_temps, self.root, [o.path for o in ops])
-        failed = await self._apply(ops)
-        for f in failed:
-            logger.warning("interrupted restore could not set %s: %s", f.path, f.detail)
-        await self._finish_restore()
 
     async def _delete_points(self, points: list[RestorePoint]) -> None:
         """Delete points; a deleted point's record of hand changes stays while an older point

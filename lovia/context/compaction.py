@@ -15,6 +15,9 @@ normalised in place); the track re-checks the system run and probes O(log n) pos
 body by identity, and rebuilds itself from scratch (O(n), memoised per entry) whenever a probe
 fails. Work proportional to the transcript happens only in a compaction burst and on a
 rebuild (new run, resume, a caller-rewritten transcript).
+
+Long because the policy, its sticky state and the incremental track share one cost model (above);
+split, the invariants that keep the common case cheap would live in several files.
 """
 
 from __future__ import annotations

@@ -29,6 +29,9 @@ With ``isolation`` (a :class:`~lovia.plugins.subagent_isolation.ChildIsolation`,
 worktrees from ``lovia.workspace``) the spawn tool takes ``isolation``: such a child works in a
 place of its own, so children running in parallel never edit the same files, and its report
 ends with the summary of its changes there.
+
+Long because the roster, both lifecycles and the restore path share one task table; a split
+(roster / lifecycles / tools) is left for later.
 """
 
 from __future__ import annotations

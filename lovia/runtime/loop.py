@@ -1,6 +1,9 @@
 """RunLoop: the only stateful module. One instance drives one run from set-up to the end.
 
 Phases per turn, top to bottom: limits -> mailbox -> view -> model -> tools/output -> handoff.
+
+Long because it is the one stateful module: every phase reads and writes the same run state,
+so splitting it would pass that state between files; its functions stay under 80 lines instead.
 """
 
 from __future__ import annotations

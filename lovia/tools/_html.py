@@ -3,6 +3,9 @@
 The parser builds a small element tree (implied end tags for ``p``, ``li``, table parts and
 headings, a depth cap against pathological nesting), then a renderer walks it. Collected
 alongside: the ``<title>``, the ``<base href>`` and the page's images.
+
+Long because the parser and its renderer are one best-effort pipeline over one small element tree;
+the element rules and the rendering rules are read together.
 """
 
 from __future__ import annotations

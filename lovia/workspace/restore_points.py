@@ -13,37 +13,62 @@ points use a change watch (``_tree_watch``) and write their tree without the ind
 Hosts use :class:`RestorePoints`: ``before_turn`` (the run hook), ``after_run``,
 ``list_points``, ``preview``, ``restore``, ``delete_session``, ``prune``. See
 ``docs/restore-points.md``.
+
+Long because ``RestorePoints`` is one stateful object: its points (commit, list, drop,
+baseline) and pruning run under one store lock and share its state. Its capture (shadow index,
+change watch, filters) is in :mod:`._restore_capture`, preview and restore (with the journal) in
+:mod:`._point_restore`, its models in :mod:`.restore_models` and the store's plain parts in
+:mod:`._shadow_git`; splitting the points from pruning is left for later.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
-import difflib
 import hashlib
 import json
 import logging
 import os
 import re
 import secrets
-import stat
 import time
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
-from pydantic import BaseModel, Field, PrivateAttr, field_validator
-
-from lovia.exceptions import LoviaError, UserError
+from lovia.exceptions import UserError
 from lovia.tools.presentation import may_write
-from lovia.workspace import _packwrite, _restore_seed, _tree_edit, _tree_watch
 from lovia.workspace import _restore_apply as apply
+from lovia.workspace import _restore_seed, _tree_watch
 from lovia.workspace._git import GitError, GitRunner, find_git
+from lovia.workspace._point_restore import _PointRestore
+from lovia.workspace._shadow_git import (
+    _denied_as_ignore,
+    _escape_ignore,
+    _label,
+    _parse_raw_diff,
+    _read_json,
+    _resolve_dirs,
+    _store_path,
+    _write_json,
+)
 from lovia.workspace.paths import relative_to_root, resolve_abs
-from lovia.workspace.patterns import _canonical_abs_pattern, cover_prefilter
 from lovia.workspace.policy import WorkspacePolicy
-from lovia.workspace.protected import protected_warning, protects
+from lovia.workspace.restore_models import (
+    ChangedPath,
+    FileRestore,
+    PointKind,
+    RestorePoint,
+    RestorePointError,
+    RestorePointSettings,
+    RestorePreview,
+    RestoreResult,
+    SkippedPath,
+    UnconfirmedProtectedPaths,
+    _Entry,
+    _Head,
+)
 
 try:  # POSIX only; elsewhere the in-process lock is all there is
     import fcntl
@@ -54,7 +79,6 @@ logger = logging.getLogger("lovia.workspace.restore_points")
 
 EMPTY_TREE = "4b825dc642cb6eb9a060e54bf8d69288fbee4904"
 
-PointKind = Literal["turn", "restore", "manual"]
 _POINT_REF = "refs/lovia/points/"
 # A deleted point's record of hand changes (see ``_delete_points``), kept while older points live.
 _HAND_REF = "refs/lovia/hand/"
@@ -63,8 +87,6 @@ _BASE_REF = "refs/lovia/bases/"
 _PAIR_HEADER = re.compile(rb"([0-9a-f]{40,64}) ([0-9a-f]{40,64})\n")
 _LATEST_REF = "refs/lovia/latest"  # the newest point's commit (what "changed" is relative to)
 _ID_RE = re.compile(r"^rp-[0-9]{16}-[0-9a-f]{6}$")
-_BULK_THRESHOLD = 200  # this many new files at once go straight into one pack
-_CAT_CHUNK = 256
 _PACK_LOOSE_OBJECTS = 5000  # prune() packs the store beyond this many loose objects
 
 _warned: set[str] = set()
@@ -85,153 +107,6 @@ def _warn_once(message: str) -> None:
         logger.warning(message)
 
 
-# --------------------------------------------------------------------------- public types
-
-
-@dataclass(frozen=True)
-class RestorePointSettings:
-    """Caps of the restore-point store (documented in ``docs/restore-points.md``)."""
-
-    max_file_bytes: int = 5 * 1024 * 1024
-    """Files bigger than this are not snapshotted (listed as skipped, never touched)."""
-    max_store_bytes: int = 1024 * 1024 * 1024
-    """Per-workspace store size; ``prune()`` deletes the oldest points beyond it."""
-    max_listed_paths: int = 200
-    """How many changed/skipped paths a point lists (counts are always exact)."""
-    preview_max_bytes: int = 1024 * 1024
-    """Per-file text shown in a preview; bigger or binary files show no text."""
-
-
-def _display(path: str) -> str:
-    """A file name that is not valid UTF-8 shows with U+FFFD (JSON cannot carry it)."""
-    return path.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
-
-
-class _PathModel(BaseModel):
-    path: str
-
-    @field_validator("path", mode="before")
-    @classmethod
-    def _printable(cls, value: Any) -> Any:
-        return _display(value) if isinstance(value, str) else value
-
-
-class ChangedPath(_PathModel):
-    status: Literal["added", "modified", "deleted"]
-
-
-class SkippedPath(_PathModel):
-    reason: Literal["too_large", "unreadable", "denied", "unsaved_file_in_the_way", "failed"]
-    detail: str | None = None
-
-
-class RestorePoint(BaseModel):
-    """One snapshot of the tree. ``changed`` is relative to the previous point."""
-
-    id: str
-    created_at: float
-    kind: PointKind = "manual"
-    session_id: str | None = None
-    turn_index: int | None = None
-    label: str = ""
-    user_message: str | None = None
-    changed: list[ChangedPath] = Field(default_factory=list)
-    changed_count: int = 0
-    skipped: list[SkippedPath] = Field(default_factory=list)
-    skipped_count: int = 0
-    metadata: dict[str, Any] = Field(default_factory=dict)
-    base_tree: str = ""
-    """The tree last recorded for the agent when this point was taken (a settled run, a
-    restore or the previous point); where it differs from ``tree`` the difference was made
-    by hand. Empty when they were equal."""
-    commit: str = ""
-    tree: str = ""
-    changes_after: list[ChangedPath] | None = None
-    """With ``list_points(with_changes=True)``: what changed from this point to the state
-    recorded after it (the next point's ``base_tree``, or the newest recorded state), i.e.
-    what the turn did. Hand changes made outside runs are not included."""
-    changes_after_count: int | None = None
-
-
-class FileRestore(_PathModel):
-    """What a restore does to one path. ``old_*`` is the disk now, ``new_*`` the point."""
-
-    action: Literal["create", "modify", "delete"]
-    old_mode: str | None = None
-    new_mode: str | None = None
-    old_blob: str | None = None
-    new_blob: str | None = None
-    old_text: str | None = None
-    new_text: str | None = None
-    binary: bool = False
-    too_large: bool = False
-    """Over ``preview_max_bytes``: no text is shown (the restore itself is not affected)."""
-    hand_changed: bool = False
-    protected: bool = False
-    """The policy protects the path (editor, git, CI or agent configuration): restoring its
-    content needs the user's confirmation (``confirmed_protected``)."""
-    diff: str = ""
-    _raw: str = PrivateAttr(default="")  # the path as on disk (may not be valid UTF-8)
-
-    @property
-    def raw_path(self) -> str:
-        return self._raw or self.path
-
-
-class RestorePreview(BaseModel):
-    point: RestorePoint
-    files: list[FileRestore]
-    skipped: list[SkippedPath] = Field(default_factory=list)
-
-    @property
-    def hand_changed(self) -> list[str]:
-        """Paths changed by hand since the last snapshot; restore keeps them unless forced."""
-        return [f.path for f in self.files if f.hand_changed]
-
-    def unified_diff(self) -> str:
-        return "".join(f.diff for f in self.files)
-
-
-class RestoreResult(BaseModel):
-    point: RestorePoint
-    undo_point: RestorePoint | None = None
-    """The snapshot taken just before restoring: restore it to undo this restore."""
-    restored: list[str] = Field(default_factory=list)
-    changes: list[ChangedPath] = Field(default_factory=list)
-    """The restored paths with what the restore did to each (``added`` = recreated)."""
-    kept: list[str] = Field(default_factory=list)
-    """Hand-changed paths left alone (pass them in ``force_paths`` to overwrite)."""
-    skipped: list[SkippedPath] = Field(default_factory=list)
-
-
-class RestorePointError(LoviaError):
-    """A restore-point operation cannot be done (unknown point, git missing, damaged store)."""
-
-
-class UnconfirmedProtectedPaths(RestorePointError):
-    """The restore would land protected paths (``paths``) the user did not confirm."""
-
-    paths: list[str]
-
-
-@dataclass(frozen=True)
-class _Head:
-    """The shadow repository's HEAD: the state last recorded for the agent."""
-
-    commit: str
-    tree: str
-
-
-@dataclass
-class _Entry:
-    path: str
-    old_mode: str | None
-    new_mode: str | None
-    old_sha: str | None
-    new_sha: str | None
-    status: str
-
-
 # --------------------------------------------------------------------------- the store
 
 
@@ -240,7 +115,7 @@ def _resolve_all(paths: Sequence[str | Path]) -> tuple[Path, ...]:
 
 
 @dataclass
-class RestorePoints:
+class RestorePoints(_PointRestore):
     """The restore-point store of one workspace. Build with :meth:`open`."""
 
     root: Path
@@ -454,366 +329,6 @@ class RestorePoints:
         if old is not None and old != fingerprint:
             await self._drop_tracked_unwanted(all_entries=True)
         _write_json(state_path, {"fingerprint": fingerprint})
-
-    def _denial_key(self) -> tuple[Any, ...]:
-        return (
-            self.policy.denied_paths,
-            tuple((r.pattern, r.action, tuple(sorted(r.ops))) for r in self.policy.path_rules),
-        )
-
-    # ------------------------------------------------------------------ filters
-
-    def _denied(self, rel: str) -> bool:
-        pol = self.policy
-        key = (pol.denied_paths, pol.path_rules)
-        cached = self._deny_filter
-        if cached is None or cached[0][0] is not key[0] or cached[0][1] is not key[1]:
-            patterns = [*pol.denied_paths]
-            # every rule that may not allow a read (a superset of the deny rules)
-            patterns += [r.pattern for r in pol.path_rules if r.action != "allow"]
-            cached = (key, cover_prefilter(patterns, self.root.as_posix()), patterns)
-            self._deny_filter = cached
-        _, may_cover, patterns = cached
-        if not patterns:
-            return False
-        if may_cover is not None and not may_cover(rel):
-            return False  # no deny pattern can cover it: the exact test below would agree
-        return pol.decide_path(rel=rel, abs_posix=(self.root / rel).as_posix(), op="read") == "deny"
-
-    # ------------------------------------------------------------------ capture
-
-    async def _capture(self, *, quick: bool = False) -> tuple[str, list[SkippedPath]]:
-        """Bring the shadow index up to date with the tree; return its tree id.
-
-        ``quick``: only the paths the change watch reported since the last full scan are
-        looked at, when the watch is sound (a turn's point); otherwise git scans the tree.
-        """
-        git = self._runner()
-        watch = self._watch
-        if quick and watch is not None and self._watch_synced and self._index_tree is not None:
-            self._watch_synced = False  # until this capture has finished
-            changed = await asyncio.to_thread(watch.take)
-            if changed is not None:
-                result = await self._capture_changed(changed)
-                if result is not None:
-                    self._watch_synced = True
-                    return result
-        if not git.index_file.exists():
-            await self._seed()
-        await self._rewatch()
-        status = ("status", "--porcelain=v2", "-z", "--no-renames", "--ignore-submodules=all")
-        try:
-            out = await git.run(*status)
-        except GitError as exc:
-            if "index" not in exc.stderr:
-                raise
-            # The shadow index is only a cache: drop a damaged one and start over.
-            logger.warning("rebuilding the restore-point index: %s", exc.stderr[:200])
-            await asyncio.to_thread(self._remove_index)
-            out = await git.run(*status)
-        update, drop, skipped, gitignore_changed = await asyncio.to_thread(self._classify, out)
-        if drop:
-            await self._update_index(drop, force_remove=True)
-        if len(update) > _BULK_THRESHOLD:
-            await self._bulk_pack(update)
-        if update:
-            skipped += await self._update_index(update, force_remove=False)
-        if gitignore_changed:
-            await self._drop_tracked_unwanted(all_entries=False)
-        if drop or update or gitignore_changed or self._index_tree is None:
-            self._index_tree = (await git.run("write-tree")).decode().strip()
-        tree = self._index_tree  # an unchanged index has the tree written last
-        if len(update) > _BULK_THRESHOLD:
-            # Adding many files invalidated git's untracked cache; rebuild it now so the
-            # next (incremental) snapshot stays fast.
-            await git.run("status", "--porcelain=v2", "-z", "--ignore-submodules=all")
-        self._watch_synced = self._watch is not None
-        self._tree = tree
-        return tree, skipped
-
-    async def _rewatch(self) -> None:
-        """Before a full scan: forget what the watch saw, or start one (not for a store's
-        first point, which stays lean; and only where inotify works)."""
-        self._watch_synced = False
-        watch = self._watch
-        if watch is not None and not watch.lost:
-            await asyncio.to_thread(watch.reset)
-            return
-        if watch is not None:
-            watch.close()
-            self._watch = None
-        if self._head is None or self._watch_off:
-            return
-        self._watch = await asyncio.to_thread(
-            _tree_watch.TreeWatch.start, self.root, self._unwatched
-        )
-        self._watch_off = self._watch is None
-
-    def _unwatched(self, rel: str) -> bool:
-        """Folders no point holds: the store and ``exclude`` folders."""
-        path = self.root / rel
-        return any(path == f or f in path.parents for f in (self.store, *self.exclude))
-
-    async def _capture_changed(self, changed: set[str]) -> tuple[str, list[SkippedPath]] | None:
-        """The last captured tree plus the paths the watch reported, written without the
-        index (see ``_tree_edit``); None: scan in full instead."""
-        git = self._runner()
-        base = self._tree
-        if base is None or len(base) != 40:
-            return None
-        if not changed:
-            return base, []
-        found = await asyncio.to_thread(
-            _tree_watch.expand_changes, self.root, changed, self._unwatched
-        )
-        if found is None or any("\n" in p for p, _ in found):
-            return None
-        files = [p for p, kind in found if kind in ("file", "unreadable")]
-        ignored = await self._ignored_untracked(base, files)
-        if ignored is None:
-            return None
-        entries = [(p, True, kind == "gone") for p, kind in found if kind != "dir"]
-        entries = [e for e in entries if e[0] not in ignored]
-        update, drop, skipped, gitignore_changed = await asyncio.to_thread(
-            self._classify_entries, entries
-        )
-        if gitignore_changed:
-            return None  # what is ignored changed: git's scan sorts it out
-        changes: dict[str, tuple[str, str] | None] = {
-            p: _tree_edit.DIR for p, k in found if k == "dir"
-        }
-        changes |= dict.fromkeys(drop)
-        objects = git.git_dir / "objects"
-
-        def hash_files() -> None:
-            for p in update:
-                try:
-                    changes[p] = _tree_edit.file_entry(objects, self.root / p)
-                except OSError as exc:
-                    skipped.append(SkippedPath(path=p, reason="unreadable", detail=str(exc)))
-                    changes[p] = None
-
-        await asyncio.to_thread(hash_files)
-        node = _tree_edit.plan(changes)
-        trees = await self._read_trees(base, _tree_edit.directories(node))
-        diff: list[tuple[str, str, str | None, str | None]] = []
-        try:
-            built = await asyncio.to_thread(_tree_edit.build, objects, node, trees, diff)
-            known = True
-        except _tree_edit.Incomplete as exc:
-            built, known = exc.args[0], False
-        if built is None:  # nothing left: the empty tree
-            built = await asyncio.to_thread(_tree_edit.write_object, objects, "tree", b"")
-        tree: str = built
-        if known:
-            self._known_diff = (base, tree, sorted(diff))
-        self._tree = tree
-        return tree, skipped
-
-    async def _ignored_untracked(self, base: str, paths: list[str]) -> set[str] | None:
-        """Which of ``paths`` are ignored and not in ``base`` (tracked files are kept, as git
-        status does). check-ignore without --no-index walks the whole index per path."""
-        if not paths:
-            return set()
-        git = self._runner()
-        data = b"".join(p.encode("utf-8", "surrogateescape") + b"\0" for p in paths)
-        code, out, _ = await git.run_full("check-ignore", "--no-index", "-z", "--stdin", input=data)
-        if code not in (0, 1):
-            return None
-        ignored = {p.decode("utf-8", "surrogateescape") for p in out.split(b"\0") if p}
-        if ignored:
-            listed = await git.run(
-                "--literal-pathspecs",
-                "ls-tree",
-                "-r",
-                "-z",
-                "--name-only",
-                base,
-                "--",
-                *sorted(ignored),
-            )
-            ignored -= {p.decode("utf-8", "surrogateescape") for p in listed.split(b"\0")}
-        return ignored
-
-    async def _read_trees(
-        self, base: str, dirs: list[str]
-    ) -> dict[str, dict[str, tuple[str, str]]]:
-        """The entries of ``base``'s trees at ``dirs`` ("a/b/"; "" the root) that exist."""
-        git = self._runner()
-        data = "".join(f"{base}:{d.rstrip('/')}\n" if d else f"{base}\n" for d in dirs)
-        out = await git.run("cat-file", "--batch", input=data.encode("utf-8", "surrogateescape"))
-        trees: dict[str, dict[str, tuple[str, str]]] = {}
-        pos = 0
-        for d in dirs:
-            nl = out.index(b"\n", pos)
-            header = out[pos:nl].split()
-            pos = nl + 1
-            if len(header) != 3:
-                continue  # missing: a new directory
-            size = int(header[2])
-            if header[1] == b"tree":
-                trees[d] = _tree_edit.parse_tree(out[pos : pos + size])
-            pos += size + 1
-        return trees
-
-    async def _seed(self) -> None:
-        """A new shadow index starts as a copy of the user's git index (see ``_restore_seed``),
-        less what a snapshot must not hold; without a usable one, files are read as before."""
-        git = self._runner()
-        seeded = await _restore_seed.seed_index(git, self.root, self.settings.max_file_bytes)
-        if seeded is None:
-            return
-        drop, tracked = seeded
-        ignored = await git.run("ls-files", "-z", "-ci", "--exclude-standard")
-        drop += [p for p in ignored.decode("utf-8", "surrogateescape").split("\0") if p]
-        drop += await asyncio.to_thread(lambda: [p for p in tracked if self._denied(p)])
-        if drop:
-            await self._update_index(sorted(set(drop)), force_remove=True)
-        if self._head is None:
-            # git status compares the index with HEAD too: an unborn HEAD would list every
-            # file as added. The first point replaces this HEAD (it records no baseline).
-            self._index_tree = (await git.run("write-tree")).decode().strip()
-            out = await git.run("commit-tree", self._index_tree, "-m", '{"seed": true}')
-            await git.run("update-ref", "--no-deref", "HEAD", out.decode().strip())
-
-    def _remove_index(self) -> None:
-        git = self._runner()
-        self._index_tree = None
-        with contextlib.suppress(FileNotFoundError):
-            git.index_file.unlink()
-        for shared in git.git_dir.glob("sharedindex.*"):
-            with contextlib.suppress(FileNotFoundError):
-                shared.unlink()
-
-    def _classify(self, out: bytes) -> tuple[list[str], list[str], list[SkippedPath], bool]:
-        """Sort ``git status`` entries into update / untrack / skip (stat calls: a thread)."""
-        return self._classify_entries(_parse_status(out))
-
-    def _classify_entries(
-        self, entries: Iterable[tuple[str, bool, bool]]
-    ) -> tuple[list[str], list[str], list[SkippedPath], bool]:
-        """``(path, tracked, deleted)`` entries into update / untrack / skip."""
-        update: list[str] = []
-        drop: list[str] = []
-        skipped: list[SkippedPath] = []
-        gitignore_changed = False
-        for path, tracked, deleted in entries:
-            if path.endswith("/"):
-                continue  # a nested repository: not snapshotted
-            if path.rsplit("/", 1)[-1] == ".gitignore":
-                gitignore_changed = True
-            if self._denied(path):
-                if tracked:
-                    drop.append(path)
-                continue
-            if deleted:
-                # force-remove: git refuses "--remove" of a path now beyond a symlink
-                drop.append(path)
-                continue
-            try:
-                st = os.lstat(self.root / path)
-            except (FileNotFoundError, NotADirectoryError):
-                if tracked:
-                    drop.append(path)
-                continue
-            except OSError as exc:
-                skipped.append(SkippedPath(path=path, reason="unreadable", detail=str(exc)))
-                if tracked:
-                    drop.append(path)
-                continue
-            if stat.S_ISLNK(st.st_mode):
-                update.append(path)
-            elif not stat.S_ISREG(st.st_mode):
-                if tracked:
-                    drop.append(path)
-            elif st.st_size > self.settings.max_file_bytes:
-                skipped.append(
-                    SkippedPath(path=path, reason="too_large", detail=f"{st.st_size} bytes")
-                )
-                if tracked:
-                    drop.append(path)
-            elif not os.access(self.root / path, os.R_OK):
-                skipped.append(
-                    SkippedPath(path=path, reason="unreadable", detail="permission denied")
-                )
-                if tracked:
-                    drop.append(path)
-            else:
-                update.append(path)
-        return update, drop, skipped, gitignore_changed
-
-    async def _bulk_pack(self, paths: list[str]) -> None:
-        """Write many new blobs as one pack first (much faster than git adding them one by one)."""
-        git = self._runner()
-        pack_dir = git.git_dir / "objects" / "pack"
-        files = [self.root / p for p in paths]
-        tmp = await asyncio.to_thread(
-            _packwrite.write_blob_pack, pack_dir, files, self.settings.max_file_bytes
-        )
-        if tmp is None:
-            return
-        try:
-            name = (await git.run("index-pack", str(tmp))).decode().split()[-1]
-            final = pack_dir / f"pack-{name}"
-            await asyncio.to_thread(os.replace, tmp, final.with_suffix(".pack"))
-            await asyncio.to_thread(os.replace, tmp.with_suffix(".idx"), final.with_suffix(".idx"))
-        finally:
-            await asyncio.to_thread(_packwrite.remove_temp, pack_dir)
-
-    async def _update_index(self, paths: list[str], *, force_remove: bool) -> list[SkippedPath]:
-        git = self._runner()
-        self._index_tree = None
-        skipped: list[SkippedPath] = []
-        remaining = list(paths)
-        for _ in range(8):
-            if not remaining:
-                break
-            args = ["update-index", "-z", "--stdin"]
-            args[1:1] = ["--force-remove"] if force_remove else ["--add", "--remove"]
-            data = b"".join(p.encode("utf-8", "surrogateescape") + b"\0" for p in remaining)
-            code, _, err = await git.run_full(*args, input=data)
-            if code == 0:
-                break
-            text = err.decode("utf-8", "replace")
-            bad = set(re.findall(r"Unable to process path (.+)", text))
-            bad |= set(re.findall(r"error: open\(\"(.+?)\"\)", text))
-            if not bad or not bad & set(remaining):
-                raise GitError(f"git update-index failed: {text.strip()[:2000]}", stderr=text)
-            for b in bad & set(remaining):
-                skipped.append(SkippedPath(path=b, reason="unreadable", detail=text.strip()[:200]))
-            remaining = [p for p in remaining if p not in bad]
-        return skipped
-
-    async def _drop_tracked_unwanted(self, *, all_entries: bool) -> None:
-        """Untrack entries that are now ignored, denied or too large."""
-        git = self._runner()
-        if not (git.index_file.exists()):
-            return
-        ignored = await git.run("ls-files", "-z", "-ci", "--exclude-standard")
-        drop = [p for p in ignored.decode("utf-8", "surrogateescape").split("\0") if p]
-        if all_entries:
-            out = await git.run("ls-files", "-z")
-            tracked = [p for p in out.decode("utf-8", "surrogateescape").split("\0") if p]
-            drop += await asyncio.to_thread(self._unwanted, tracked)
-        if drop:
-            await self._update_index(sorted(set(drop)), force_remove=True)
-
-    def _unwanted(self, paths: list[str]) -> list[str]:
-        """The paths that are denied or over the size cap (stat calls: run in a thread)."""
-        base = str(self.root) + "/"
-        cap = self.settings.max_file_bytes
-        out: list[str] = []
-        for p in paths:
-            if self._denied(p):
-                out.append(p)
-                continue
-            try:
-                st = os.lstat(base + p)
-            except OSError:
-                continue
-            if st.st_size > cap and stat.S_ISREG(st.st_mode):
-                out.append(p)
-        return out
 
     # ------------------------------------------------------------------ points
 
@@ -1168,110 +683,6 @@ class RestorePoints:
         async with self._locked():
             return await self._get(point_id)
 
-    async def preview(
-        self,
-        point_id: str,
-        *,
-        agent_paths: Iterable[str] = (),
-        hand_paths: Iterable[str] = (),
-        with_text: bool = True,
-    ) -> RestorePreview:
-        """What restoring ``point_id`` would change; hand changes are flagged.
-
-        A path is *hand-changed* when it was changed outside the agent's runs at any time
-        after the point: it differs from the state last recorded for the agent (the newest
-        snapshot, ``after_run`` or restore), or a later point recorded a change of it made
-        between runs — unless it is in ``agent_paths`` (paths the host knows the agent
-        wrote). ``hand_paths`` are flagged too (e.g. files with unsaved editor changes).
-        """
-        self._runner()
-        async with self._locked():
-            point = await self._get(point_id)
-            try:
-                cur, _ = await self._capture()
-                files, skipped = await self._plan(point, cur, set(agent_paths), hand_paths)
-                if with_text:
-                    await self._fill_text(files)
-            except GitError as exc:
-                raise RestorePointError(f"Could not preview the restore: {exc.message}") from exc
-        return RestorePreview(point=point, files=files, skipped=skipped)
-
-    async def restore(
-        self,
-        point_id: str,
-        *,
-        force_paths: Iterable[str] = (),
-        overwrite_hand_changes: bool = False,
-        agent_paths: Iterable[str] = (),
-        hand_paths: Iterable[str] = (),
-        session_id: str | None = None,
-        confirmed_protected: Iterable[str] | None = None,
-    ) -> RestoreResult:
-        """Restore the files to ``point_id``; undoable (a point is taken first).
-
-        Hand-changed files are kept unless listed in ``force_paths`` (or
-        ``overwrite_hand_changes``). Files never stored (ignored, denied, too large)
-        are never touched. With ``confirmed_protected`` (a host that shows the warning), a
-        protected file the restore would write and that is not listed there refuses the
-        whole restore (:class:`UnconfirmedProtectedPaths`); removing one needs no
-        confirmation. Crash-safe: an interrupted restore is finished on the next
-        :meth:`open`.
-        """
-        self._runner()
-        forced = set(force_paths)
-        async with self._locked():
-            await self._recover()
-            point = await self._get(point_id)
-            try:
-                cur, _ = await self._capture()
-                files, skipped = await self._plan(point, cur, set(agent_paths), hand_paths)
-                kept = [
-                    f.path
-                    for f in files
-                    if f.hand_changed and not overwrite_hand_changes and f.path not in forced
-                ]
-                kept_set = set(kept)
-                todo = [f for f in files if f.path not in kept_set]
-                if confirmed_protected is not None:
-                    _refuse_unconfirmed(todo, set(confirmed_protected))
-                if not todo:
-                    return RestoreResult(point=point, kept=kept, skipped=skipped)
-                undo = await self._commit_point(
-                    cur,
-                    kind="restore",
-                    skipped=[],
-                    session_id=session_id,
-                    label=f"Before restoring {point.id}",
-                    metadata={"restoring": point.id},
-                )
-                ops = [
-                    apply.FileOp(path=f.raw_path, op="delete")
-                    if f.action == "delete"
-                    else apply.FileOp(path=f.raw_path, op="write", mode=f.new_mode, blob=f.new_blob)
-                    for f in todo
-                ]
-                journal = {"v": 1, "point": point.id, "tree": point.tree, "undo": undo.id}
-                journal["ops"] = [op.to_json() for op in ops]
-                await asyncio.to_thread(apply.write_journal, self._journal_path, journal)
-                failed = await self._apply(ops)
-                await self._finish_restore()
-            except GitError as exc:
-                raise RestorePointError(f"Could not restore: {exc.message}") from exc
-        failed_paths = {f.path for f in failed}
-        done = [f for f in todo if f.path not in failed_paths]
-        status = {"create": "added", "delete": "deleted", "modify": "modified"}
-        return RestoreResult(
-            point=point,
-            undo_point=undo,
-            restored=[f.path for f in done],
-            changes=[
-                ChangedPath(path=f.path, status=status[f.action])  # type: ignore[arg-type]
-                for f in done
-            ],
-            kept=kept,
-            skipped=skipped + failed,
-        )
-
     async def delete_session(self, session_id: str, *, prune: bool = True) -> int:
         """Delete a session's points (and, with ``prune``, objects nothing else uses)."""
         if self.git is None:
@@ -1317,139 +728,6 @@ class RestorePoints:
                 deleted += [p.id for p in batch]
                 await self._gc()
         return deleted
-
-    # ------------------------------------------------------------------ internals
-
-    @property
-    def _journal_path(self) -> Path:
-        return self.store / "restore-journal.json"
-
-    async def _plan(
-        self,
-        point: RestorePoint,
-        cur: str,
-        agent_paths: set[str],
-        hand_paths: Iterable[str] = (),
-    ) -> tuple[list[FileRestore], list[SkippedPath]]:
-        entries = await self._diff(cur, point.tree)
-        baseline = await self._baseline_tree()
-        dirty: set[str] = set(hand_paths)
-        if baseline is not None and baseline != cur:
-            dirty |= {e.path for e in await self._diff(baseline, cur)} - agent_paths
-        if entries:
-            dirty |= await self._hand_paths_after(point) - agent_paths
-        files: list[FileRestore] = []
-        skipped: list[SkippedPath] = []
-        for e in entries:
-            if self._denied(e.path):
-                skipped.append(SkippedPath(path=e.path, reason="denied"))
-                continue
-            if e.status == "A":
-                if _occupied(self.root / e.path):
-                    skipped.append(
-                        SkippedPath(
-                            path=e.path,
-                            reason="unsaved_file_in_the_way",
-                            detail="a file that is not in the current snapshot (ignored, too "
-                            "large or unreadable) exists there; it is left alone",
-                        )
-                    )
-                    continue
-                action: Literal["create", "modify", "delete"] = "create"
-            elif e.status == "D":
-                action = "delete"
-            else:
-                action = "modify"
-            restore = FileRestore(
-                path=e.path,
-                action=action,
-                old_mode=e.old_mode,
-                new_mode=e.new_mode,
-                old_blob=e.old_sha,
-                new_blob=e.new_sha,
-                hand_changed=e.path in dirty,
-                protected=protects(self.policy, self.root, e.path),
-            )
-            restore._raw = e.path
-            files.append(restore)
-        return files, skipped
-
-    async def _fill_text(self, files: list[FileRestore]) -> None:
-        git = self._runner()
-        limit = self.settings.preview_max_bytes
-        shas = [s for f in files for s in (f.old_blob, f.new_blob) if s]
-        blobs: dict[str, bytes] = {}
-        for i in range(0, len(shas), _CAT_CHUNK):
-            blobs.update(await git.cat_blobs(shas[i : i + _CAT_CHUNK]))
-        for f in files:
-            old = blobs.get(f.old_blob) if f.old_blob else None
-            new = blobs.get(f.new_blob) if f.new_blob else None
-            f.too_large = any(d is not None and len(d) > limit for d in (old, new))
-            old_text, old_bin = _as_text(old, limit)
-            new_text, new_bin = _as_text(new, limit)
-            f.binary = (old_bin or new_bin) and not f.too_large
-            if f.too_large:
-                old_text = new_text = None
-            f.old_text = old_text
-            f.new_text = new_text
-            f.diff = _file_diff(f)
-
-    async def _apply(self, ops: list[apply.FileOp]) -> list[SkippedPath]:
-        """Run the journal's operations: deletions (deepest first), then writes."""
-        git = self._runner()
-        umask = apply.current_umask()
-        deletes = sorted(
-            (op for op in ops if op.op == "delete"), key=lambda o: o.path.count("/"), reverse=True
-        )
-        writes = [op for op in ops if op.op == "write"]
-        failed = await asyncio.to_thread(self._apply_chunk, deletes, {}, umask)
-        for i in range(0, len(writes), _CAT_CHUNK):
-            chunk = writes[i : i + _CAT_CHUNK]
-            blobs = await git.cat_blobs([op.blob for op in chunk if op.blob])
-            failed += await asyncio.to_thread(self._apply_chunk, chunk, blobs, umask)
-        return failed
-
-    def _apply_chunk(
-        self, ops: list[apply.FileOp], blobs: dict[str, bytes], umask: int
-    ) -> list[SkippedPath]:
-        failed: list[SkippedPath] = []
-        for op in ops:
-            try:
-                if op.op == "delete":
-                    apply.apply_delete(self.root, op.path)
-                elif op.blob is None or op.mode is None or op.blob not in blobs:
-                    raise ValueError("incomplete write operation")
-                else:
-                    apply.apply_write(self.root, op.path, blobs[op.blob], op.mode, umask)
-            except (OSError, ValueError, LoviaError) as exc:
-                failed.append(SkippedPath(path=op.path, reason="failed", detail=str(exc)))
-        return failed
-
-    async def _finish_restore(self) -> None:
-        """After the ops ran: the restored tree becomes the baseline; drop the journal."""
-        tree, _ = await self._capture()
-        await self._set_baseline(tree)
-        await asyncio.to_thread(apply.remove_journal, self._journal_path)
-
-    async def _recover(self) -> None:
-        """Finish a restore that a crash interrupted (replaying its journal)."""
-        try:
-            journal = await asyncio.to_thread(apply.read_journal, self._journal_path)
-        except (OSError, ValueError) as exc:
-            logger.warning("dropping an unreadable restore journal: %s", exc)
-            await asyncio.to_thread(apply.remove_journal, self._journal_path)
-            return
-        if journal is None:
-            return
-        ops = [apply.FileOp.from_json(o) for o in journal.get("ops", [])]
-        logger.warning(
-            "finishing an interrupted restore to %s (%d files)", journal.get("point"), len(ops)
-        )
-        await asyncio.to_thread(apply.cleanup_temps, self.root, [o.path for o in ops])
-        failed = await self._apply(ops)
-        for f in failed:
-            logger.warning("interrupted restore could not set %s: %s", f.path, f.detail)
-        await self._finish_restore()
 
     async def _delete_points(self, points: list[RestorePoint]) -> None:
         """Delete points; a deleted point's record of hand changes stays while an older point
@@ -1502,178 +780,6 @@ class RestorePoints:
             elif key == "count":
                 loose = int(value or 0)
         return total, loose
-
-
-# --------------------------------------------------------------------------- helpers
-
-
-def _resolve_dirs(root: str | Path, store_dir: str | Path) -> tuple[Path, Path]:
-    root_path = resolve_abs(Path(root).expanduser())
-    if not root_path.is_dir():
-        raise UserError(
-            f"Workspace root does not exist: {root_path}",
-            hint="Restore points need an existing workspace directory.",
-        )
-    return root_path, resolve_abs(Path(store_dir).expanduser())
-
-
-def _store_path(root: Path, base: Path) -> Path:
-    key = hashlib.sha256(str(root).encode("utf-8", "surrogateescape")).hexdigest()[:16]
-    safe = re.sub(r"[^A-Za-z0-9._-]", "_", root.name)[:40] or "root"
-    return base / f"{safe}-{key}"
-
-
-def _label(user_message: str | None, turn_index: int) -> str:
-    if user_message:
-        flat = " ".join(user_message.split())
-        return flat if len(flat) <= 80 else flat[:79] + "…"
-    return f"Turn {turn_index}"
-
-
-def _parse_status(out: bytes) -> Iterator[tuple[str, bool, bool]]:
-    """``(path, tracked, deleted_in_worktree)`` for entries needing an index update."""
-    records = out.split(b"\0")
-    i = 0
-    while i < len(records):
-        rec = records[i]
-        i += 1
-        if not rec:
-            continue
-        kind = rec[:1]
-        if kind == b"?":
-            yield rec[2:].decode("utf-8", "surrogateescape"), False, False
-        elif kind == b"1":
-            parts = rec.split(b" ", 8)
-            if len(parts) < 9:
-                continue
-            y = parts[1][1:2]
-            if y != b".":
-                yield parts[8].decode("utf-8", "surrogateescape"), True, y == b"D"
-        elif kind == b"2":
-            i += 1  # a rename record carries the original path too (renames are off)
-        elif kind == b"u":
-            parts = rec.split(b" ", 10)
-            if len(parts) == 11:
-                yield parts[10].decode("utf-8", "surrogateescape"), True, False
-
-
-def _parse_raw_diff(out: bytes) -> Iterator[_Entry]:
-    fields = out.split(b"\0")
-    i = 0
-    while i + 1 < len(fields):
-        meta = fields[i].decode()
-        if not meta.startswith(":"):
-            i += 1
-            continue
-        path = fields[i + 1].decode("utf-8", "surrogateescape")
-        i += 2
-        old_mode, new_mode, old_sha, new_sha, status = meta[1:].split(" ")
-        zero = "0" * len(old_sha)
-        yield _Entry(
-            path=path,
-            old_mode=None if old_mode == "000000" else old_mode,
-            new_mode=None if new_mode == "000000" else new_mode,
-            old_sha=None if old_sha == zero else old_sha,
-            new_sha=None if new_sha == zero else new_sha,
-            status=status[:1],
-        )
-
-
-def _as_text(data: bytes | None, limit: int) -> tuple[str | None, bool]:
-    """``(text, binary)``; text is None for missing, binary or oversized content."""
-    if data is None:
-        return None, False
-    if len(data) > limit or b"\0" in data[:8192]:
-        return None, True
-    try:
-        return data.decode("utf-8"), False
-    except UnicodeDecodeError:
-        return None, True
-
-
-def _file_diff(f: FileRestore) -> str:
-    a = "/dev/null" if f.action == "create" else f"a/{f.path}"
-    b = "/dev/null" if f.action == "delete" else f"b/{f.path}"
-    header = f"diff --lovia a/{f.path} b/{f.path}\n"
-    if f.old_mode != f.new_mode and f.old_mode and f.new_mode:
-        header += f"old mode {f.old_mode}\nnew mode {f.new_mode}\n"
-    if f.binary:
-        return header + f"Binary files {a} and {b} differ\n"
-    if f.too_large:
-        return header + f"Files {a} and {b} differ (too large to show)\n"
-    old = (f.old_text or "").splitlines(keepends=True)
-    new = (f.new_text or "").splitlines(keepends=True)
-    lines = []
-    for line in difflib.unified_diff(old, new, a, b):
-        lines.append(line if line.endswith("\n") else line + "\n\\ No newline at end of file\n")
-    return header + "".join(lines)
-
-
-def _escape_ignore(text: str) -> str:
-    out = re.sub(r"([\\\[\]*?!#])", r"\\\1", text)
-    return out[:-1] + "\\ " if out.endswith(" ") else out
-
-
-def _refuse_unconfirmed(todo: list[FileRestore], confirmed: set[str]) -> None:
-    paths = [
-        f.path for f in todo if f.protected and f.action != "delete" and f.path not in confirmed
-    ]
-    if paths:
-        raise UnconfirmedProtectedPaths(
-            protected_warning(paths),
-            hint="Show the warning; restore again listing the files the user confirmed.",
-            paths=paths,
-        )
-
-
-def _denied_as_ignore(policy: WorkspacePolicy, root: Path) -> list[str]:
-    """Gitignore lines that exclude (a subset of) the policy's denied paths.
-
-    Only an optimisation (git then skips denied directories); every path is still
-    judged by the policy itself before it is stored.
-    """
-    patterns = list(policy.denied_paths) + [
-        r.pattern for r in policy.path_rules if r.action == "deny" and "read" in r.ops
-    ]
-    lines: list[str] = []
-    for pattern in patterns:
-        if not pattern or "\\" in pattern or pattern.startswith("./"):
-            continue
-        if pattern.startswith(("/", "~")):
-            canon = _canonical_abs_pattern(pattern)
-            rel = relative_to_root(root, Path(canon)) if canon else None
-            if rel and rel != ".":
-                lines.append("/" + rel)
-            continue
-        pat = pattern.rstrip("/")
-        if not pat:
-            continue
-        if pat.startswith(("!", "#")):
-            pat = "\\" + pat
-        lines.append(pat if "/" not in pat else "/" + pat)
-    return lines
-
-
-def _occupied(path: Path) -> bool:
-    """Something other than a directory is at ``path`` (a directory may empty out first)."""
-    try:
-        return not stat.S_ISDIR(os.lstat(path).st_mode)
-    except (FileNotFoundError, NotADirectoryError):
-        return False
-
-
-def _read_json(path: Path) -> dict[str, Any]:
-    try:
-        data = json.loads(path.read_text())
-    except (OSError, ValueError):
-        return {}
-    return data if isinstance(data, dict) else {}
-
-
-def _write_json(path: Path, data: dict[str, Any]) -> None:
-    tmp = path.with_name(path.name + ".tmp")
-    tmp.write_text(json.dumps(data))
-    os.replace(tmp, path)
 
 
 __all__ = [

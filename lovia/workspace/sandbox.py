@@ -30,6 +30,10 @@ mount scopes are derived from the :class:`WorkspacePolicy`:
 Opt in with ``Workspace.local(..., sandbox=True)`` or ``executor=BubblewrapExecutor()``.
 The proxy needs a live object: a workspace session calls :meth:`BubblewrapExecutor.session`
 and closes it with the session (a bare :meth:`run` starts and stops one per command).
+
+Long because the mount plan is one decision: every scope above is derived from the same
+policy into one ordered ``bwrap`` argument list, and splitting it would scatter the boundary's
+reasoning over several files.
 """
 
 from __future__ import annotations

@@ -1,11 +1,15 @@
-"""The workspace tools, their approval predicates (the ``ask`` side) and renderers."""
+"""The workspace tools: file, search, shell and process tools over the run's workspace session.
+
+Their approval predicates are in :mod:`.tool_approval`, their renderers in
+:mod:`.tool_renderers`, their editor presentation in :mod:`.tool_presentation`.
+"""
 
 from __future__ import annotations
 
 import base64
 import functools
 import inspect
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
@@ -14,32 +18,35 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from lovia.exceptions import ToolError
 from lovia.parts import ImagePart, TextPart, image_mime
 from lovia.run_context import RunContext, current_tool_call
-from lovia.tools.base import ApprovalPredicate, Tool, default_result_renderer, invalid_arguments
+from lovia.tools.base import ApprovalPredicate, Tool, invalid_arguments
 from lovia.tools.presentation import (
-    FileDiff,
     LocationsFn,
     PreviewFn,
     TitleFn,
     ToolKind,
-    ToolLocation,
     path_locations,
     path_title,
-    short,
 )
 from lovia.transcript import InputEntry, TranscriptEntry
-from lovia.workspace.edits import apply_edit
 from lovia.workspace.errors import FileTooLargeError, WorkspaceError
-from lovia.workspace.paths import resolve_path
-from lovia.workspace.policy import FileOp
+from lovia.workspace.tool_approval import _shell_needs_approval, path_needs_approval
+from lovia.workspace.tool_presentation import (
+    _grep_title,
+    _preview_edit,
+    _preview_write,
+    _process_title,
+    _read_title,
+    _shell_locations,
+    _shell_title,
+)
+from lovia.workspace.tool_renderers import _renderer, render_workspace_result
 from lovia.workspace.types import (
-    CommandResult,
     DirEntry,
     EditResult,
     FileChange,
     FileContent,
     GrepMatch,
     ProcessOutput,
-    ProcessStart,
 )
 
 VIEW_IMAGE_MAX_BYTES = 5 * 1024 * 1024
@@ -58,47 +65,6 @@ def require_workspace(ctx: RunContext[Any]) -> Any:
             hint="Set Agent(workspace=Workspace.local(...)) to give the agent files and a shell.",
         )
     return workspace
-
-
-def path_needs_approval(*ops: FileOp) -> ApprovalPredicate:
-    """``needs_approval`` predicate: True iff some op on ``args['path']`` is ``ask``.
-
-    ``deny`` returns False (the session raises a clear error instead); a non-string path
-    or a failing decision returns True (fail closed).
-    """
-
-    def predicate(args: dict[str, Any], ctx: RunContext[Any]) -> bool:
-        workspace = getattr(ctx, "workspace", None)
-        if workspace is None:
-            return False
-        path = args.get("path", ".")
-        if not isinstance(path, str):
-            return True
-        try:
-            decisions = [workspace.decide_path(path, write=op == "write") for op in ops]
-        except Exception:
-            return True
-        if "deny" in decisions:
-            return False
-        return "ask" in decisions or any(d not in ("allow", "ask", "deny") for d in decisions)
-
-    return predicate
-
-
-def _shell_needs_approval(args: dict[str, Any], ctx: RunContext[Any]) -> bool:
-    workspace = getattr(ctx, "workspace", None)
-    if workspace is None:
-        return False
-    command = args.get("command")
-    cwd = args.get("cwd", ".")
-    if cwd is None:
-        cwd = "."
-    if not isinstance(command, str) or not isinstance(cwd, str):
-        return True
-    try:
-        return bool(workspace.decide_command(command, cwd) == "ask")
-    except Exception:
-        return True
 
 
 def _parser(model: type[BaseModel], name: str) -> Callable[[dict[str, Any]], Any]:
@@ -152,215 +118,6 @@ def _accepts_call_id_cached(func: Any) -> bool:
         return "call_id" in inspect.signature(func).parameters
     except (TypeError, ValueError):
         return False
-
-
-# --------------------------------------------------------------------------- renderers
-
-
-def _render_file_content(r: FileContent) -> str:
-    if r.total_lines == 0:
-        return f"{r.path} (empty file)"
-    if r.content == "":
-        return f"{r.path}: start line {r.start} is past the last line ({r.total_lines})."
-    return f"{r.path} (lines {r.start}-{r.end} of {r.total_lines})\n{r.content}"
-
-
-def _render_dir_entries(entries: list[DirEntry]) -> str:
-    if not entries:
-        return "(no entries)"
-    lines = []
-    for e in entries:
-        if e.is_dir:
-            line = f"{e.path}/"
-        elif e.size is not None:
-            line = f"{e.path}  ({e.size} bytes)"
-        else:
-            line = e.path
-        if e.symlink_target:
-            line += f"  -> {e.symlink_target}"
-        lines.append(line)
-    if getattr(entries, "truncated", False):
-        lines.append(
-            f"… (truncated at {len(entries)} entries; narrow the path/pattern or raise max_results)"
-        )
-    return "\n".join(lines)
-
-
-def _render_grep(matches: list[GrepMatch]) -> str:
-    if not matches:
-        return "(no matches)"
-    lines = [f"{m.path}:{m.line}: {m.text}" for m in matches]
-    if getattr(matches, "truncated", False):
-        lines.append(
-            f"… (truncated at {len(matches)} matches; narrow the search or raise max_matches)"
-        )
-    return "\n".join(lines)
-
-
-def _render_file_change(r: FileChange) -> str:
-    if not r.ok:
-        return r.message or "no change"
-    if r.action == "unchanged":
-        return r.message or f"{r.path} unchanged"
-    done = f"{r.action} {r.path} ({r.bytes_written} bytes)"
-    return f"{done}\n{r.message}" if r.message else done
-
-
-def _render_edit(r: EditResult) -> str:
-    if not r.ok:
-        return r.message or "edit failed"
-    if not r.changed:
-        return f"{r.path}: no change (old text == new text)"
-    noun = "replacement" if r.replacements == 1 else "replacements"
-    done = f"edited {r.path} ({r.replacements} {noun})"
-    return f"{done}\n{r.message}" if r.message else done
-
-
-def _render_process_start(r: ProcessStart) -> str:
-    return (
-        f"started background process {r.process_id} (pid {r.pid}). Poll "
-        f"read_process_output('{r.process_id}') for its output; kill_process('{r.process_id}') "
-        "stops it."
-    )
-
-
-def _render_command(r: CommandResult) -> str:
-    if r.timed_out:
-        return ("command timed out\n" + r.stderr).strip()
-    lines = [f"exit code: {r.exit_code}"]
-    stdout = r.stdout.rstrip("\n")
-    stderr = r.stderr.rstrip("\n")
-    if stdout.strip():
-        lines.append(stdout)
-    if stderr.strip():
-        lines.append(f"--- stderr ---\n{stderr}")
-    if not stdout.strip() and not stderr.strip():
-        lines.append("(no output)")
-    return "\n".join(lines)
-
-
-def _render_process_output(r: ProcessOutput) -> str:
-    if r.status == "running":
-        head = f"process {r.process_id}: running"
-    elif r.status == "killed":
-        head = f"process {r.process_id}: killed"
-    else:
-        head = f"process {r.process_id}: exited with code {r.exit_code}"
-    lines = [head]
-    if r.truncated:
-        lines.append(
-            "[... earlier output dropped: only the newest output is kept between reads ...]"
-        )
-    body = r.output.rstrip("\n")
-    lines.append(body if body else "(no new output)")
-    return "\n".join(lines)
-
-
-def render_workspace_result(result: Any, ctx: RunContext[Any] | None = None) -> str:
-    """Model-visible text for any workspace result (other values pass through)."""
-    if isinstance(result, str):
-        return result
-    if isinstance(result, FileContent):
-        return _render_file_content(result)
-    if isinstance(result, FileChange):
-        return _render_file_change(result)
-    if isinstance(result, EditResult):
-        return _render_edit(result)
-    if isinstance(result, CommandResult):
-        return _render_command(result)
-    if isinstance(result, ProcessStart):
-        return _render_process_start(result)
-    if isinstance(result, ProcessOutput):
-        return _render_process_output(result)
-    if isinstance(result, list):
-        if result and all(isinstance(x, DirEntry) for x in result):
-            return _render_dir_entries(result)
-        if result and all(isinstance(x, GrepMatch) for x in result):
-            return _render_grep(result)
-    return default_result_renderer(result)
-
-
-def _renderer(kind: str) -> Callable[[Any, RunContext[Any]], str]:
-    def render(result: Any, ctx: RunContext[Any]) -> str:
-        if isinstance(result, list) and not result:
-            return "(no entries)" if kind == "list" else "(no matches)"
-        return render_workspace_result(result, ctx)
-
-    return render
-
-
-# --------------------------------------------------------------------------- presentation
-
-
-def _read_title(args: Mapping[str, Any]) -> str:
-    rng = ""
-    if args.get("start") or args.get("end"):
-        rng = f" (lines {args.get('start') or 1}-{args.get('end') or 'end'})"
-    return path_title("Read")(args) + rng
-
-
-def _grep_title(args: Mapping[str, Any]) -> str:
-    path = args.get("path")
-    where = path if isinstance(path, str) and path else "."
-    return f"Search {short(args.get('pattern', ''), 40)!r} in {where}"
-
-
-def _shell_title(args: Mapping[str, Any]) -> str:
-    description = args.get("description")
-    if isinstance(description, str) and description.strip():
-        return short(description)
-    return f"Run `{short(args.get('command', ''), 70)}`"
-
-
-def _shell_locations(args: Mapping[str, Any]) -> list[ToolLocation]:
-    cwd = args.get("cwd")
-    return [ToolLocation(cwd)] if isinstance(cwd, str) and cwd not in ("", ".") else []
-
-
-def _process_title(verb: str) -> TitleFn:
-    def title(args: Mapping[str, Any]) -> str:
-        return f"{verb} {args.get('process_id', 'process')}"
-
-    return title
-
-
-def _preview_target(workspace: Any, path: Any) -> str | None:
-    """The absolute path a preview shows, or None when ``workspace`` cannot preview."""
-    root = getattr(workspace, "root", None)
-    if not isinstance(path, str) or root is None or not hasattr(workspace, "current_text"):
-        return None
-    return str(resolve_path(Path(root), path).abs)
-
-
-async def _preview_write(args: Mapping[str, Any], workspace: Any) -> list[FileDiff]:
-    """``write_file``'s change: the current text (None for a new file) -> ``content``."""
-    content = args.get("content")
-    try:
-        target = _preview_target(workspace, args.get("path"))
-        if target is None or not isinstance(content, str):
-            return []
-        old = await workspace.current_text(args["path"])
-    except WorkspaceError:
-        return []
-    return [FileDiff(path=target, oldText=old, newText=content)]
-
-
-async def _preview_edit(args: Mapping[str, Any], workspace: Any) -> list[FileDiff]:
-    """``edit_file``'s change, computed with the same :func:`apply_edit` the session runs."""
-    old, new = args.get("old"), args.get("new")
-    if not isinstance(old, str) or not isinstance(new, str):
-        return []
-    try:
-        target = _preview_target(workspace, args.get("path"))
-        if target is None:
-            return []
-        text = await workspace.current_text(args["path"])
-        if text is None:
-            return []
-        new_text, _ = apply_edit(text, old, new, replace_all=bool(args.get("replace_all")))
-    except WorkspaceError:
-        return []
-    return [FileDiff(path=target, oldText=text, newText=new_text)]
 
 
 # --------------------------------------------------------------------------- tools

@@ -1,9 +1,10 @@
 """Memory: long-term, cross-session memory for agents (see ``docs/memory.md``).
 
 ``plugin.py`` is the policy (the ``Memory`` plugin) over two storage seams: ``NotesStore``
-(the hot tier, always in the prompt) and ``Index`` (the cold archive). ``index.py`` ships the
-FTS5 ``KeywordIndex`` and the rank-fusing ``HybridIndex``; ``vector.py`` the ``Embedder`` seam,
-``OpenAIEmbedder`` and ``VectorIndex``.
+(the hot tier, always in the prompt; its format and file store in ``notes.py``) and ``Index``
+(the cold archive); ``queries.py`` holds the side queries (digest, dream, expander, recall).
+``index.py`` ships the FTS5 ``KeywordIndex`` and the rank-fusing ``HybridIndex``; ``vector.py``
+the ``Embedder`` seam, ``OpenAIEmbedder`` and ``VectorIndex``.
 """
 
 from __future__ import annotations

@@ -1,5 +1,8 @@
 """File utilities: readers, modifiers, copiers and the tools with their own argument
-grammar (``sed``, ``awk``, ``find``, ``grep``, ``dd``, ``sort``, ``patch``...)."""
+grammar (``sed``, ``awk``, ``find``, ``grep``, ``dd``, ``sort``, ``patch``...).
+
+Long because it is a table of small handlers, one per program family, each read on its own.
+"""
 
 from __future__ import annotations
 

@@ -1,4 +1,8 @@
-"""Judging: resolve each claim against the policy, scan recursive targets, test globs."""
+"""Judging: resolve each claim against the policy, scan recursive targets, test globs.
+
+Long because every claim kind is judged against the same policy walk and its caches; a split
+(claims / recursive scans / globs) is left for later.
+"""
 
 from __future__ import annotations
 

@@ -11,6 +11,8 @@ whose value is a path the program reads are also in ``paths``), options whose va
 optional and only ever glued (``--color[=WHEN]``, git's ``-M[n]``), and ``forbidden``
 options with the reason they are not read-only. The last only documents: forbidden and
 unknown options are refused alike.
+
+Long because it is data: the one table, kept in one place so the generated docs match it.
 """
 
 from __future__ import annotations

@@ -166,8 +166,8 @@ class TestRun:
         assert await wait_dead(int(r.stdout.strip()))
 
     async def test_close_spawn_race(self, root: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+        import lovia.workspace._local_processes as local_mod
         import lovia.workspace._process as proc_mod
-        import lovia.workspace.local as local_mod
 
         s = make(root)
         spawned: list[int] = []

@@ -28,10 +28,11 @@ from typing import IO, Any
 
 from lovia_server.chat.chat_commands import COMMANDS, HELP, command_of, unknown
 from lovia_server.chat.chat_input import ChatInput, stdin_is_tty
+from lovia_server.chat.chat_notices import describe_error, instructions_notice, sandbox_notice
 from lovia_server.chat.client import RpcError, StdioClient
 from lovia_server.chat.terminal_text import printable
 from lovia_server.chat.terminal_view import Terminal
-from lovia_server.protocol import MODEL_NOT_CONFIGURED, RUN_NOT_ACTIVE
+from lovia_server.protocol import RUN_NOT_ACTIVE
 
 DEMO_PROMPT = "Show me around this workspace and tidy up its README."
 
@@ -381,29 +382,6 @@ def _open_log(path: Path) -> IO[bytes] | None:
         return None
 
 
-def describe_error(exc: RpcError, args: argparse.Namespace) -> tuple[str, str | None]:
-    """One line and a hint for a refused request, in the words of the flags the user typed."""
-    data = exc.data if isinstance(exc.data, dict) else {}
-    message, hint = str(exc), data.get("hint")
-    if exc.code == MODEL_NOT_CONFIGURED and not data.get("model"):
-        return message, (
-            "pass --model (e.g. --model openai:gpt-4.1-mini) or set LOVIA_MODEL; "
-            "to try lovia without a key: lovia chat --demo"
-        )
-    if exc.code == MODEL_NOT_CONFIGURED:
-        model = data["model"]
-        source = f"--model {model}" if args.model == model else f"LOVIA_MODEL={model}"
-        message = f"{source}: {message}"
-    if data.get("field") == "agent" and args.agent:
-        message = message.replace("lovia.agent", "--agent")
-        if "--agent" not in message:
-            message = f"--agent {args.agent}: {message}"
-        hint = hint or "pass --agent path/to/file.py:name, a file in the workspace that defines it"
-    if isinstance(hint, str):
-        hint = hint.replace("the lovia.model setting", "--model").replace("lovia.model", "--model")
-    return message, hint if isinstance(hint, str) else None
-
-
 class ChatCommand:
     """The command around a session: the server, the terminal, the keys and the clean-up."""
 
@@ -580,34 +558,6 @@ class ChatCommand:
                 term.line(term.c("33", unknown(command)))
             elif line.strip():
                 await chat.run(line.strip(), root)
-
-
-def sandbox_notice(status: Any) -> str | None:
-    """Once per session: shell commands run unconfined here (or refuse to run). Not when the
-    user turned the sandbox off on purpose."""
-    sandbox = status.get("sandbox") if isinstance(status, dict) else None
-    if not isinstance(sandbox, dict) or sandbox.get("enabled") or sandbox.get("setting") == "off":
-        return None
-    reason = sandbox.get("reason")
-    return f"note: {reason}." if isinstance(reason, str) and reason else None
-
-
-def instructions_notice(status: Any) -> str | None:
-    """Once per session: the project instruction files the agent reads (docs/customization.md)."""
-    files = status.get("instructions") if isinstance(status, dict) else None
-    if not isinstance(files, list):
-        return None
-    names: list[str] = []
-    for item in files:
-        if isinstance(item, dict) and isinstance(item.get("path"), str):
-            path, folder = item["path"], item.get("folder")
-            shown = path
-            if isinstance(folder, str) and path.startswith(folder.rstrip("/") + "/"):
-                shown = path[len(folder.rstrip("/")) + 1 :]
-            if item.get("scope") == "scoped" and item.get("applyTo"):
-                shown += f" (for {', '.join(str(g) for g in item['applyTo'])})"
-            names.append(printable(shown + (" (cut)" if item.get("cut") else "")))
-    return f"instructions: {', '.join(names)}" if names else None
 
 
 def sub_main(argv: list[str] | None = None, *, prog: str = "lovia chat") -> int:

@@ -88,7 +88,7 @@ class EmacsInTmux:
         out = self.home / "eval-out.txt"
         out.unlink(missing_ok=True)
         self.eval(
-            f"(let ((coding-system-for-write 'utf-8) (s (format \"%s\" {expr})))"
+            f'(let ((coding-system-for-write \'utf-8) (s (format "%s" {expr})))'
             f" (with-temp-file {elisp_string(str(out))} (insert s)) t)"
         )
         return out.read_text(encoding="utf-8") if out.exists() else ""
@@ -96,7 +96,7 @@ class EmacsInTmux:
     def buffer_text(self, name: str) -> str:
         return self.text_of(
             f"(if (get-buffer {elisp_string(name)}) (with-current-buffer {elisp_string(name)}"
-            " (buffer-substring-no-properties (point-min) (point-max))) \"\")"
+            ' (buffer-substring-no-properties (point-min) (point-max))) "")'
         )
 
     def messages(self) -> str:
@@ -104,9 +104,9 @@ class EmacsInTmux:
 
     def events_tail(self, chars: int = 6000) -> str:
         return self.text_of(
-            "(let ((b (seq-find (lambda (b) (string-match-p \"EGLOT.*events\" (buffer-name b)))"
+            '(let ((b (seq-find (lambda (b) (string-match-p "EGLOT.*events" (buffer-name b)))'
             " (buffer-list)))) (if b (with-current-buffer b (buffer-substring-no-properties"
-            f" (max (point-min) (- (point-max) {chars})) (point-max))) \"\"))"
+            f' (max (point-min) (- (point-max) {chars})) (point-max))) ""))'
         )
 
     def report(self) -> str:
@@ -143,7 +143,9 @@ class EmacsInTmux:
 
 def missing_tools() -> list[str]:
     """What the Emacs tests need and this machine lacks (``.ci/run`` installs all of it)."""
-    missing = [n for n, p in (("emacs", EMACS), ("emacsclient", EMACSCLIENT), ("tmux", TMUX)) if not p]
+    missing = [
+        n for n, p in (("emacs", EMACS), ("emacsclient", EMACSCLIENT), ("tmux", TMUX)) if not p
+    ]
     if not shutil.which("clangd"):
         missing.append("clangd")
     if not list(Path("/usr/share/emacs/site-lisp/elpa").glob("eglot-*")) and not os.environ.get(

@@ -98,8 +98,8 @@ def wait_for_eglot(emacs: EmacsInTmux) -> None:
 def diagnostics(emacs: EmacsInTmux) -> str:
     return emacs.text_of(
         IN_CALC.format(
-            "(mapconcat (lambda (d) (format \"%s:%s\" (line-number-at-pos (flymake-diagnostic-beg d))"
-            " (flymake-diagnostic-text d))) (flymake-diagnostics) \"\\n\")"
+            '(mapconcat (lambda (d) (format "%s:%s" (line-number-at-pos (flymake-diagnostic-beg d))'
+            ' (flymake-diagnostic-text d))) (flymake-diagnostics) "\\n")'
         )
     )
 
@@ -110,35 +110,39 @@ def test_clangd_still_answers_completions_and_diagnostics_through_rass_with_lovi
     emacs = calc_session
     wait_for_eglot(emacs)
     # Both servers answered initialize: rass merged clangd's and lovia's server info.
-    name = emacs.text_of(IN_CALC.format("(plist-get (eglot--server-info (eglot-current-server)) :name)"))
+    name = emacs.text_of(
+        IN_CALC.format("(plist-get (eglot--server-info (eglot-current-server)) :name)")
+    )
     assert "clangd" in name and "lovia" in name, name
     caps = emacs.text_of(
         IN_CALC.format("(prin1-to-string (eglot--capabilities (eglot-current-server)))")
     )
     assert ":lovia" in caps and ":completionProvider" in caps, caps
     # clangd's diagnostic reaches flymake.
-    emacs.wait(lambda: "undeclared identifier 'totl'" in diagnostics(emacs), 60, "clangd's diagnostic")
+    emacs.wait(
+        lambda: "undeclared identifier 'totl'" in diagnostics(emacs), 60, "clangd's diagnostic"
+    )
     assert diagnostics(emacs).startswith("5:"), diagnostics(emacs)
     # Completion at "return to|tl" is clangd's: the local variable `total` is offered.
     labels = emacs.text_of(
         IN_CALC.format(
-            "(progn (goto-char (point-min)) (search-forward \"return to\")"
+            '(progn (goto-char (point-min)) (search-forward "return to")'
             " (let* ((capf (eglot-completion-at-point))"
-            " (all (all-completions \"to\" (nth 2 capf)))) (mapconcat #'identity all \",\")))"
+            ' (all (all-completions "to" (nth 2 capf)))) (mapconcat #\'identity all ",")))'
         )
     )
     assert "total" in labels.split(","), labels
     # Hover on `add` in main is clangd's too.
     hover = emacs.text_of(
         IN_CALC.format(
-            "(progn (goto-char (point-min)) (search-forward \"= ad\")"
+            '(progn (goto-char (point-min)) (search-forward "= ad")'
             " (let ((h (jsonrpc-request (eglot-current-server) :textDocument/hover"
             " (eglot--TextDocumentPositionParams)))) (prin1-to-string h)))"
         )
     )
     assert "int add(int a, int b)" in hover, hover
     # Typing still works: the fix by hand clears clangd's diagnostic.
-    emacs.eval(IN_CALC.format("(progn (goto-char (point-min)) (search-forward \"totl\"))"))
+    emacs.eval(IN_CALC.format('(progn (goto-char (point-min)) (search-forward "totl"))'))
     emacs.eval('(switch-to-buffer "calc.c")')
     emacs.keys("BSpace", "BSpace")
     emacs.type("tal")

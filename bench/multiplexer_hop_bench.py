@@ -175,7 +175,7 @@ async def main(requests: int, server: str) -> dict[str, Any]:
             order = clients if i % 2 == 0 else clients[::-1]
             for c in order:
                 ms, answer = await c.request(method, {**params, "position": position})
-                assert "result" in answer and answer["result"], (c.name, method, answer)
+                assert answer.get("result"), (c.name, method, answer)
                 times.setdefault((c.name, method), []).append(ms)
     # An edit, and clangd's diagnostics for it, a few times each way.
     diag_ms: dict[str, list[float]] = {c.name: [] for c in clients}

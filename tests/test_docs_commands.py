@@ -188,6 +188,10 @@ ELSEWHERE: dict[str, str] = {
         "the real VS Code part installs lovia.vsix with --install-extension (test/vscode/harness.ts)"
     ),
     "pip install -e '.[ray]'": "the Ray part of ./dev installs the extra with this command",
+    "python3 -m venv .venv && .venv/bin/pip install -e '.[emacs]'": (
+        ".ci/run installs the emacs extra into .venv for tests/e2e/test_emacs_eglot.py"
+    ),
+    "export OPENAI_API_KEY=sk-...": "a real key; the tests use the local fake model server",
     "lovia batch tasks.jsonl --ray": "tests/ray/test_cli_on_ray.py (a Ray of its own)",
     "lovia batch tasks.jsonl --ray 10.0.0.5:6379 --rpm 500": (
         "needs a cluster at that address; tests/ray/test_cli_on_ray.py runs --ray ADDRESS"

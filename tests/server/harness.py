@@ -12,7 +12,7 @@ import sys
 import textwrap
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, Union
 
 from lsprotocol import types as lsp
 from pytest_lsp import ClientServerConfig, client_capabilities
@@ -52,8 +52,10 @@ class Harness:
         env: dict[str, str] | None = None,
         folders: list[Path] | None = None,
         log_file: Path | None = None,
+        adjust: Callable[[lsp.ClientCapabilities], None] | None = None,
     ) -> LanguageClient:
-        """``log_file``: the server logs there (``--log-file``) instead of to stderr."""
+        """``log_file``: the server logs there (``--log-file``) instead of to stderr;
+        ``adjust`` changes the client's declared capabilities before ``initialize``."""
         config = ClientServerConfig(
             server_command=SERVER_CMD + (["--log-file", str(log_file)] if log_file else []),
             client_factory=_make_client,
@@ -97,8 +99,11 @@ class Harness:
             "editMode": "server",
         }
         opts.update(init_options or {})
+        declared = client_capabilities(capabilities)
+        if adjust is not None:
+            adjust(declared)
         params = lsp.InitializeParams(
-            capabilities=client_capabilities(capabilities),
+            capabilities=declared,
             root_uri=self.root.as_uri(),
             workspace_folders=[lsp.WorkspaceFolder(uri=f.as_uri(), name=f.name) for f in folders],
             initialization_options={"lovia": opts} if init_options is not False else None,
@@ -209,9 +214,24 @@ class Harness:
         return f"{name}:agent"
 
 
+def _client_converter() -> Any:
+    """The server's converter, plus a code-action hook that tells a ``CodeAction`` carrying a
+    command from a bare ``Command`` (lsprotocol's takes any object with ``command`` for one)."""
+    converter = converter_factory()
+
+    def code_action(obj: Any, _: type) -> lsp.Command | lsp.CodeAction:
+        if isinstance(obj.get("command"), str):
+            return converter.structure(obj, lsp.Command)
+        return converter.structure(obj, lsp.CodeAction)
+
+    converter.register_structure_hook(lsp.Command | lsp.CodeAction, code_action)
+    converter.register_structure_hook(Union[lsp.Command, lsp.CodeAction], code_action)  # noqa: UP007
+    return converter
+
+
 def _make_client() -> LanguageClient:
     """pytest-lsp's client, but custom payloads stay plain dicts (keys like ``_raw`` survive)."""
-    client = LanguageClient(converter_factory=converter_factory)
+    client = LanguageClient(converter_factory=_client_converter)
     register_lsp_features(client)
     return client
 

@@ -98,6 +98,10 @@ class ToolCallSide(Protocol):
     async def checkpoint(self, ctl: RunController, tools: list[Tool | None]) -> None: ...
 
 
+ASK_AGAIN_AFTER = 0.2
+"""Seconds between the answer to "show pending approvals" and its first prompt."""
+
+
 class ApprovalBroker:
     """Pending approvals of live runs (on their controllers) and the session rules."""
 
@@ -112,6 +116,7 @@ class ApprovalBroker:
         self.workspace = workspace
         self.approval_timeout = timeout
         self.session_rules: SessionRules = {}
+        self._asking_again: set[asyncio.Task[None]] = set()
 
     async def ask(
         self, ctl: RunController, ev: events.ApprovalRequired, calls: ToolCallSide
@@ -189,11 +194,12 @@ class ApprovalBroker:
             for d in info.diff or []
         ]
 
-    async def _ask_editor(self, pending: PendingApproval) -> None:
+    async def _ask_editor(self, pending: PendingApproval, *, again: bool = False) -> None:
         """Ask through the editor's own prompt; a prompt the user dismissed (no answer) leaves
         the approval waiting, to be asked again (:meth:`ask_again`), answered with
-        ``lovia/approve``, or settled by the timeout or a cancel."""
-        if pending.asking or pending.settled:
+        ``lovia/approve``, or settled by the timeout or a cancel. ``again``: ask even while an
+        earlier prompt is unanswered (an editor may drop a prompt without replying)."""
+        if pending.settled or (pending.asking and not again):
             return
         pending.asking = True
         try:
@@ -211,15 +217,24 @@ class ApprovalBroker:
         return [a for ctl in runs for a in ctl.approvals.values() if not a.settled]
 
     async def ask_again(self, runs: list[RunController]) -> int:
-        """Ask the editor, one prompt after another, about every approval still waiting whose
-        prompt is not open (one the user dismissed); how many were asked."""
-        asked = 0
-        for pending in self.waiting(runs):
-            if pending.asking:
-                continue
-            asked += 1
-            await self._ask_editor(pending)
-        return asked
+        """Ask the editor again about every approval still waiting, one prompt after another,
+        in the background; how many will be asked. The command that asks answers at once: an
+        editor that waits for that answer (eglot, for 10 s) would otherwise hold the prompts
+        inside its wait. Prompts thought open are asked too: the user asking means they see
+        none (eglot drops a prompt on C-g and never replies), and the first answer wins."""
+        waiting = self.waiting(runs)
+        if waiting:
+            task = asyncio.get_running_loop().create_task(self._ask_in_turn(waiting))
+            self._asking_again.add(task)
+            task.add_done_callback(self._asking_again.discard)
+        return len(waiting)
+
+    async def _ask_in_turn(self, waiting: list[PendingApproval]) -> None:
+        # After the command's answer: eglot runs a server request that arrives while it waits
+        # for its own request inside that wait, and drops the prompt at the wait's timeout.
+        await asyncio.sleep(ASK_AGAIN_AFTER)
+        for pending in waiting:
+            await self._ask_editor(pending, again=True)
 
     async def _approval_payload(
         self,

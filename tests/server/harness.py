@@ -7,6 +7,7 @@ captured as they arrive (``lovia/event``); helpers wait for kinds and answer ser
 from __future__ import annotations
 
 import asyncio
+import inspect
 import os
 import sys
 import textwrap
@@ -38,7 +39,8 @@ class Harness:
         # A client that applies edits to its own documents (tests/server/vscode_client.py).
         self.apply_edit_handler: Callable[[Any], lsp.ApplyWorkspaceEditResult] | None = None
         self.message_requests: list[Any] = []
-        self.message_choice: Callable[[Any], str | None] = lambda params: None
+        self.message_choice: Callable[[Any], Any] = lambda params: None
+        """The title chosen (``None``: dismissed), or an awaitable of it."""
         self.initialize_result: Any = None
 
     # ------------------------------------------------------------------ lifecycle
@@ -85,9 +87,11 @@ class Harness:
             return lsp.ApplyWorkspaceEditResult(applied=self.apply_edit_result)
 
         @client.feature(lsp.WINDOW_SHOW_MESSAGE_REQUEST)
-        def on_message_request(params: lsp.ShowMessageRequestParams) -> Any:
+        async def on_message_request(params: lsp.ShowMessageRequestParams) -> Any:
             self.message_requests.append(params)
             title = self.message_choice(params)
+            if inspect.isawaitable(title):  # a prompt answered later, or never (eglot's C-g)
+                title = await title
             return None if title is None else lsp.MessageActionItem(title=title)
 
         folders = folders or [self.root]

@@ -19,6 +19,7 @@ EMACSCLIENT = shutil.which("emacsclient")
 TMUX = shutil.which("tmux")
 
 HARNESS_EL = """
+(setq native-comp-async-report-warnings-errors 'silent)  ; Debian's elpa, compiled on first use
 (setq server-socket-dir {sockdir})
 (server-start)
 """

@@ -6,15 +6,18 @@ OpenAI server."""
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import subprocess
 import sys
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from tests.e2e.emacs_tmux import EmacsInTmux, missing_tools
+from tests.support import fake_openai as oai
 from tests.support.fake_openai import FakeOpenAI
 
 BIN = Path(sys.executable).parent
@@ -147,3 +150,119 @@ def test_clangd_still_answers_completions_and_diagnostics_through_rass_with_lovi
     emacs.keys("BSpace", "BSpace")
     emacs.type("tal")
     emacs.wait(lambda: diagnostics(emacs) == "", 60, "the diagnostic to clear after the edit")
+
+
+NEW_TEST = "#include <assert.h>\nint add(int, int);\nint main(void) { assert(add(2, 3) == 5); }\n"
+ANSWER = "Fixed: totl was a typo for total; added calc_test.c."
+
+
+class FixModel:
+    """The scripted model of the fix run: edit calc.c, create calc_test.c, answer."""
+
+    def __init__(self) -> None:
+        self.requests: list[list[dict[str, object]]] = []
+
+    def __call__(self, request: object) -> object:
+        messages = request.messages  # type: ignore[attr-defined]
+        self.requests.append(messages)
+        done = sum(1 for m in messages if m.get("role") == "tool")
+        if done == 0:
+            edit = {"path": "calc.c", "old": "return totl;", "new": "return total;"}
+            return oai.tool_calls(oai.call("edit_file", edit, id="e1"))
+        if done == 1:
+            return oai.tool_calls(
+                oai.call("write_file", {"path": "calc_test.c", "content": NEW_TEST}, id="w1")
+            )
+        return oai.text(ANSWER)
+
+
+def choose_action(emacs: EmacsInTmux, first_letter: str) -> None:
+    """``M-x eglot-code-actions``, then the lovia action starting with that letter, as typed:
+    ``lovia:`` SPC (completes the word) the letter TAB (completes the title) RET."""
+    emacs.keys("M-x")
+    emacs.wait_screen("M-x", 10)
+    emacs.type("eglot-code-actions")
+    emacs.keys("Enter")
+    emacs.wait_screen("Pick an action", 30)
+    emacs.type("lovia:")
+    emacs.keys("Space")
+    emacs.type(first_letter)
+    emacs.keys("Tab")
+    emacs.wait(
+        lambda: "lovia: " + first_letter in emacs.screen().split("Pick an action")[-1],
+        10,
+        "the action's title to complete",
+    )
+    emacs.keys("Enter")
+
+
+def answer(emacs: EmacsInTmux, choice: str) -> None:
+    """eglot 1.9 fills the prompt with the first choice (RET takes it): clear it, type ours."""
+    emacs.keys("C-a", "C-k")
+    emacs.type(choice)
+    emacs.keys("Enter")
+
+
+def test_fix_this_problem_from_eglot_code_actions_with_the_diff_a_safe_default_and_c_g(
+    calc_session: EmacsInTmux, fake_openai: FakeOpenAI
+) -> None:
+    emacs = calc_session
+    model = FixModel()
+    fake_openai.responder = model
+    root = Path(emacs.text_of('(with-current-buffer "calc.c" default-directory)'))
+    wait_for_eglot(emacs)
+    emacs.wait(
+        lambda: "undeclared identifier 'totl'" in diagnostics(emacs), 60, "clangd's diagnostic"
+    )
+    emacs.eval(
+        '(progn (switch-to-buffer "calc.c") (goto-char (point-min)) (search-forward "totl"))'
+    )
+
+    # The menu has clangd's fix and lovia's; the user picks lovia's.
+    choose_action(emacs, "F")
+    screen = emacs.wait_screen("Choose an option", 60)
+    # The approval shows the diff, and the default (RET) is a safe one.
+    assert "-    return totl;" in screen and "+    return total;" in screen, screen
+    asked = emacs.events_tail(20000)
+    assert "window/showMessageRequest" in asked, asked
+    assert re.search(r':actions\s*\[\(:title "Reject"\)', asked), asked
+    assert "Choose an option: Reject" in screen, screen  # what RET would answer
+    save_capture("emacs-eglot-approval.txt", screen)
+
+    # C-g: the prompt goes, the run waits (the model is not asked again).
+    emacs.keys("C-g")
+    emacs.wait(lambda: "Choose an option" not in emacs.screen(), 10, "the prompt to close")
+    time.sleep(1.0)
+    assert len(model.requests) == 1, model.requests
+    assert "return totl;" in emacs.buffer_text("calc.c")
+
+    # The approval is reachable again from the menu.
+    choose_action(emacs, "S")  # lovia: Show pending approvals
+    screen = emacs.wait_screen("Choose an option", 30)
+    assert "+    return total;" in screen, screen
+    answer(emacs, "Accept")
+    # eglot's own confirmation of a server-initiated edit.
+    emacs.wait_screen("(y or n)", 30)
+    emacs.keys("y")
+    # The edit lands in the buffer, and clangd's problem is gone.
+    emacs.wait(lambda: "return total;" in emacs.buffer_text("calc.c"), 30, "the edit in the buffer")
+    emacs.wait(lambda: diagnostics(emacs) == "", 60, "clangd's diagnostic to clear")
+
+    # The new file: asked too, then written on disk.
+    screen = emacs.wait_screen("Choose an option", 60)
+    assert "calc_test.c" in screen, screen
+    answer(emacs, "Accept")
+    emacs.wait(lambda: (root / "calc_test.c").exists(), 30, "calc_test.c on disk")
+    assert (root / "calc_test.c").read_text() == NEW_TEST
+    # The answer is in *Messages*.
+    emacs.wait(lambda: ANSWER in emacs.messages(), 60, "the answer in *Messages*")
+    assert len(model.requests) == 3
+    save_capture("emacs-eglot-end.txt", emacs.screen())
+
+
+def save_capture(name: str, screen: str) -> None:
+    """Screens for the docs, kept when LOVIA_CAPTURES names a folder."""
+    folder = os.environ.get("LOVIA_CAPTURES")
+    if folder:
+        Path(folder).mkdir(parents=True, exist_ok=True)
+        (Path(folder) / name).write_text(screen)

@@ -10,10 +10,12 @@ them alternately (so machine noise falls on both alike) ``--requests`` hover and
 requests each, one at a time, as an editor does while the user types. It reports, per method,
 p50/p99/max round trips of each, and the added latency: p99 through rass minus p99 straight.
 It also times how long clangd's diagnostics take to reach the editor after an edit, both
-ways (rass holds a file's diagnostics until every server has published for it, at most 1 s).
+ways (rass holds a file's diagnostics until every server has published for its version, at
+most 1 s: lovia publishes an empty set for each version so that clangd's are not held).
 
-Target: added p99 <= 5 ms on hover and completion. Say the load average (printed) next to any
-figure: the machine is shared.
+Target: added p99 <= 5 ms on hover and completion (the exit status); the diagnostics' figure
+is reported only (it was 1 s before lovia published its empty set). Say the load average
+(printed) next to any figure: the machine is shared.
 """
 
 from __future__ import annotations

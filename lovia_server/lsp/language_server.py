@@ -289,13 +289,23 @@ def create_server() -> LoviaServer:
         if server.runtime is not None:
             server.runtime.settings_changed()
 
+    def no_problems(uri: str, version: int) -> None:
+        """lovia finds no problems itself, and says so for each version: a multiplexer in front
+        of several servers (rass, for eglot) holds a file's diagnostics until every server has
+        published for its version, or 1 s."""
+        server.text_document_publish_diagnostics(
+            lsp.PublishDiagnosticsParams(uri=uri, diagnostics=[], version=version)
+        )
+
     @server.feature(lsp.TEXT_DOCUMENT_DID_OPEN)
     def on_open(params: lsp.DidOpenTextDocumentParams) -> None:
         server.edited_uris.discard(params.text_document.uri)
+        no_problems(params.text_document.uri, params.text_document.version)
 
     @server.feature(lsp.TEXT_DOCUMENT_DID_CHANGE)
     def on_change(params: lsp.DidChangeTextDocumentParams) -> None:
         server.edited_uris.add(params.text_document.uri)
+        no_problems(params.text_document.uri, params.text_document.version)
 
     @server.feature(lsp.TEXT_DOCUMENT_DID_SAVE)
     def on_save(params: lsp.DidSaveTextDocumentParams) -> None:

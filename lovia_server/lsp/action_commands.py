@@ -87,7 +87,7 @@ class ActionDesk:
             approvals_waiting=len(supervisor.approvals.waiting(supervisor.runs.all())),
         )
 
-    def actions(self, params: lsp.CodeActionParams) -> list[lsp.CodeAction]:
+    def actions(self, params: Json) -> list[dict[str, Any]]:
         return ca.code_actions(params, allowed=self.allowed, live=self.live())
 
     # ------------------------------------------------------------------ the commands

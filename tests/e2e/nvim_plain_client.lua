@@ -77,15 +77,18 @@ local ok, err = pcall(function()
     return table.concat(vim.api.nvim_buf_get_lines(buf, 0, -1, false), "\n") .. "\n"
   end
   assert(vim.wait(60000, function() return text() == "x = 1\n" end, 20), "the edit did not land")
-  local answered = function()
-    for _, m in ipairs(seen.messages) do
-      if m:find("Fixed the undefined name", 1, true) then
-        return true
+  local function shown(text)
+    return function()
+      for _, m in ipairs(seen.messages) do
+        if m:find(text, 1, true) then
+          return true
+        end
       end
+      return false
     end
-    return false
   end
-  assert(vim.wait(60000, answered, 20), "no answer shown")
+  assert(vim.wait(60000, shown("Fixed the undefined name"), 20), "no answer shown")
+  assert(vim.wait(30000, shown("lovia: created"), 20), "the new file was not told")
 
   local f = assert(io.open(os.getenv("LOVIA_OUT"), "w"))
   f:write(vim.fn.json_encode({

@@ -178,7 +178,8 @@ async def test_a_plain_client_fixes_a_problem_end_to_end(harness, tmp_path):
     messages = [m.message for m in harness.client.messages]
     assert any(m.startswith("lovia: working on") for m in messages)
     assert any("still waiting" in m for m in messages)
-    assert f"lovia: created {harness.root / 'new_mod.py'}" in messages
+    created = f"lovia: created {harness.root / 'new_mod.py'}"
+    await until(lambda: created in [m.message for m in harness.client.messages])
     await until(
         lambda: (
             "lovia: Fixed the undefined name and added new_mod.py."

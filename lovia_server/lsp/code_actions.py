@@ -30,6 +30,8 @@ CMD_APPROVALS = "lovia.action.approvals"
 CMD_CANCEL = "lovia.action.cancel"
 
 QUICKFIX = "quickfix"
+AUTOMATIC = 2
+"""``CodeActionTriggerKind.Automatic``: the editor asks by itself (a lightbulb), not the user."""
 
 ACTION_COMMANDS = (CMD_FIX, CMD_EXPLAIN, CMD_TESTS, CMD_ASK, CMD_TELL, CMD_APPROVALS, CMD_CANCEL)
 
@@ -141,10 +143,15 @@ def code_actions(
     only = context.get("only")
     where = {"uri": uri, "range": _range_json(span)}
     out: list[dict[str, Any]] = []
+    # VS Code asks on every cursor move to decide on its lightbulb (triggerKind 2): only a
+    # problem there is worth one; the rest of the menu is for a request the user made.
+    automatic = context.get("triggerKind") == AUTOMATIC
 
     if _wanted(only, QUICKFIX):
         diagnostics = context.get("diagnostics")
         touching = _touching(diagnostics if isinstance(diagnostics, list) else [], span)
+        if automatic and not touching:
+            return out
         args = {**where, "problems": [problem_json(uri, d) for d in touching]}
         fix: dict[str, Any] = {
             "title": FIX,
@@ -154,7 +161,7 @@ def code_actions(
         if touching:
             fix["diagnostics"] = touching
         out.append(fix)
-    if only is None or only == []:
+    if (only is None or only == []) and not automatic:
         for title, command in ((EXPLAIN, CMD_EXPLAIN), (TESTS, CMD_TESTS), (ASK, CMD_ASK)):
             out.append({"title": title, "command": _command(title, command, where)})
         if live.run_id is not None:

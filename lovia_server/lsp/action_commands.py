@@ -31,6 +31,9 @@ Json = Any  # a decoded JSON value (the edge where the wire is untyped)
 CONTEXT_LINES = 30
 """Lines around the problem a *Fix this problem* run is shown (the file is there to read)."""
 
+MAX_JUDGED = 4096
+"""Files whose judgement is remembered (then the memory starts over)."""
+
 QUESTIONS = (
     "What does this do?",
     "Why could this fail?",
@@ -50,22 +53,33 @@ class ActionDesk:
         self.rt = rt
         self._policies: dict[Path, WorkspacePolicy] = {}
         self._policy_key: tuple[object, tuple[Path, ...]] | None = None
+        self._judged: dict[str, bool] = {}
 
     # ------------------------------------------------------------------ the menu
 
     def _policy(self, root: Path) -> WorkspacePolicy:
-        server = self.rt.server
-        key = (server.settings, tuple(server.folders))
-        if key != self._policy_key:  # the settings or the folders changed: judge anew
-            self._policies.clear()
-            self._policy_key = key
         policy = self._policies.get(root)
         if policy is None:
             policy = self._policies[root] = self.rt.workspace.config_for(root).policy
         return policy
 
     def allowed(self, uri: str) -> bool:
-        """A file of the workspace the agent may read and whose writes are not protected."""
+        """A file of the workspace the agent may read and whose writes are not protected
+        (remembered per file until the settings or the folders change: judging resolves the
+        path, which touches the disk)."""
+        policy_key = (self.rt.server.settings, tuple(self.rt.server.folders))
+        if policy_key != self._policy_key:
+            self._policies.clear()
+            self._judged.clear()
+            self._policy_key = policy_key
+        judged = self._judged.get(uri)
+        if judged is None:
+            if len(self._judged) >= MAX_JUDGED:
+                self._judged.clear()
+            judged = self._judged[uri] = self._judge(uri)
+        return judged
+
+    def _judge(self, uri: str) -> bool:
         path = ca.uri_path(uri)
         if path is None:
             return False
@@ -87,7 +101,7 @@ class ActionDesk:
             approvals_waiting=len(supervisor.approvals.waiting(supervisor.runs.all())),
         )
 
-    def actions(self, params: lsp.CodeActionParams) -> list[lsp.CodeAction]:
+    def actions(self, params: Json) -> list[dict[str, Any]]:
         return ca.code_actions(params, allowed=self.allowed, live=self.live())
 
     # ------------------------------------------------------------------ the commands
@@ -96,8 +110,11 @@ class ActionDesk:
         args = raw if isinstance(raw, dict) else {}
         if command == ca.CMD_APPROVALS:
             supervisor = self.rt.core.supervisor
-            asked = await supervisor.approvals.ask_again(supervisor.runs.all())
-            if not asked:
+            runs = supervisor.runs.all()
+            asked = await supervisor.approvals.ask_again(runs)
+            if not asked and supervisor.approvals.waiting(runs):
+                self.rt.editor.show("lovia: the approval's prompt is open already")
+            elif not asked:
                 self.rt.editor.show("lovia: no approval is waiting")
             return {"asked": asked}
         if command == ca.CMD_CANCEL:

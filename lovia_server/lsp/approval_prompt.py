@@ -25,8 +25,8 @@ def unified_diff(diffs: list[p.FileDiff]) -> list[str]:
     for diff in diffs:
         old = (diff.old_text or "").splitlines()
         new = diff.new_text.splitlines()
-        before = "/dev/null" if diff.old_text is None else f"a/{diff.path}"
-        out.extend(difflib.unified_diff(old, new, before, f"b/{diff.path}", lineterm=""))
+        before = "/dev/null" if diff.old_text is None else diff.path
+        out.extend(difflib.unified_diff(old, new, before, diff.path, lineterm=""))
     return out
 
 

@@ -71,6 +71,8 @@ def converter_factory() -> cattrs.Converter:
 class LoviaProtocol(GuardedProtocol):
     """Adds ``experimental.lovia`` to the initialize result."""
 
+    RAW_PARAMS = frozenset({lsp.TEXT_DOCUMENT_CODE_ACTION})
+
     @lsp_method(lsp.INITIALIZE)
     def lsp_initialize(
         self, params: lsp.InitializeParams
@@ -325,7 +327,9 @@ def create_server() -> LoviaServer:
         lsp.TEXT_DOCUMENT_CODE_ACTION,
         lsp.CodeActionOptions(code_action_kinds=[lsp.CodeActionKind.QuickFix]),
     )
-    async def on_code_action(params: lsp.CodeActionParams) -> list[lsp.CodeAction] | None:
+    async def on_code_action(params: Json) -> list[dict[str, Any]] | None:
+        # The params come as JSON (LoviaProtocol.RAW_PARAMS): a menu request may carry
+        # thousands of diagnostics, and building objects of them would cost more than answering.
         # Answered from memory: only a request that comes during the start-up waits for it.
         if not server.ready.is_set():
             with contextlib.suppress(TimeoutError):

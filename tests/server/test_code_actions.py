@@ -9,6 +9,7 @@ from typing import Any
 
 from lsprotocol import types as lsp
 
+from lovia_server.lsp.code_actions import LiveState, code_actions
 from tests.server.harness import AGENT_HEADER, Harness
 from tests.server.vscode_client import VsCodeBuffers
 
@@ -45,7 +46,7 @@ def _diagnostic(line: int, message: str = "undefined name 'undefined_name'") -> 
     )
 
 
-async def code_actions(
+async def menu(
     harness: Harness, path: Path, diagnostics: list[lsp.Diagnostic], line: int = 0
 ) -> list[Any]:
     assert harness.client is not None
@@ -102,7 +103,7 @@ async def test_the_menu_offers_the_agent_and_nothing_on_denied_or_protected_file
     (harness.root / ".vscode").mkdir()
     (harness.root / ".vscode" / "settings.json").write_text("{}\n")
     await harness.start()
-    actions = await code_actions(harness, harness.root / "app.py", [_diagnostic(0), _diagnostic(9)])
+    actions = await menu(harness, harness.root / "app.py", [_diagnostic(0), _diagnostic(9)])
     assert {a.title for a in actions} == TITLES
     (fix,) = [a for a in actions if a.title == "lovia: Fix this problem"]
     assert fix.kind == lsp.CodeActionKind.QuickFix
@@ -110,10 +111,10 @@ async def test_the_menu_offers_the_agent_and_nothing_on_denied_or_protected_file
     (problem,) = fix.command.arguments[0]["problems"]
     assert problem["message"] == "undefined name 'undefined_name'"
     assert problem["source"] == "pyflakes"
-    assert await code_actions(harness, harness.root / ".env", [_diagnostic(0)]) == []
+    assert await menu(harness, harness.root / ".env", [_diagnostic(0)]) == []
     settings = harness.root / ".vscode" / "settings.json"
-    assert await code_actions(harness, settings, [_diagnostic(0)]) == []
-    assert await code_actions(harness, harness.root.parent / "elsewhere.py", []) == []
+    assert await menu(harness, settings, [_diagnostic(0)]) == []
+    assert await menu(harness, harness.root.parent / "elsewhere.py", []) == []
     # the command refuses such a file too (a client may send it without the menu)
     assert harness.client is not None
     try:
@@ -146,7 +147,7 @@ async def test_a_plain_client_fixes_a_problem_end_to_end(harness, tmp_path):
     answers: list[str | None] = [None]  # the first prompt is dismissed (C-g)
     harness.message_choice = lambda params: answers.pop(0) if answers else "Accept"
 
-    actions = await code_actions(harness, app, [_diagnostic(0)])
+    actions = await menu(harness, app, [_diagnostic(0)])
     fix = next(a for a in actions if a.title == "lovia: Fix this problem")
     started = await execute(harness, fix)
     run_id = started["runId"]
@@ -160,7 +161,7 @@ async def test_a_plain_client_fixes_a_problem_end_to_end(harness, tmp_path):
     # dismissed: the run waits (not rejected, not hung), and the menu offers the approval again
     await asyncio.sleep(0.5)
     assert harness.kinds(run_id).count("approval.resolved") == 0
-    again = await code_actions(harness, app, [])
+    again = await menu(harness, app, [])
     titles = [a.title for a in again]
     assert "lovia: Show pending approvals" in titles and "lovia: Cancel" in titles
     assert "lovia: Tell the agent…" in titles
@@ -178,7 +179,8 @@ async def test_a_plain_client_fixes_a_problem_end_to_end(harness, tmp_path):
     messages = [m.message for m in harness.client.messages]
     assert any(m.startswith("lovia: working on") for m in messages)
     assert any("still waiting" in m for m in messages)
-    assert f"lovia: created {harness.root / 'new_mod.py'}" in messages
+    created = f"lovia: created {harness.root / 'new_mod.py'}"
+    await until(lambda: created in [m.message for m in harness.client.messages])
     await until(
         lambda: (
             "lovia: Fixed the undefined name and added new_mod.py."
@@ -209,7 +211,7 @@ async def test_a_client_that_opens_documents_sees_the_diff_and_the_transcript(ha
         return "Show diff" if titles[0] == "Show diff" else "Accept"
 
     harness.message_choice = choose
-    fix = next(a for a in await code_actions(harness, app, [_diagnostic(0)]) if "Fix" in a.title)
+    fix = next(a for a in await menu(harness, app, [_diagnostic(0)]) if "Fix" in a.title)
     run_id = (await execute(harness, fix))["runId"]
     done = await harness.finished(run_id)
     assert done["status"] == "completed"
@@ -220,3 +222,31 @@ async def test_a_client_that_opens_documents_sees_the_diff_and_the_transcript(ha
     assert "+x = 1" in _read(next(u for u in shown if u.endswith(".diff")))
     assert "Fixed the undefined name" in _read(next(u for u in shown if u.endswith(".md")))
     assert f"lovia/{run_id}" in harness.client.progress_reports
+
+
+def _plain_diagnostic(line: int) -> dict[str, Any]:
+    start, end = {"line": line, "character": 0}, {"line": line, "character": 5}
+    return {"range": {"start": start, "end": end}, "message": "problem", "severity": 1}
+
+
+def test_an_automatic_request_gets_only_a_fix_and_only_on_a_problem() -> None:
+    uri = "file:///ws/app.py"
+    at = {"start": {"line": 7, "character": 1}, "end": {"line": 7, "character": 1}}
+    automatic = {"diagnostics": [_plain_diagnostic(7)], "triggerKind": 2}
+    live = LiveState("r1", 1)
+    request = {"textDocument": {"uri": uri}, "range": at, "context": automatic}
+    (fix,) = code_actions(request, allowed=lambda _: True, live=live)
+    assert fix["title"] == "lovia: Fix this problem"
+    elsewhere = {**request, "range": {"start": {"line": 70}, "end": {"line": 70}}}
+    assert code_actions(elsewhere, allowed=lambda _: True, live=live) == []
+    invoked = {**elsewhere, "context": {**automatic, "triggerKind": 1}}
+    titles = [a["title"] for a in code_actions(invoked, allowed=lambda _: True, live=live)]
+    assert titles == [
+        "lovia: Fix this problem",
+        "lovia: Explain this",
+        "lovia: Write tests for this",
+        "lovia: Ask about this…",
+        "lovia: Tell the agent…",
+        "lovia: Show pending approvals",
+        "lovia: Cancel",
+    ]

@@ -10,11 +10,12 @@ import asyncio
 from tests.server.test_code_actions import (
     FIX_AGENT,
     _diagnostic,
-    code_actions,
     execute,
+    menu,
     plain_client,
     until,
 )
+from tests.server.vscode_client import VsCodeBuffers
 
 
 async def test_a_prompt_never_answered_is_asked_again_after_the_command_answers(harness, tmp_path):
@@ -28,6 +29,7 @@ async def test_a_prompt_never_answered_is_asked_again_after_the_command_answers(
         env={"XDG_STATE_HOME": str(tmp_path / "xdg")},
         adjust=plain_client(),
     )
+    VsCodeBuffers(harness).open(app)  # eglot has the file open
     never = asyncio.Event()
     answers: list[object] = [never.wait()]  # the first prompt: dropped, never answered
 
@@ -35,14 +37,14 @@ async def test_a_prompt_never_answered_is_asked_again_after_the_command_answers(
         return answers.pop(0) if answers else "Accept"
 
     harness.message_choice = choose
-    actions = await code_actions(harness, app, [_diagnostic(0)])
+    actions = await menu(harness, app, [_diagnostic(0)])
     fix = next(a for a in actions if a.title == "lovia: Fix this problem")
     run_id = (await execute(harness, fix))["runId"]
     await until(lambda: len(harness.message_requests) == 1)
     await asyncio.sleep(0.5)
     assert harness.kinds(run_id).count("approval.resolved") == 0  # waiting, not hung
 
-    again = await code_actions(harness, app, [])
+    again = await menu(harness, app, [])
     show = next(a for a in again if a.title == "lovia: Show pending approvals")
     assert await execute(harness, show) == {"asked": 1}
     assert len(harness.message_requests) == 1  # the command answered first

@@ -65,8 +65,6 @@ class PendingApproval:
     event: events.ApprovalRequired
     payload: ApprovalRequested
     answer: ApprovalAnswer | None = None
-    asking: bool = False
-    """The editor's own prompt for it is open (asked again only once that one is closed)."""
     decided: asyncio.Future[bool] = field(init=False, repr=False)
 
     def __post_init__(self) -> None:
@@ -193,16 +191,13 @@ class ApprovalBroker:
         """Ask through the editor's own prompt; a prompt the user dismissed (no answer) leaves
         the approval waiting, to be asked again (:meth:`ask_again`), answered with
         ``lovia/approve``, or settled by the timeout or a cancel."""
-        if pending.asking or pending.settled:
+        if pending.settled:
             return
-        pending.asking = True
         try:
             decision = await self.editor.ask_approval(pending.payload)
         except Exception:
             logger.warning("approval.ask_failed", exc_info=True)
             return
-        finally:
-            pending.asking = False
         if decision is not None:
             pending.settle(ApprovalAnswer(decision, by="editor"))
 
@@ -210,16 +205,12 @@ class ApprovalBroker:
         """The approvals still waiting for an answer, oldest run first."""
         return [a for ctl in runs for a in ctl.approvals.values() if not a.settled]
 
-    async def ask_again(self, runs: list[RunController]) -> int:
-        """Ask the editor, one prompt after another, about every approval still waiting whose
-        prompt is not open (one the user dismissed); how many were asked."""
-        asked = 0
+    async def ask_again(self, runs: list[RunController]) -> None:
+        """Ask the editor, one prompt after another, about every approval still waiting (a
+        prompt the user dismissed, or one an editor dropped without answering: the first
+        answer to any of its prompts settles it)."""
         for pending in self.waiting(runs):
-            if pending.asking:
-                continue
-            asked += 1
             await self._ask_editor(pending)
-        return asked
 
     async def _approval_payload(
         self,

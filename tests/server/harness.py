@@ -39,6 +39,8 @@ class Harness:
         self.apply_edit_handler: Callable[[Any], lsp.ApplyWorkspaceEditResult] | None = None
         self.message_requests: list[Any] = []
         self.message_choice: Callable[[Any], str | None] = lambda params: None
+        self.message_unanswered: Callable[[Any], bool] = lambda params: False
+        self._hung = asyncio.Event()
         self.initialize_result: Any = None
 
     # ------------------------------------------------------------------ lifecycle
@@ -85,8 +87,11 @@ class Harness:
             return lsp.ApplyWorkspaceEditResult(applied=self.apply_edit_result)
 
         @client.feature(lsp.WINDOW_SHOW_MESSAGE_REQUEST)
-        def on_message_request(params: lsp.ShowMessageRequestParams) -> Any:
+        async def on_message_request(params: lsp.ShowMessageRequestParams) -> Any:
             self.message_requests.append(params)
+            if self.message_unanswered(params):  # eglot after C-g: no reply at all
+                await self._hung.wait()  # (until the test ends)
+                return None
             title = self.message_choice(params)
             return None if title is None else lsp.MessageActionItem(title=title)
 
@@ -112,6 +117,7 @@ class Harness:
         return client
 
     async def stop(self) -> None:
+        self._hung.set()
         if self.client is not None:
             try:
                 await asyncio.wait_for(self.client.shutdown_session(), 15)

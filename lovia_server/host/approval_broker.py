@@ -65,8 +65,6 @@ class PendingApproval:
     event: events.ApprovalRequired
     payload: ApprovalRequested
     answer: ApprovalAnswer | None = None
-    asking: bool = False
-    """The editor's own prompt for it is open (asked again only once that one is closed)."""
     decided: asyncio.Future[bool] = field(init=False, repr=False)
 
     def __post_init__(self) -> None:
@@ -98,10 +96,6 @@ class ToolCallSide(Protocol):
     async def checkpoint(self, ctl: RunController, tools: list[Tool | None]) -> None: ...
 
 
-ASK_AGAIN_AFTER = 0.2
-"""Seconds between the answer to "show pending approvals" and its first prompt."""
-
-
 class ApprovalBroker:
     """Pending approvals of live runs (on their controllers) and the session rules."""
 
@@ -116,7 +110,6 @@ class ApprovalBroker:
         self.workspace = workspace
         self.approval_timeout = timeout
         self.session_rules: SessionRules = {}
-        self._asking_again: set[asyncio.Task[None]] = set()
 
     async def ask(
         self, ctl: RunController, ev: events.ApprovalRequired, calls: ToolCallSide
@@ -194,21 +187,17 @@ class ApprovalBroker:
             for d in info.diff or []
         ]
 
-    async def _ask_editor(self, pending: PendingApproval, *, again: bool = False) -> None:
+    async def _ask_editor(self, pending: PendingApproval) -> None:
         """Ask through the editor's own prompt; a prompt the user dismissed (no answer) leaves
         the approval waiting, to be asked again (:meth:`ask_again`), answered with
-        ``lovia/approve``, or settled by the timeout or a cancel. ``again``: ask even while an
-        earlier prompt is unanswered (an editor may drop a prompt without replying)."""
-        if pending.settled or (pending.asking and not again):
+        ``lovia/approve``, or settled by the timeout or a cancel."""
+        if pending.settled:
             return
-        pending.asking = True
         try:
             decision = await self.editor.ask_approval(pending.payload)
         except Exception:
             logger.warning("approval.ask_failed", exc_info=True)
             return
-        finally:
-            pending.asking = False
         if decision is not None:
             pending.settle(ApprovalAnswer(decision, by="editor"))
 
@@ -216,25 +205,12 @@ class ApprovalBroker:
         """The approvals still waiting for an answer, oldest run first."""
         return [a for ctl in runs for a in ctl.approvals.values() if not a.settled]
 
-    async def ask_again(self, runs: list[RunController]) -> int:
-        """Ask the editor again about every approval still waiting, one prompt after another,
-        in the background; how many will be asked. The command that asks answers at once: an
-        editor that waits for that answer (eglot, for 10 s) would otherwise hold the prompts
-        inside its wait. Prompts thought open are asked too: the user asking means they see
-        none (eglot drops a prompt on C-g and never replies), and the first answer wins."""
-        waiting = self.waiting(runs)
-        if waiting:
-            task = asyncio.get_running_loop().create_task(self._ask_in_turn(waiting))
-            self._asking_again.add(task)
-            task.add_done_callback(self._asking_again.discard)
-        return len(waiting)
-
-    async def _ask_in_turn(self, waiting: list[PendingApproval]) -> None:
-        # After the command's answer: eglot runs a server request that arrives while it waits
-        # for its own request inside that wait, and drops the prompt at the wait's timeout.
-        await asyncio.sleep(ASK_AGAIN_AFTER)
-        for pending in waiting:
-            await self._ask_editor(pending, again=True)
+    async def ask_again(self, runs: list[RunController]) -> None:
+        """Ask the editor, one prompt after another, about every approval still waiting (a
+        prompt the user dismissed, or one an editor dropped without answering: the first
+        answer to any of its prompts settles it)."""
+        for pending in self.waiting(runs):
+            await self._ask_editor(pending)
 
     async def _approval_payload(
         self,

@@ -11,6 +11,9 @@ client has.
 
 from __future__ import annotations
 
+import asyncio
+import logging
+from collections.abc import Coroutine
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -28,8 +31,15 @@ if TYPE_CHECKING:
 
 Json = Any  # a decoded JSON value (the edge where the wire is untyped)
 
+logger = logging.getLogger("lovia_server.lsp.actions")
+
 CONTEXT_LINES = 30
 """Lines around the problem a *Fix this problem* run is shown (the file is there to read)."""
+
+PROMPT_AFTER = 0.2
+"""Seconds between a command's answer and the prompt it opens: eglot runs a server request
+that reaches it while it waits for its own request's answer inside that wait, and drops the
+prompt when the wait times out (10 s)."""
 
 MAX_JUDGED = 4096
 """Files whose judgement is remembered (then the memory starts over)."""
@@ -54,6 +64,7 @@ class ActionDesk:
         self._policies: dict[Path, WorkspacePolicy] = {}
         self._policy_key: tuple[object, tuple[Path, ...]] | None = None
         self._judged: dict[str, bool] = {}
+        self._tasks: set[asyncio.Task[None]] = set()
 
     # ------------------------------------------------------------------ the menu
 
@@ -107,25 +118,36 @@ class ActionDesk:
     # ------------------------------------------------------------------ the commands
 
     async def execute(self, command: str, raw: Json) -> Json:
+        """Serve one command. It answers without waiting on the user: a prompt it opens
+        (an approval asked again, a question to pick) is answered in the background, and what
+        follows the answer (the run, the steer) starts then. Some editors block while a
+        command they sent is unanswered (eglot), and a prompt dismissed without a reply would
+        hold the command for ever."""
         args = raw if isinstance(raw, dict) else {}
+        supervisor = self.rt.core.supervisor
         if command == ca.CMD_APPROVALS:
-            supervisor = self.rt.core.supervisor
             runs = supervisor.runs.all()
-            asked = await supervisor.approvals.ask_again(runs)
-            if not asked and supervisor.approvals.waiting(runs):
-                self.rt.editor.show("lovia: the approval's prompt is open already")
-            elif not asked:
+            waiting = len(supervisor.approvals.waiting(runs))
+            if waiting:
+                self._background(supervisor.approvals.ask_again(runs))
+            else:
                 self.rt.editor.show("lovia: no approval is waiting")
-            return {"asked": asked}
+            return {"asked": waiting}
         if command == ca.CMD_CANCEL:
-            result = await self.rt.core.supervisor.cancel(_run_id(args))
-            return result.to_wire()
+            return (await supervisor.cancel(_run_id(args))).to_wire()
         if command == ca.CMD_TELL:
-            message = args.get("message") or await self._choose("Tell the agent:", INSTRUCTIONS)
-            if not message:
-                return None
-            steered = await self.rt.core.supervisor.steer(_run_id(args), message)
-            return steered.to_wire()
+            run_id = _run_id(args)
+            message = args.get("message")
+            if isinstance(message, str) and message.strip():
+                return (await supervisor.steer(run_id, message)).to_wire()
+
+            async def tell() -> None:
+                chosen = await self._choose("Tell the agent:", INSTRUCTIONS)
+                if chosen:
+                    await supervisor.steer(run_id, chosen)
+
+            self._background(tell())
+            return None
         uri = args.get("uri")
         if not isinstance(uri, str) or not self.allowed(uri):
             raise p.ProtocolError(
@@ -143,14 +165,37 @@ class ActionDesk:
             prompt = f"Write tests for this code of {rel}, where the project keeps its tests."
             context = [_selection(uri, place)]
         elif command == ca.CMD_ASK:
-            question = args.get("prompt") or await self._choose(f"Ask about {rel}:", QUESTIONS)
-            if not question:
+            context = [_selection(uri, place)]
+            question = args.get("prompt")
+            if not isinstance(question, str) or not question.strip():
+
+                async def ask() -> None:
+                    chosen = await self._choose(f"Ask about {rel}:", QUESTIONS)
+                    if chosen:
+                        await start_run(self.rt, p.RunParams(prompt=chosen, context=context))
+
+                self._background(ask())
                 return None
-            prompt, context = str(question), [_selection(uri, place)]
+            prompt = question
         else:
             raise p.invalid_params(f"Unknown lovia action {command}", "command")
         params = p.RunParams(prompt=prompt, context=context)
         return (await start_run(self.rt, params)).to_wire()
+
+    def _background(self, work: Coroutine[Any, Any, Any]) -> None:
+        async def guarded() -> None:
+            try:
+                await asyncio.sleep(PROMPT_AFTER)  # the command's answer goes first
+                await work
+            except Exception as exc:
+                logger.warning("action.failed", exc_info=True)
+                self.rt.editor.show(f"lovia: {exc}", lsp.MessageType.Error)
+            finally:
+                work.close()  # never started when cancelled during the pause
+
+        task = asyncio.get_running_loop().create_task(guarded())
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
 
     async def _choose(self, message: str, choices: tuple[str, ...]) -> str | None:
         response = await self.rt.server.window_show_message_request_async(

@@ -1,6 +1,6 @@
 """A run told to a plain LSP client (one that declared no lovia handlers and so ignores
-``lovia/event``): a one-line ``window/showMessage`` at the start and the end, and the answer as a
-markdown transcript opened with ``window/showDocument`` where the client supports it."""
+``lovia/event``): the answer in a one-line ``window/showMessage``, and the run's transcript as
+markdown opened with ``window/showDocument`` where the client supports it."""
 
 from __future__ import annotations
 

@@ -3,7 +3,8 @@
 ``emacsclient --eval`` (the harness's only addition to the user's init is ``server-start``).
 
 Every wait is bounded and, on timeout, fails with the screen, ``*Messages*`` and the tail of
-eglot's events buffer, which is what one needs to see on a busy machine."""
+eglot's events buffer (``LOVIA_EVENTS_TAIL`` characters, 6000 by default), which is what one
+needs to see on a busy machine."""
 
 from __future__ import annotations
 
@@ -113,7 +114,7 @@ class EmacsInTmux:
     def report(self) -> str:
         return (
             f"--- screen:\n{self.screen()}\n--- *Messages*:\n{self.messages()[-3000:]}\n"
-            f"--- eglot events (tail):\n{self.events_tail()}"
+            f"--- eglot events (tail):\n{self.events_tail(int(os.environ.get('LOVIA_EVENTS_TAIL', '6000')))}"
         )
 
     def wait(self, check: Callable[[], object], seconds: float, what: str) -> None:

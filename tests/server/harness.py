@@ -7,7 +7,6 @@ captured as they arrive (``lovia/event``); helpers wait for kinds and answer ser
 from __future__ import annotations
 
 import asyncio
-import inspect
 import os
 import sys
 import textwrap
@@ -39,8 +38,9 @@ class Harness:
         # A client that applies edits to its own documents (tests/server/vscode_client.py).
         self.apply_edit_handler: Callable[[Any], lsp.ApplyWorkspaceEditResult] | None = None
         self.message_requests: list[Any] = []
-        self.message_choice: Callable[[Any], Any] = lambda params: None
-        """The title chosen (``None``: dismissed), or an awaitable of it."""
+        self.message_choice: Callable[[Any], str | None] = lambda params: None
+        self.message_unanswered: Callable[[Any], bool] = lambda params: False
+        self._hung = asyncio.Event()
         self.initialize_result: Any = None
 
     # ------------------------------------------------------------------ lifecycle
@@ -89,9 +89,10 @@ class Harness:
         @client.feature(lsp.WINDOW_SHOW_MESSAGE_REQUEST)
         async def on_message_request(params: lsp.ShowMessageRequestParams) -> Any:
             self.message_requests.append(params)
+            if self.message_unanswered(params):  # eglot after C-g: no reply at all
+                await self._hung.wait()  # (until the test ends)
+                return None
             title = self.message_choice(params)
-            if inspect.isawaitable(title):  # a prompt answered later, or never (eglot's C-g)
-                title = await title
             return None if title is None else lsp.MessageActionItem(title=title)
 
         folders = folders or [self.root]
@@ -116,6 +117,7 @@ class Harness:
         return client
 
     async def stop(self) -> None:
+        self._hung.set()
         if self.client is not None:
             try:
                 await asyncio.wait_for(self.client.shutdown_session(), 15)

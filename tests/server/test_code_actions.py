@@ -190,6 +190,34 @@ async def test_a_plain_client_fixes_a_problem_end_to_end(harness, tmp_path):
     assert harness.client.shown_documents == []
 
 
+async def test_a_prompt_the_editor_never_answers_can_be_asked_again(harness, tmp_path):
+    """eglot 1.9 sends no reply at all when the user quits the prompt with C-g."""
+    app = harness.root / "app.py"
+    app.write_text("x = undefined_name\n")
+    spec = harness.write_agent(FIX_AGENT)
+    await harness.start(
+        settings={"agent": spec},
+        init_options=False,
+        capabilities="emacs",
+        env={"XDG_STATE_HOME": str(tmp_path / "xdg")},
+        adjust=plain_client(),
+    )
+    buffers = VsCodeBuffers(harness)
+    buffers.open(app)
+    harness.message_unanswered = lambda params: len(harness.message_requests) == 1
+    harness.message_choice = lambda params: "Accept"
+    fix = next(a for a in await menu(harness, app, [_diagnostic(0)]) if "Fix" in a.title)
+    run_id = (await execute(harness, fix))["runId"]
+    await until(lambda: len(harness.message_requests) == 1)
+    await asyncio.sleep(0.5)
+    assert harness.kinds(run_id).count("approval.resolved") == 0  # waiting, not decided
+    show = next(a for a in await menu(harness, app, []) if "approvals" in a.title)
+    assert await execute(harness, show) == {"asked": 1}  # answered at once
+    done = await harness.finished(run_id)
+    assert done["status"] == "completed"
+    assert buffers.text(app) == "x = 1\n"
+
+
 async def test_a_client_that_opens_documents_sees_the_diff_and_the_transcript(harness, tmp_path):
     app = harness.root / "app.py"
     app.write_text("x = undefined_name\n")

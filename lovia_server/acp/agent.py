@@ -57,9 +57,11 @@ from lovia_server.acp.session_params import McpServer, mcp_settings, session_pla
 from lovia_server.acp.session_places import SessionPlaces, session_policy
 from lovia_server.acp.workspace import (
     DEFAULT_MODE,
+    MODES,
     AcpWorkspace,
     ClientFiles,
     FileAccess,
+    ModeId,
     SessionFolders,
 )
 from lovia_server.acp.worktrees import AcpWorktrees, check_isolation
@@ -355,7 +357,7 @@ class LoviaAcpAgent:
         known = self.sessions.get(session_id)
         if known is None and await core.store.get_session(session_id) is None:
             raise session_not_found(session_id)
-        mode = known.place.mode if known is not None else DEFAULT_MODE
+        mode = known.place.mode if known is not None else await self._stored_mode(session_id)
         session = AcpSession(
             place=session_place(session_id, cwd, extra, mode),
             model=known.model if known is not None else None,
@@ -365,6 +367,12 @@ class LoviaAcpAgent:
             session.waiters = known.waiters
         self.sessions[session_id] = session
         return session
+
+    async def _stored_mode(self, session_id: str) -> ModeId:
+        """The mode a session was left in by an earlier process (a run's start records it)."""
+        row = await (await self.core()).store.get_session(session_id)
+        mode = row.get("mode") if row is not None else None
+        return mode if isinstance(mode, str) and mode in MODES else DEFAULT_MODE  # type: ignore[return-value]
 
     def _announce_commands(self, session: AcpSession) -> None:
         """The session's skills as slash commands, sent once the response is out."""
@@ -433,20 +441,22 @@ class LoviaAcpAgent:
     async def set_session_mode(
         self, session_id: str, mode_id: str, **kwargs: Any
     ) -> a.SetSessionModeResponse:
-        self._set_mode(self._session(session_id), mode_id, "modeId")
+        await self._set_mode(self._session(session_id), mode_id, "modeId")
         return a.SetSessionModeResponse()
 
-    def _set_mode(self, session: AcpSession, mode_id: str, field_name: str) -> None:
+    async def _set_mode(self, session: AcpSession, mode_id: str, field_name: str) -> None:
         check_mode(mode_id, field_name)
         session.place.mode = mode_id  # type: ignore[assignment]
         self.workspace.apply_mode(session.place)
+        # kept for the next process: a session loaded after a restart is in the mode it left
+        await (await self.core()).store.set_session_mode(session.place.session_id, mode_id)
 
     async def set_config_option(
         self, config_id: str, session_id: str, value: str | bool, **kwargs: Any
     ) -> a.SetSessionConfigOptionResponse:
         session = self._session(session_id)
         if config_id == "mode":
-            self._set_mode(session, str(value), "value")
+            await self._set_mode(session, str(value), "value")
         elif config_id == "isolation":
             session.isolation = check_isolation(value)
         elif config_id == "model":
@@ -529,6 +539,7 @@ class LoviaAcpAgent:
                 launch = await start()
         except p.ProtocolError as exc:
             raise from_protocol_error(exc) from None
+        await core.store.set_session_mode(session.place.session_id, session.place.mode)
         return launch.run_id
 
     async def ext_method(self, method: str, params: dict[str, Any]) -> dict[str, Any]:

@@ -31,6 +31,7 @@ from lovia_server.acp.commands import (
     skills_plugin,
 )
 from lovia_server.acp.credentials import AUTH_METHOD, load_stored_keys
+from lovia_server.acp.inert_markdown import inert
 from lovia_server.acp.mapping import (
     NO_TYPED_ANSWER,
     SessionMapper,
@@ -40,6 +41,7 @@ from lovia_server.acp.mapping import (
     prompt_response,
     question_answer,
     question_request,
+    text_block,
 )
 from lovia_server.acp.prompt_input import PromptBlock, PromptInput, prompt_input
 from lovia_server.acp.request_errors import from_protocol_error, invalid_params, session_not_found
@@ -68,6 +70,7 @@ from lovia_server.acp.worktrees import AcpWorktrees, check_isolation
 from lovia_server.host.agent_factory import RunPlace
 from lovia_server.host.agents import check_model
 from lovia_server.host.core import DEMO_MODEL, DoorPorts, HostCore
+from lovia_server.host.instruction_listing import instruction_files
 from lovia_server.host.ports import ProgressStage
 
 logger = logging.getLogger("lovia_server.acp")
@@ -374,6 +377,26 @@ class LoviaAcpAgent:
         mode = row.get("mode") if row is not None else None
         return mode if isinstance(mode, str) and mode in MODES else DEFAULT_MODE  # type: ignore[return-value]
 
+    def _tell_instructions(self, session: AcpSession) -> None:
+        """Ahead of a session's first turn: which project instruction files the agent reads
+        (docs/customization.md), as a line of the agent's message."""
+        if session.instructions_told:
+            return
+        session.instructions_told = True
+        try:
+            config = self.workspace.config_for(session.place)
+            line = p.instructions_line(instruction_files([config]))
+        except Exception:
+            logger.warning("acp.instructions_unreadable", exc_info=True)
+            return
+        if line:
+            # a code span: file names and globs (``**/*.ts``) shown as written, never markup
+            shown = f"`{line}`" if "`" not in line else inert(line)
+            chunk = a.AgentMessageChunk(
+                session_update="agent_message_chunk", content=text_block(f"{shown}\n\n")
+            )
+            self._outbox.put_nowait(("update", session.place.session_id, chunk))
+
     def _announce_commands(self, session: AcpSession) -> None:
         """The session's skills as slash commands, sent once the response is out."""
 
@@ -483,6 +506,7 @@ class LoviaAcpAgent:
         session = self._session(session_id)
         core = await self.core()
         given = prompt_input(prompt)
+        self._tell_instructions(session)
         if not given.display and isinstance(given.model_input, str) and not given.model_input:
             raise invalid_params("The prompt has no text or resource", "prompt")
         expanded = expand_command(given.display, session.commands)

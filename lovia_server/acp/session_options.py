@@ -48,6 +48,8 @@ class AcpSession:
     starting: asyncio.Lock = field(default_factory=asyncio.Lock)
     # steers this client's prompts queued that the run has not taken in yet (by message id)
     undelivered: set[str] = field(default_factory=set)
+    # the instruction files in use were named to the client (once per session and process)
+    instructions_told: bool = False
 
     @property
     def plan(self) -> bool:

@@ -14,10 +14,30 @@ import os
 import sys
 from pathlib import Path
 
+ACP_EPILOG = """\
+environment (a flag wins over its variable):
+  LOVIA_MODEL                          the default model (--model)
+  LOVIA_MODELS                         the models the picker offers (--models)
+  LOVIA_SETTINGS                       the settings file (--settings)
+  LOVIA_STATE_DIR                      the state directory (--state-dir)
+  LOVIA_LOG_LEVEL                      the log level (--log-level; default WARNING)
+  OPENAI_API_KEY, ANTHROPIC_API_KEY    the provider's key (or credentials.json in the state)
+  OPENAI_BASE_URL, ANTHROPIC_BASE_URL  another endpoint (a local or compatible server)
+  LOVIA_PROVIDER_TIMEOUT               seconds without data before a model call is retried
+                                       (default 300)
+  LOVIA_EDITOR_FILE_TIMEOUT            seconds a file read or write waits for the client
+                                       (default 30)
+
+docs: docs/acp.md
+"""
+
 
 def _parse(argv: list[str] | None, prog: str) -> argparse.Namespace:
     parser = argparse.ArgumentParser(
-        prog=prog, description="lovia as an Agent Client Protocol agent (stdio)."
+        prog=prog,
+        description="lovia as an Agent Client Protocol agent (stdio).",
+        epilog=ACP_EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument(
         "--state-dir",

@@ -324,8 +324,35 @@ class ChatSession:
         return await self._follow()
 
 
+CHAT_EPILOG = """\
+defaults:
+  workspace    the current directory (--demo without --workspace: a temporary folder)
+  state        $XDG_STATE_HOME/lovia/workspaces/<folder>-<hash> (~/.local/state/... when
+               XDG_STATE_HOME is unset), shared with the editor extension
+  log          chat-server.log in the state directory (--verbose: this terminal)
+
+environment:
+  LOVIA_MODEL                          the model when --model is not given
+  OPENAI_API_KEY, ANTHROPIC_API_KEY    the provider's key
+  OPENAI_BASE_URL, ANTHROPIC_BASE_URL  another endpoint (a local or compatible server)
+  LOVIA_PROVIDER_TIMEOUT               seconds without data before a model call is retried
+                                       (default 300)
+  LOVIA_HTTP_CA_BUNDLE, LOVIA_HTTP_INSECURE=1   TLS: a CA bundle, or no verification
+  XDG_STATE_HOME                       where the state directory goes
+  NO_COLOR                             plain text, no colours
+
+in the chat: /help lists the commands; Ctrl-C stops the run, again quits.
+docs: docs/server.md (lovia chat), docs/providers.md (models and keys)
+"""
+
+
 def _parse(argv: list[str] | None, prog: str) -> argparse.Namespace:
-    parser = argparse.ArgumentParser(prog=prog, description="Chat with a lovia agent.")
+    parser = argparse.ArgumentParser(
+        prog=prog,
+        description="Chat with a lovia agent.",
+        epilog=CHAT_EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     parser.add_argument("prompt", nargs="*", help="run this prompt once instead of chatting")
     parser.add_argument("--workspace", "--cwd", dest="workspace", help="workspace folder")
     parser.add_argument("--demo", action="store_true", help="use the offline demo model")

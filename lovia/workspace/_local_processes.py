@@ -205,8 +205,10 @@ class _SessionProcesses:
         timeout: float | None = None,  # noqa: ASYNC109 - spec'd API
         env: Mapping[str, str] | None = None,
         call_id: str | None = None,
+        input: bytes | None = None,
     ) -> CommandResult:
-        """Run ``command`` with ``/bin/sh -c`` (or the executor) and wait for it."""
+        """Run ``command`` with ``/bin/sh -c`` (or the executor) and wait for it; ``input``
+        (optional) goes to its stdin through a pipe (a hook's JSON)."""
         self._check_open()
         cwd_abs = self._gate(command, cwd)
         merged = self._env_for(cwd_abs, env)
@@ -214,7 +216,9 @@ class _SessionProcesses:
         effective = timeout if timeout is not None else self.shell_timeout
         listener = self._listener(self._call_id(call_id))
         if self.executor is not None:
-            return await self._run_executor(command, cwd_abs, merged, effective, listener, limit)
+            return await self._run_executor(
+                command, cwd_abs, merged, effective, listener, limit, input
+            )
         try:
             return await run_argv(
                 [_SHELL, "-c", command],
@@ -225,6 +229,7 @@ class _SessionProcesses:
                 on_output=listener,
                 on_spawn=self._adopt,
                 on_exit=self._foreground.discard,
+                input=input,
             )
         except WorkspaceClosedError:
             raise
@@ -239,10 +244,15 @@ class _SessionProcesses:
         timeout: float | None,  # noqa: ASYNC109
         listener: Callable[[str, str], None] | None,
         limit: int,
+        input: bytes | None = None,
     ) -> CommandResult:
         kwargs: dict[str, Any] = {}
         runner = self._shell_runner()
         params = inspect.signature(runner.run).parameters
+        if input is not None:
+            if "input" not in params:
+                raise WorkspaceError("This shell executor cannot pass input to a command.")
+            kwargs["input"] = input
         if "on_output" in params:
             kwargs["on_output"] = listener
         preclipped = "max_output_chars" in params

@@ -267,7 +267,12 @@ class ProjectHooks(RunInterceptor):
         try:
             if session is not None and callable(getattr(session, "run", None)):
                 result = await session.run(
-                    hook.command, cwd=".", timeout=hook.timeout, env=env, input=data
+                    hook.command,
+                    cwd=".",
+                    timeout=hook.timeout,
+                    env=env,
+                    input=data,
+                    configured=True,
                 )
             else:
                 from lovia.workspace._process import run_argv

@@ -327,7 +327,9 @@ def tool_input(args: dict[str, Any], ctx: RunContext[Any], root: Path) -> dict[s
 
 
 def touches_protected(args: dict[str, Any], ctx: RunContext[Any]) -> bool:
-    """Whether the call names a protected path it may write (unknown: yes, fail closed)."""
+    """Whether the call may write a protected path: a command that names one, or any argument
+    that spells one (a file tool's ``path``, an MCP tool's ``target``: judged alike, so a tool
+    lovia does not know is not waved through). Unknown: yes, fail closed."""
     from lovia.workspace.protected import protected_command_targets, protected_path
 
     session = getattr(ctx, "workspace", None)
@@ -339,14 +341,21 @@ def touches_protected(args: dict[str, Any], ctx: RunContext[Any]) -> bool:
         command = args.get("command")
         if isinstance(command, str):
             cwd = args.get("cwd")
-            return bool(
-                protected_command_targets(
-                    policy, Path(root), command, cwd if isinstance(cwd, str) else "."
-                )
-            )
-        path = args.get("path")
-        if isinstance(path, str):
-            return protected_path(policy, Path(root), path) is not None
+            where = cwd if isinstance(cwd, str) else "."
+            if protected_command_targets(policy, Path(root), command, where):
+                return True
+        for key, value in args.items():
+            values = value if isinstance(value, list) else [value]
+            for item in values:
+                if key in ("command", "content", "old", "new") or not isinstance(item, str):
+                    continue
+                if (
+                    item
+                    and len(item) < 4096
+                    and "\n" not in item
+                    and protected_path(policy, Path(root), item) is not None
+                ):
+                    return True
     except Exception:
         return True
     return False

@@ -169,6 +169,34 @@ async def test_a_hook_allow_skips_an_ordinary_card_but_not_a_protected_one(
     assert asked == ["protected"]
 
 
+async def test_a_hook_allow_does_not_wave_through_another_tool_naming_a_protected_path(
+    root: Path, tmp_path: Path
+) -> None:
+    from lovia.tools import tool
+
+    @tool(needs_approval=True)
+    def publish(target: str) -> str:
+        """Publish to a target file."""
+        return f"published {target}"
+
+    allow = script(
+        root,
+        "allow.py",
+        "import json\nprint(json.dumps({'hookSpecificOutput': {'permissionDecision': 'allow'}}))\n",
+    )
+    write_hooks(root, {"PreToolUse": [{"hooks": [{"type": "command", "command": allow}]}]})
+    provider = ScriptedProvider(
+        [
+            call("publish", {"target": "out/site.txt"}, call_id="plain"),
+            call("publish", {"target": ".vscode/settings.json"}, call_id="protected"),
+            text("ok"),
+        ]
+    )
+    agent = agent_for(root, provider, tmp_path / "user").clone(tools=[publish])
+    _, _, asked, _ = await collect(agent, "go")
+    assert asked == ["protected"]
+
+
 def test_claude_tool_names_match_lovia_tools(tmp_path: Path) -> None:
     assert HookCommand("PreToolUse", "x", "Bash").matches("shell")
     assert HookCommand("PreToolUse", "x", "Edit|Write").matches("write_file")

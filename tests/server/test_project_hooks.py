@@ -198,3 +198,29 @@ async def test_a_hook_allow_never_opens_a_protected_path(harness, fake_openai, t
     assert done["status"] == "completed", done
     assert (root / "ok.txt").read_text() == "ok\n"
     assert not (root / ".lovia" / "hooks.json").exists()
+
+
+async def test_a_failing_post_tool_hook_is_shown_with_its_call_and_the_run_goes_on(
+    harness, fake_openai, tmp_path
+):
+    root = harness.root
+    (root / "x.txt").write_text("hello\n")
+    _hooks(root, {"PostToolUse": _one("echo 'fmt crashed' >&2; exit 1", "Read")})
+    fake_openai.script(
+        oai.tool_calls(oai.call("read_file", {"path": "x.txt"}, id="r")),
+        oai.text("done"),
+    )
+    await harness.start(
+        settings=SETTINGS, env={**fake_openai.env(), "HOME": str(tmp_path / "home")}
+    )
+    run = await harness.run("read x")
+    done = await harness.finished(run["runId"])
+    assert done["status"] == "completed", done
+    shown = "".join(
+        e["output"]["text"]
+        for e in harness.of_run(run["runId"])
+        if e["kind"] == "tool.update" and e["toolCallId"] == "r"
+    )
+    assert "[hook] PostToolUse hook" in shown and "failed (exit code 1): fmt crashed" in shown
+    # a failed hook says nothing to the model
+    assert "fmt crashed" not in json.dumps(_posts(fake_openai)[1]["messages"])

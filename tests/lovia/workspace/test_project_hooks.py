@@ -197,6 +197,21 @@ async def test_a_hook_allow_does_not_wave_through_another_tool_naming_a_protecte
     assert asked == ["protected"]
 
 
+async def test_a_stop_hook_sends_the_model_on_once(root: Path, tmp_path: Path) -> None:
+    stop = script(
+        root,
+        "stop.py",
+        "import json, sys\n"
+        "if not json.load(sys.stdin)['stop_hook_active']:\n"
+        "    print(json.dumps({'decision': 'block', 'reason': 'run the tests first'}))\n",
+    )
+    write_hooks(root, {"Stop": [{"hooks": [{"type": "command", "command": stop}]}]})
+    provider = ScriptedProvider([text("done"), text("tests ran")])
+    result, _, _, _ = await collect(agent_for(root, provider, tmp_path / "user"), "fix it")
+    assert result.output == "tests ran"
+    assert "run the tests first" in seen(provider, 1)
+
+
 def test_claude_tool_names_match_lovia_tools(tmp_path: Path) -> None:
     assert HookCommand("PreToolUse", "x", "Bash").matches("shell")
     assert HookCommand("PreToolUse", "x", "Edit|Write").matches("write_file")

@@ -206,6 +206,8 @@ class ProjectHooks(RunInterceptor):
             and (not needs_approval or touches_protected(args, ctx))
         ):
             said.decision = None
+        if said is not None and said.decision == "ask" and said.reason:
+            said.notices.append(f"a PreToolUse hook asks for {call.name}: {said.reason}")
         return said
 
     async def after_tool(

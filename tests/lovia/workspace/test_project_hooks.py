@@ -212,6 +212,30 @@ async def test_a_stop_hook_sends_the_model_on_once(root: Path, tmp_path: Path) -
     assert "run the tests first" in seen(provider, 1)
 
 
+class _AlwaysCompacts:
+    """A context policy that reports a compaction on every turn (the view is unchanged)."""
+
+    async def compact(self, req: Any) -> Any:
+        from lovia.context.policy import ContextResult
+
+        return ContextResult(entries=req.entries, changed=True, compacted=True, reason="test")
+
+
+async def test_a_pre_compact_hook_runs_when_the_policy_compacts(root: Path, tmp_path: Path) -> None:
+    marker = tmp_path / "compacted.json"
+    hook = script(
+        root,
+        "compact.py",
+        f"import sys\nopen({str(marker)!r}, 'w').write(sys.stdin.read())\n",
+    )
+    write_hooks(root, {"PreCompact": [{"matcher": "auto", "hooks": [{"command": hook}]}]})
+    provider = ScriptedProvider([text("ok")])
+    agent = agent_for(root, provider, tmp_path / "user").clone(context_policy=_AlwaysCompacts())
+    await collect(agent, "hi")
+    sent = json.loads(marker.read_text())
+    assert sent["hook_event_name"] == "PreCompact" and sent["trigger"] == "auto"
+
+
 def test_claude_tool_names_match_lovia_tools(tmp_path: Path) -> None:
     assert HookCommand("PreToolUse", "x", "Bash").matches("shell")
     assert HookCommand("PreToolUse", "x", "Edit|Write").matches("write_file")

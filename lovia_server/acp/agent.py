@@ -160,6 +160,7 @@ class LoviaAcpAgent:
             attach=self._attach,
             policy=session_policy(settings),
             extra_plugins=self._skills,
+            trusted=lambda: self.options.trusted,
         )
         core = await HostCore.open(self.options.state_dir, ports, settings)
         load_stored_keys(self.options.state_dir)

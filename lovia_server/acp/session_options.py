@@ -33,6 +33,8 @@ class HostOptions:
     state_dir: Path
     settings: LoviaSettings = field(default_factory=LoviaSettings)
     models: list[str] = field(default_factory=list)
+    trusted: bool = True
+    """``--untrusted``: the workspace's hooks, agent file and MCP servers are not used."""
 
 
 @dataclass

@@ -364,6 +364,12 @@ def _parse(argv: list[str] | None, prog: str) -> argparse.Namespace:
         action="store_true",
         help="approve every request, except changes to editor or agent configuration",
     )
+    parser.add_argument(
+        "--untrusted",
+        action="store_true",
+        help="treat the folder as untrusted: read-only, and none of its hooks, agent file or "
+        "MCP servers",
+    )
     parser.add_argument("--state-dir", help="where the server keeps state.db")
     parser.add_argument(
         "--log-file", help="where the server writes its log (default: chat-server.log in the state)"
@@ -494,6 +500,8 @@ class ChatCommand:
             "client": "cli",
             "approvals": "events",
         }
+        if args.untrusted:
+            init["trusted"] = False
         if args.state_dir:
             init["stateDir"] = args.state_dir
         elif self.temporary is not None:

@@ -242,9 +242,16 @@ class AgentFactory:
         if plan:
             plugins = [PlanRefusedPlugin(plugin) for plugin in plugins]
         plugins += self._subagents()
+        plugins.append(self._project_hooks(place))
         if self.extra_plugins is not None:
             plugins += await self.extra_plugins(place)
         return plugins
+
+    def _project_hooks(self, place: RunPlace) -> Plugin:
+        """The user's hooks, and the workspace's own in a trusted workspace only."""
+        from lovia.workspace.project_hooks import ProjectHooksPlugin
+
+        return ProjectHooksPlugin(place.root, workspace=self.core.trusted())
 
     def _subagents(self) -> list[Plugin]:
         """The built-in agent's Subagents plugin (bare: children clone the agent), by setting."""

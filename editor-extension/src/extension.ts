@@ -8,6 +8,7 @@ import { ApprovalManager } from "./approvals/approvalManager";
 import { BEFORE_SCHEME, RunChangesView } from "./approvals/changes";
 import { ORIGINAL_SCHEME, PROPOSED_SCHEME, ProposalContentProvider } from "./approvals/proposals";
 import { CHAT_VIEW_ID, ChatViewProvider } from "./chat/chatView";
+import { routeCommand } from "./chat/codeActions";
 import { ChatController, type ChatHost, type PanelPlace } from "./chat/controller";
 import type { ModelChoice } from "./chat/messages";
 import { resolveMentions, searchMentions } from "./chat/mentionSearch";
@@ -130,6 +131,12 @@ export async function activate(context: vscode.ExtensionContext): Promise<LoviaE
   const controller = new ChatController(host.lovia, store, chatHost);
   const approvals = new ApprovalManager(store, proposals, (params) => controller.approve(params));
   const chatView = new ChatViewProvider(context.extensionUri, controller, log, searchMentions);
+  host.commandRouter = (command, args, next) =>
+    routeCommand(command, args, next, {
+      reveal: () => chatView.reveal(),
+      openSession: (sessionId) => controller.openSession(sessionId),
+      input: (prompt, placeHolder) => Promise.resolve(vscode.window.showInputBox({ prompt, placeHolder, ignoreFocusOut: true })),
+    });
   const statusBar = new RunStatusBar(store);
   const agents = new WorktreeRuns(host.lovia, store, {
     onError: (err) => log.warn(`worktree runs: ${err instanceof Error ? err.message : String(err)}`),

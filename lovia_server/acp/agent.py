@@ -111,7 +111,8 @@ class AcpEditor:
         return 0
 
     async def ask_approval(self, payload: p.ApprovalRequested) -> p.ApprovalChoice | None:
-        return await self.host._ask_permission(payload)
+        # a cancelled request is a rejection here (ACP cancels it when the turn is cancelled)
+        return await self.host._ask_permission(payload) or p.ApprovalChoice.REJECT_ONCE
 
     def progress(self, stage: ProgressStage, run_id: str, message: str) -> None:
         return None

@@ -7,6 +7,13 @@ file, waits until the server's start-up work in the background is done, and send
 ``--diagnostics`` diagnostics spread over the file (the cursor on one of them), timing each from
 the write of the request to the read of its answer. Target: **p99 <= 10 ms** (the menu opens at
 once: the answer never waits on a model or the editor). Exits 1 when the target is missed.
+It also prints the server's CPU time per request, which the machine's load hardly moves.
+
+Where the time goes (measured in-process on a loaded 2-core machine): decoding the request's
+JSON takes about 2 ms for 1,000 diagnostics, the menu itself 0.1 ms; the tail is the garbage
+collector's full collections, which the ~5,000 objects each decoded request allocates set off
+over the server's heap of 100,000+ objects (p99 of the decode alone: about 100 ms with the
+collector on, 7 ms with it off). The server changes no collector setting (docs/server.md).
 """
 
 from __future__ import annotations

@@ -53,6 +53,9 @@ class EditorPlaces:
         # each lovia/run names its agent and model; its mode holds for the conversation
         return AgentChoice(plan=session_id in self.workspace.plan_sessions)
 
+    def continue_plan(self, session_id: str) -> None:
+        self.workspace.plan_sessions.add(session_id)
+
 
 class ServerRuntime:
     """The language server's front door: LSP requests in, the host core's runs out."""

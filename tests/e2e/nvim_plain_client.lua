@@ -1,9 +1,11 @@
 -- Headless Neovim 0.7 with no lovia handlers and no lovia options: the built-in client started
--- with vim.lsp.start_client (0.7 has no vim.lsp.start) and the user's own choices only. A
--- diagnostic set by the editor; vim.lsp.buf.code_action() picks "lovia: Fix this problem";
+-- with vim.lsp.start_client (0.7 has no vim.lsp.start) and the user's own choices only. The
+-- problem comes from another language server attached beside lovia
+-- (problem_language_server.py); vim.lsp.buf.code_action() picks "lovia: Fix this problem";
 -- the approval prompt (vim.fn.inputlist, as the default handler asks) is dismissed once, then
 -- answered from "lovia: Show pending approvals". What the user saw goes to LOVIA_OUT.
--- Environment: LOVIA_PY (python), LOVIA_ROOT (workspace), LOVIA_OUT (json file).
+-- Environment: LOVIA_PY (python), LOVIA_LS (the problems server), LOVIA_ROOT (workspace),
+-- LOVIA_OUT (json file).
 local ok, err = pcall(function()
   local root = os.getenv("LOVIA_ROOT")
   local seen = { menus = {}, prompts = {}, messages = {} }
@@ -54,15 +56,22 @@ local ok, err = pcall(function()
   local client = vim.lsp.get_client_by_id(client_id)
   assert(vim.wait(15000, function() return client.initialized end, 50), "no initialize")
 
+  -- The user's own language server, attached next to lovia: it reports the problem.
+  local ls_id = vim.lsp.start_client({
+    name = "problems",
+    cmd = { os.getenv("LOVIA_PY"), os.getenv("LOVIA_LS") },
+    root_dir = root,
+  })
+  assert(ls_id, "start_client (problems) failed")
+
   vim.cmd("edit " .. root .. "/app.py")
   local buf = vim.api.nvim_get_current_buf()
   vim.lsp.buf_attach_client(buf, client_id)
-  -- The problem, as another language server of the editor would report it.
-  local ns = vim.api.nvim_create_namespace("pyflakes")
-  vim.diagnostic.set(ns, buf, {
-    { lnum = 0, col = 4, end_lnum = 0, end_col = 18, severity = vim.diagnostic.severity.ERROR,
-      message = "undefined name 'undefined_name'", source = "pyflakes" },
-  })
+  vim.lsp.buf_attach_client(buf, ls_id)
+  local function problems()
+    return #vim.diagnostic.get(buf)
+  end
+  assert(vim.wait(15000, function() return problems() == 1 end, 20), "no problem reported")
   vim.api.nvim_win_set_cursor(0, { 1, 6 })
 
   pick = "lovia: Fix this problem"
@@ -89,6 +98,7 @@ local ok, err = pcall(function()
   end
   assert(vim.wait(60000, shown("Fixed the undefined name"), 20), "no answer shown")
   assert(vim.wait(30000, shown("lovia: created"), 20), "the new file was not told")
+  assert(vim.wait(15000, function() return problems() == 0 end, 20), "the problem is still there")
 
   local f = assert(io.open(os.getenv("LOVIA_OUT"), "w"))
   f:write(vim.fn.json_encode({
@@ -98,6 +108,8 @@ local ok, err = pcall(function()
     textWhileDismissed = dismissed_text,
     buffer = text(),
     modified = vim.api.nvim_buf_get_option(buf, "modified"),
+    problemsAfter = problems(),
+    clients = #vim.lsp.get_active_clients(),
   }))
   f:close()
   client.stop()

@@ -1,5 +1,6 @@
 """Neovim with no lovia handlers: the built-in client as it comes, no ``init_options``, no recipe.
-A problem the editor shows is fixed from ``vim.lsp.buf.code_action()``: the approval prompt shows
+A problem another language server (attached beside lovia) reports is fixed from
+``vim.lsp.buf.code_action()``: the approval prompt shows
 the diff with *Reject* first, a dismissed prompt leaves the approval waiting and reachable from
 the menu, the edit lands in the buffer, the answer is shown, a new file is on disk."""
 
@@ -47,6 +48,7 @@ def test_a_plain_neovim_fixes_a_problem_from_the_code_action_menu(tmp_path: Path
     env = {
         **os.environ,
         "LOVIA_PY": sys.executable,
+        "LOVIA_LS": str(Path(__file__).with_name("problem_language_server.py")),
         "LOVIA_ROOT": str(root),
         "LOVIA_OUT": str(out),
         "XDG_CONFIG_HOME": str(tmp_path / "xdg"),
@@ -84,6 +86,8 @@ def test_a_plain_neovim_fixes_a_problem_from_the_code_action_menu(tmp_path: Path
     assert "new_mod.py" in seen["prompts"][2][0] and "+X = 1" in seen["prompts"][2][0]
     # the edit landed in the buffer (unsaved: the user saves it), the new file is on disk
     assert seen["buffer"] == "x = 1\n" and seen["modified"] is True
+    assert seen["problemsAfter"] == 0  # the other language server sees the problem gone
+    assert seen["clients"] == 2  # lovia beside the user's language server
     assert (root / "new_mod.py").read_text() == "X = 1\n"
     messages = seen["messages"]
     # (Neovim declares work-done progress: the run's progress goes there, not to messages)

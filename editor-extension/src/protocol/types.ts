@@ -60,6 +60,7 @@ export type {
   RunInfo,
   RunParams,
   RunStatus,
+  InstructionFileInfo,
   SandboxStatus,
   SubagentRef,
   ChildRun,

@@ -39,6 +39,7 @@ from lovia_server.host.event_projection import EventProjection
 from lovia_server.host.heap import HeapTrimmer
 from lovia_server.host.payloads import error_payload, output_payload, path_uri
 from lovia_server.host.ports import EditorPort, RestorePort, RunSpec, RunTurn, WorkspacePort
+from lovia_server.host.provider_faults import announced_retries, needs_a_setting
 from lovia_server.host.question_broker import PendingQuestion, QuestionBroker
 from lovia_server.host.run_controller import (
     FinalStatus,
@@ -480,6 +481,7 @@ class RunSupervisor:
                     cancel_token=ctl.cancel_token,
                     max_turns=ctl.max_turns,
                     budget=ctl.spec.budget,
+                    retry=announced_retries(ctl, ctl.spec.agent.retry),
                 )
                 async for event in handle:
                     await self.projection.on_event(ctl, event)
@@ -519,7 +521,7 @@ class RunSupervisor:
             resumable = True
         elif ctl.user_cancelled:
             status = "cancelled"
-        elif isinstance(error, (MaxTurnsExceeded, BudgetExceeded)):
+        elif isinstance(error, (MaxTurnsExceeded, BudgetExceeded)) or needs_a_setting(error):
             status = "failed"
         elif isinstance(error, asyncio.CancelledError | RunCancelled):
             status = "interrupted"

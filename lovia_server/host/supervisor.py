@@ -93,7 +93,11 @@ class RunSupervisor:
         self.heap = HeapTrimmer()
         self.subagents = SubagentHost(self)
         self.approvals = ApprovalBroker(
-            editor=editor, workspace=workspace, timeout=approval_timeout
+            editor=editor,
+            workspace=workspace,
+            timeout=approval_timeout,
+            runs=self.runs,
+            known_run=lambda run_id: self.queries.known_run(run_id),
         )
         self.questions = QuestionBroker(questions, self.runs, editor)
         self.projection = EventProjection(
@@ -281,11 +285,7 @@ class RunSupervisor:
     # ================================================================== requests on a live run
 
     async def _active(self, run_id: str) -> RunController:
-        ctl = self.runs.get(run_id)
-        if ctl is not None:
-            return ctl
-        await self.queries.known_run(run_id)
-        raise p.ProtocolError(p.RUN_NOT_ACTIVE, f"Run {run_id} has finished", {"runId": run_id})
+        return await self.runs.live(run_id, self.queries.known_run)
 
     async def steer(self, run_id: str, message: str) -> p.SteerResult:
         ctl = await self._active(run_id)
@@ -299,11 +299,6 @@ class RunSupervisor:
             await self.queries.known_run(run_id)
             return p.UnsteerResult(withdrawn=False)
         return p.UnsteerResult(withdrawn=ctl.steering.withdraw(message_id))
-
-    async def approve(self, params: p.ApproveParams) -> p.ApproveResult:
-        """``lovia/approve``: the typed params go as they are to the run's pending approval."""
-        ctl = await self._active(params.run_id)
-        return self.approvals.approve(ctl, params)
 
     async def answer(self, run_id: str, question_id: str, answer: str) -> p.AnswerResult:
         ctl = await self._active(run_id)

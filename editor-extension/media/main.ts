@@ -6,6 +6,7 @@
  */
 import type { ChromeField, ChromeState, ExtensionMessage, SyncMessage, WebviewIntent } from "../src/chat/messages";
 import type { ApprovalChoice } from "../src/protocol/types";
+import { allows, approveParams } from "../src/protocol/approveParams";
 import { h, icon } from "./dom";
 import { codeOf } from "./code";
 import { MentionPicker } from "./mentions";
@@ -664,11 +665,9 @@ app.addEventListener("click", (e) => {
       const decision = d.decision as ApprovalChoice;
       const card = target.closest<HTMLElement>(".approval");
       const reason = card?.querySelector<HTMLInputElement>("input.reason")?.value.trim() ?? "";
-      const intent: WebviewIntent = { type: "approve", runId: d.runId!, approvalId: d.approvalId!, decision };
-      if (decision.startsWith("reject") && reason) intent.message = reason;
       const approval = approvalOf(target.closest<HTMLElement>("[data-key]")?.dataset.key);
-      const edits = approval && decision.startsWith("allow") ? editsFor(approval, memory) : [];
-      if (edits.length > 0) intent.edits = edits;
+      const edits = approval && allows(decision) ? editsFor(approval, memory) : [];
+      const intent: WebviewIntent = { type: "approve", ...approveParams(d.runId!, d.approvalId!, decision, { message: reason, edits }) };
       // Disable the card's buttons until the resolved event re-renders it.
       card?.querySelectorAll("button").forEach((b) => (b.disabled = true));
       post(intent);

@@ -3,6 +3,7 @@ import * as vscode from "vscode";
 import type { EventStore } from "../protocol/eventStore";
 import type { ApprovalItem, RunView } from "../protocol/runView";
 import type { ApprovalChoice, ApproveParams, EditedFile } from "../protocol/types";
+import { approveParams } from "../protocol/approveParams";
 import { hunksOf, withoutHunks, type Hunk } from "../diff/hunks";
 import { parseProposalUri, PROPOSED_SCHEME, proposalUri, type ProposalContentProvider } from "./proposals";
 
@@ -18,14 +19,6 @@ interface Tracked {
   modalShown: boolean;
   /** Hunks the user kept in the diff editor, by `Hunk.id`. */
   kept?: Set<string>;
-}
-
-/** `lovia/approve`'s params: a message only with a rejection, edits only when there are some. */
-function approveParams(runId: string, approvalId: string, decision: ApprovalChoice, extra: { message?: string; edits?: EditedFile[] } = {}): ApproveParams {
-  const params: ApproveParams = { runId, approvalId, decision };
-  if (extra.message !== undefined) params.message = extra.message;
-  if (extra.edits !== undefined && extra.edits.length > 0) params.edits = extra.edits;
-  return params;
 }
 
 /**

@@ -2,3 +2,4 @@ export * from "./types";
 export * from "./client";
 export * from "./runView";
 export * from "./eventStore";
+export * from "./approveParams";

@@ -6,7 +6,6 @@
  */
 import type { ChromeField, ChromeState, ExtensionMessage, SyncMessage, WebviewIntent } from "../src/chat/messages";
 import type { ApprovalChoice } from "../src/protocol/types";
-import { allows, approveParams } from "../src/protocol/approveParams";
 import { h, icon } from "./dom";
 import { codeOf } from "./code";
 import { MentionPicker } from "./mentions";
@@ -628,12 +627,16 @@ function toggleHunk(target: HTMLElement, d: DOMStringMap): void {
 function approve(target: HTMLElement, d: DOMStringMap): void {
   const decision = d.decision as ApprovalChoice;
   const card = target.closest<HTMLElement>(".approval");
-  const reason = card?.querySelector<HTMLInputElement>("input.reason")?.value ?? "";
+  // What the user gave; the client sends it under the protocol's rule (protocol/client.ts).
+  const intent: WebviewIntent = { type: "approve", runId: d.runId!, approvalId: d.approvalId!, decision };
+  const reason = card?.querySelector<HTMLInputElement>("input.reason")?.value.trim();
+  if (reason) intent.message = reason;
   const approval = approvalOf(target.closest<HTMLElement>("[data-key]")?.dataset.key);
-  const edits = approval && allows(decision) ? editsFor(approval, memory) : [];
+  const edits = approval ? editsFor(approval, memory) : [];
+  if (edits.length > 0) intent.edits = edits;
   // Disable the card's buttons until the resolved event re-renders it.
   card?.querySelectorAll("button").forEach((b) => (b.disabled = true));
-  post({ type: "approve", ...approveParams(d.runId!, d.approvalId!, decision, { message: reason, edits }) });
+  post(intent);
 }
 
 /** What each `data-action` element does when clicked (forms act on submit, above). */

@@ -2,7 +2,6 @@ import type { LoviaClient } from "../protocol/client";
 import { isRequestError, LoviaRequestError, type Disposable } from "../protocol/client";
 import type { EventStore } from "../protocol/eventStore";
 import type { RunView } from "../protocol/runView";
-import { approveParams } from "../protocol/approveParams";
 import {
   APPROVAL_DECISIONS,
   ErrorCodes,
@@ -470,7 +469,7 @@ export class ChatController implements Disposable {
     const ok = await this.guard(async () => {
       // Accepted from the card: what the user changed in the diff editor is not lost.
       const approved = edits && edits.length > 0 ? edits : this.host.proposalEdits(approvalId);
-      const params = approveParams(runId, approvalId, decision, { message, edits: approved });
+      const params: ApproveParams = { runId, approvalId, decision, message, edits: approved };
       try {
         await this.client.approve(params);
       } catch (err) {

@@ -2,4 +2,3 @@ export * from "./types";
 export * from "./client";
 export * from "./runView";
 export * from "./eventStore";
-export * from "./approveParams";

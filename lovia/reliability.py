@@ -9,7 +9,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import TypeAlias
 
-from lovia.exceptions import BudgetExceeded, ProviderError, RunCancelled
+from lovia.exceptions import BudgetExceeded, LoviaError, ProviderError, RunCancelled
 from lovia.messages import Usage
 
 RetryPredicate: TypeAlias = Callable[[BaseException], bool]
@@ -81,6 +81,34 @@ class CancelToken:
             raise RunCancelled(self._reason or "run cancelled")
 
 
+@dataclass(frozen=True)
+class RetryNotice:
+    """A provider call failed and is tried again after ``delay`` seconds.
+
+    Given to ``RetryPolicy.on_retry`` so a front end can say so while the run waits; the run's
+    event stream is not changed by a retry (see ``stream_with_retries``)."""
+
+    attempt: int  # the call that failed, from 1
+    max_attempts: int
+    delay: float
+    error: BaseException
+
+    @property
+    def reason(self) -> str:
+        """The error's message (without its hint) on one line."""
+        return one_line_reason(self.error)
+
+
+RetryListener: TypeAlias = Callable[[RetryNotice], None]
+
+
+def one_line_reason(exc: BaseException, limit: int = 300) -> str:
+    """An error's message (without its hint) on one line, for a retry warning or notice."""
+    text = exc.message if isinstance(exc, LoviaError) else str(exc)
+    flat = " ".join((text or type(exc).__name__).split())
+    return flat if len(flat) <= limit else flat[: limit - 1] + "…"
+
+
 def _default_retry_on(exc: BaseException) -> bool:
     return isinstance(exc, ProviderError) and exc.retryable is not False
 
@@ -95,10 +123,19 @@ class RetryPolicy:
     backoff_max: float = 30.0
     retry_on: RetryPredicate = _default_retry_on
     sleep: Callable[[float], Awaitable[None]] = asyncio.sleep
+    # Told of each retry before its wait (a host shows it); it cannot change the run.
+    on_retry: RetryListener | None = field(default=None, compare=False)
 
     def backoff_delay(self, attempt: int) -> float:
         base: float = min(self.backoff_max, self.backoff_base * 2 ** (attempt - 1))
         return base * (0.5 + random.random())
 
 
-__all__ = ["CancelToken", "RetryPolicy", "RetryPredicate", "RunBudget"]
+__all__ = [
+    "CancelToken",
+    "RetryListener",
+    "RetryNotice",
+    "RetryPolicy",
+    "RetryPredicate",
+    "RunBudget",
+]

@@ -606,117 +606,97 @@ app.addEventListener("submit", (e) => {
   post({ type: "answer", runId: form.dataset.runId!, questionId: form.dataset.questionId!, answer });
 });
 
+type Click = (target: HTMLElement, d: DOMStringMap, e: MouseEvent) => void;
+
+function toggleSessions(target: HTMLElement): void {
+  sessionsPanel.hidden = !sessionsPanel.hidden;
+  persisted.showSessions = !sessionsPanel.hidden;
+  persist();
+  target.setAttribute("aria-expanded", String(!sessionsPanel.hidden));
+  if (!sessionsPanel.hidden) post({ type: "refreshSessions" });
+}
+
+function copyCode(target: HTMLElement): void {
+  const code = codeOf(target);
+  if (!code) return;
+  post({ type: "copy", text: code.text });
+  target.textContent = "Copied";
+  setTimeout(() => (target.textContent = "Copy"), 1500);
+}
+
+function openLocation(d: DOMStringMap, e: MouseEvent): void {
+  e.preventDefault();
+  const line = d.line ? Number(d.line) : undefined;
+  post(line !== undefined && Number.isFinite(line) ? { type: "openLocation", uri: d.uri!, line } : { type: "openLocation", uri: d.uri! });
+}
+
+function toggleHunk(target: HTMLElement, d: DOMStringMap): void {
+  const id = d.approvalId!;
+  const set = memory.rejectedHunks.get(id) ?? new Set<string>();
+  if (d.reject === "1") set.add(d.hunk!);
+  else set.delete(d.hunk!);
+  memory.rejectedHunks.set(id, set);
+  const key = target.closest<HTMLElement>("[data-key]")?.dataset.key;
+  if (key && model.rows.has(key)) draw(key);
+}
+
+function approve(target: HTMLElement, d: DOMStringMap): void {
+  const decision = d.decision as ApprovalChoice;
+  const card = target.closest<HTMLElement>(".approval");
+  // What the user gave; the client sends it under the protocol's rule (protocol/client.ts).
+  const intent: WebviewIntent = { type: "approve", runId: d.runId!, approvalId: d.approvalId!, decision };
+  const reason = card?.querySelector<HTMLInputElement>("input.reason")?.value.trim();
+  if (reason) intent.message = reason;
+  const approval = approvalOf(target.closest<HTMLElement>("[data-key]")?.dataset.key);
+  const edits = approval ? editsFor(approval, memory) : [];
+  if (edits.length > 0) intent.edits = edits;
+  // Disable the card's buttons until the resolved event re-renders it.
+  card?.querySelectorAll("button").forEach((b) => (b.disabled = true));
+  post(intent);
+}
+
+/** What each `data-action` element does when clicked (forms act on submit, above). */
+const CLICKS: Record<string, Click> = {
+  toggleSessions,
+  showEarlier: () => showEarlier(),
+  copyCode,
+  insertCode: (target) => {
+    const code = codeOf(target);
+    if (code) post({ type: "insertCode", text: code.text, language: code.language });
+  },
+  newSession: () => {
+    post({ type: "newSession" });
+    textarea.focus();
+  },
+  selectSession: (_, d) => post({ type: "selectSession", sessionId: d.sessionId! }),
+  deleteSession: (_, d) => post({ type: "deleteSession", sessionId: d.sessionId! }),
+  resume: (_, d) => post({ type: "resume", runId: d.runId! }),
+  cancel: (_, d) => post(d.runId ? { type: "cancel", runId: d.runId } : { type: "cancel" }),
+  unsteer: (_, d) => post({ type: "unsteer", runId: d.runId!, messageId: d.messageId! }),
+  openLocation: (_, d, e) => openLocation(d, e),
+  openDiff: (_, d) => post({ type: "openDiff", runId: d.runId!, approvalId: d.approvalId! }),
+  openChange: (_, d) => post({ type: "openChange", runId: d.runId!, path: d.path! }),
+  toggleHunk,
+  approve,
+  answer: (_, d) => post({ type: "answer", runId: d.runId!, questionId: d.questionId!, answer: d.answer! }),
+  dismissError: () => post({ type: "dismissError" }),
+  dismissSandboxNotice: () => post({ type: "dismissSandboxNotice" }),
+  setApiKey: () => post({ type: "setApiKey" }),
+  chooseModel: () => post({ type: "chooseModel" }),
+  newWorktreeAgent: () => submitWorktree(),
+  useDemo: () => {
+    post({ type: "useDemo" });
+    textarea.focus();
+  },
+  restoreCheckpoint: (_, d) => post({ type: "restoreCheckpoint", runId: d.runId!, checkpointId: d.checkpointId! }),
+  compareCheckpoint: (_, d) => post({ type: "compareCheckpoint", runId: d.runId!, checkpointId: d.checkpointId! }),
+};
+
 app.addEventListener("click", (e) => {
   const target = (e.target as HTMLElement).closest<HTMLElement>("[data-action]");
   if (!target || target.tagName === "FORM") return;
-  const d = target.dataset;
-  switch (d.action) {
-    case "toggleSessions": {
-      sessionsPanel.hidden = !sessionsPanel.hidden;
-      persisted.showSessions = !sessionsPanel.hidden;
-      persist();
-      target.setAttribute("aria-expanded", String(!sessionsPanel.hidden));
-      if (!sessionsPanel.hidden) post({ type: "refreshSessions" });
-      return;
-    }
-    case "showEarlier":
-      showEarlier();
-      return;
-    case "copyCode": {
-      const code = codeOf(target);
-      if (!code) return;
-      post({ type: "copy", text: code.text });
-      target.textContent = "Copied";
-      setTimeout(() => (target.textContent = "Copy"), 1500);
-      return;
-    }
-    case "insertCode": {
-      const code = codeOf(target);
-      if (code) post({ type: "insertCode", text: code.text, language: code.language });
-      return;
-    }
-    case "newSession":
-      post({ type: "newSession" });
-      textarea.focus();
-      return;
-    case "selectSession":
-      post({ type: "selectSession", sessionId: d.sessionId! });
-      return;
-    case "deleteSession":
-      post({ type: "deleteSession", sessionId: d.sessionId! });
-      return;
-    case "resume":
-      post({ type: "resume", runId: d.runId! });
-      return;
-    case "cancel":
-      post(d.runId ? { type: "cancel", runId: d.runId } : { type: "cancel" });
-      return;
-    case "unsteer":
-      post({ type: "unsteer", runId: d.runId!, messageId: d.messageId! });
-      return;
-    case "openLocation": {
-      e.preventDefault();
-      const line = d.line ? Number(d.line) : undefined;
-      post(line !== undefined && Number.isFinite(line) ? { type: "openLocation", uri: d.uri!, line } : { type: "openLocation", uri: d.uri! });
-      return;
-    }
-    case "openDiff":
-      post({ type: "openDiff", runId: d.runId!, approvalId: d.approvalId! });
-      return;
-    case "openChange":
-      post({ type: "openChange", runId: d.runId!, path: d.path! });
-      return;
-    case "toggleHunk": {
-      const id = d.approvalId!;
-      const set = memory.rejectedHunks.get(id) ?? new Set<string>();
-      if (d.reject === "1") set.add(d.hunk!);
-      else set.delete(d.hunk!);
-      memory.rejectedHunks.set(id, set);
-      const key = target.closest<HTMLElement>("[data-key]")?.dataset.key;
-      if (key && model.rows.has(key)) draw(key);
-      return;
-    }
-    case "approve": {
-      const decision = d.decision as ApprovalChoice;
-      const card = target.closest<HTMLElement>(".approval");
-      const reason = card?.querySelector<HTMLInputElement>("input.reason")?.value.trim() ?? "";
-      const intent: WebviewIntent = { type: "approve", runId: d.runId!, approvalId: d.approvalId!, decision };
-      if (decision.startsWith("reject") && reason) intent.message = reason;
-      const approval = approvalOf(target.closest<HTMLElement>("[data-key]")?.dataset.key);
-      const edits = approval && decision.startsWith("allow") ? editsFor(approval, memory) : [];
-      if (edits.length > 0) intent.edits = edits;
-      // Disable the card's buttons until the resolved event re-renders it.
-      card?.querySelectorAll("button").forEach((b) => (b.disabled = true));
-      post(intent);
-      return;
-    }
-    case "answer":
-      post({ type: "answer", runId: d.runId!, questionId: d.questionId!, answer: d.answer! });
-      return;
-    case "dismissError":
-      post({ type: "dismissError" });
-      return;
-    case "dismissSandboxNotice":
-      post({ type: "dismissSandboxNotice" });
-      return;
-    case "setApiKey":
-      post({ type: "setApiKey" });
-      return;
-    case "chooseModel":
-      post({ type: "chooseModel" });
-      return;
-    case "newWorktreeAgent":
-      submitWorktree();
-      return;
-    case "useDemo":
-      post({ type: "useDemo" });
-      textarea.focus();
-      return;
-    case "restoreCheckpoint":
-    case "compareCheckpoint":
-      post({ type: d.action, runId: d.runId!, checkpointId: d.checkpointId! });
-      return;
-  }
+  const action = target.dataset.action ?? "";
+  if (Object.hasOwn(CLICKS, action)) CLICKS[action]!(target, target.dataset, e);
 });
 
 // Where the reader is in the transcript, so a window reload brings them back there.

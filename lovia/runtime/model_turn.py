@@ -9,11 +9,11 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from lovia import events as ev
-from lovia.exceptions import ContextOverflowError, LoviaError, RunCancelled
+from lovia.exceptions import ContextOverflowError, RunCancelled
 from lovia.messages import AssistantTurn, ToolCall, Usage
 from lovia.output import StructuredOutput, response_format_for
 from lovia.providers.base import ModelSettings, Provider
-from lovia.reliability import CancelToken, RetryPolicy
+from lovia.reliability import CancelToken, RetryNotice, RetryPolicy, one_line_reason
 from lovia.runtime.run_state import ModelTurnResult
 from lovia.tools.base import Tool
 from lovia.tracing import Tracer, model_call_span
@@ -110,9 +110,10 @@ async def stream_with_retries(
                 attempt,
                 attempts,
                 type(exc).__name__,
-                _one_line(exc),
+                one_line_reason(exc),
                 delay,
             )
+            _tell_retry(retry, RetryNotice(attempt, attempts, delay, exc))
             if cancel_token is not None:
                 cancel_token.check()
             await retry.sleep(delay)
@@ -120,11 +121,14 @@ async def stream_with_retries(
                 cancel_token.check()
 
 
-def _one_line(exc: BaseException, limit: int = 300) -> str:
-    """The error's message (without its hint) on one line, for a retry warning."""
-    text = exc.message if isinstance(exc, LoviaError) else str(exc)
-    flat = " ".join((text or type(exc).__name__).split())
-    return flat if len(flat) <= limit else flat[: limit - 1] + "…"
+def _tell_retry(retry: RetryPolicy, notice: RetryNotice) -> None:
+    """Give the policy's listener the notice; a failing listener never stops the retry."""
+    if retry.on_retry is None:
+        return
+    try:
+        retry.on_retry(notice)
+    except Exception:
+        logger.warning("model.retry_listener_failed", exc_info=True)
 
 
 def _retry_delay(retry: RetryPolicy, attempt: int, exc: BaseException) -> float:

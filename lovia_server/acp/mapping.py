@@ -248,6 +248,9 @@ class SessionMapper:
         said = f": {event.summary}" if event.summary else "."
         return self._note(f"Subagent {event.task_id} {event.status}{said}\n")
 
+    def _retrying(self, event: p.ModelRetryingEvent) -> list[Update]:
+        return self._note(f"{retry_line(event)}\n")
+
     def _mcp_status(self, event: p.MCPStatusEvent) -> list[Update]:
         if event.state in ("idle", "starting", "running", "stopped"):
             return []
@@ -348,6 +351,7 @@ _STREAMED: tuple[type[p.EventEnvelope], ...] = (
     p.SubagentStartedEvent,
     p.SubagentFinishedEvent,
     p.MCPStatusEvent,
+    p.ModelRetryingEvent,
 )
 """Event classes whose updates are streamed text: they pause the streams themselves, in order."""
 
@@ -362,6 +366,7 @@ _HANDLERS: dict[type[p.EventEnvelope], _Handler] = {
     p.SubagentStartedEvent: SessionMapper._subagent_started,
     p.SubagentFinishedEvent: SessionMapper._subagent_finished,
     p.MCPStatusEvent: SessionMapper._mcp_status,
+    p.ModelRetryingEvent: SessionMapper._retrying,
     p.ToolCallEvent: SessionMapper._tool_call,
     p.ToolUpdateEvent: SessionMapper._tool_output,
     p.ToolResultEvent: SessionMapper._tool_result,
@@ -377,6 +382,17 @@ MAPPED_KINDS: frozenset[str] = frozenset(
 )
 """Event kinds that may produce updates; the rest (run.started, message.completed, ...) end a
 prompt turn or are already carried by the updates above."""
+
+
+def retry_line(event: p.ModelRetrying) -> str:
+    """A retry notice in words: the cause, the wait, and which attempt comes next."""
+    seconds = max(event.delay_ms, 0) / 1000
+    wait = f"{seconds:.0f} s" if seconds >= 10 else f"{seconds:.1f} s"
+    line = (
+        f"The model call failed ({event.reason}); retrying in {wait} "
+        f"(attempt {event.attempt + 1} of {event.max_attempts})."
+    )
+    return f"{line} {event.hint}" if event.hint and event.attempt == 1 else line
 
 
 def _thought(text: str, message_id: Any = None) -> a.AgentThoughtChunk:
@@ -562,5 +578,6 @@ __all__ = [
     "prompt_usage",
     "question_answer",
     "question_request",
+    "retry_line",
     "stop_reason",
 ]

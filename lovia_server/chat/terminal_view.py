@@ -80,6 +80,8 @@ class Terminal:
             self.line(self.c("1", f"you (steer): {event['text']}"))
         elif kind == "handoff":
             self.line(self.c("36", f"⇢ {event['fromAgent']} → {event['toAgent']}"))
+        elif kind == "model.retrying":
+            self._retrying(event)
         elif kind == "output.discarded":
             self.line(self.c("33", "(the model call was retried)"))
         elif kind == "run.started" and event.get("resumed"):
@@ -122,6 +124,21 @@ class Terminal:
             self.line(self.c(color, f"    {line}"))
         if more > 0:
             self.line(self.c("2", f"    … +{more} more line{'s' if more > 1 else ''}"))
+
+    def _retrying(self, event: dict[str, Any]) -> None:
+        """The cause, the wait and the next attempt, at once; the hint with the first retry."""
+        seconds = max(int(event.get("delayMs") or 0), 0) / 1000
+        wait = f"{seconds:.0f} s" if seconds >= 10 else f"{seconds:.1f} s"
+        nxt, of = int(event["attempt"]) + 1, event["maxAttempts"]
+        self.line(
+            self.c(
+                "33",
+                f"  ⟳ the model call failed: {event['reason']}; "
+                f"retrying in {wait} (attempt {nxt} of {of})",
+            )
+        )
+        if event.get("hint") and event["attempt"] == 1:
+            self.line(self.c("2", f"    hint: {event['hint']}"))
 
     def approval_outcome(self, event: dict[str, Any]) -> str:
         """Who decided, in the user's words: never "user" for what a flag or the server did."""

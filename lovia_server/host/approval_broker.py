@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal, Protocol
@@ -40,7 +40,13 @@ from lovia_server.host.payloads import (
 )
 from lovia_server.host.plan_runs import refuse_approval
 from lovia_server.host.ports import EditorPort, WorkspacePort
-from lovia_server.host.run_controller import CallInfo, RunController, report_progress, short_id
+from lovia_server.host.run_controller import (
+    CallInfo,
+    RunController,
+    RunTable,
+    report_progress,
+    short_id,
+)
 from lovia_server.protocol import (
     ApprovalAction,
     ApprovalChoice,
@@ -105,7 +111,11 @@ class ApprovalBroker:
         editor: EditorPort,
         workspace: WorkspacePort,
         timeout: Callable[[], float | None],
+        runs: RunTable,
+        known_run: Callable[[str], Awaitable[object]],
     ) -> None:
+        self.runs = runs
+        self.known_run = known_run  # raises RunNotFound for a run never stored
         self.editor = editor
         self.workspace = workspace
         self.approval_timeout = timeout
@@ -286,8 +296,9 @@ class ApprovalBroker:
         for pending in list(ctl.approvals.values()):
             pending.settle(CANCELLED_ANSWER)
 
-    def approve(self, ctl: RunController, params: p.ApproveParams) -> p.ApproveResult:
-        """``lovia/approve``: the typed params become the approval's answer, once."""
+    async def approve(self, params: p.ApproveParams) -> p.ApproveResult:
+        """``lovia/approve``: the typed params become the live run's approval answer, once."""
+        ctl = await self.runs.live(params.run_id, self.known_run)
         pending = ctl.approvals.get(params.approval_id)
         if pending is None or pending.settled:
             raise p.ProtocolError(

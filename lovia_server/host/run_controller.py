@@ -10,7 +10,7 @@ import asyncio
 import logging
 import time
 import uuid
-from collections.abc import Awaitable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
@@ -256,6 +256,15 @@ class RunTable:
 
     def get(self, run_id: str) -> RunController | None:
         return self._by_run.get(run_id)
+
+    async def live(self, run_id: str, known: Callable[[str], Awaitable[object]]) -> RunController:
+        """The live run, or the protocol's error: ``known`` raises for a run never stored,
+        and a stored one that is not live has finished."""
+        ctl = self._by_run.get(run_id)
+        if ctl is not None:
+            return ctl
+        await known(run_id)
+        raise p.ProtocolError(p.RUN_NOT_ACTIVE, f"Run {run_id} has finished", {"runId": run_id})
 
     def of_session(self, session_id: str) -> RunController | None:
         return self._by_session.get(session_id)

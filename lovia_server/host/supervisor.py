@@ -39,6 +39,7 @@ from lovia_server.host.event_projection import EventProjection
 from lovia_server.host.heap import HeapTrimmer
 from lovia_server.host.payloads import error_payload, output_payload, path_uri
 from lovia_server.host.ports import EditorPort, RestorePort, RunSpec, RunTurn, WorkspacePort
+from lovia_server.host.provider_faults import announced_retries, needs_a_setting
 from lovia_server.host.question_broker import PendingQuestion, QuestionBroker
 from lovia_server.host.run_controller import (
     FinalStatus,
@@ -92,7 +93,11 @@ class RunSupervisor:
         self.heap = HeapTrimmer()
         self.subagents = SubagentHost(self)
         self.approvals = ApprovalBroker(
-            editor=editor, workspace=workspace, timeout=approval_timeout
+            editor=editor,
+            workspace=workspace,
+            timeout=approval_timeout,
+            runs=self.runs,
+            known_run=lambda run_id: self.queries.known_run(run_id),
         )
         self.questions = QuestionBroker(questions, self.runs, editor)
         self.projection = EventProjection(
@@ -280,11 +285,7 @@ class RunSupervisor:
     # ================================================================== requests on a live run
 
     async def _active(self, run_id: str) -> RunController:
-        ctl = self.runs.get(run_id)
-        if ctl is not None:
-            return ctl
-        await self.queries.known_run(run_id)
-        raise p.ProtocolError(p.RUN_NOT_ACTIVE, f"Run {run_id} has finished", {"runId": run_id})
+        return await self.runs.live(run_id, self.queries.known_run)
 
     async def steer(self, run_id: str, message: str) -> p.SteerResult:
         ctl = await self._active(run_id)
@@ -298,11 +299,6 @@ class RunSupervisor:
             await self.queries.known_run(run_id)
             return p.UnsteerResult(withdrawn=False)
         return p.UnsteerResult(withdrawn=ctl.steering.withdraw(message_id))
-
-    async def approve(self, params: p.ApproveParams) -> p.ApproveResult:
-        """``lovia/approve``: the typed params go as they are to the run's pending approval."""
-        ctl = await self._active(params.run_id)
-        return self.approvals.approve(ctl, params)
 
     async def answer(self, run_id: str, question_id: str, answer: str) -> p.AnswerResult:
         ctl = await self._active(run_id)
@@ -480,6 +476,7 @@ class RunSupervisor:
                     cancel_token=ctl.cancel_token,
                     max_turns=ctl.max_turns,
                     budget=ctl.spec.budget,
+                    retry=announced_retries(ctl, ctl.spec.agent.retry),
                 )
                 async for event in handle:
                     await self.projection.on_event(ctl, event)
@@ -519,7 +516,7 @@ class RunSupervisor:
             resumable = True
         elif ctl.user_cancelled:
             status = "cancelled"
-        elif isinstance(error, (MaxTurnsExceeded, BudgetExceeded)):
+        elif isinstance(error, (MaxTurnsExceeded, BudgetExceeded)) or needs_a_setting(error):
             status = "failed"
         elif isinstance(error, asyncio.CancelledError | RunCancelled):
             status = "interrupted"

@@ -147,7 +147,7 @@ async def unsteer(rt: ServerRuntime, params: p.UnsteerParams) -> p.UnsteerResult
 
 @handles(p.APPROVE)
 async def approve(rt: ServerRuntime, params: p.ApproveParams) -> p.ApproveResult:
-    return await rt.core.supervisor.approve(params)
+    return await rt.core.supervisor.approvals.approve(params)
 
 
 @handles(p.ANSWER)

@@ -271,6 +271,21 @@ class OutputDiscarded(EventPayload):
     message_id: str
 
 
+class ModelRetrying(EventPayload):
+    """The model call failed and is tried again at ``retry_at``: said before the wait, so the
+    user is not left looking at silence (the retried turn's text then follows as usual)."""
+
+    KIND: ClassVar[str] = "model.retrying"
+    message_id: str
+    attempt: int  # the call that failed, from 1
+    max_attempts: int
+    delay_ms: int
+    retry_at: int  # epoch milliseconds of the next attempt
+    reason: str  # the error, one line
+    status_code: int | None = omitted()
+    hint: str | None = omitted()
+
+
 class ToolCallStarted(EventPayload):
     """A tool call, announced once before it runs or asks for approval.
 
@@ -484,6 +499,7 @@ PAYLOADS: dict[str, type[EventPayload]] = {
         ReasoningDelta,
         MessageCompleted,
         OutputDiscarded,
+        ModelRetrying,
         ToolCallStarted,
         ToolUpdate,
         ToolResult,
@@ -548,6 +564,10 @@ class MessageCompletedEvent(MessageCompleted, _Kinded):
 
 class OutputDiscardedEvent(OutputDiscarded, _Kinded):
     kind: Literal["output.discarded"]
+
+
+class ModelRetryingEvent(ModelRetrying, _Kinded):
+    kind: Literal["model.retrying"]
 
 
 class ToolCallEvent(ToolCallStarted, _Kinded):
@@ -623,6 +643,7 @@ LoviaEvent = TypeAliasType(
         | ReasoningDeltaEvent
         | MessageCompletedEvent
         | OutputDiscardedEvent
+        | ModelRetryingEvent
         | ToolCallEvent
         | ToolUpdateEvent
         | ToolResultEvent
@@ -701,6 +722,8 @@ __all__ = [
     "MessageDelta",
     "MessageDeltaEvent",
     "MessageSource",
+    "ModelRetrying",
+    "ModelRetryingEvent",
     "OutputDiscarded",
     "OutputDiscardedEvent",
     "QuestionAnswered",

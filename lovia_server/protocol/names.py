@@ -55,6 +55,7 @@ EVENT_KINDS = (
     "reasoning.delta",
     "message.completed",
     "output.discarded",
+    "model.retrying",
     "tool.call",
     "tool.update",
     "tool.result",

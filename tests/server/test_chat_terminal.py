@@ -576,3 +576,48 @@ def test_without_prompt_toolkit_the_chat_reads_plain_lines_and_says_how_to_get_t
     screen.type("/exit\r")
     assert screen.wait() == 0, screen.text
     assert screen.text.count("the chat extra") == 1 and "Traceback" not in screen.text
+
+
+RETRYING_AGENT = textwrap.dedent(
+    """
+    from lovia import Agent, RetryPolicy
+
+    agent = Agent(
+        name="retrying",
+        model="openai:fake-model",
+        retry=RetryPolicy(max_attempts=3, backoff_base=1.0),
+    )
+    """
+)
+
+
+def test_a_501_endpoint_shows_a_retry_notice_within_2_s_and_ends_naming_the_setting(
+    env, tmp_path, screens, fake_openai
+):
+    """A misconfigured endpoint: the user sees the retry, its cause and the setting to check at
+    once (not twenty silent seconds), and the run ends failed, with no resume offered."""
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    (ws / "agent.py").write_text(RETRYING_AGENT)
+    fake_openai.script(*[fake_openai.error_reply(501, "Not Implemented")] * 3)
+    screen = screens(
+        [*CHAT, "--workspace", str(ws), "--agent", "agent.py:agent", "hello"],
+        env={**env, **fake_openai.env()},
+        cwd=ws,
+    )
+    deadline = time.monotonic() + WAIT
+    while not fake_openai.stream_requests():
+        assert time.monotonic() < deadline, screen.text
+        screen._pump(0.01)
+    failed_at = time.monotonic()
+    screen.shows("⟳ the model call failed: OpenAI Chat stream returned HTTP 501", timeout=2)
+    assert time.monotonic() - failed_at < 2
+    screen.shows("(attempt 2 of 3)")
+    screen.shows("hint: The server at")
+    assert screen.wait() == 1, screen.text
+    text = " ".join(screen.text.split())  # the hint wraps at the terminal's width
+    assert "— failed, 0 tokens: OpenAI Chat stream returned HTTP 501: Not Implemented" in text
+    assert "hint: The server at" in text and "OPENAI_BASE_URL" in text
+    assert "(attempt 3 of 3)" in text
+    assert "resumable" not in text and "--resume" not in text
+    assert "Traceback" not in screen.text

@@ -35,6 +35,7 @@ records.
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import dataclasses
 import json
@@ -370,6 +371,12 @@ class FakeServer:
         """The requests made to the streaming endpoint."""
         with self._lock:
             return [r for r in self.requests if r.path.split("?", 1)[0] == self.stream_path]
+
+    async def stream_requested(self, count: int = 1) -> float:
+        """Wait (without blocking the loop) for ``count`` streaming calls; when the last came."""
+        while len(self.stream_requests()) < count:  # noqa: ASYNC110 (set from the server thread)
+            await asyncio.sleep(0.005)
+        return time.monotonic()
 
     def wait_for_requests(self, count: int, timeout: float = 5.0) -> list[RecordedRequest]:
         deadline = time.monotonic() + timeout

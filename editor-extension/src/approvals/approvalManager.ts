@@ -20,14 +20,6 @@ interface Tracked {
   kept?: Set<string>;
 }
 
-/** `lovia/approve`'s params: a message only with a rejection, edits only when there are some. */
-function approveParams(runId: string, approvalId: string, decision: ApprovalChoice, extra: { message?: string; edits?: EditedFile[] } = {}): ApproveParams {
-  const params: ApproveParams = { runId, approvalId, decision };
-  if (extra.message !== undefined) params.message = extra.message;
-  if (extra.edits !== undefined && extra.edits.length > 0) params.edits = extra.edits;
-  return params;
-}
-
 /**
  * Inline approval of file edits: opens VS Code's diff editor (original ↔ proposed) for
  * `approval.requested` events carrying a diff, offers Accept / Accept always / Reject in
@@ -132,7 +124,7 @@ export class ApprovalManager implements vscode.CodeLensProvider, vscode.Disposab
       return false;
     }
     const edits = decision.startsWith("allow") ? this.edits(t) : [];
-    return this.decide(approveParams(t.runId, approvalId, decision, { edits }));
+    return this.decide({ runId: t.runId, approvalId, decision, edits });
   }
 
   /** What the user changed of an approval's proposal in the diff editor. */
@@ -196,10 +188,10 @@ export class ApprovalManager implements vscode.CodeLensProvider, vscode.Disposab
     if (left.length > 0 || t.item.state !== "pending") return;
     const anyKept = diffs.some((_, i) => this.hunks(t, i).length > 0);
     if (!anyKept) {
-      await this.decide(approveParams(t.runId, t.item.approvalId, "reject_once", { message: "The user rejected every hunk of this change." }));
+      await this.decide({ runId: t.runId, approvalId: t.item.approvalId, decision: "reject_once", message: "The user rejected every hunk of this change." });
       return;
     }
-    await this.decide(approveParams(t.runId, t.item.approvalId, "allow_once", { edits: this.edits(t) }));
+    await this.decide({ runId: t.runId, approvalId: t.item.approvalId, decision: "allow_once", edits: this.edits(t) });
   }
 
   provideCodeLenses(document: vscode.TextDocument): vscode.CodeLens[] {
@@ -263,7 +255,7 @@ export class ApprovalManager implements vscode.CodeLensProvider, vscode.Disposab
     if (choice === undefined) return;
     const option = item.options.find((o) => o.label === choice);
     if (option && this.tracked.get(item.approvalId)?.item.state === "pending") {
-      await this.decide(approveParams(runId, item.approvalId, option.decision));
+      await this.decide({ runId, approvalId: item.approvalId, decision: option.decision });
     }
   }
 

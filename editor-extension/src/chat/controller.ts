@@ -489,11 +489,9 @@ export class ChatController implements Disposable {
     const { runId, approvalId, decision, message, edits } = answer;
     if (!APPROVAL_DECISIONS.includes(decision)) return false;
     const ok = await this.guard(async () => {
-      const params: ApproveParams = { runId, approvalId, decision };
-      if (message !== undefined && message.trim() !== "" && decision.startsWith("reject")) params.message = message.trim();
       // Accepted from the card: what the user changed in the diff editor is not lost.
       const approved = edits && edits.length > 0 ? edits : this.host.proposalEdits(approvalId);
-      if (approved.length > 0 && decision.startsWith("allow")) params.edits = approved;
+      const params: ApproveParams = { runId, approvalId, decision, message, edits: approved };
       try {
         await this.client.approve(params);
       } catch (err) {

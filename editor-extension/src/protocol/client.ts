@@ -4,6 +4,7 @@ import {
   isLoviaEvent,
   Methods,
   type AnswerParams,
+  type ApprovalChoice,
   type ApproveParams,
   type CancelParams,
   type CheckpointParams,
@@ -23,6 +24,25 @@ import {
   type WorktreeListParams,
   type WorktreeRunParams,
 } from "./types";
+
+/** Whether the decision lets the call run (an allow, once or always). */
+export function allows(decision: ApprovalChoice): boolean {
+  return decision === "allow_once" || decision === "allow_always";
+}
+
+/**
+ * `lovia/approve`'s params under the protocol's one rule, kept here, where every approval is
+ * sent (the card, the diff editor and the modal pass on what the user gave): a message only
+ * with a rejection, trimmed and never empty; edits only with an allow, and only when there are
+ * some.
+ */
+export function approvalParams({ runId, approvalId, decision, message, edits }: ApproveParams): ApproveParams {
+  const params: ApproveParams = { runId, approvalId, decision };
+  const reason = message?.trim();
+  if (reason && !allows(decision)) params.message = reason;
+  if (edits && edits.length > 0 && allows(decision)) params.edits = edits;
+  return params;
+}
 
 export interface Disposable {
   dispose(): void;
@@ -124,8 +144,9 @@ export class LoviaClient implements Disposable {
   unsteer(params: UnsteerParams) {
     return this.request(Methods.unsteer, params);
   }
+  /** Sent as {@link approvalParams} makes them: what the user gave, under the protocol's rule. */
   approve(params: ApproveParams) {
-    return this.request(Methods.approve, params);
+    return this.request(Methods.approve, approvalParams(params));
   }
   answer(params: AnswerParams) {
     return this.request(Methods.answer, params);

@@ -19,6 +19,7 @@ export type LoviaEvent =
   | ReasoningDeltaEvent
   | MessageCompletedEvent
   | OutputDiscardedEvent
+  | ModelRetryingEvent
   | ToolCallEvent
   | ToolUpdateEvent
   | ToolResultEvent
@@ -464,6 +465,22 @@ export interface OutputDiscardedEvent {
   parentRunId?: string;
   kind: "output.discarded";
   messageId: string;
+}
+export interface ModelRetryingEvent {
+  sessionId: string;
+  runId: string;
+  seq: number;
+  ts: number;
+  parentRunId?: string;
+  kind: "model.retrying";
+  messageId: string;
+  attempt: number;
+  maxAttempts: number;
+  delayMs: number;
+  retryAt: number;
+  reason: string;
+  statusCode?: number;
+  hint?: string;
 }
 export interface ToolCallEvent {
   sessionId: string;
@@ -1396,6 +1413,7 @@ export const EVENT_KIND_LIST = [
   "reasoning.delta",
   "message.completed",
   "output.discarded",
+  "model.retrying",
   "tool.call",
   "tool.update",
   "tool.result",

@@ -279,6 +279,8 @@ function describeActivity(run: RunView): string | undefined {
     const item = run.items[i]!;
     if (item.type === "tool" && item.status === "running") return item.title || item.name;
   }
+  const last = run.items[run.items.length - 1];
+  if (last?.type === "notice" && last.id.startsWith("retry:")) return "retrying the model call";
   return "thinking";
 }
 
@@ -471,6 +473,9 @@ export function applyEvent(run: RunView, event: LoviaEvent): void {
     case "mcp.status":
       onMcpStatus(run, event);
       break;
+    case "model.retrying":
+      onRetrying(run, event);
+      break;
     case "run.finished":
       onRunFinished(run, event);
       break;
@@ -517,6 +522,22 @@ function onSubagent(run: RunView, event: EventOf<"subagent.started"> | EventOf<"
   const tool = child?.toolCallId ? find(run, "tool", child.toolCallId) : undefined;
   if (tool) bump(run, tool); // the spawning card shows its child
   else bump(run);
+}
+
+/** A model call failed and is tried again: one notice per message, updated at each retry. */
+function onRetrying(run: RunView, event: EventOf<"model.retrying">): void {
+  const seconds = Math.max(event.delayMs, 0) / 1000;
+  const wait = seconds >= 10 ? `${Math.round(seconds)} s` : `${seconds.toFixed(1)} s`;
+  const text = `The model call failed (${event.reason}); retrying in ${wait} (attempt ${event.attempt + 1} of ${event.maxAttempts})`;
+  const id = `retry:${event.messageId}`;
+  const existing = find(run, "notice", id);
+  if (existing) {
+    existing.text = text;
+    if (event.hint) existing.hint = event.hint;
+    bump(run, existing);
+  } else {
+    notice(run, id, "info", text, event.hint);
+  }
 }
 
 /** Only what needs the user's eye: a server that failed, restarts, or is back. */

@@ -92,6 +92,25 @@ describe("applyEvent edge cases", () => {
     expect(run.items).toHaveLength(1);
   });
 
+  it("model.retrying shows one notice per message, updated at each retry, with the hint", () => {
+    const run = createRunView("r", "s");
+    applyEvent(run, ev("run.started", { prompt: "p", cwd: "/w", model: "m", agent: "a", resumed: false }));
+    const retry = { messageId: "a", maxAttempts: 5, retryAt: 0, reason: "OpenAI Chat stream returned HTTP 501: Not Implemented", statusCode: 501 };
+    applyEvent(run, ev("model.retrying", { ...retry, attempt: 1, delayMs: 1234, hint: "check OPENAI_BASE_URL" }));
+    expect(run.activity).toBe("retrying the model call");
+    applyEvent(run, ev("model.retrying", { ...retry, attempt: 2, delayMs: 12_400 }));
+    expect(run.items).toEqual([
+      expect.objectContaining({
+        type: "notice",
+        level: "info",
+        text: "The model call failed (OpenAI Chat stream returned HTTP 501: Not Implemented); retrying in 12 s (attempt 3 of 5)",
+        hint: "check OPENAI_BASE_URL",
+      }),
+    ]);
+    applyEvent(run, ev("message.delta", { messageId: "a", text: "back" }));
+    expect(run.activity).toBe("thinking");
+  });
+
   it("keeps only the tail of very long tool output", () => {
     const run = createRunView("r", "s");
     applyEvent(run, ev("tool.call", { toolCallId: "t", name: "shell", toolKind: "execute", title: "yes", input: {}, locations: [] }));

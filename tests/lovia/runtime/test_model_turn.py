@@ -77,6 +77,44 @@ async def test_restart_on_partial_event_sequence():
     assert evs[-1].result.output == "final answer"
 
 
+async def test_on_retry_is_told_each_retry_before_its_wait_and_the_events_stay_the_same():
+    notices = []
+    slept = []
+
+    async def sleep(delay):
+        slept.append((delay, len(notices)))
+
+    provider = Flaky(
+        [
+            ([], ProviderError("HTTP 503: busy\nnow", retryable=True, hint="try later")),
+            ([TextDelta("partial-")], retryable()),
+            ([TextDelta("final answer"), UsageDelta(Usage(1, 1)), FinishDelta("stop")], None),
+        ]
+    )
+    policy = RetryPolicy(max_attempts=4, sleep=sleep, on_retry=notices.append)
+    agent = Agent(name="a", model=provider, retry=policy)
+    evs = [e async for e in Runner.stream(agent, "x")]
+    kinds = [
+        type(e).__name__ for e in evs if isinstance(e, (events.DeltaEvent, events.MessageCompleted))
+    ]
+    assert kinds == ["TextDelta", "OutputDiscarded", "TextDelta", "MessageCompleted"]
+    assert [(n.attempt, n.max_attempts) for n in notices] == [(1, 4), (2, 4)]
+    assert notices[0].reason == "HTTP 503: busy now"  # one line, without the hint
+    assert isinstance(notices[0].error, ProviderError)
+    # each notice comes before the wait it announces, with that wait's length
+    assert [(n.delay, i + 1) for i, n in enumerate(notices)] == slept
+
+
+async def test_a_failing_retry_listener_does_not_stop_the_retry():
+    def broken(notice):
+        raise RuntimeError("listener bug")
+
+    provider = Flaky([([], retryable()), ([TextDelta("ok")], None)])
+    agent = Agent(name="a", model=provider, retry=fast_retry(on_retry=broken))
+    result = await Runner.run(agent, "x")
+    assert result.output == "ok" and provider.count == 2
+
+
 async def test_tool_call_only_partial_has_no_output_discarded():
     provider = Flaky(
         [

@@ -115,7 +115,7 @@ def test_payload_models_reject_unknown_fields_and_bad_literals():
 
 def test_every_event_kind_has_a_payload_and_a_union_member():
     assert list(p.PAYLOADS) == p.EVENT_KINDS
-    assert len(set(p.EVENT_KINDS)) == 22
+    assert len(set(p.EVENT_KINDS)) == 23
     for kind in p.EVENT_KINDS:
         event = EVENTS.validate_python(_sample_event(kind))
         assert event.kind == kind
@@ -130,6 +130,15 @@ def _sample_event(kind):
         "reasoning.delta": {"messageId": "m", "text": "t"},
         "message.completed": {"messageId": "m", "text": "t"},
         "output.discarded": {"messageId": "m"},
+        "model.retrying": {
+            "messageId": "m",
+            "attempt": 1,
+            "maxAttempts": 5,
+            "delayMs": 1200,
+            "retryAt": 1_700_000_001_200,
+            "reason": "OpenAI Chat stream returned HTTP 503: Service Unavailable",
+            "statusCode": 503,
+        },
         "tool.call": {
             "toolCallId": "c",
             "name": "n",

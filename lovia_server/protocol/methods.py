@@ -15,6 +15,9 @@ from typing import Annotated, Any, Generic, Literal, TypeAlias, TypeVar, get_arg
 from pydantic import AfterValidator, Field, ValidationError
 from typing_extensions import TypeAliasType
 
+from lovia_server.protocol.command_methods import *  # noqa: F403
+from lovia_server.protocol.command_methods import CommandsParams, CommandsResult
+from lovia_server.protocol.command_methods import __all__ as _command_all
 from lovia_server.protocol.errors import invalid_params
 from lovia_server.protocol.events import (
     ApprovalChoice,
@@ -719,6 +722,14 @@ MCP_RESTART = Method(
     MCPRestartResult,
     "stops one pooled MCP server and starts it again now (-32602 for an unknown name)",
 )
+COMMANDS = Method(
+    "lovia/commands",
+    CommandsParams,
+    CommandsResult,
+    "the `/` commands a prompt may start with (built-in, the workspace's, the user's); "
+    "`lovia/run` expands such a prompt, answers `/help` without the model and refuses an "
+    "unknown `/name` with -32602 and `data.hint`",
+)
 WORKTREE_LIST = Method(
     "lovia/worktree/list",
     WorktreeListParams,
@@ -770,6 +781,7 @@ METHOD_TABLE: tuple[Method[Any, Any], ...] = (
     RESTORE,
     STATUS,
     MCP_RESTART,
+    COMMANDS,
     WORKTREE_LIST,
     WORKTREE_DIFF,
     WORKTREE_APPLY,
@@ -785,6 +797,7 @@ __all__ = [
     "APPROVE",
     "CANCEL",
     "CHECKPOINTS",
+    "COMMANDS",
     "DELETE_SESSION",
     "EDIT_MODES",
     "EVENT_METHOD",
@@ -876,4 +889,5 @@ __all__ = [
     "command_name",
     "parse_params",
     *_worktree_all,
+    *_command_all,
 ]

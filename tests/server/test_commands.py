@@ -1,0 +1,135 @@
+"""Commands (``/name`` prompts) through the real server and the built-in agent on a local
+OpenAI-format endpoint: what the model receives, and that ``/help`` never reaches it."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from tests.support import fake_openai as oai
+
+# Claude Code's documented example, unchanged.
+FIX_ISSUE = """\
+---
+allowed-tools: Bash(git add:*), Bash(git status:*), Bash(git commit:*)
+argument-hint: [issue-number]
+description: Fix a GitHub issue
+---
+
+Fix issue #$ARGUMENTS following our coding standards.
+"""
+
+
+def _posts(fake: Any) -> list[dict[str, Any]]:
+    return [r.json for r in fake.requests if r.method == "POST"]
+
+
+def _user_texts(body: dict[str, Any]) -> list[str]:
+    return [str(m["content"]) for m in body["messages"] if m["role"] == "user"]
+
+
+def _said(harness: Any, run_id: str, kind: str) -> list[str]:
+    return [e["text"] for e in harness.of_run(run_id) if e["kind"] == kind]
+
+
+async def test_a_claude_code_command_file_expands_and_help_never_reaches_the_model(
+    harness, fake_openai, tmp_path
+):
+    root = harness.root
+    (root / ".claude" / "commands" / "frontend").mkdir(parents=True)
+    (root / ".claude" / "commands" / "fix-issue.md").write_text(FIX_ISSUE)
+    (root / ".claude" / "commands" / "frontend" / "component.md").write_text(
+        "---\ndescription: A component\nmode: plan\n---\nSketch the $1 component."
+    )
+    home = tmp_path / "home"
+    (home / ".lovia" / "commands").mkdir(parents=True)
+    (home / ".lovia" / "commands" / "mine.md").write_text("---\ndescription: my own\n---\nx")
+    fake_openai.script(oai.text("fixed"), oai.text("sketched"))
+    await harness.start(
+        settings={"model": "openai:fake-model"}, env={**fake_openai.env(), "HOME": str(home)}
+    )
+    listed = {c["name"]: c for c in (await harness.request("lovia/commands", {}))["commands"]}
+    assert listed["fix-issue"] == {
+        "name": "fix-issue",
+        "description": "Fix a GitHub issue",
+        "argumentHint": "[issue-number]",
+        "source": "workspace",
+        "path": str(root / ".claude" / "commands" / "fix-issue.md"),
+        "mode": None,
+    }
+    assert listed["frontend:component"]["mode"] == "plan"
+    assert listed["mine"]["source"] == "user"
+    assert listed["help"]["source"] == "built-in" and listed["help"]["path"] is None
+    assert {"plan", "init", "review", "compact", "new"} <= set(listed)
+
+    run = await harness.run("/fix-issue 123")
+    done = await harness.finished(run["runId"])
+    assert done["status"] == "completed", done
+    assert _user_texts(_posts(fake_openai)[0])[-1] == (
+        "Fix issue #123 following our coding standards."
+    )
+    assert _said(harness, run["runId"], "user.message") == ["/fix-issue 123"]  # as typed
+
+    # /help: answered by the server, in the same conversation, with no model call
+    before = len(_posts(fake_openai))
+    helped = await harness.run("/help", sessionId=run["sessionId"])
+    done = await harness.finished(helped["runId"])
+    assert done["status"] == "completed", done
+    assert helped["sessionId"] == run["sessionId"]
+    answer = "".join(_said(harness, helped["runId"], "message.completed"))
+    assert "/fix-issue [issue-number]" in answer and "Fix a GitHub issue" in answer
+    assert "/frontend:component" in answer and "[workspace:" in answer
+    assert len(_posts(fake_openai)) == before
+
+    # a namespaced command in plan mode: the run is a plan-mode run
+    planned = await harness.run("/frontend:component Button", sessionId=run["sessionId"])
+    done = await harness.finished(planned["runId"])
+    assert done["status"] == "completed", done
+    last = _posts(fake_openai)[-1]
+    assert _user_texts(last)[-1] == "Sketch the Button component."
+    assert "# Plan mode" in last["messages"][0]["content"]
+    assert len(_posts(fake_openai)) == before + 1
+    # /help's exchange is not in the conversation the model sees
+    assert "/help" not in str(last["messages"]), last["messages"]
+
+
+async def test_unknown_commands_are_refused_before_any_model_call(harness, fake_openai):
+    fake_openai.script(oai.text("a message"))
+    await harness.start(settings={"model": "openai:fake-model"}, env=fake_openai.env())
+    with pytest.raises(Exception) as raised:
+        await harness.run("/no-such-command 1")
+    assert getattr(raised.value, "code", None) == -32602, raised.value
+    data = getattr(raised.value, "data", None) or {}
+    assert "/help" in data.get("hint", ""), raised.value
+    with pytest.raises(Exception) as empty:
+        await harness.run("/plan")
+    assert getattr(empty.value, "code", None) == -32602, empty.value
+    assert _posts(fake_openai) == []
+    # a line that starts with a path is a message
+    run = await harness.run("/usr/bin/python is broken")
+    assert (await harness.finished(run["runId"]))["status"] == "completed"
+    assert _user_texts(_posts(fake_openai)[0])[-1] == "/usr/bin/python is broken"
+
+
+async def test_plan_and_new_and_review(harness, fake_openai):
+    fake_openai.script(oai.text("the plan"), oai.text("fresh"), oai.text("reviewed"))
+    await harness.start(settings={"model": "openai:fake-model"}, env=fake_openai.env())
+    planned = await harness.run("/plan add a cache")
+    assert (await harness.finished(planned["runId"]))["status"] == "completed"
+    first = _posts(fake_openai)[0]
+    assert "# Plan mode" in first["messages"][0]["content"]
+    assert _user_texts(first)[-1] == "add a cache"
+
+    fresh = await harness.run("/new hello again", sessionId=planned["sessionId"])
+    assert fresh["sessionId"] != planned["sessionId"]
+    assert (await harness.finished(fresh["runId"]))["status"] == "completed"
+    second = _posts(fake_openai)[1]
+    assert _user_texts(second) == ["hello again"]  # nothing of the first conversation
+    assert "# Plan mode" not in second["messages"][0]["content"]
+
+    reviewed = await harness.run("/review the parser", sessionId=fresh["sessionId"])
+    assert (await harness.finished(reviewed["runId"]))["status"] == "completed"
+    third = _posts(fake_openai)[2]
+    assert "git diff HEAD" in _user_texts(third)[-1] and "the parser" in _user_texts(third)[-1]
+    assert "# Plan mode" in third["messages"][0]["content"]  # a review changes nothing

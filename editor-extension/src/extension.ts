@@ -10,6 +10,7 @@ import { ORIGINAL_SCHEME, PROPOSED_SCHEME, ProposalContentProvider } from "./app
 import { CHAT_VIEW_ID, ChatViewProvider } from "./chat/chatView";
 import { ChatController, type ChatHost, type PanelPlace } from "./chat/controller";
 import type { ModelChoice } from "./chat/messages";
+import { listCommands } from "./chat/commandList";
 import { resolveMentions, searchMentions } from "./chat/mentionSearch";
 import { pickModel } from "./chat/modelPicker";
 import { MCP_VIEW_ID, McpTreeProvider } from "./mcp/mcpView";
@@ -129,7 +130,9 @@ export async function activate(context: vscode.ExtensionContext): Promise<LoviaE
   // chatHost's closures reach `approvals` only once activation is done.
   const controller = new ChatController(host.lovia, store, chatHost);
   const approvals = new ApprovalManager(store, proposals, (params) => controller.approve(params));
-  const chatView = new ChatViewProvider(context.extensionUri, controller, log, searchMentions);
+  const chatView = new ChatViewProvider(context.extensionUri, controller, log, searchMentions, () =>
+    listCommands(host.lovia, chatHost.defaultCwd()),
+  );
   const statusBar = new RunStatusBar(store);
   const agents = new WorktreeRuns(host.lovia, store, {
     onError: (err) => log.warn(`worktree runs: ${err instanceof Error ? err.message : String(err)}`),

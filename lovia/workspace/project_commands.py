@@ -251,7 +251,10 @@ def _from_folder(
     commands: list[Command] = []
     for name, file in _names(folder, suffix, depth)[:MAX_COMMANDS]:
         if source == "workspace":
-            rel = file.relative_to(root).as_posix()
+            try:
+                rel = file.relative_to(root).as_posix()
+            except ValueError:  # a folder that leads outside (where reading outside is allowed)
+                continue
             path, shown = _allowed(policy, root, rel), rel
         else:
             denied = policy.is_denied(rel=None, abs_posix=file.resolve().as_posix())

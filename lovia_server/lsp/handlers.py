@@ -89,7 +89,8 @@ async def run(rt: ServerRuntime, params: p.RunParams) -> p.LaunchResult:
             return await _reply(rt, params, cwd, command)
         params = params.model_copy(
             update={
-                "mode": command.mode or params.mode,
+                # a command may narrow a run to plan mode, never widen a plan-mode request
+                "mode": "plan" if command.mode == "plan" else params.mode,
                 "model": command.model or params.model,
                 "session_id": None if command.new_session else params.session_id,
             }

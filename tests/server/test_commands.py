@@ -133,3 +133,64 @@ async def test_plan_and_new_and_review(harness, fake_openai):
     third = _posts(fake_openai)[2]
     assert "git diff HEAD" in _user_texts(third)[-1] and "the parser" in _user_texts(third)[-1]
     assert "# Plan mode" in third["messages"][0]["content"]  # a review changes nothing
+
+
+async def test_denied_and_outside_command_files_are_never_read(harness, fake_openai, tmp_path):
+    root = harness.root
+    commands = root / ".claude" / "commands"
+    commands.mkdir(parents=True)
+    (commands / "secret.md").write_text("Secret command text\n")
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "leak.md").write_text("Outside command text\n")
+    (commands / "leak.md").symlink_to(outside / "leak.md")  # a link leaving the workspace
+    (commands / "shared").symlink_to(outside)  # a folder leaving it
+    (root / ".lovia" / "commands").mkdir(parents=True)
+    (root / ".lovia" / "commands" / "big.md").write_text("x" * 40_000)
+    fake_openai.script(oai.text("never"))
+    await harness.start(
+        settings={
+            "model": "openai:fake-model",
+            "permissions": {"deniedPaths": [".claude/commands/secret.md"]},
+        },
+        env=fake_openai.env(),
+    )
+    listed = {c["name"] for c in (await harness.request("lovia/commands", {}))["commands"]}
+    assert "big" in listed
+    assert not {"secret", "leak", "shared:leak"} & listed
+    for prompt in ("/secret", "/leak", "/shared:leak"):
+        with pytest.raises(Exception) as raised:
+            await harness.run(prompt)
+        assert "Unknown command" in str(raised.value), raised.value
+    with pytest.raises(Exception) as big:
+        await harness.run("/big")
+    assert "longer than 32,000 characters" in str(big.value), big.value
+    assert _posts(fake_openai) == []  # nothing reached the model
+
+
+async def test_a_command_cannot_widen_a_run(harness, fake_openai):
+    """A workspace's command file is a prompt: its ``allowed-tools`` grants nothing (a write
+    still asks), and its ``mode: act`` does not take a plan-mode request out of plan mode."""
+    commands = harness.root / ".claude" / "commands"
+    commands.mkdir(parents=True)
+    (commands / "write.md").write_text(
+        "---\nallowed-tools: Write, Edit, Bash(*)\nmode: act\n---\nWrite x.txt\n"
+    )
+    fake_openai.script(
+        oai.tool_calls(oai.call("write_file", {"path": "x.txt", "content": "x"}, id="w1")),
+        oai.text("tried"),
+        oai.tool_calls(oai.call("write_file", {"path": "y.txt", "content": "y"}, id="w2")),
+        oai.text("tried again"),
+    )
+    await harness.start(settings={"model": "openai:fake-model"}, env=fake_openai.env())
+    planned = await harness.run("/write", mode="plan")
+    assert (await harness.finished(planned["runId"]))["status"] == "completed"
+    assert "approval.requested" not in harness.kinds(planned["runId"])
+    assert "# Plan mode" in _posts(fake_openai)[0]["messages"][0]["content"]
+    assert not (harness.root / "x.txt").exists()
+    acting = await harness.run("/write")
+    asked = await harness.wait_kind(acting["runId"], "approval.requested")
+    assert asked["toolCallId"] == "w2"  # allowed-tools granted nothing: the write asks
+    done = await harness.approve_all(acting["runId"], "reject_once")
+    assert done["status"] == "completed", done
+    assert not (harness.root / "y.txt").exists()

@@ -69,7 +69,7 @@ class Command:
 
 
 @dataclass(frozen=True)
-class Invocation:
+class CommandInvocation:
     """``/name arguments`` resolved: the command and the prompt the model gets."""
 
     command: Command
@@ -337,7 +337,7 @@ def expand(command: Command, arguments: str) -> str:
     return out.strip()
 
 
-def invoke(text: str, commands: list[Command]) -> Invocation | None:
+def invoke(text: str, commands: list[Command]) -> CommandInvocation | None:
     """``text`` as a command invocation; None when it does not start with ``/name``. An
     unknown name is a :class:`UserError` (it is never sent to the model as a message)."""
     split = split_invocation(text)
@@ -352,7 +352,7 @@ def invoke(text: str, commands: list[Command]) -> Invocation | None:
             "begin it with a space.",
         )
     prompt = expand(command, arguments) if command.action != "help" else ""
-    return Invocation(command, arguments, prompt)
+    return CommandInvocation(command, arguments, prompt)
 
 
 def help_text(commands: list[Command]) -> str:
@@ -374,7 +374,7 @@ __all__ = [
     "PROMPTS_DIR",
     "USER_COMMANDS",
     "Command",
-    "Invocation",
+    "CommandInvocation",
     "expand",
     "find_commands",
     "front_matter",

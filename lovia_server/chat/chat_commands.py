@@ -12,7 +12,7 @@ COMMANDS = ["/help", "/new", "/resume", "/exit", "/quit"]
 HELP = """\
 commands (answered here, never sent to the model):
   /help          this list
-  /new           a new session: the next message starts a fresh conversation
+  /new [message] a new session: the next message (or this one) starts a fresh conversation
   /resume        continue the latest interrupted run of this workspace
   /exit, /quit   leave the chat (Ctrl-D on an empty line too)
 keys:

@@ -570,6 +570,9 @@ class ChatCommand:
             elif command == "/new":
                 chat.session_id = None
                 term.line(term.c("2", "(a new session: the next message starts afresh)"))
+                first = line.split(maxsplit=1)[1:]  # /new with a message: it starts the session
+                if first and first[0].strip():
+                    await chat.run(first[0].strip(), root)
             elif command is not None and command not in chat.commands:
                 term.line(term.c("33", unknown(command)))
             elif line.strip():

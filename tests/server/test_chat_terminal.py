@@ -574,10 +574,14 @@ def test_a_claude_code_command_file_completes_expands_and_is_in_help(env, ws, sc
     screen.shows("commands run by the agent (expanded by the server):")
     screen.shows("/fix-issue [issue-number]  Fix a GitHub issue  [workspace: ")
     screen.shows("/plan <what to plan>")
+    screen.type("/new hello again\r")  # a new session that starts with this message
+    screen.shows("echo: hello again")
     screen.type("/quit\r")
     assert screen.wait() == 0, screen.text
     # the model got the expanded prompt, and nothing of /help
-    assert (ws / "received").read_text() == "Fix issue #123 following our coding standards.\n"
+    assert (ws / "received").read_text() == (
+        "Fix issue #123 following our coding standards.\nhello again\n"
+    )
     assert "Traceback" not in screen.text
 
 

@@ -356,13 +356,13 @@ def invoke(text: str, commands: list[Command]) -> CommandInvocation | None:
 
 
 def help_text(commands: list[Command]) -> str:
-    """The ``/help`` answer: each command with its argument hint, description and source."""
-    width = max((len(c.name) + len(c.argument_hint or "") + 2 for c in commands), default=0)
+    """The ``/help`` answer, as Markdown: each command with its argument hint, description and
+    where it comes from."""
     lines = ["Commands (type `/name` and any arguments):", ""]
     for c in commands:
         usage = f"/{c.name}" + (f" {c.argument_hint}" if c.argument_hint else "")
-        where = "" if c.source == "built-in" else f"  [{c.source}: {c.path}]"
-        lines.append(f"  {usage.ljust(width + 1)}  {c.description}{where}")
+        where = "" if c.source == "built-in" else f" [{c.source}: {c.path}]"
+        lines.append(f"- `{usage}` — {c.description}{where}")
     return "\n".join(lines)
 
 

@@ -194,3 +194,30 @@ async def test_a_command_cannot_widen_a_run(harness, fake_openai):
     done = await harness.approve_all(acting["runId"], "reject_once")
     assert done["status"] == "completed", done
     assert not (harness.root / "y.txt").exists()
+
+
+async def test_in_an_untrusted_workspace_its_commands_are_labelled_as_the_workspaces(
+    harness, fake_openai
+):
+    """Restricted Mode: the workspace's command files are offered as the workspace's (the
+    label the menu shows) and run under the untrusted workspace's rules: read-only, no write."""
+    commands = harness.root / ".claude" / "commands"
+    commands.mkdir(parents=True)
+    (commands / "fix-issue.md").write_text(FIX_ISSUE)
+    fake_openai.script(
+        oai.tool_calls(oai.call("write_file", {"path": "x.txt", "content": "x"}, id="w1")),
+        oai.text("could not"),
+    )
+    await harness.start(
+        settings={"model": "openai:fake-model"},
+        init_options={"trusted": False},
+        env=fake_openai.env(),
+    )
+    listed = {c["name"]: c for c in (await harness.request("lovia/commands", {}))["commands"]}
+    assert listed["fix-issue"]["source"] == "workspace"
+    assert listed["fix-issue"]["path"] == str(commands / "fix-issue.md")
+    run = await harness.run("/fix-issue 7")
+    done = await harness.finished(run["runId"])
+    assert done["status"] == "completed", done
+    assert _user_texts(_posts(fake_openai)[0])[-1] == "Fix issue #7 following our coding standards."
+    assert not (harness.root / "x.txt").exists()

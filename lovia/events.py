@@ -167,6 +167,15 @@ class RunFailed(RunEvent):
 
 
 @dataclass
+class InterceptorNotice(Event):
+    """A line for the user from a run interceptor (a shell hook that failed or timed out);
+    ``call``: the tool call it was about, if any. The model never sees it."""
+
+    message: str
+    call: ToolCall | None = None
+
+
+@dataclass
 class CompactionNotice:
     reason: str
     reactive: bool
@@ -195,6 +204,7 @@ __all__ = [
     "ErrorEvent",
     "Event",
     "HandoffOccurred",
+    "InterceptorNotice",
     "MessageCompleted",
     "MessageEvent",
     "OutputDiscarded",

@@ -10,6 +10,23 @@ import sys
 import types
 from typing import Any
 
+SERVER_EPILOG = """\
+The editor starts it and sends the settings (the lovia.* section) over LSP: see docs/server.md.
+
+environment:
+  LOVIA_MODEL                          the model when the settings name none
+  OPENAI_API_KEY, ANTHROPIC_API_KEY    the provider's key
+  OPENAI_BASE_URL, ANTHROPIC_BASE_URL  another endpoint (a local or compatible server)
+  LOVIA_PROVIDER_TIMEOUT               seconds without data before a model call is retried
+                                       (default 300)
+  LOVIA_LOG_LEVEL                      the log level (--log-level; default WARNING)
+  XDG_STATE_HOME                       where the state directory goes (default ~/.local/state)
+  LOVIA_EDITOR_FILE_TIMEOUT            seconds an edit waits for the editor (default 30)
+  LOVIA_WRITE_QUEUE_MB                 events held for a slow client, in MB (default 16)
+  LOVIA_HEAP_TRIM=0                    keep CPython's allocator and no trimming after runs
+  LOVIA_SANDBOX_BWRAP                  another bubblewrap program
+"""
+
 
 def _parse(argv: list[str] | None, prog: str) -> Any:
     """The options; without any (how editors start it) argparse is not even imported."""
@@ -23,7 +40,12 @@ def _parse(argv: list[str] | None, prog: str) -> Any:
         )
     import argparse
 
-    parser = argparse.ArgumentParser(prog=prog, description="The lovia language server.")
+    parser = argparse.ArgumentParser(
+        prog=prog,
+        description="The lovia language server.",
+        epilog=SERVER_EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     parser.add_argument("--tcp", metavar="HOST:PORT", help="listen on TCP instead of stdio")
     from lovia_server.host.logging_setup import add_arguments
 

@@ -62,6 +62,7 @@ const rowsBox = h("div", { class: "rows" });
 transcript.append(earlier, rowsBox);
 const usageArea = h("div", { class: "usage-area" });
 const steersArea = h("div", { class: "steers-area" });
+const instructionsArea = h("div", { class: "instructions-area muted" });
 const textarea = h("textarea", {
   class: "composer-input",
   rows: 3,
@@ -90,7 +91,7 @@ const composer = h(
   textarea,
   h("div", { class: "composer-row" }, composerHint, h("div", { class: "composer-buttons" }, stopButton, worktreeButton, sendButton)),
 );
-app.append(header, sessionsPanel, banner, todosArea, transcript, usageArea, steersArea, composer);
+app.append(header, sessionsPanel, banner, todosArea, transcript, usageArea, steersArea, instructionsArea, composer);
 
 let state: ChromeState | undefined;
 /** The session whose scroll position was restored (once per session shown). */
@@ -172,6 +173,20 @@ function renderSandboxNotice(text: string): HTMLElement {
   );
 }
 
+/** The project instruction files the agent reads, each a link to the file (docs/customization.md). */
+function renderInstructions(s: ChromeState): void {
+  const files = s.instructions ?? [];
+  if (files.length === 0) {
+    instructionsArea.replaceChildren();
+    return;
+  }
+  const links = files.flatMap((f, i) => [
+    ...(i > 0 ? [", "] : []),
+    h("button", { type: "button", class: "link instruction", "data-action": "openLocation", "data-uri": f.uri, title: f.uri }, f.label),
+  ]);
+  instructionsArea.replaceChildren(h("span", { class: "instructions-label" }, "Instructions: "), ...links);
+}
+
 function renderComposer(s: ChromeState): void {
   const live = s.liveRunId !== undefined;
   composer.classList.toggle("steering", live);
@@ -208,6 +223,7 @@ const SECTIONS: [ChromeField[], (s: ChromeState) => void][] = [
   [["active"], (s) => fill(todosArea, renderTodos(s.active))],
   [["active", "sessionCostUsd"], (s) => fill(usageArea, renderUsage(s.active, s.sessionCostUsd))],
   [["pendingSteers"], (s) => fill(steersArea, renderSteers(s.pendingSteers))],
+  [["instructions"], renderInstructions],
   [["liveRunId", "server", "active"], renderComposer],
   [["draft"], renderDraft],
 ];

@@ -8,6 +8,7 @@ import { ApprovalManager } from "./approvals/approvalManager";
 import { BEFORE_SCHEME, RunChangesView } from "./approvals/changes";
 import { ORIGINAL_SCHEME, PROPOSED_SCHEME, ProposalContentProvider } from "./approvals/proposals";
 import { CHAT_VIEW_ID, ChatViewProvider } from "./chat/chatView";
+import { routeCommand } from "./chat/codeActions";
 import { ChatController, type ChatHost, type PanelPlace } from "./chat/controller";
 import type { ModelChoice } from "./chat/messages";
 import { listCommands } from "./chat/commandList";
@@ -133,6 +134,12 @@ export async function activate(context: vscode.ExtensionContext): Promise<LoviaE
   const chatView = new ChatViewProvider(context.extensionUri, controller, log, searchMentions, () =>
     listCommands(host.lovia, chatHost.defaultCwd()),
   );
+  host.commandRouter = (command, args, next) =>
+    routeCommand(command, args, next, {
+      reveal: () => chatView.reveal(),
+      openSession: (sessionId) => controller.openSession(sessionId),
+      input: (prompt, placeHolder) => Promise.resolve(vscode.window.showInputBox({ prompt, placeHolder, ignoreFocusOut: true })),
+    });
   const statusBar = new RunStatusBar(store);
   const agents = new WorktreeRuns(host.lovia, store, {
     onError: (err) => log.warn(`worktree runs: ${err instanceof Error ? err.message : String(err)}`),

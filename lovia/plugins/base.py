@@ -12,6 +12,7 @@ from lovia.run_context import RunContext
 from lovia.transcript import TranscriptEntry
 
 if TYPE_CHECKING:
+    from lovia.run_interceptor import RunInterceptor
     from lovia.tools.base import Tool
 
 ViewInjector: TypeAlias = Callable[
@@ -34,6 +35,8 @@ class PluginInstance:
     hooks: AgentHooks | None = None
     input_guardrails: list[GuardrailFn] = field(default_factory=list)
     output_guardrails: list[GuardrailFn] = field(default_factory=list)
+    interceptors: list[RunInterceptor] = field(default_factory=list)
+    """Awaited at fixed points of the run, with a say (:mod:`lovia.run_interceptor`)."""
     aclose: Callable[[], Awaitable[None]] = _noop_aclose
 
 

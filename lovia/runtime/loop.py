@@ -43,6 +43,7 @@ from lovia.plugins.base import Plugin, PluginInstance, ViewInjector
 from lovia.providers.base import Provider, discover_context_window, supports_vision
 from lovia.reliability import CancelToken, RetryPolicy, RunBudget
 from lovia.run_context import RunContext
+from lovia.run_interceptor import InterceptorStopped, gather
 from lovia.runtime.checkpoint import CheckpointWriter
 from lovia.runtime.model_turn import stream_model_turn
 from lovia.runtime.result import RunResult
@@ -74,6 +75,27 @@ if TYPE_CHECKING:
     from lovia.agent import Agent
 
 logger = logging.getLogger("lovia.runtime.loop")
+
+MAX_STOP_CONTINUATIONS = 5
+"""How often interceptors may send the model on instead of stopping, in one run."""
+
+
+def _latest_prompt(entries: Sequence[TranscriptEntry]) -> str:
+    """The text of the run's last user input (what a prompt hook judges)."""
+    for e in reversed(entries):
+        if isinstance(e, InputEntry) and e.role == "user":
+            content: Any = e.content
+            if isinstance(content, str):
+                return content
+            texts = [getattr(part, "text", None) for part in content or []]
+            return "\n".join(t for t in texts if isinstance(t, str))
+    return ""
+
+
+def _reminder(context: list[str]) -> str:
+    """Interceptor context as the model sees it: marked as coming from the system."""
+    body = "\n\n".join(c.strip() for c in context if c.strip())
+    return f"<system-reminder>\n{body}\n</system-reminder>"
 
 
 def pending_tool_calls(entries: Sequence[TranscriptEntry]) -> list[ToolCall]:
@@ -244,6 +266,8 @@ class RunLoop:
                 outcome = _Outcome()
                 if snapshot is None:
                     await self._check_input(state)
+                    async for event in self._run_starting(state):
+                        yield event
                 else:
                     async for event in self._drain_pending_calls(state):
                         yield event
@@ -276,6 +300,50 @@ class RunLoop:
         if guards:
             await check_input_guardrails(guards, state.run_ctx.messages, state.run_ctx)
 
+    async def _run_starting(self, state: RunState) -> AsyncIterator[ev.Event]:
+        """Interceptors see the prompt before the first model call; their context joins it."""
+        interceptors = state.active.plugins.interceptors
+        if not interceptors:
+            return
+        prompt = _latest_prompt(state.run_entries)
+        first = state.run_start == state.system_head_len
+        said = await gather(interceptors, "run_starting", state.run_ctx, prompt=prompt, first=first)
+        if said is None:
+            return
+        for line in said.notices:
+            yield await self._emit(state, ev.InterceptorNotice(line))
+        if said.block or said.stop:
+            raise InterceptorStopped(
+                said.block or said.stop or "", hint="A hook refused this prompt."
+            )
+        if said.context:
+            state.transcript.append(InputEntry(role="user", content=_reminder(said.context)))
+
+    async def _before_stop(self, state: RunState, outcome: _Outcome) -> AsyncIterator[ev.Event]:
+        """An interceptor may send the model on instead of stopping (a bounded number of
+        times, so a hook that always says "go on" cannot keep a run alive)."""
+        interceptors = state.active.plugins.interceptors
+        if not interceptors or not outcome.done:
+            return
+        output = outcome.output if isinstance(outcome.output, str) else ""
+        said = await gather(
+            interceptors,
+            "before_stop",
+            state.run_ctx,
+            output=output,
+            again=state.stop_continued > 0,
+        )
+        if said is None:
+            return
+        for line in said.notices:
+            yield await self._emit(state, ev.InterceptorNotice(line))
+        if said.stop:
+            raise InterceptorStopped(said.stop, hint="A hook ended the run.")
+        if said.block and state.stop_continued < MAX_STOP_CONTINUATIONS:
+            state.stop_continued += 1
+            outcome.done, outcome.output = False, None
+            state.transcript.append(InputEntry(role="user", content=said.block))
+
     async def _turn(self, state: RunState, outcome: _Outcome) -> AsyncIterator[ev.Event]:
         """One turn, in phase order: limits, mailbox, view, model, tools or output, handoff."""
         self._check_limits(state)
@@ -289,6 +357,8 @@ class RunLoop:
         self._in_model_phase = True
         plan = await self._plan_view(state)
         if plan.compacted is not None:
+            async for event in self._before_compact(state, plan.compacted):
+                yield event
             yield await self._emit(state, plan.compacted)
         forwarded = False
         try:
@@ -300,6 +370,8 @@ class RunLoop:
                 raise
             plan = await self._replan_after_overflow(state, plan, overflow)
             assert plan.compacted is not None
+            async for event in self._before_compact(state, plan.compacted):
+                yield event
             yield await self._emit(state, plan.compacted)
             turn.assistant = None
             turn.turn_entries = []
@@ -319,11 +391,25 @@ class RunLoop:
                 yield event
         else:
             outcome.done, outcome.output = await self._finalize_output(state, assistant.content)
+            async for event in self._before_stop(state, outcome):
+                yield event
         yield await self._emit(state, ev.TurnEnded(state.agent, state.turns))
         if state.pending_handoff is not None:
             async for event in self._apply_handoff(state):
                 yield event
         await self.checkpoints.save_running(state)
+
+    async def _before_compact(
+        self, state: RunState, compacted: ev.ContextCompacted
+    ) -> AsyncIterator[ev.Event]:
+        """Interceptors hear of a compaction before the compacted view reaches the model."""
+        interceptors = state.active.plugins.interceptors
+        if not interceptors:
+            return
+        reactive = compacted.notice.reactive
+        said = await gather(interceptors, "before_compact", state.run_ctx, reactive=reactive)
+        for line in said.notices if said is not None else []:
+            yield await self._emit(state, ev.InterceptorNotice(line))
 
     async def _record_failure(
         self, state: RunState, exc: BaseException, *, completed: bool
@@ -564,6 +650,7 @@ class RunLoop:
                 activation.hooks.append(inst.hooks)
             activation.input_guardrails.extend(inst.input_guardrails)
             activation.output_guardrails.extend(inst.output_guardrails)
+            activation.interceptors.extend(inst.interceptors)
         return activation
 
     def _collect_tools(

@@ -13,6 +13,7 @@ from lovia.output import StructuredOutput
 from lovia.plugins.base import ViewInjector
 from lovia.providers.base import Provider
 from lovia.run_context import RunContext
+from lovia.run_interceptor import RunInterceptor
 from lovia.tools.base import Tool
 from lovia.transcript import TranscriptEntry
 
@@ -29,6 +30,7 @@ class PluginActivation:
     hooks: list[AgentHooks] = field(default_factory=list)
     input_guardrails: list[GuardrailFn] = field(default_factory=list)
     output_guardrails: list[GuardrailFn] = field(default_factory=list)
+    interceptors: list[RunInterceptor] = field(default_factory=list)
 
 
 @dataclass
@@ -70,6 +72,8 @@ class RunState:
     last_finish_reason: str | None = None
     extra_instructions: str | None = None
     pending_handoff: _HandoffSignal | None = None
+    stop_continued: int = 0
+    """How often an interceptor's ``before_stop`` has sent the model on in this run."""
     run_start: int = 0
     system_head_len: int = 0
 

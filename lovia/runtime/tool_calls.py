@@ -14,9 +14,10 @@ from lovia.approvals import ApprovalChannel
 from lovia.exceptions import BudgetExceeded, RunCancelled
 from lovia.handoff import _HandoffSignal
 from lovia.messages import ToolCall
-from lovia.parts import coerce_parts, project_parts
+from lovia.parts import TextPart, coerce_parts, project_parts
 from lovia.reliability import CancelToken, RunBudget
 from lovia.run_context import current_approval, current_tool_call
+from lovia.run_interceptor import InterceptorStopped, gather
 from lovia.runtime.run_state import RunState
 from lovia.tools.base import Tool, render_tool_result, run_tool, truncate_tool_output
 from lovia.tracing import Tracer, tool_call_span
@@ -132,7 +133,33 @@ class ToolCallProcessor:
             return [ev.ToolCallFailed(exc, call), self._reject(state, call, outcome, message)]
         outcome.args = args
         outcome.needs_approval = bool(needs)
-        return []
+        interceptors = state.active.plugins.interceptors
+        if not interceptors:
+            return []
+        said = await gather(
+            interceptors,
+            "before_tool",
+            call,
+            args,
+            state.run_ctx,
+            needs_approval=outcome.needs_approval,
+        )
+        if said is None:
+            return []
+        events: list[ev.Event] = [ev.InterceptorNotice(n, call) for n in said.notices]
+        if said.stop:
+            raise InterceptorStopped(said.stop, hint="A hook ended the run.")
+        if said.decision == "deny":
+            message = f"Tool {call.name} was blocked by a hook."
+            if said.reason:
+                message += f" Reason: {said.reason}"
+            outcome.needs_approval = False
+            events.append(self._reject(state, call, outcome, message))
+        elif said.decision == "ask":
+            outcome.needs_approval = True
+        elif said.decision == "allow":
+            outcome.needs_approval = False
+        return events
 
     async def ask_approval(
         self, call: ToolCall, outcome: PreflightResult, *, state: RunState
@@ -251,6 +278,18 @@ class ToolCallProcessor:
                 parts = None
             elif len(text) > _RAW_KEEP_LIMIT:
                 raw = None
+        interceptors = state.active.plugins.interceptors
+        if interceptors:
+            said = await gather(
+                interceptors, "after_tool", call, args, ctx, output=text, is_error=is_error
+            )
+            for line in said.notices if said is not None else []:
+                yield ev.InterceptorNotice(line, call)
+            if said is not None and said.context:
+                text += "\n\n" + "\n\n".join(said.context)
+                raw = None
+                if parts is not None:
+                    parts = [*parts, TextPart("\n\n".join(said.context))]
         state.transcript.append(
             ToolResultEntry(
                 call.id, text, raw=None if is_error else raw, is_error=is_error, parts=parts

@@ -170,10 +170,10 @@ class _SessionProcesses:
         current = current_tool_call.get()
         return current.id if current is not None else None
 
-    def _gate(self, command: str, cwd: str) -> Path:
+    def _gate(self, command: str, cwd: str, *, judge: bool = True) -> Path:
         if not isinstance(command, str) or "\x00" in command:
             raise WorkspaceError("Command must be a string without NUL bytes.")
-        if self.decide_command(command, cwd) == "deny":
+        if judge and self.decide_command(command, cwd) == "deny":
             raise PermissionDeniedError(
                 "Command denied by workspace policy.",
                 hint="The command, or a path it refers to, is denied by the workspace policy.",
@@ -205,16 +205,23 @@ class _SessionProcesses:
         timeout: float | None = None,  # noqa: ASYNC109 - spec'd API
         env: Mapping[str, str] | None = None,
         call_id: str | None = None,
+        input: bytes | None = None,
+        configured: bool = False,
     ) -> CommandResult:
-        """Run ``command`` with ``/bin/sh -c`` (or the executor) and wait for it."""
+        """Run ``command`` with ``/bin/sh -c`` (or the executor) and wait for it; ``input``
+        (optional) goes to its stdin through a pipe (a hook's JSON). ``configured``: the user
+        wrote the command (a hook in a protected file), so the command guard does not judge
+        it; the sandbox still confines it as any other."""
         self._check_open()
-        cwd_abs = self._gate(command, cwd)
+        cwd_abs = self._gate(command, cwd, judge=not configured)
         merged = self._env_for(cwd_abs, env)
         limit = self.limits.max_shell_output_chars
         effective = timeout if timeout is not None else self.shell_timeout
         listener = self._listener(self._call_id(call_id))
         if self.executor is not None:
-            return await self._run_executor(command, cwd_abs, merged, effective, listener, limit)
+            return await self._run_executor(
+                command, cwd_abs, merged, effective, listener, limit, input
+            )
         try:
             return await run_argv(
                 [_SHELL, "-c", command],
@@ -225,6 +232,7 @@ class _SessionProcesses:
                 on_output=listener,
                 on_spawn=self._adopt,
                 on_exit=self._foreground.discard,
+                input=input,
             )
         except WorkspaceClosedError:
             raise
@@ -239,10 +247,15 @@ class _SessionProcesses:
         timeout: float | None,  # noqa: ASYNC109
         listener: Callable[[str, str], None] | None,
         limit: int,
+        input: bytes | None = None,
     ) -> CommandResult:
         kwargs: dict[str, Any] = {}
         runner = self._shell_runner()
         params = inspect.signature(runner.run).parameters
+        if input is not None:
+            if "input" not in params:
+                raise WorkspaceError("This shell executor cannot pass input to a command.")
+            kwargs["input"] = input
         if "on_output" in params:
             kwargs["on_output"] = listener
         preclipped = "max_output_chars" in params

@@ -198,8 +198,10 @@ async def spawn_exec(
     cwd: Path,
     env: Mapping[str, str],
     merge_stderr: bool = False,
+    piped: bool = False,
 ) -> asyncio.subprocess.Process:
-    """Start a child in its own session with stdin from /dev/null.
+    """Start a child in its own session with stdin from /dev/null (``piped``: from a pipe of
+    ours, never the host's own stdin).
 
     Cancellation while the child is being created never leaks it: the creation is
     shielded, and a child that exists by then is killed with its whole tree.
@@ -207,7 +209,7 @@ async def spawn_exec(
     creating = asyncio.ensure_future(
         asyncio.create_subprocess_exec(
             *argv,
-            stdin=asyncio.subprocess.DEVNULL,
+            stdin=asyncio.subprocess.PIPE if piped else asyncio.subprocess.DEVNULL,
             stdout=asyncio.subprocess.PIPE,
             stderr=asyncio.subprocess.STDOUT if merge_stderr else asyncio.subprocess.PIPE,
             cwd=str(cwd),
@@ -223,6 +225,18 @@ async def spawn_exec(
             kill_proc(proc)
             await proc.wait()
         raise
+
+
+async def _feed(proc: asyncio.subprocess.Process, data: bytes) -> None:
+    """Write ``data`` to the child's stdin and close it; a child that stops reading is fine."""
+    stdin = proc.stdin
+    if stdin is None:
+        return
+    with contextlib.suppress(OSError):  # BrokenPipe, ConnectionReset: the child went away
+        stdin.write(data)
+        await stdin.drain()
+    with contextlib.suppress(OSError):
+        stdin.close()
 
 
 async def _settle(tasks: list[asyncio.Task[None]], within: float) -> None:
@@ -246,14 +260,16 @@ async def run_argv(
     on_output: OutputCallback | None = None,
     on_spawn: Callable[[asyncio.subprocess.Process], None] | None = None,
     on_exit: Callable[[asyncio.subprocess.Process], None] | None = None,
+    input: bytes | None = None,
 ) -> CommandResult:
-    """Run ``argv`` to completion; stdout/stderr clipped to ``limit`` chars each.
+    """Run ``argv`` to completion; stdout/stderr clipped to ``limit`` chars each; ``input``
+    (optional) is written to its stdin, which is then closed.
 
     ``on_spawn`` runs right after the child exists (it may kill it and raise, which
     is how a session that closed meanwhile refuses the child); ``on_exit`` runs when
     the child is gone (also on errors).
     """
-    proc = await spawn_exec(argv, cwd=cwd, env=env)
+    proc = await spawn_exec(argv, cwd=cwd, env=env, piped=input is not None)
     if on_spawn is not None:
         try:
             on_spawn(proc)
@@ -269,6 +285,8 @@ async def run_argv(
             asyncio.create_task(pump(proc.stdout, "stdout", out.add, on_output)),
             asyncio.create_task(pump(proc.stderr, "stderr", err.add, on_output)),
         ]
+        if input is not None:
+            pumps.append(asyncio.create_task(_feed(proc, input)))
         loop = asyncio.get_running_loop()
         deadline = None if timeout is None else loop.time() + timeout
         try:

@@ -15,6 +15,7 @@ never read. Sizes are bounded per file and in total, with a visible note where a
 from __future__ import annotations
 
 import re
+import weakref
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
@@ -364,14 +365,36 @@ def join_policy(
         files = files_for(root, policy, options, raw)
         if not files:
             return result
-        seen = delivered(getattr(ctx, "entries", ()))
+        claimed = _claimed_by_run(ctx)
+        seen = delivered(getattr(ctx, "entries", ())) | claimed
         fresh = [f for f in files if f.path not in seen]
         if not fresh:
             return result
+        # Claimed before the next await: calls of one turn finish before any of their results
+        # is in the conversation, and only the first of them may bring a file in.
+        claimed.update(f.path for f in fresh)
         rendered = await _render(tool, result, ctx)
         return f"{joining_note(fresh)}\n\n{rendered}"
 
     return with_instructions
+
+
+_CLAIMED: dict[int, set[str]] = {}
+
+
+def _claimed_by_run(ctx: Any) -> set[str]:
+    """Sources a call of this run has already put ahead of its result (not yet in entries).
+
+    Keyed by identity (a run context is not hashable) and dropped with the context."""
+    key = id(ctx)
+    claimed = _CLAIMED.get(key)
+    if claimed is None:
+        try:
+            weakref.finalize(ctx, _CLAIMED.pop, key, None)
+        except TypeError:  # a context that cannot be weakly referenced: entries alone decide
+            return set()
+        claimed = _CLAIMED[key] = set()
+    return claimed
 
 
 async def _render(tool: Tool, result: Any, ctx: RunContext[Any]) -> str:

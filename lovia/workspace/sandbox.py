@@ -852,6 +852,7 @@ class BubblewrapExecutor:
         root: Path,
         on_output: OutputCallback | None = None,
         max_output_chars: int | None = None,
+        input: bytes | None = None,
     ) -> CommandResult:
         """Run one command; its proxy (if any) lives as long as the command."""
         live = self.session()
@@ -865,6 +866,7 @@ class BubblewrapExecutor:
                 root=root,
                 on_output=on_output,
                 max_output_chars=max_output_chars,
+                input=input,
             )
         finally:
             await live.aclose()
@@ -994,6 +996,7 @@ class BubblewrapSession:
         root: Path,
         on_output: OutputCallback | None = None,
         max_output_chars: int | None = None,
+        input: bytes | None = None,
     ) -> CommandResult:
         for attempt in range(1, SETUP_ATTEMPTS + 1):
             prepared = await self.prepare(command, cwd=cwd, env=env, policy=policy, root=root)
@@ -1005,6 +1008,7 @@ class BubblewrapSession:
                     timeout=timeout,
                     limit=max_output_chars if max_output_chars is not None else 1 << 40,
                     on_output=on_output,
+                    input=input,
                 )
             finally:
                 await prepared.close()

@@ -14,10 +14,30 @@ import os
 import sys
 from pathlib import Path
 
+ACP_EPILOG = """\
+environment (a flag wins over its variable):
+  LOVIA_MODEL                          the default model (--model)
+  LOVIA_MODELS                         the models the picker offers (--models)
+  LOVIA_SETTINGS                       the settings file (--settings)
+  LOVIA_STATE_DIR                      the state directory (--state-dir)
+  LOVIA_LOG_LEVEL                      the log level (--log-level; default WARNING)
+  OPENAI_API_KEY, ANTHROPIC_API_KEY    the provider's key (or credentials.json in the state)
+  OPENAI_BASE_URL, ANTHROPIC_BASE_URL  another endpoint (a local or compatible server)
+  LOVIA_PROVIDER_TIMEOUT               seconds without data before a model call is retried
+                                       (default 300)
+  LOVIA_EDITOR_FILE_TIMEOUT            seconds a file read or write waits for the client
+                                       (default 30)
+
+docs: docs/acp.md
+"""
+
 
 def _parse(argv: list[str] | None, prog: str) -> argparse.Namespace:
     parser = argparse.ArgumentParser(
-        prog=prog, description="lovia as an Agent Client Protocol agent (stdio)."
+        prog=prog,
+        description="lovia as an Agent Client Protocol agent (stdio).",
+        epilog=ACP_EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument(
         "--state-dir",
@@ -30,6 +50,13 @@ def _parse(argv: list[str] | None, prog: str) -> argparse.Namespace:
         default=os.environ.get("LOVIA_SETTINGS"),
         help="a JSON file with the lovia settings (the keys of VS Code's lovia.* section: "
         "model, permissions, mcpServers, maxTurns, ...; plus models: [...] for the picker)",
+    )
+    parser.add_argument(
+        "--untrusted",
+        action="store_true",
+        default=os.environ.get("LOVIA_UNTRUSTED", "") not in ("", "0"),
+        help="treat the workspace as untrusted (also LOVIA_UNTRUSTED=1): its settings only add "
+        "restrictions, and its hooks, agent file and MCP servers are not used",
     )
     parser.add_argument("--model", help="the default model, e.g. openai:gpt-4.1-mini")
     parser.add_argument(
@@ -46,7 +73,11 @@ def _parse(argv: list[str] | None, prog: str) -> argparse.Namespace:
 def _options(args: argparse.Namespace) -> object:
     from lovia_server.acp.agent import HostOptions
     from lovia_server.host.sandbox_setup import choose_sandbox, sandbox_problems
-    from lovia_server.protocol.settings import default_state_dir, parse_settings
+    from lovia_server.protocol.settings import (
+        default_state_dir,
+        parse_settings,
+        restrict_untrusted,
+    )
 
     raw: dict[str, object] = {}
     if args.settings:
@@ -60,6 +91,8 @@ def _options(args: argparse.Namespace) -> object:
     if args.model:
         raw = {**raw, "model": args.model}
     settings, problems = parse_settings(raw)
+    if args.untrusted:
+        settings = restrict_untrusted(settings)
     problems += sandbox_problems(settings.sandbox)
     for problem in problems:
         logging.getLogger("lovia_server.acp").warning("settings: %s", problem)
@@ -73,7 +106,9 @@ def _options(args: argparse.Namespace) -> object:
     state_dir = (
         Path(args.state_dir).expanduser() if args.state_dir else default_state_dir(Path.cwd())
     )
-    return HostOptions(state_dir=state_dir, settings=settings, models=models)
+    return HostOptions(
+        state_dir=state_dir, settings=settings, models=models, trusted=not args.untrusted
+    )
 
 
 def sub_main(argv: list[str] | None = None, *, prog: str = "lovia acp") -> int:

@@ -32,6 +32,7 @@ from lovia_server.acp.commands import (
     skills_plugin,
 )
 from lovia_server.acp.credentials import AUTH_METHOD, load_stored_keys
+from lovia_server.acp.inert_markdown import inert
 from lovia_server.acp.mapping import (
     NO_TYPED_ANSWER,
     SessionMapper,
@@ -41,6 +42,7 @@ from lovia_server.acp.mapping import (
     prompt_response,
     question_answer,
     question_request,
+    text_block,
 )
 from lovia_server.acp.prompt_input import PromptBlock, PromptInput, prompt_input
 from lovia_server.acp.request_errors import from_protocol_error, invalid_params, session_not_found
@@ -58,9 +60,11 @@ from lovia_server.acp.session_params import McpServer, mcp_settings, session_pla
 from lovia_server.acp.session_places import SessionPlaces, session_policy
 from lovia_server.acp.workspace import (
     DEFAULT_MODE,
+    MODES,
     AcpWorkspace,
     ClientFiles,
     FileAccess,
+    ModeId,
     SessionFolders,
 )
 from lovia_server.acp.worktrees import AcpWorktrees, check_isolation
@@ -68,6 +72,7 @@ from lovia_server.host.agent_factory import RunPlace
 from lovia_server.host.agents import check_model
 from lovia_server.host.command_runs import local_reply_spec
 from lovia_server.host.core import DEMO_MODEL, DoorPorts, HostCore
+from lovia_server.host.instruction_listing import instruction_files
 from lovia_server.host.ports import ProgressStage
 
 logger = logging.getLogger("lovia_server.acp")
@@ -108,7 +113,8 @@ class AcpEditor:
         return 0
 
     async def ask_approval(self, payload: p.ApprovalRequested) -> p.ApprovalChoice | None:
-        return await self.host._ask_permission(payload)
+        # a cancelled request is a rejection here (ACP cancels it when the turn is cancelled)
+        return await self.host._ask_permission(payload) or p.ApprovalChoice.REJECT_ONCE
 
     def progress(self, stage: ProgressStage, run_id: str, message: str) -> None:
         return None
@@ -157,6 +163,7 @@ class LoviaAcpAgent:
             attach=self._attach,
             policy=session_policy(settings),
             extra_plugins=self._skills,
+            trusted=lambda: self.options.trusted,
         )
         core = await HostCore.open(self.options.state_dir, ports, settings)
         load_stored_keys(self.options.state_dir)
@@ -357,7 +364,7 @@ class LoviaAcpAgent:
         known = self.sessions.get(session_id)
         if known is None and await core.store.get_session(session_id) is None:
             raise session_not_found(session_id)
-        mode = known.place.mode if known is not None else DEFAULT_MODE
+        mode = known.place.mode if known is not None else await self._stored_mode(session_id)
         session = AcpSession(
             place=session_place(session_id, cwd, extra, mode),
             model=known.model if known is not None else None,
@@ -367,6 +374,32 @@ class LoviaAcpAgent:
             session.waiters = known.waiters
         self.sessions[session_id] = session
         return session
+
+    async def _stored_mode(self, session_id: str) -> ModeId:
+        """The mode a session was left in by an earlier process (a run's start records it)."""
+        row = await (await self.core()).store.get_session(session_id)
+        mode = row.get("mode") if row is not None else None
+        return mode if isinstance(mode, str) and mode in MODES else DEFAULT_MODE  # type: ignore[return-value]
+
+    def _tell_instructions(self, session: AcpSession) -> None:
+        """Ahead of a session's first turn: which project instruction files the agent reads
+        (docs/customization.md), as a line of the agent's message."""
+        if session.instructions_told:
+            return
+        session.instructions_told = True
+        try:
+            config = self.workspace.config_for(session.place)
+            line = p.instructions_line(instruction_files([config]))
+        except Exception:
+            logger.warning("acp.instructions_unreadable", exc_info=True)
+            return
+        if line:
+            # a code span: file names and globs (``**/*.ts``) shown as written, never markup
+            shown = f"`{line}`" if "`" not in line else inert(line)
+            chunk = a.AgentMessageChunk(
+                session_update="agent_message_chunk", content=text_block(f"{shown}\n\n")
+            )
+            self._outbox.put_nowait(("update", session.place.session_id, chunk))
 
     def _announce_commands(self, session: AcpSession) -> None:
         """The session's commands and skills as slash commands, sent once the response is out."""
@@ -434,20 +467,22 @@ class LoviaAcpAgent:
     async def set_session_mode(
         self, session_id: str, mode_id: str, **kwargs: Any
     ) -> a.SetSessionModeResponse:
-        self._set_mode(self._session(session_id), mode_id, "modeId")
+        await self._set_mode(self._session(session_id), mode_id, "modeId")
         return a.SetSessionModeResponse()
 
-    def _set_mode(self, session: AcpSession, mode_id: str, field_name: str) -> None:
+    async def _set_mode(self, session: AcpSession, mode_id: str, field_name: str) -> None:
         check_mode(mode_id, field_name)
         session.place.mode = mode_id  # type: ignore[assignment]
         self.workspace.apply_mode(session.place)
+        # kept for the next process: a session loaded after a restart is in the mode it left
+        await (await self.core()).store.set_session_mode(session.place.session_id, mode_id)
 
     async def set_config_option(
         self, config_id: str, session_id: str, value: str | bool, **kwargs: Any
     ) -> a.SetSessionConfigOptionResponse:
         session = self._session(session_id)
         if config_id == "mode":
-            self._set_mode(session, str(value), "value")
+            await self._set_mode(session, str(value), "value")
         elif config_id == "isolation":
             session.isolation = check_isolation(value)
         elif config_id == "model":
@@ -474,6 +509,7 @@ class LoviaAcpAgent:
         session = self._session(session_id)
         core = await self.core()
         given = prompt_input(prompt)
+        self._tell_instructions(session)
         if not given.display and isinstance(given.model_input, str) and not given.model_input:
             raise invalid_params("The prompt has no text or resource", "prompt")
         try:
@@ -537,7 +573,7 @@ class LoviaAcpAgent:
     async def _enter_plan_mode(self, session: AcpSession) -> None:
         """A plan-mode command (``/plan``, ``/review``) puts the session in plan mode, as the
         mode selector would; the client is told."""
-        self._set_mode(session, "plan", "modeId")
+        await self._set_mode(session, "plan", "modeId")
         update = a.CurrentModeUpdate(session_update="current_mode_update", current_mode_id="plan")
         await self._send_update(session.place.session_id, update)
 
@@ -564,6 +600,7 @@ class LoviaAcpAgent:
                 launch = await start()
         except p.ProtocolError as exc:
             raise from_protocol_error(exc) from None
+        await core.store.set_session_mode(session.place.session_id, session.place.mode)
         return launch.run_id
 
     async def ext_method(self, method: str, params: dict[str, Any]) -> dict[str, Any]:

@@ -33,6 +33,8 @@ class HostOptions:
     state_dir: Path
     settings: LoviaSettings = field(default_factory=LoviaSettings)
     models: list[str] = field(default_factory=list)
+    trusted: bool = True
+    """``--untrusted``: the workspace's hooks, agent file and MCP servers are not used."""
 
 
 @dataclass
@@ -48,6 +50,8 @@ class AcpSession:
     starting: asyncio.Lock = field(default_factory=asyncio.Lock)
     # steers this client's prompts queued that the run has not taken in yet (by message id)
     undelivered: set[str] = field(default_factory=set)
+    # the instruction files in use were named to the client (once per session and process)
+    instructions_told: bool = False
 
     @property
     def plan(self) -> bool:

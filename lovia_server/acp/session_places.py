@@ -57,6 +57,9 @@ class SessionPlaces:
             model=session.model, mcp_servers=session.mcp, picked=picked, plan=session.plan
         )
 
+    def continue_plan(self, session_id: str) -> None:
+        self.session(session_id).place.mode = "plan"
+
 
 def session_policy(settings: Callable[[], LoviaSettings]) -> Callable[[Path], WorkspacePolicy]:
     """A folder's policy under the settings' permissions (what a worktree run leaves out)."""

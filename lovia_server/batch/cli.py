@@ -24,8 +24,26 @@ DESCRIPTION = """Run agent tasks headless and write one result line per task.
 Tasks already in the results file are skipped, so running the same command again resumes."""
 
 
+EPILOG = """\
+environment:
+  LOVIA_MODEL                          the default model (--model; a task's model wins)
+  OPENAI_API_KEY, ANTHROPIC_API_KEY    the provider's key
+  OPENAI_BASE_URL, ANTHROPIC_BASE_URL  another endpoint (a local or compatible server)
+  LOVIA_PROVIDER_TIMEOUT               seconds without data before a model call is retried
+                                       (default 300)
+On Ray the five variables above are forwarded to the workers (and kept out of every file
+written). `--ray tasks.jsonl` runs the file on a local Ray; name a cluster as --ray ADDRESS.
+docs: docs/batch.md
+"""
+
+
 def parser(prog: str) -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog=prog, description=DESCRIPTION)
+    p = argparse.ArgumentParser(
+        prog=prog,
+        description=DESCRIPTION,
+        epilog=EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     p.add_argument("tasks", nargs="?", help="task file (JSON Lines, see docs/batch.md)")
     p.add_argument("--results", default="results.jsonl", help="results file (default: %(default)s)")
     p.add_argument(

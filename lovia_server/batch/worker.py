@@ -107,9 +107,11 @@ def build_agent(
                 f"task {task.id} names no model",
                 hint="Set 'model' on the task, pass --model, or set LOVIA_MODEL.",
             )
+        from lovia.workspace.project_hooks import ProjectHooksPlugin
         from lovia_server.host.agents import coding_agent
 
-        agent = coding_agent(model, extra_tools=[])
+        # the tree's own hooks and the user's: the task file's author runs the batch
+        agent = coding_agent(model, extra_tools=[], plugins=[ProjectHooksPlugin(root)])
     else:
         if code is None:
             raise UserError(f"task {task.id}: the agent file was not shipped")

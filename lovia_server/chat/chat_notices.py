@@ -5,8 +5,12 @@ instruction files in use)."""
 from __future__ import annotations
 
 import argparse
+import contextlib
 from typing import Any
 
+from pydantic import ValidationError
+
+from lovia_server import protocol as p
 from lovia_server.chat.client import RpcError
 from lovia_server.chat.terminal_text import printable
 from lovia_server.protocol import MODEL_NOT_CONFIGURED
@@ -47,20 +51,15 @@ def sandbox_notice(status: Any) -> str | None:
 
 def instructions_notice(status: Any) -> str | None:
     """Once per session: the project instruction files the agent reads (docs/customization.md)."""
-    files = status.get("instructions") if isinstance(status, dict) else None
-    if not isinstance(files, list):
+    listed = status.get("instructions") if isinstance(status, dict) else None
+    if not isinstance(listed, list):
         return None
-    names: list[str] = []
-    for item in files:
-        if isinstance(item, dict) and isinstance(item.get("path"), str):
-            path, folder = item["path"], item.get("folder")
-            shown = path
-            if isinstance(folder, str) and path.startswith(folder.rstrip("/") + "/"):
-                shown = path[len(folder.rstrip("/")) + 1 :]
-            if item.get("scope") == "scoped" and item.get("applyTo"):
-                shown += f" (for {', '.join(str(g) for g in item['applyTo'])})"
-            names.append(printable(shown + (" (cut)" if item.get("cut") else "")))
-    return f"instructions: {', '.join(names)}" if names else None
+    files: list[p.InstructionFileInfo] = []
+    for item in listed:
+        with contextlib.suppress(ValidationError):  # a newer server's entry this chat cannot read
+            files.append(p.InstructionFileInfo.model_validate(item))
+    line = p.instructions_line(files)
+    return printable(line) if line else None
 
 
 __all__ = ["describe_error", "instructions_notice", "sandbox_notice"]

@@ -26,6 +26,7 @@ from collections.abc import Awaitable, Callable, Coroutine
 from pathlib import Path
 from typing import IO, Any
 
+from lovia_server.chat.chat_args import parse_chat_args
 from lovia_server.chat.chat_commands import (
     COMMANDS,
     HELP,
@@ -339,29 +340,6 @@ class ChatSession:
         return await self._follow()
 
 
-def _parse(argv: list[str] | None, prog: str) -> argparse.Namespace:
-    parser = argparse.ArgumentParser(prog=prog, description="Chat with a lovia agent.")
-    parser.add_argument("prompt", nargs="*", help="run this prompt once instead of chatting")
-    parser.add_argument("--workspace", "--cwd", dest="workspace", help="workspace folder")
-    parser.add_argument("--demo", action="store_true", help="use the offline demo model")
-    parser.add_argument("--model", help="model string, e.g. openai:gpt-4.1-mini")
-    parser.add_argument("--agent", help="agent file 'path.py:name' in the workspace")
-    parser.add_argument("--resume", nargs="?", const="", metavar="RUN_ID", help="resume a run")
-    parser.add_argument(
-        "--yes",
-        action="store_true",
-        help="approve every request, except changes to editor or agent configuration",
-    )
-    parser.add_argument("--state-dir", help="where the server keeps state.db")
-    parser.add_argument(
-        "--log-file", help="where the server writes its log (default: chat-server.log in the state)"
-    )
-    parser.add_argument(
-        "--verbose", action="store_true", help="show the server's log (INFO) in this terminal"
-    )
-    return parser.parse_args(argv)
-
-
 def _demo_folder() -> Path:
     root = Path(tempfile.mkdtemp(prefix="lovia-demo-"))
     (root / "README.md").write_text(
@@ -482,6 +460,8 @@ class ChatCommand:
             "client": "cli",
             "approvals": "events",
         }
+        if args.untrusted:
+            init["trusted"] = False
         if args.state_dir:
             init["stateDir"] = args.state_dir
         elif self.temporary is not None:
@@ -580,7 +560,7 @@ class ChatCommand:
 
 
 def sub_main(argv: list[str] | None = None, *, prog: str = "lovia chat") -> int:
-    args = _parse(argv, prog)
+    args = parse_chat_args(argv, prog)
     try:
         return asyncio.run(ChatCommand(args).main())
     except KeyboardInterrupt:

@@ -91,6 +91,11 @@ class RunPlaces(Protocol):
         """The conversation's own pick, if any."""
         ...
 
+    def continue_plan(self, session_id: str) -> None:
+        """A stored plan-mode run continues (after a restart, say): the conversation's workspace
+        is in plan mode again, whatever the door last knew."""
+        ...
+
 
 class AgentFactory:
     def __init__(
@@ -153,7 +158,10 @@ class AgentFactory:
         """The agent a stored run continues with (``RunSupervisor.resume``'s ``spec_for``)."""
         worktree = self.worktree_root(Path(record.cwd)) if record.cwd else None
         cwd = self.places.resumed_cwd(record, worktree)
-        return await self.for_run(record.session_id, cwd, record=record)
+        plan = record.mode == "plan"
+        if plan:
+            self.places.continue_plan(record.session_id)
+        return await self.for_run(record.session_id, cwd, record=record, plan=plan)
 
     async def spec(
         self,
@@ -234,9 +242,16 @@ class AgentFactory:
         if plan:
             plugins = [PlanRefusedPlugin(plugin) for plugin in plugins]
         plugins += self._subagents()
+        plugins.append(self._project_hooks(place))
         if self.extra_plugins is not None:
             plugins += await self.extra_plugins(place)
         return plugins
+
+    def _project_hooks(self, place: RunPlace) -> Plugin:
+        """The user's hooks, and the workspace's own in a trusted workspace only."""
+        from lovia.workspace.project_hooks import ProjectHooksPlugin
+
+        return ProjectHooksPlugin(place.root, workspace=self.core.trusted())
 
     def _subagents(self) -> list[Plugin]:
         """The built-in agent's Subagents plugin (bare: children clone the agent), by setting."""

@@ -188,12 +188,29 @@ class ApprovalBroker:
         ]
 
     async def _ask_editor(self, pending: PendingApproval) -> None:
+        """Ask through the editor's own prompt; a prompt the user dismissed (no answer) leaves
+        the approval waiting, to be asked again (:meth:`ask_again`), answered with
+        ``lovia/approve``, or settled by the timeout or a cancel."""
+        if pending.settled:
+            return
         try:
             decision = await self.editor.ask_approval(pending.payload)
         except Exception:
             logger.warning("approval.ask_failed", exc_info=True)
             return
-        pending.settle(ApprovalAnswer(decision or ApprovalChoice.REJECT_ONCE, by="editor"))
+        if decision is not None:
+            pending.settle(ApprovalAnswer(decision, by="editor"))
+
+    def waiting(self, runs: list[RunController]) -> list[PendingApproval]:
+        """The approvals still waiting for an answer, oldest run first."""
+        return [a for ctl in runs for a in ctl.approvals.values() if not a.settled]
+
+    async def ask_again(self, runs: list[RunController]) -> None:
+        """Ask the editor, one prompt after another, about every approval still waiting (a
+        prompt the user dismissed, or one an editor dropped without answering: the first
+        answer to any of its prompts settles it)."""
+        for pending in self.waiting(runs):
+            await self._ask_editor(pending)
 
     async def _approval_payload(
         self,

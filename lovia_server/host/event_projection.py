@@ -131,6 +131,12 @@ class EventProjection:
                     reason=ctl.stream.last_handoff_reason,
                 )
             )
+        elif isinstance(ev, events.InterceptorNotice):
+            # a user hook that failed or timed out: the server log and the editor's progress
+            logger.warning("run %s: %s", ctl.run_id, ev.message)
+            report_progress(self.editor, "report", ctl.run_id, ev.message)
+            if ev.call is not None and ev.call.id in ctl.stream.calls:  # shown with its call
+                log.delta(ToolUpdate, ev.call.id, f"[hook] {ev.message}\n", _stream("stderr"))
         elif isinstance(ev, events.ContextCompacted):
             notice = ev.notice
             log.emit(

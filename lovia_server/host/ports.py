@@ -60,7 +60,9 @@ class EditorPort(Protocol):
         ...
 
     async def ask_approval(self, payload: ApprovalRequested) -> ApprovalChoice | None:
-        """Ask the user through the editor's UI; ``None`` when it gave no answer."""
+        """Ask the user through the editor's UI; ``None`` when the prompt was dismissed: the
+        approval then stays pending (asked again on request, answered otherwise, or settled
+        by the timeout or a cancel)."""
         ...
 
     def progress(self, stage: ProgressStage, run_id: str, message: str) -> None:

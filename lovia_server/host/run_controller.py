@@ -233,6 +233,7 @@ class RunController:
             parent_run_id=self.parent_run_id,
             task_id=self.link.task_id if self.link is not None else None,
             spawn_key=self.link.spawn_key if self.link is not None else None,
+            mode="plan" if self.spec.plan else None,
         )
 
 

@@ -23,48 +23,7 @@ import aiosqlite
 from lovia.exceptions import UserError
 from lovia.stores._sqlite import daemonize
 from lovia_server import protocol as p
-
-SCHEMA_VERSION = 1
-
-_SCHEMA = """
-CREATE TABLE IF NOT EXISTS lovia_server_schema (version INTEGER NOT NULL);
-CREATE TABLE IF NOT EXISTS server_sessions (
-    id TEXT PRIMARY KEY,
-    title TEXT NOT NULL,
-    created_at REAL NOT NULL,
-    updated_at REAL NOT NULL,
-    agent TEXT,
-    cwd TEXT,
-    parent_id TEXT
-);
-CREATE TABLE IF NOT EXISTS server_runs (
-    id TEXT PRIMARY KEY,
-    session_id TEXT NOT NULL,
-    status TEXT NOT NULL,
-    error TEXT,
-    prompt TEXT,
-    model TEXT,
-    agent TEXT,
-    cwd TEXT,
-    started_at REAL NOT NULL,
-    finished_at REAL,
-    usage_json TEXT,
-    resumable INTEGER NOT NULL DEFAULT 0,
-    leg INTEGER NOT NULL DEFAULT 0,
-    parent_run_id TEXT,
-    task_id TEXT,
-    spawn_key TEXT,
-    report TEXT
-);
-CREATE INDEX IF NOT EXISTS server_runs_session ON server_runs (session_id, started_at);
-CREATE TABLE IF NOT EXISTS server_run_events (
-    run_id TEXT NOT NULL,
-    seq INTEGER NOT NULL,
-    body TEXT NOT NULL,
-    PRIMARY KEY (run_id, seq)
-) WITHOUT ROWID;
-"""
-
+from lovia_server.host.store_schema import SCHEMA_VERSION, create_tables
 
 _ROWS_PER_INSERT = 300  # 900 parameters: under SQLite's oldest limit of 999
 
@@ -86,17 +45,6 @@ logger = logging.getLogger("lovia_server.host.store")
 def _insert_events_sql(rows: int) -> str:
     values = ",".join(["(?,?,?)"] * rows)
     return f"INSERT OR IGNORE INTO server_run_events (run_id, seq, body) VALUES {values}"
-
-
-# Columns added after the first release: (table, column, declaration), added when missing.
-_ADDED_COLUMNS = (
-    ("server_sessions", "parent_id", "TEXT"),
-    ("server_runs", "parent_run_id", "TEXT"),
-    ("server_runs", "task_id", "TEXT"),
-    ("server_runs", "spawn_key", "TEXT"),
-    ("server_runs", "report", "TEXT"),
-)
-_LATE_INDEXES = ("CREATE INDEX IF NOT EXISTS server_runs_parent ON server_runs (parent_run_id)",)
 
 
 def checkpoint_id(run_id: str, leg: int) -> str:
@@ -134,6 +82,8 @@ class RunRecord:
     """``{parent checkpoint}:{spawning call or task id}``: one child per spawn, across resumes."""
     report: str | None = None
     """A finished child's output, kept until its parent has the report."""
+    mode: str | None = None
+    """``"plan"``: a plan-mode run, which continues in plan mode after a restart."""
 
     @property
     def checkpoint_id(self) -> str:
@@ -176,6 +126,7 @@ def _run_from_row(row: sqlite3.Row) -> RunRecord:
         task_id=row["task_id"],
         spawn_key=row["spawn_key"],
         report=row["report"],
+        mode=row["mode"],
     )
 
 
@@ -188,17 +139,6 @@ def _usage(stored: str | None) -> p.Usage | None:
 
 def _usage_json(usage: p.Usage | None) -> str | None:
     return usage.model_dump_json(by_alias=True) if usage is not None else None
-
-
-async def _add_missing_columns(db: aiosqlite.Connection) -> None:
-    """A state.db from an older server gains the new columns (values stay NULL)."""
-    for table, column, decl in _ADDED_COLUMNS:
-        async with db.execute(f"PRAGMA table_info({table})") as cur:
-            names = {row[1] for row in await cur.fetchall()}
-        if column not in names:
-            await db.execute(f"ALTER TABLE {table} ADD COLUMN {column} {decl}")
-    for sql in _LATE_INDEXES:
-        await db.execute(sql)
 
 
 def _direct_connection(path: Path) -> sqlite3.Connection:
@@ -260,8 +200,7 @@ class ServerStore:
             await db.execute("PRAGMA synchronous=NORMAL")
             await db.execute("PRAGMA busy_timeout=5000")
             await db.execute("PRAGMA wal_autocheckpoint=0")  # _committed() checkpoints instead
-            await db.executescript(_SCHEMA)
-            await _add_missing_columns(db)
+            await create_tables(db)
             async with db.execute("SELECT version FROM lovia_server_schema") as cur:
                 row = await cur.fetchone()
             if row is None:
@@ -369,6 +308,10 @@ class ServerStore:
             "UPDATE server_sessions SET updated_at = ? WHERE id = ?", (time.time(), session_id)
         )
 
+    async def set_session_mode(self, session_id: str, mode: str) -> None:
+        """The mode a conversation is in (ACP's session mode), for its next process."""
+        await self._write("UPDATE server_sessions SET mode = ? WHERE id = ?", (mode, session_id))
+
     async def get_session(self, session_id: str) -> dict[str, Any] | None:
         rows = await self._fetchall("SELECT * FROM server_sessions WHERE id = ?", (session_id,))
         return dict(rows[0]) if rows else None
@@ -427,8 +370,8 @@ class ServerStore:
     async def insert_run(self, record: RunRecord) -> None:
         await self._write(
             "INSERT INTO server_runs (id, session_id, status, error, prompt, model, agent, cwd, "
-            "started_at, finished_at, usage_json, resumable, parent_run_id, task_id, spawn_key) "
-            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) "
+            "started_at, finished_at, usage_json, resumable, parent_run_id, task_id, spawn_key, "
+            "mode) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) "
             "ON CONFLICT(id) DO UPDATE SET status = excluded.status, error = NULL, "
             "finished_at = NULL, resumable = 0",
             (
@@ -447,6 +390,7 @@ class ServerStore:
                 record.parent_run_id,
                 record.task_id,
                 record.spawn_key,
+                record.mode,
             ),
         )
 

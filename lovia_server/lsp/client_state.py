@@ -9,7 +9,7 @@ where the runtime is built), and none of them imports the server back.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from lsprotocol import types as lsp
 
@@ -54,6 +54,10 @@ class LspClient(Protocol):
         """The documents the client has open (pygls' in-memory copies)."""
         ...
 
+    def client_capability(self, path: str) -> Any:
+        """The capability the client declared at ``path`` (``None`` when it did not)."""
+        ...
+
     def client_supports(self, path: str) -> bool:
         """Whether the client declared the capability at ``path``
         (``window.work_done_progress``)."""
@@ -73,6 +77,12 @@ class LspClient(Protocol):
     async def window_show_message_request_async(
         self, params: lsp.ShowMessageRequestParams
     ) -> lsp.MessageActionItem | None: ...
+
+    def window_show_message(self, params: lsp.ShowMessageParams) -> None: ...
+
+    async def window_show_document_async(
+        self, params: lsp.ShowDocumentParams
+    ) -> lsp.ShowDocumentResult: ...
 
     def log_to_client(self, message: str, kind: lsp.MessageType = lsp.MessageType.Info) -> None:
         """A line in the client's log (``window/logMessage``); never fails."""

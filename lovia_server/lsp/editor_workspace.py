@@ -38,6 +38,7 @@ from lovia_server.host.payloads import file_diffs
 from lovia_server.host.reviewed_edits import reviewed_tools
 from lovia_server.host.uris import path_uri, uri_to_path
 from lovia_server.host.workspace_sessions import OutputListener, WorkspaceSessions, close_quietly
+from lovia_server.lsp.declared_edits import buffer_shows, can_create, tell_created
 from lovia_server.lsp.editor_intel import LspEditorIntel, offers
 from lovia_server.lsp.text_edits import LineEdit, TextPosition, minimal_edits
 
@@ -376,17 +377,29 @@ class EditorWorkspace:
         if self.edit_mode() != "workspaceEdit":
             return False
         doc = self.overlay.document(path)
+        plain = not self.server.init_options.present
+        creating = old_text is None and not await asyncio.to_thread(path.exists)
+        if creating and (plain or not can_create(self.server)):
+            # No CreateFile for a client that did not declare it, nor for a plain one: the file
+            # is written on disk and the editor told (it would apply nothing, or keep the text
+            # in an unsaved buffer while the agent is told the file exists).
+            asyncio.get_running_loop().create_task(tell_created(self.server, path))
+            return False
+        if doc is None and plain:
+            # A plain client (no lovia handlers) would keep the edit of a file it has not open
+            # in a hidden unsaved buffer: the disk is written instead.
+            return False
         if doc is not None and old_text is not None and doc.source != old_text:
             doc = await self._buffer_holding(path, old_text)
         call = current_tool_call.get()
         title = f"{call.name if call else 'edit'} {path.name}"
-        creating = old_text is None and not await asyncio.to_thread(path.exists)
         if creating:
             edits = [LineEdit(TextPosition(0, 0), TextPosition(0, 0), new_text)]
         else:
             edits = minimal_edits(doc.source if doc is not None else old_text or "", new_text)
         if self._can_apply("workspace.workspace_edit.document_changes"):
-            annotation = call.id if call is not None else "lovia"
+            annotate = self._can_apply("workspace.workspace_edit.change_annotation_support")
+            annotation = (call.id if call is not None else "lovia") if annotate else None
             edit = _document_changes(path, doc, creating, edits, annotation, title)
         elif doc is not None:
             # A client without documentChanges (Neovim 0.7) gets plain changes, and only for
@@ -412,6 +425,12 @@ class EditorWorkspace:
             raise WorkspaceError(
                 f"The editor declined the edit to {path}" + (f": {reason}" if reason else ""),
                 hint="The user or the editor rejected this change; do not retry it unchanged.",
+            )
+        if plain and doc is not None and not await buffer_shows(self.overlay, path, new_text):
+            raise WorkspaceError(
+                f"The editor said it applied the edit to {path}, but its buffer does not hold "
+                "the new text",
+                hint=f"Read {path.name} again to see what it holds now.",
             )
         return True
 
@@ -512,24 +531,33 @@ def _text_edit(edit: LineEdit) -> lsp.TextEdit:
 
 
 def _document_changes(
-    path: Path, doc: Any, creating: bool, edits: list[LineEdit], annotation: str, title: str
+    path: Path,
+    doc: Any,
+    creating: bool,
+    edits: list[LineEdit],
+    annotation: str | None,
+    title: str,
 ) -> lsp.WorkspaceEdit:
     """A ``TextDocumentEdit`` against the open document's version (``CreateFile`` first for a
-    new file), every edit annotated with the tool call."""
+    new file), every edit annotated with the tool call where the client supports annotations
+    (``annotation`` is then set)."""
     uri = path_uri(path)
     changes: list[Any] = [lsp.CreateFile(uri=uri, annotation_id=annotation)] if creating else []
     version = doc.version if doc is not None and not creating else None
+    text_edits: list[lsp.TextEdit | lsp.AnnotatedTextEdit] = [
+        lsp.AnnotatedTextEdit(range=_range(e), new_text=e.new_text, annotation_id=annotation)
+        if annotation is not None
+        else _text_edit(e)
+        for e in edits
+    ]
     changes.append(
         lsp.TextDocumentEdit(
             text_document=lsp.OptionalVersionedTextDocumentIdentifier(uri=uri, version=version),
-            edits=[
-                lsp.AnnotatedTextEdit(
-                    range=_range(e), new_text=e.new_text, annotation_id=annotation
-                )
-                for e in edits
-            ],
+            edits=text_edits,
         )
     )
+    if annotation is None:
+        return lsp.WorkspaceEdit(document_changes=changes)
     return lsp.WorkspaceEdit(
         document_changes=changes,
         change_annotations={

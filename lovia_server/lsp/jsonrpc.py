@@ -109,6 +109,9 @@ def invalid_params_from(exc: BaseException) -> p.ProtocolError:
 class GuardedProtocol(LanguageServerProtocol):
     """A ``LanguageServerProtocol`` that validates every message and answers every request once."""
 
+    RAW_PARAMS: frozenset[str] = frozenset()
+    """LSP methods whose handlers take the params as JSON (as our own methods' do)."""
+
     def __init__(self, server: LanguageServer, converter: cattrs.Converter) -> None:
         super().__init__(server, converter)
         self.converter = converter
@@ -189,7 +192,7 @@ class GuardedProtocol(LanguageServerProtocol):
         """The message object pygls dispatches: typed params for LSP methods (-32602 naming
         the field when they do not fit), the raw params for our own methods."""
         method, params = envelope.method, envelope.params
-        message_type = self.get_message_type(method)
+        message_type = None if method in self.RAW_PARAMS else self.get_message_type(method)
         if message_type is None:
             if envelope.kind is Kind.REQUEST:
                 return JsonRPCRequestMessage(

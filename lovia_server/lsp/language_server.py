@@ -37,6 +37,7 @@ from pygls.protocol import (
 )
 
 from lovia_server import protocol as p
+from lovia_server.lsp.code_actions import ACTION_COMMANDS
 from lovia_server.lsp.jsonrpc import INTERNAL_MESSAGE, GuardedLanguageServer, GuardedProtocol
 from lovia_server.protocol import names
 from lovia_server.version import server_version
@@ -52,6 +53,9 @@ LINE_LIMIT = 1024 * 1024
 """Bytes a header line may take; a longer one is dropped (the next header line re-syncs)."""
 
 
+STARTUP_WAIT = 10.0
+"""Seconds a code-action request made during the start-up waits for it (then: no actions)."""
+
 Json = Any  # a decoded JSON value (the edge where the wire is untyped)
 Handler = Callable[[Json], Awaitable[Json]]
 
@@ -66,6 +70,8 @@ def converter_factory() -> cattrs.Converter:
 
 class LoviaProtocol(GuardedProtocol):
     """Adds ``experimental.lovia`` to the initialize result."""
+
+    RAW_PARAMS = frozenset({lsp.TEXT_DOCUMENT_CODE_ACTION})
 
     @lsp_method(lsp.INITIALIZE)
     def lsp_initialize(
@@ -116,13 +122,16 @@ class LoviaServer(GuardedLanguageServer):
             self._stopping = asyncio.get_running_loop().create_task(self.runtime.shutdown())
         await asyncio.shield(self._stopping)
 
-    def client_supports(self, path: str) -> bool:
+    def client_capability(self, path: str) -> Any:
         node: Any = self.client_capabilities
         for part in path.split("."):
             node = getattr(node, part, None)
             if node is None:
-                return False
-        return bool(node)
+                return None
+        return node
+
+    def client_supports(self, path: str) -> bool:
+        return bool(self.client_capability(path))
 
     async def serve_stream(self, reader: asyncio.StreamReader, writer: FrameWriter) -> None:
         """Serve the client until the end of its input (``transport.stdio.serve_stdio``)."""
@@ -304,9 +313,49 @@ def create_server() -> LoviaServer:
         if server.runtime is not None and token.startswith("lovia/"):
             server.runtime.cancel_from_progress(token[len("lovia/") :])
 
+    @server.feature(
+        lsp.TEXT_DOCUMENT_CODE_ACTION,
+        lsp.CodeActionOptions(code_action_kinds=[lsp.CodeActionKind.QuickFix]),
+    )
+    async def on_code_action(params: Json) -> list[dict[str, Any]] | None:
+        # The params come as JSON (LoviaProtocol.RAW_PARAMS): a menu request may carry
+        # thousands of diagnostics, and building objects of them would cost more than answering.
+        # Answered from memory: only a request that comes during the start-up waits for it.
+        if not server.ready.is_set():
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(server.ready.wait(), STARTUP_WAIT)
+        runtime = server.runtime
+        if runtime is None or server.startup_error is not None:
+            return None
+        try:
+            return runtime.actions.actions(params)
+        except Exception:
+            logger.warning("code_action.failed", exc_info=True)
+            return None
+
     for method, command in zip(names.METHOD_NAMES, names.COMMAND_NAMES, strict=True):
         _register(server, method, command, guarded)
+    for command in ACTION_COMMANDS:
+        _register_action(server, command, guarded)
     return server
+
+
+def _register_action(
+    server: LoviaServer, command: str, guarded: Callable[[Handler], Handler]
+) -> None:
+    """A code action's command (``lovia_server.lsp.action_commands``)."""
+
+    async def call(raw: Json) -> Json:
+        runtime = server.runtime
+        assert runtime is not None  # guarded() waited for a started runtime
+        return await runtime.actions.execute(command, raw)
+
+    handler = guarded(call)
+
+    async def alias(*args: Json) -> Json:
+        return await handler(args[0] if args else {})
+
+    server.command(command)(alias)
 
 
 def _register(

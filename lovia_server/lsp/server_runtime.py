@@ -19,6 +19,7 @@ from lsprotocol import types as lsp
 from lovia_server.host.agent_factory import AgentChoice
 from lovia_server.host.core import DoorPorts, HostCore
 from lovia_server.host.store import RunRecord
+from lovia_server.lsp.action_commands import ActionDesk
 from lovia_server.lsp.editor_port import LspEditor
 from lovia_server.lsp.editor_workspace import EditorWorkspace
 from lovia_server.lsp.restore_point_service import LiveRunPlace, RestorePointService
@@ -52,6 +53,9 @@ class EditorPlaces:
         # each lovia/run names its agent and model; its mode holds for the conversation
         return AgentChoice(plan=session_id in self.workspace.plan_sessions)
 
+    def continue_plan(self, session_id: str) -> None:
+        self.workspace.plan_sessions.add(session_id)
+
 
 class ServerRuntime:
     """The language server's front door: LSP requests in, the host core's runs out."""
@@ -62,7 +66,7 @@ class ServerRuntime:
     def __init__(self, server: LspClient, state_dir: Path) -> None:
         self.server = server
         self.state_dir = state_dir
-        self.editor = LspEditor(server)
+        self.editor = LspEditor(server, state_dir)
         self.workspace = EditorWorkspace(
             server, on_output=lambda *args: self.core.supervisor.tool_output(*args)
         )
@@ -77,6 +81,8 @@ class ServerRuntime:
             never_store=(state_dir,),
         )
         self._recovery: asyncio.Task[None] | None = None
+        self.actions = ActionDesk(self)
+        """The code actions' menu and commands."""
 
     def ports(self) -> DoorPorts:
         server = self.server

@@ -442,6 +442,19 @@ class InstructionFileInfo(WireModel):
     cut: bool = False
     """Longer than the size limit: the model sees its start and a note."""
 
+    def label(self) -> str:
+        """How a door names it to the user: relative to its folder, with what it covers."""
+        folder = self.folder.rstrip("/") + "/"
+        shown = self.path[len(folder) :] if self.path.startswith(folder) else self.path
+        if self.scope == "scoped" and self.apply_to:
+            shown += f" (for {', '.join(self.apply_to)})"
+        return shown + (" (cut)" if self.cut else "")
+
+
+def instructions_line(files: list[InstructionFileInfo]) -> str | None:
+    """The one line a door shows once per session (``lovia chat``, ACP)."""
+    return f"instructions: {', '.join(f.label() for f in files)}" if files else None
+
 
 class SessionRule(WireModel):
     """An ``allow_always`` / ``reject_always`` answer remembered for a session."""
@@ -841,6 +854,7 @@ __all__ = [
     "FileChangeStatus",
     "FolderAcl",
     "InstructionFileInfo",
+    "instructions_line",
     "LaunchResult",
     "LiveRun",
     "MCPRestartParams",

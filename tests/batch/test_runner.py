@@ -187,3 +187,23 @@ def test_a_job_whose_worker_kept_dying_is_recorded_as_lost():
     # A job that raised (it could not even be unpickled there, say) failed for a cause.
     raised = _settle(task, JobOutcome("x", error="ModuleNotFoundError: m"), BatchOptions())
     assert raised.status == "failed"
+
+
+async def test_the_trees_post_tool_hook_reformats_what_the_agent_wrote(tmp_path, model_env):
+    src = tmp_path / "project"
+    (src / ".lovia").mkdir(parents=True)
+    upper = (
+        'python3 -c "import json, sys, pathlib; '
+        "p = pathlib.Path(json.load(sys.stdin)['tool_input']['file_path']); "
+        'p.write_text(p.read_text().upper())"'
+    )
+    hooks = {
+        "PostToolUse": [{"matcher": "Write", "hooks": [{"type": "command", "command": upper}]}]
+    }
+    (src / ".lovia" / "hooks.json").write_text(json.dumps({"hooks": hooks}))
+    task = BatchTask(
+        id="fmt", prompt="write hello to notes.txt", source=TaskSource(path=str(src)), model=MODEL
+    )
+    tally = await run_batch([task], tmp_path / "results.jsonl", options=BatchOptions(sandbox=False))
+    (result,) = tally.results
+    assert result.status == "done" and "+HELLO" in result.patch, result

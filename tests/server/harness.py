@@ -12,7 +12,7 @@ import sys
 import textwrap
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, Union
 
 from lsprotocol import types as lsp
 from pytest_lsp import ClientServerConfig, client_capabilities
@@ -39,6 +39,8 @@ class Harness:
         self.apply_edit_handler: Callable[[Any], lsp.ApplyWorkspaceEditResult] | None = None
         self.message_requests: list[Any] = []
         self.message_choice: Callable[[Any], str | None] = lambda params: None
+        self.message_unanswered: Callable[[Any], bool] = lambda params: False
+        self._hung = asyncio.Event()
         self.initialize_result: Any = None
 
     # ------------------------------------------------------------------ lifecycle
@@ -52,8 +54,10 @@ class Harness:
         env: dict[str, str] | None = None,
         folders: list[Path] | None = None,
         log_file: Path | None = None,
+        adjust: Callable[[lsp.ClientCapabilities], None] | None = None,
     ) -> LanguageClient:
-        """``log_file``: the server logs there (``--log-file``) instead of to stderr."""
+        """``log_file``: the server logs there (``--log-file``) instead of to stderr;
+        ``adjust`` changes the client's declared capabilities before ``initialize``."""
         config = ClientServerConfig(
             server_command=SERVER_CMD + (["--log-file", str(log_file)] if log_file else []),
             client_factory=_make_client,
@@ -83,8 +87,11 @@ class Harness:
             return lsp.ApplyWorkspaceEditResult(applied=self.apply_edit_result)
 
         @client.feature(lsp.WINDOW_SHOW_MESSAGE_REQUEST)
-        def on_message_request(params: lsp.ShowMessageRequestParams) -> Any:
+        async def on_message_request(params: lsp.ShowMessageRequestParams) -> Any:
             self.message_requests.append(params)
+            if self.message_unanswered(params):  # eglot after C-g: no reply at all
+                await self._hung.wait()  # (until the test ends)
+                return None
             title = self.message_choice(params)
             return None if title is None else lsp.MessageActionItem(title=title)
 
@@ -97,8 +104,11 @@ class Harness:
             "editMode": "server",
         }
         opts.update(init_options or {})
+        declared = client_capabilities(capabilities)
+        if adjust is not None:
+            adjust(declared)
         params = lsp.InitializeParams(
-            capabilities=client_capabilities(capabilities),
+            capabilities=declared,
             root_uri=self.root.as_uri(),
             workspace_folders=[lsp.WorkspaceFolder(uri=f.as_uri(), name=f.name) for f in folders],
             initialization_options={"lovia": opts} if init_options is not False else None,
@@ -107,6 +117,7 @@ class Harness:
         return client
 
     async def stop(self) -> None:
+        self._hung.set()
         if self.client is not None:
             try:
                 await asyncio.wait_for(self.client.shutdown_session(), 15)
@@ -209,9 +220,24 @@ class Harness:
         return f"{name}:agent"
 
 
+def _client_converter() -> Any:
+    """The server's converter, plus a code-action hook that tells a ``CodeAction`` carrying a
+    command from a bare ``Command`` (lsprotocol's takes any object with ``command`` for one)."""
+    converter = converter_factory()
+
+    def code_action(obj: Any, _: type) -> lsp.Command | lsp.CodeAction:
+        if isinstance(obj.get("command"), str):
+            return converter.structure(obj, lsp.Command)
+        return converter.structure(obj, lsp.CodeAction)
+
+    converter.register_structure_hook(lsp.Command | lsp.CodeAction, code_action)
+    converter.register_structure_hook(Union[lsp.Command, lsp.CodeAction], code_action)  # noqa: UP007
+    return converter
+
+
 def _make_client() -> LanguageClient:
     """pytest-lsp's client, but custom payloads stay plain dicts (keys like ``_raw`` survive)."""
-    client = LanguageClient(converter_factory=converter_factory)
+    client = LanguageClient(converter_factory=_client_converter)
     register_lsp_features(client)
     return client
 

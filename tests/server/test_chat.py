@@ -485,3 +485,29 @@ def test_a_refusal_is_shown_whole_wrapped_not_cut():
     assert len(rows) > 1 and rows[0].startswith("  ⊘ Command refused:")
     assert " ".join(row.strip(" ⊘") for row in rows) == reason.strip()  # every word, in order
     assert "more line" not in out.getvalue()
+
+
+def test_an_untrusted_chat_runs_only_the_users_hooks(tmp_path, fake_openai):
+    import json
+
+    from tests.support import fake_openai as oai
+
+    ws, home = tmp_path / "ws", tmp_path / "home"
+    marker = ws / "workspace-hook-ran"
+    for folder, command in ((ws, f"touch {marker}; echo WORKSPACE HOOK"), (home, "echo USER HOOK")):
+        (folder / ".lovia").mkdir(parents=True)
+        hooks = {"UserPromptSubmit": [{"hooks": [{"type": "command", "command": command}]}]}
+        (folder / ".lovia" / "hooks.json").write_text(json.dumps({"hooks": hooks}))
+    fake_openai.script(oai.text("done"))
+    proc = subprocess.run(
+        [*CHAT, "--untrusted", "--model", "openai:fake-model", "--workspace", str(ws), "hello"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env=_env(tmp_path, HOME=str(home), **fake_openai.env()),
+        stdin=subprocess.DEVNULL,
+    )
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    sent = json.dumps([r.json for r in fake_openai.requests if r.method == "POST"])
+    assert "USER HOOK" in sent and "WORKSPACE HOOK" not in sent
+    assert not marker.exists()

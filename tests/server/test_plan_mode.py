@@ -3,6 +3,7 @@ raises no approval card; "act on this plan" then writes through the normal revie
 
 from __future__ import annotations
 
+import asyncio
 import sys
 from pathlib import Path
 
@@ -107,3 +108,58 @@ async def test_a_plan_mode_runs_child_is_in_plan_mode_too(harness, fake_openai):
         assert "approval.requested" not in harness.kinds(rid)
     assert "plan mode:" in _text(_results(harness, child)["c1"])
     assert not (harness.root / "notes.txt").exists()
+
+
+async def test_a_plan_mode_run_resumed_after_a_crash_is_still_in_plan_mode(tmp_path, fake_openai):
+    """The mode is stored with the run: a new process that resumes it must not let it write
+    (nor ask), though no ``lovia/run`` told this process the conversation is in plan mode."""
+    from tests.server.harness import Harness
+
+    root = (tmp_path / "ws").resolve()
+    root.mkdir()
+    (root / "app.py").write_text("print('hi')\n")
+    settings = {"model": "openai:fake-model"}
+    fake_openai.script(
+        oai.tool_calls(oai.call("read_file", {"path": "app.py"}, id="read")),
+        oai.text("never sent").stall(),
+    )
+    first = Harness(root, tmp_path / "state")
+    await first.start(settings=settings, env=fake_openai.env())
+    run = await first.run("plan a new file", mode="plan")
+    rid = run["runId"]
+    await first.wait_kind(rid, "tool.result", toolCallId="read")
+    for _ in range(500):  # the stalled second model call has been asked
+        if len([r for r in fake_openai.requests if r.method == "POST"]) >= 2:
+            break
+        await asyncio.sleep(0.02)
+    await first.kill()
+
+    fake_openai.reset()
+    fake_openai.script(
+        oai.tool_calls(
+            oai.call("write_file", {"path": "new.txt", "content": "x\n"}, id="write"),
+            oai.call("shell", {"command": "echo x > f"}, id="echo"),
+        ),
+        oai.text("1. Write new.txt"),
+    )
+    second = Harness(root, tmp_path / "state")
+    try:
+        await second.start(settings=settings, env=fake_openai.env())
+        resumed = await second.request("lovia/resume", {"runId": rid})
+        assert resumed["status"] == "running"
+        restarted = await second.wait_kind(rid, "run.started")
+        done = await second.wait_for(
+            lambda e: (
+                e["runId"] == rid and e["kind"] == "run.finished" and e["seq"] > restarted["seq"]
+            )
+        )
+        assert done["status"] == "completed", done
+        assert "approval.requested" not in second.kinds(rid)
+        results = _results(second, rid)
+        for refused in ("write", "echo"):
+            assert "plan mode:" in _text(results[refused]), results[refused]
+        assert not (root / "new.txt").exists() and not (root / "f").exists()
+        system = [r for r in fake_openai.requests if r.method == "POST"][0].json["messages"][0]
+        assert "# Plan mode" in system["content"]
+    finally:
+        await second.stop()

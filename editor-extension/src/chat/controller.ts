@@ -13,8 +13,9 @@ import {
   type SessionSummary,
 } from "../protocol/types";
 import { childRunsOf, unloadedChildren } from "./children";
+import { instructionLink } from "./instructionLinks";
 import { runChanges } from "./rows";
-import type { ChatError, ChatViewState, Mention, ModelChoice, ModelView, PendingSteer, ServerState, WebviewIntent } from "./messages";
+import type { ChatError, ChatViewState, InstructionLink, Mention, ModelChoice, ModelView, PendingSteer, ServerState, WebviewIntent } from "./messages";
 
 /** Where the panel was: the open session and how far it was scrolled (kept across reloads). */
 export interface PanelPlace {
@@ -80,6 +81,8 @@ export class ChatController implements Disposable {
   private serverModel: string | null | undefined;
   /** Why commands are not sandboxed here, while the user has not dismissed it. */
   private sandboxNotice: string | undefined;
+  private instructions: InstructionLink[] = [];
+  private readonly seenLive = new Set<string>();
   private place: PanelPlace;
   private restored = false;
   private draft: { id: number; text: string } | undefined;
@@ -98,10 +101,27 @@ export class ChatController implements Disposable {
         const run = store.get(runId);
         if (run && run.sessionId === this.sessionId && !this.runOrder.includes(runId)) this.runOrder.push(runId);
         if (run && (this.runOrder.includes(runId) || run.parentRunId !== undefined)) this.loadChildren(run);
+        if (run) this.noteRunState(run);
         this.settleSteers();
         this.changed();
       }),
     );
+  }
+
+  /** A run seen live that ended may have written an instruction file (`/init`): list them again. */
+  private noteRunState(run: RunView): void {
+    if (run.status === "running") this.seenLive.add(run.runId);
+    else if (this.seenLive.delete(run.runId)) void this.refreshInstructions();
+  }
+
+  private async refreshInstructions(): Promise<void> {
+    try {
+      const status = await this.client.status();
+      this.instructions = (status.instructions ?? []).map(instructionLink);
+      this.changed();
+    } catch {
+      // the server went away: the line stays as it was
+    }
   }
 
   /** Start following subagents the store has not seen (their events come on their own). */
@@ -153,6 +173,7 @@ export class ChatController implements Disposable {
     if (this.error) state.error = { ...this.error };
     if (this.draft) state.draft = { ...this.draft };
     if (this.sandboxNotice) state.sandboxNotice = this.sandboxNotice;
+    if (this.instructions.length > 0) state.instructions = this.instructions.map((i) => ({ ...i }));
     return state;
   }
 
@@ -190,6 +211,7 @@ export class ChatController implements Disposable {
       const status = await this.client.status();
       this.serverModel = typeof status.model === "string" && status.model ? status.model : null;
       this.sandboxNotice = this.noticeFor(status.sandbox);
+      this.instructions = (status.instructions ?? []).map(instructionLink);
     } catch {
       this.serverModel = null;
     }

@@ -57,6 +57,14 @@ export interface ChatViewState {
   draft?: { id: number; text: string };
   /** Why shell commands are not sandboxed here (`lovia/status`), until the user dismisses it. */
   sandboxNotice?: string;
+  /** The project instruction files the agent reads (`lovia/status`), as links. */
+  instructions?: InstructionLink[];
+}
+
+/** An instruction file in use: its name relative to its folder (with what it covers) and where it is. */
+export interface InstructionLink {
+  label: string;
+  uri: string;
 }
 
 /** What the panel shows of the run it follows (the live one, else the session's last). */

@@ -63,6 +63,7 @@ export type {
   RunInfo,
   RunParams,
   RunStatus,
+  InstructionFileInfo,
   SandboxStatus,
   SubagentRef,
   ChildRun,

@@ -137,6 +137,8 @@ export class ServerHost implements vscode.Disposable {
   private answered = false;
   private stderrTail: string[] = [];
   readonly bootstrap: ServerBootstrap;
+  /** Routes the commands the server's code actions run (set once the panel exists). */
+  commandRouter: ((command: string, args: unknown[], next: (command: string, args: unknown[]) => Promise<unknown>) => Promise<unknown>) | undefined;
 
   constructor(
     private readonly context: vscode.ExtensionContext,
@@ -160,6 +162,11 @@ export class ServerHost implements vscode.Disposable {
         closed: () => this.onClosed(),
       },
       middleware: {
+        // The code actions' commands (lovia.action.*) open their run in the panel.
+        executeCommand: (command, args, next) =>
+          this.commandRouter
+            ? this.commandRouter(command, args, (c, a) => Promise.resolve(next(c, a)))
+            : next(command, args),
         workspace: {
           // The client calls `next` without a token; lovia's edits are saved when clean before.
           handleApplyEdit: (params, next) =>

@@ -720,6 +720,22 @@ describe("chat webview in Chromium", () => {
     expect(await posted()).toEqual([{ type: "setApiKey" }, { type: "dismissError" }]);
   });
 
+  it("names the instruction files in use, each a link that opens it", async () => {
+    const instructions = [
+      { label: "AGENTS.md", uri: "file:///ws/AGENTS.md" },
+      { label: ".github/instructions/ts.instructions.md (for **/*.ts)", uri: "file:///ws/.github/instructions/ts.instructions.md" },
+    ];
+    await postState(baseState(run, { instructions }));
+    const line = page.locator(".instructions-area");
+    await expect.poll(() => line.textContent()).toBe("Instructions: AGENTS.md, .github/instructions/ts.instructions.md (for **/*.ts)");
+    await clearPosted();
+    await line.getByRole("button", { name: "AGENTS.md", exact: true }).click();
+    expect(await posted()).toEqual([{ type: "openLocation", uri: "file:///ws/AGENTS.md" }]);
+    await postState(baseState(run));
+    await expect.poll(() => line.textContent()).toBe("");
+    expect(await line.isVisible()).toBe(false);
+  });
+
   it("says once that shell commands are not sandboxed, with a Dismiss", async () => {
     const notice = "Shell commands are not sandboxed on this machine: bubblewrap (bwrap) is not installed";
     await postState(baseState(run, { sandboxNotice: notice }));

@@ -380,6 +380,31 @@ describe("ChatController", () => {
     }
   });
 
+  it("links the instruction files in use, and lists them again after a live run ends", async () => {
+    const folder = "/ws";
+    let files = [{ path: "/ws/AGENTS.md", folder, scope: "root", applyTo: [], cut: false }];
+    setup();
+    server.overrides.set("lovia/status", () => ({ version: "fake", model: "scripted", instructions: files }));
+    await controller.serverReady();
+    expect(controller.state().instructions).toEqual([{ label: "AGENTS.md", uri: "file:///ws/AGENTS.md" }]);
+    files = [
+      ...files,
+      { path: "/ws/.github/instructions/ts.instructions.md", folder, scope: "scoped", applyTo: ["**/*.ts"], cut: true },
+    ];
+    const runId = await prompt("write the instructions");
+    server.finish(runId);
+    await waitFor(() => (controller.state().instructions ?? []).length === 2, 2000, "listed again");
+    expect(controller.state().instructions?.[1]).toEqual({
+      label: ".github/instructions/ts.instructions.md (for **/*.ts) (cut)",
+      uri: "file:///ws/.github/instructions/ts.instructions.md",
+    });
+    controller.dispose();
+    setup(); // none in use: no line
+    server.overrides.set("lovia/status", () => ({ version: "fake", model: "scripted", instructions: [] }));
+    await controller.serverReady();
+    expect(controller.state().instructions).toBeUndefined();
+  });
+
   it("reopens the session it showed before a reload, with the reader's scroll position", async () => {
     setup();
     const runId = await prompt("keep my place");

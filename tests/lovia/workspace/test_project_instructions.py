@@ -199,3 +199,45 @@ async def test_a_nested_file_joins_once_per_conversation_across_runs(tmp_path: P
             )
     assert "sub rule" in outputs["r1"] and "a = 1" in outputs["r1"]
     assert "sub rule" not in outputs["r2"] and "b = 2" in outputs["r2"]
+
+
+async def test_parallel_calls_under_one_folder_bring_its_file_in_once(tmp_path: Path) -> None:
+    """Calls of one turn run together: all of them finish before any result is in the
+    conversation, and the folder's file must still join ahead of only one of them."""
+    import asyncio
+
+    from lovia import Agent
+    from lovia.run_context import RunContext
+    from lovia.testing import ScriptedProvider
+    from lovia.workspace.project_instructions import with_join_policies
+
+    ws = tmp_path / "ws"
+    _write(ws, "sub/AGENTS.md", "sub rule\n")
+    policy = WorkspacePolicy()
+    tools = with_join_policies(Workspace.local(str(ws)).tools(), ws, policy, ProjectInstructions())
+    read = next(t for t in tools if t.name == "read_file")
+    join = read.policies[0]
+    ctx: RunContext[None] = RunContext(
+        context=None, entries=[], agent=Agent(name="a", model=ScriptedProvider([]))
+    )
+    release = asyncio.Event()
+
+    async def invoke(args: dict[str, object], ctx: object) -> str:
+        await release.wait()
+        return f"contents of {args['path']}"
+
+    calls = [asyncio.create_task(join(invoke, {"path": f"sub/{n}.py"}, ctx)) for n in "abc"]
+    await asyncio.sleep(0)
+    release.set()
+    outputs = await asyncio.gather(*calls)
+    assert sum("sub rule" in str(o) for o in outputs) == 1
+    assert all(f"sub/{n}.py" in str(o) for o, n in zip(outputs, "abc", strict=True))
+    import gc
+
+    from lovia.workspace.project_instructions import _CLAIMED
+
+    key = id(ctx)
+    assert key in _CLAIMED
+    del ctx, calls
+    gc.collect()
+    assert key not in _CLAIMED  # the run's claims go with its context

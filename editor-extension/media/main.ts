@@ -8,6 +8,7 @@ import type { ChromeField, ChromeState, ExtensionMessage, SyncMessage, WebviewIn
 import type { ApprovalChoice } from "../src/protocol/types";
 import { h, icon } from "./dom";
 import { codeOf } from "./code";
+import { CommandPicker } from "./commands";
 import { MentionPicker } from "./mentions";
 import { ICONS } from "./icons";
 import { PanelModel, type Change } from "./model";
@@ -80,10 +81,12 @@ const worktreeButton = h(
 );
 const composerHint = h("div", { class: "composer-hint muted" });
 const mentions = new MentionPicker(textarea, post);
+const commands = new CommandPicker(textarea, post);
 const composer = h(
   "form",
   { class: "composer", "aria-label": "Composer" },
   mentions.popup,
+  commands.popup,
   mentions.chips,
   textarea,
   h("div", { class: "composer-row" }, composerHint, h("div", { class: "composer-buttons" }, stopButton, worktreeButton, sendButton)),
@@ -572,7 +575,7 @@ composer.addEventListener("submit", (e) => {
 });
 
 textarea.addEventListener("keydown", (e) => {
-  if (mentions.onKeyDown(e)) {
+  if (commands.onKeyDown(e) || mentions.onKeyDown(e)) {
     e.preventDefault();
     return;
   }
@@ -726,6 +729,7 @@ window.addEventListener("message", (event: MessageEvent<ExtensionMessage>) => {
   const msg = event.data;
   if (msg && (msg.type === "reset" || msg.type === "patch")) handle(msg);
   else if (msg && msg.type === "mentions") mentions.receive(msg);
+  else if (msg && msg.type === "commands") commands.receive(msg);
 });
 
 post({ type: "ready" });

@@ -11,6 +11,7 @@ import { CHAT_VIEW_ID, ChatViewProvider } from "./chat/chatView";
 import { routeCommand } from "./chat/codeActions";
 import { ChatController, type ChatHost, type PanelPlace } from "./chat/controller";
 import type { ModelChoice } from "./chat/messages";
+import { listCommands } from "./chat/commandList";
 import { resolveMentions, searchMentions } from "./chat/mentionSearch";
 import { pickModel } from "./chat/modelPicker";
 import { MCP_VIEW_ID, McpTreeProvider } from "./mcp/mcpView";
@@ -130,7 +131,9 @@ export async function activate(context: vscode.ExtensionContext): Promise<LoviaE
   // chatHost's closures reach `approvals` only once activation is done.
   const controller = new ChatController(host.lovia, store, chatHost);
   const approvals = new ApprovalManager(store, proposals, (params) => controller.approve(params));
-  const chatView = new ChatViewProvider(context.extensionUri, controller, log, searchMentions);
+  const chatView = new ChatViewProvider(context.extensionUri, controller, log, searchMentions, () =>
+    listCommands(host.lovia, chatHost.defaultCwd()),
+  );
   host.commandRouter = (command, args, next) =>
     routeCommand(command, args, next, {
       reveal: () => chatView.reveal(),

@@ -57,6 +57,9 @@ DEFAULT_PROTECTED_PATHS: tuple[str, ...] = (
     "CLAUDE.md",
     ".github/copilot-instructions.md",
     ".github/instructions",
+    # command files whose prompts a user runs (lovia.workspace.project_commands)
+    ".claude/commands",
+    ".github/prompts",
 )
 """Written by lovia as patterns in the forms ``denied_paths`` takes; matched case-insensitively.
 Hosts may add to the list (``WorkspacePolicy(protected_paths=...)``); see docs/security.md."""

@@ -27,6 +27,7 @@ from lovia_server.acp.capabilities import initialize_response
 from lovia_server.acp.commands import (
     commands_update,
     expand_command,
+    prompt_command,
     skill_roots,
     skills_plugin,
 )
@@ -69,6 +70,7 @@ from lovia_server.acp.workspace import (
 from lovia_server.acp.worktrees import AcpWorktrees, check_isolation
 from lovia_server.host.agent_factory import RunPlace
 from lovia_server.host.agents import check_model
+from lovia_server.host.command_runs import local_reply_spec
 from lovia_server.host.core import DEMO_MODEL, DoorPorts, HostCore
 from lovia_server.host.instruction_listing import instruction_files
 from lovia_server.host.ports import ProgressStage
@@ -400,18 +402,17 @@ class LoviaAcpAgent:
             self._outbox.put_nowait(("update", session.place.session_id, chunk))
 
     def _announce_commands(self, session: AcpSession) -> None:
-        """The session's skills as slash commands, sent once the response is out."""
+        """The session's commands and skills as slash commands, sent once the response is out."""
 
         async def announce() -> None:
             await asyncio.sleep(0)  # the session/* response is written first
             try:
-                _, update = await commands_update(session.place.root)
+                config = self.workspace.config_for(session.place)
+                session.commands, update = await commands_update(session.place.root, config)
             except Exception:
-                logger.warning("acp.skills_unreadable", exc_info=True)
+                logger.warning("acp.commands_unreadable", exc_info=True)
                 return
-            if update is not None:
-                session.commands = {c.name for c in update.available_commands}
-                self._outbox.put_nowait(("update", session.place.session_id, update))
+            self._outbox.put_nowait(("update", session.place.session_id, update))
 
         self._spawn(announce())
 
@@ -511,11 +512,18 @@ class LoviaAcpAgent:
         self._tell_instructions(session)
         if not given.display and isinstance(given.model_input, str) and not given.model_input:
             raise invalid_params("The prompt has no text or resource", "prompt")
-        expanded = expand_command(given.display, session.commands)
-        if expanded != given.display and isinstance(given.model_input, str):
-            given = PromptInput(
-                given.display, given.model_input.replace(given.display, expanded, 1)
-            )
+        try:
+            config = self.workspace.config_for(session.place)
+            command = await prompt_command(given.display, session.commands, config)
+        except p.ProtocolError as exc:
+            raise from_protocol_error(exc) from None
+        if command is not None and command.reply is not None:
+            return await self._reply(session, given.display, command.reply)
+        if command is not None and command.mode == "plan" and not session.plan:
+            await self._enter_plan_mode(session)
+        text = command.model_input if command else expand_command(given.display, session.commands)
+        if text != given.display and isinstance(given.model_input, str):
+            given = PromptInput(given.display, given.model_input.replace(given.display, text, 1))
         while True:
             waiter: asyncio.Future[p.RunFinishedEvent] = asyncio.get_running_loop().create_future()
             async with session.starting:
@@ -541,6 +549,33 @@ class LoviaAcpAgent:
             if finished.status == "cancelled":
                 return prompt_response(finished)
             # the run ended before it could take the message in: it starts the next run
+
+    async def _reply(self, session: AcpSession, display: str, reply: str) -> a.PromptResponse:
+        """A command answered without the model (``/help``): a run of one scripted reply."""
+        core = await self.core()
+        sid = session.place.session_id
+        place = core.agents.place(sid)
+        waiter: asyncio.Future[p.RunFinishedEvent] = asyncio.get_running_loop().create_future()
+        async with session.starting:
+            try:
+                launch = await core.supervisor.start(
+                    session_id=sid,
+                    prompt=display,
+                    model_input=display,
+                    spec=local_reply_spec(reply, place.root, place.cwd),
+                    max_turns=1,
+                )
+            except p.ProtocolError as exc:
+                raise from_protocol_error(exc) from None
+            session.waiters.setdefault(launch.run_id, []).append(waiter)
+        return prompt_response(await waiter)
+
+    async def _enter_plan_mode(self, session: AcpSession) -> None:
+        """A plan-mode command (``/plan``, ``/review``) puts the session in plan mode, as the
+        mode selector would; the client is told."""
+        await self._set_mode(session, "plan", "modeId")
+        update = a.CurrentModeUpdate(session_update="current_mode_update", current_mode_id="plan")
+        await self._send_update(session.place.session_id, update)
 
     async def _start_run(self, session: AcpSession, given: PromptInput) -> str:
         core = await self.core()

@@ -32,10 +32,11 @@ class ChatInput:
         self.reader: LineReader | None = None
         self._loading: asyncio.Future[Any] | None = None
         self.commands: list[str] = []
+        self.meta: dict[str, str] = {}
         self.on_interrupt: Callable[[], None] = lambda: None
 
     def start(self, commands: list[str], on_interrupt: Callable[[], None]) -> None:
-        self.commands, self.on_interrupt = commands, on_interrupt
+        self.commands, self.on_interrupt = list(commands), on_interrupt
         if self.tty and os.environ.get("TERM", "") not in ("", "dumb"):
             # Imported in a thread while the server starts: it is ~0.1 s of the start-up.
             self._loading = asyncio.get_running_loop().run_in_executor(None, _load_editor)
@@ -53,7 +54,7 @@ class ChatInput:
             self.term.line(self.term.c("2", EDITOR_HINT))
             self._plain()
             return
-        self.editor = editor_class(self.term.out, self.commands, self.on_interrupt)
+        self.editor = editor_class(self.term.out, self.commands, self.on_interrupt, self.meta)
         self.term.out = self.editor.output
 
     async def read(self, prompt: str) -> str | None:
@@ -68,6 +69,11 @@ class ChatInput:
         line = await self.reader.read()
         self.term.at_line_start = True  # the user's Enter ended the line
         return line
+
+    def add_commands(self, meta: dict[str, str]) -> None:
+        """More commands to complete (the server's), with what to show beside each."""
+        self.commands += [name for name in meta if name not in self.commands]
+        self.meta.update(meta)
 
     def unread(self, line: str) -> None:
         if self.editor is not None:

@@ -121,19 +121,27 @@ class LiveOutput:
 
 class PromptLine:
     """One prompt_toolkit session for the whole chat: history across prompts, completion of the
-    local commands. Ctrl-C at the prompt (raw mode: a key, not SIGINT) goes to ``on_interrupt``,
-    Ctrl-D on an empty line ends the input."""
+    commands (the chat's and the server's). Ctrl-C at the prompt (raw mode: a key, not SIGINT)
+    goes to ``on_interrupt``, Ctrl-D on an empty line ends the input."""
 
     def __init__(
-        self, stream: IO[str], commands: list[str], on_interrupt: Callable[[], None]
+        self,
+        stream: IO[str],
+        commands: list[str],
+        on_interrupt: Callable[[], None],
+        meta: dict[str, str] | None = None,
     ) -> None:
+        """``commands`` and ``meta`` (what a completion shows beside a command) are read at
+        each completion: the server's commands join them once it has listed them."""
         self.on_interrupt = on_interrupt
         self.session: PromptSession[str] = PromptSession(
             history=InMemoryHistory(),
-            completer=WordCompleter(commands, sentence=True),
+            completer=WordCompleter(commands, sentence=True, meta_dict=meta),
             complete_while_typing=False,
             erase_when_done=True,  # the line typed is shown by what it does (you: …, a steer)
         )
+        if meta is not None and isinstance(self.session.completer, WordCompleter):
+            self.session.completer.meta_dict = meta  # the same dict (an empty one is not kept)
         self.output = LiveOutput(stream, self.session.app)
         self._unread: deque[str] = deque()
         self._draft = ""  # typed, not yet entered, when the prompt was taken down

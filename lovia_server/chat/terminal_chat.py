@@ -27,7 +27,14 @@ from pathlib import Path
 from typing import IO, Any
 
 from lovia_server.chat.chat_args import parse_chat_args
-from lovia_server.chat.chat_commands import COMMANDS, HELP, command_of, unknown
+from lovia_server.chat.chat_commands import (
+    COMMANDS,
+    HELP,
+    command_of,
+    server_commands,
+    server_help,
+    unknown,
+)
 from lovia_server.chat.chat_input import ChatInput, stdin_is_tty
 from lovia_server.chat.chat_notices import describe_error, instructions_notice, sandbox_notice
 from lovia_server.chat.client import RpcError, StdioClient
@@ -71,6 +78,8 @@ class ChatSession:
         self._input_ended = False
         self._queued: deque[str] = deque()  # lines for the next prompts, in order
         self._deferred: list[str] = []  # commands typed during a run, for after it
+        self.commands: dict[str, str] = {}  # the server's (lovia/commands), for lovia/run
+        self.command_help = ""
 
     @property
     def live(self) -> bool:
@@ -193,7 +202,7 @@ class ChatSession:
         if command is not None:  # a command is never a steer
             if command == "/help":
                 self.help()
-            elif command in COMMANDS:
+            elif command in COMMANDS or command in self.commands:
                 self.term.line(self.term.c("2", f"  ({command} after this run; Ctrl-C cancels it)"))
                 self._deferred.append(line)
             else:
@@ -212,8 +221,14 @@ class ChatSession:
         self.term.line(self.term.c("2", "  (steer queued for the next turn)"))
 
     def help(self) -> None:
-        for line in HELP.splitlines():
+        for line in [*HELP.splitlines(), *self.command_help.splitlines()]:
             self.term.line(self.term.c("2", line))
+
+    async def list_commands(self) -> dict[str, str]:
+        """The server's commands (``lovia/commands``), kept for ``/help``; for completion."""
+        listed = (await self.client.request("lovia/commands", {}))["commands"]
+        self.commands, self.command_help = server_commands(listed), server_help(listed)
+        return self.commands
 
     def _put_back(self, line: str) -> None:
         """A line for the next prompt (typed as the run ended)."""
@@ -490,6 +505,7 @@ class ChatCommand:
             listed = instructions_notice(status_now)
             if listed:
                 term.line(term.c("2", listed))
+            reader.add_commands(await chat.list_commands())
             status = await self._converse(chat, root)
         except RpcError as exc:
             message, hint = describe_error(exc, args)
@@ -534,7 +550,10 @@ class ChatCommand:
             elif command == "/new":
                 chat.session_id = None
                 term.line(term.c("2", "(a new session: the next message starts afresh)"))
-            elif command is not None:
+                first = line.split(maxsplit=1)[1:]  # /new with a message: it starts the session
+                if first and first[0].strip():
+                    await chat.run(first[0].strip(), root)
+            elif command is not None and command not in chat.commands:
                 term.line(term.c("33", unknown(command)))
             elif line.strip():
                 await chat.run(line.strip(), root)

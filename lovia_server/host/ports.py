@@ -41,6 +41,9 @@ class RunSpec:
     price: Price | None = None  # the model's, when known: usage payloads carry a cost
     plan: bool = False
     """A plan-mode run (docs/customization.md#plan-mode): nothing it would ask is asked."""
+    remembered: bool = True
+    """False: the run is not part of the conversation the model sees later (a reply lovia
+    gives itself, such as ``/help``)."""
 
 
 class EditorPort(Protocol):

@@ -469,7 +469,7 @@ class RunSupervisor:
                 handle = Runner.stream(
                     ctl.spec.agent,
                     model_input,
-                    session=self.sessions,
+                    session=self.sessions if ctl.spec.remembered else None,
                     session_id=ctl.session_id,
                     checkpoint=checkpoint,
                     mailbox=ctl.mailbox,

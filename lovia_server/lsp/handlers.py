@@ -12,6 +12,7 @@ first request, so ``initialize`` is answered before the models load.
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -20,6 +21,13 @@ from typing import TYPE_CHECKING, Any, Generic, TypeVar
 import lovia
 from lovia_server import protocol as p
 from lovia_server.host.agents import BUILTIN_CODING
+from lovia_server.host.command_runs import (
+    CommandRun,
+    command_infos,
+    command_run,
+    local_reply_spec,
+    workspace_commands,
+)
 from lovia_server.host.instruction_listing import instruction_files
 from lovia_server.host.sandbox_setup import sandbox_status
 from lovia_server.host.worktree_runs import WorktreeRequest
@@ -75,24 +83,64 @@ async def run(rt: ServerRuntime, params: p.RunParams) -> p.LaunchResult:
             {"field": "cwd", "hint": "Open a folder in the editor first."},
         )
     cwd = rt.workspace.resolve_cwd(params.cwd)
+    command = await _command(rt, params.prompt, cwd)
+    if command is not None:
+        if command.reply is not None:
+            return await _reply(rt, params, cwd, command)
+        params = params.model_copy(
+            update={
+                # a command may narrow a run to plan mode, never widen a plan-mode request
+                "mode": "plan" if command.mode == "plan" else params.mode,
+                "model": command.model or params.model,
+                "session_id": None if command.new_session else params.session_id,
+            }
+        )
+    text = command.model_input if command is not None else params.prompt
     worktrees = rt.core.worktrees
     if params.session_id is not None:
         worktree = await worktrees.of_session(params.session_id)
         if worktree is not None:
             # a prompt in a worktree run's session runs in the same worktree: ``at`` is in it
             # (the request's own ``cwd`` names the workspace's folders)
-            return await worktrees.follow_up(worktree, lambda at: _launch(rt, params, at))
+            return await worktrees.follow_up(worktree, lambda at: _launch(rt, params, at, text))
     if params.isolation == "worktree":
         if params.mode == "plan":
             raise p.invalid_params(
                 "Plan mode changes nothing, so it has no worktree: run it in the workspace",
                 "mode",
             )
-        return await _run_in_worktree(rt, params, cwd)
-    return await _launch(rt, params, cwd)
+        return await _run_in_worktree(rt, params, cwd, text)
+    return await _launch(rt, params, cwd, text)
 
 
-async def _launch(rt: ServerRuntime, params: p.RunParams, cwd: Path) -> p.LaunchResult:
+async def _command(rt: ServerRuntime, prompt: str, cwd: Path) -> CommandRun | None:
+    """A prompt that starts with ``/name``, as the run it asks for (docs/customization.md)."""
+    if not prompt.startswith("/"):
+        return None
+    config = rt.workspace.config_for(rt.workspace.root_for(cwd))
+    return command_run(prompt, await asyncio.to_thread(workspace_commands, config))
+
+
+async def _reply(
+    rt: ServerRuntime, params: p.RunParams, cwd: Path, command: CommandRun
+) -> p.LaunchResult:
+    """A command answered without the model (``/help``): a run of one scripted reply."""
+    assert command.reply is not None
+    core = rt.core
+    asked = None if command.new_session else params.session_id
+    session_id = await core.supervisor.claim_session(asked)
+    place = core.agents.place(session_id, cwd)
+    return await core.supervisor.start(
+        session_id=session_id,
+        prompt=params.prompt,
+        model_input=params.prompt,
+        spec=local_reply_spec(command.reply, place.root, place.cwd),
+        max_turns=1,
+        new_session=asked is None,
+    )
+
+
+async def _launch(rt: ServerRuntime, params: p.RunParams, cwd: Path, text: str) -> p.LaunchResult:
     core = rt.core
     session_id = await core.supervisor.claim_session(params.session_id)
     context = await rt.workspace.context(params.context)
@@ -102,7 +150,7 @@ async def _launch(rt: ServerRuntime, params: p.RunParams, cwd: Path) -> p.Launch
     spec = await core.agents.for_run(
         session_id, cwd, agent=params.agent, model=params.model, plan=plan
     )
-    model_input = params.prompt if not context.text else f"{params.prompt}\n\n{context.text}"
+    model_input = text if not context.text else f"{text}\n\n{context.text}"
     return await core.supervisor.start(
         session_id=session_id,
         prompt=params.prompt,
@@ -114,7 +162,9 @@ async def _launch(rt: ServerRuntime, params: p.RunParams, cwd: Path) -> p.Launch
     )
 
 
-async def _run_in_worktree(rt: ServerRuntime, params: p.RunParams, cwd: Path) -> p.LaunchResult:
+async def _run_in_worktree(
+    rt: ServerRuntime, params: p.RunParams, cwd: Path, text: str
+) -> p.LaunchResult:
     if params.session_id is not None:
         raise p.invalid_params(
             "A worktree run starts a conversation of its own: steer it, or omit sessionId "
@@ -122,7 +172,7 @@ async def _run_in_worktree(rt: ServerRuntime, params: p.RunParams, cwd: Path) ->
             "sessionId",
         )
     context = await rt.workspace.context(params.context)
-    model_input = params.prompt if not context.text else f"{params.prompt}\n\n{context.text}"
+    model_input = text if not context.text else f"{text}\n\n{context.text}"
     return await rt.core.worktrees.start(
         WorktreeRequest(
             prompt=params.prompt,
@@ -277,6 +327,15 @@ def _first_root(rt: ServerRuntime) -> Path | None:
 @handles(p.MCP_RESTART)
 async def mcp_restart(rt: ServerRuntime, params: p.MCPRestartParams) -> p.MCPRestartResult:
     return p.MCPRestartResult(server=await rt.core.mcp.restart(params.name, _first_root(rt)))
+
+
+@handles(p.COMMANDS)
+async def commands(rt: ServerRuntime, params: p.CommandsParams) -> p.CommandsResult:
+    if not rt.workspace.folders():
+        return p.CommandsResult(commands=[])
+    root = rt.workspace.root_for(rt.workspace.resolve_cwd(params.cwd))
+    found = await asyncio.to_thread(workspace_commands, rt.workspace.config_for(root))
+    return p.CommandsResult(commands=command_infos(found, root))
 
 
 # ============================================================================== worktree runs

@@ -51,6 +51,7 @@ def _load_models() -> None:
 # package first and must get an AttributeError, so the import system loads the module.
 _SUBMODULES = frozenset(
     {
+        "command_methods",
         "docs",
         "editor_requests",
         "errors",

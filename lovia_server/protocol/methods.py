@@ -15,6 +15,9 @@ from typing import Annotated, Any, Generic, Literal, TypeAlias, TypeVar, get_arg
 from pydantic import AfterValidator, Field, ValidationError
 from typing_extensions import TypeAliasType
 
+from lovia_server.protocol.command_methods import *  # noqa: F403
+from lovia_server.protocol.command_methods import CommandsParams, CommandsResult
+from lovia_server.protocol.command_methods import __all__ as _command_all
 from lovia_server.protocol.errors import invalid_params
 from lovia_server.protocol.events import (
     ApprovalChoice,
@@ -732,6 +735,14 @@ MCP_RESTART = Method(
     MCPRestartResult,
     "stops one pooled MCP server and starts it again now (-32602 for an unknown name)",
 )
+COMMANDS = Method(
+    "lovia/commands",
+    CommandsParams,
+    CommandsResult,
+    "the `/` commands a prompt may start with (built-in, the workspace's, the user's); "
+    "`lovia/run` expands such a prompt, answers `/help` without the model and refuses an "
+    "unknown `/name` with -32602 and `data.hint`",
+)
 WORKTREE_LIST = Method(
     "lovia/worktree/list",
     WorktreeListParams,
@@ -783,6 +794,7 @@ METHOD_TABLE: tuple[Method[Any, Any], ...] = (
     RESTORE,
     STATUS,
     MCP_RESTART,
+    COMMANDS,
     WORKTREE_LIST,
     WORKTREE_DIFF,
     WORKTREE_APPLY,
@@ -798,6 +810,7 @@ __all__ = [
     "APPROVE",
     "CANCEL",
     "CHECKPOINTS",
+    "COMMANDS",
     "DELETE_SESSION",
     "EDIT_MODES",
     "EVENT_METHOD",
@@ -890,4 +903,5 @@ __all__ = [
     "command_name",
     "parse_params",
     *_worktree_all,
+    *_command_all,
 ]

@@ -545,6 +545,46 @@ def test_commands_are_answered_locally_and_a_path_is_a_message(env, ws, screens,
     assert "Traceback" not in screen.text
 
 
+FIX_ISSUE = """\
+---
+allowed-tools: Bash(git add:*), Bash(git status:*), Bash(git commit:*)
+argument-hint: [issue-number]
+description: Fix a GitHub issue
+---
+
+Fix issue #$ARGUMENTS following our coding standards.
+"""
+
+
+@pytest.mark.parametrize("term", ["xterm", "dumb"])
+def test_a_claude_code_command_file_completes_expands_and_is_in_help(env, ws, screens, term):
+    (ws / ".claude" / "commands").mkdir(parents=True)
+    (ws / ".claude" / "commands" / "fix-issue.md").write_text(FIX_ISSUE)
+    screen = screens(_helper(ws), env={**env, "TERM": term}, cwd=ws)
+    screen.shows(">")
+    if term == "xterm":
+        screen.type("/fix\t")  # Tab completes the workspace's command
+        screen.shows("> /fix-issue")
+        screen.type(" 123\r")
+    else:
+        screen.type("/fix-issue 123\r")
+    screen.shows("you: /fix-issue 123")
+    screen.shows("echo: Fix issue #123 following our coding standards.")
+    screen.type("/help\r")
+    screen.shows("commands run by the agent (expanded by the server):")
+    screen.shows("/fix-issue [issue-number]  Fix a GitHub issue  [workspace: ")
+    screen.shows("/plan <what to plan>")
+    screen.type("/new hello again\r")  # a new session that starts with this message
+    screen.shows("echo: hello again")
+    screen.type("/quit\r")
+    assert screen.wait() == 0, screen.text
+    # the model got the expanded prompt, and nothing of /help
+    assert (ws / "received").read_text() == (
+        "Fix issue #123 following our coding standards.\nhello again\n"
+    )
+    assert "Traceback" not in screen.text
+
+
 @pytest.mark.parametrize("term", ["xterm", "dumb"])
 def test_the_demo_without_a_prompt_plays_its_script_then_stays_in_the_chat(
     env, tmp_path, screens, term

@@ -2,7 +2,15 @@ import * as crypto from "node:crypto";
 import * as vscode from "vscode";
 import type { ChatController } from "./controller";
 import { makeNonce, renderWebviewHtml } from "./html";
-import { checkWebviewIntent, isWebviewIntent, type ChatViewState, type Mention, type MentionsMessage } from "./messages";
+import {
+  checkWebviewIntent,
+  isWebviewIntent,
+  type ChatViewState,
+  type CommandItem,
+  type CommandsMessage,
+  type Mention,
+  type MentionsMessage,
+} from "./messages";
 import { ViewSync } from "./viewSync";
 
 export const CHAT_VIEW_ID = "lovia.chat";
@@ -28,6 +36,7 @@ export class ChatViewProvider implements vscode.WebviewViewProvider, vscode.Disp
     private readonly controller: ChatController,
     private readonly log: vscode.LogOutputChannel,
     private readonly mentions: (query: string) => Promise<Mention[]> = () => Promise.resolve([]),
+    private readonly commands: () => Promise<CommandItem[]> = () => Promise.resolve([]),
   ) {
     this.disposables.push(this.controller.onDidChange((state) => this.schedule(state)));
   }
@@ -57,6 +66,10 @@ export class ChatViewProvider implements vscode.WebviewViewProvider, vscode.Disp
         }
         if (msg.type === "mentionQuery") {
           void this.answerMentions(view, msg.query, msg.requestId);
+          return;
+        }
+        if (msg.type === "commandQuery") {
+          void this.answerCommands(view, msg.requestId);
           return;
         }
         void this.controller.handle(msg);
@@ -101,6 +114,18 @@ export class ChatViewProvider implements vscode.WebviewViewProvider, vscode.Disp
       this.log.warn(`mention search failed: ${err instanceof Error ? err.message : String(err)}`);
     }
     const message: MentionsMessage = { type: "mentions", requestId, items };
+    void view.webview.postMessage(message);
+  }
+
+  /** The `/` menu's commands, from the server (`lovia/commands`), read afresh each time it opens. */
+  private async answerCommands(view: vscode.WebviewView, requestId: number): Promise<void> {
+    let items: CommandItem[] = [];
+    try {
+      items = await this.commands();
+    } catch (err) {
+      this.log.warn(`listing commands failed: ${err instanceof Error ? err.message : String(err)}`);
+    }
+    const message: CommandsMessage = { type: "commands", requestId, items };
     void view.webview.postMessage(message);
   }
 

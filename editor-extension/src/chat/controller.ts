@@ -256,6 +256,7 @@ export class ChatController implements Disposable {
         await this.send(intent.text, intent.mode, intent.context ? this.host.resolveMentions(intent.context) : undefined);
         return;
       case "mentionQuery":
+      case "commandQuery":
         return; // answered by the chat view, which owns the webview
       case "newWorktreeAgent":
         await this.startWorktreeRun(intent.text, intent.context ? this.host.resolveMentions(intent.context) : undefined);

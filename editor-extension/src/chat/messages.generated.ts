@@ -20,6 +20,15 @@ export interface Mention {
   range?: Range;
 }
 
+/** A `/` command for the composer's menu (from `lovia/commands`). */
+export interface CommandItem {
+  name: string;
+  description: string;
+  argumentHint?: string;
+  /** Where it comes from: `built-in`, `workspace` or `user`. */
+  source: string;
+}
+
 /** What the webview posts: a user's intent (an untrusted boundary; the extension validates each with `checkWebviewIntent` before use). */
 export type WebviewIntent =
   /** The page loaded (again): send the whole state. */
@@ -37,6 +46,11 @@ export type WebviewIntent =
   | {
     type: "mentionQuery";
     query: string;
+    requestId: number;
+  }
+  /** The user typed `/` at the start of the composer; answered by a `commands` message with the same `requestId`. */
+  | {
+    type: "commandQuery";
     requestId: number;
   }
   /** Start the composer's text as a new agent in a git worktree of its own (`lovia/run` with `isolation: "worktree"`), beside the shown conversation. */
@@ -207,11 +221,18 @@ export interface MentionsMessage {
   items: Mention[];
 }
 
+/** The `/` commands of the panel's folder (answers a commandQuery). */
+export interface CommandsMessage {
+  type: "commands";
+  requestId: number;
+  items: CommandItem[];
+}
+
 /** What the view sync posts (the panel's state). */
 export type SyncMessage = ResetMessage | PatchMessage;
 
 /** What the extension posts to the webview. */
-export type ExtensionMessage = ResetMessage | PatchMessage | MentionsMessage;
+export type ExtensionMessage = ResetMessage | PatchMessage | MentionsMessage | CommandsMessage;
 
 // ---------------------------------------------------------------------------
 // Validation
@@ -271,6 +292,16 @@ function webviewIntentProblem(value: unknown, at: string): string | undefined {
       if (typeof valueRequestId !== "number" || !Number.isInteger(valueRequestId)) return `${at}.requestId: expected an integer`;
       for (const valueKey of Object.keys(value)) {
         if (["type", "query", "requestId"].includes(valueKey)) continue;
+        return `${at}: unexpected property ${JSON.stringify(valueKey)}`;
+      }
+      return undefined;
+    }
+    case "commandQuery": {
+      const valueRequestId: unknown = value["requestId"];
+      if (valueRequestId === undefined) return `${at}: missing "requestId"`;
+      if (typeof valueRequestId !== "number" || !Number.isInteger(valueRequestId)) return `${at}.requestId: expected an integer`;
+      for (const valueKey of Object.keys(value)) {
+        if (["type", "requestId"].includes(valueKey)) continue;
         return `${at}: unexpected property ${JSON.stringify(valueKey)}`;
       }
       return undefined;

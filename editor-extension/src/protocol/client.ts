@@ -8,6 +8,7 @@ import {
   type ApproveParams,
   type CancelParams,
   type CheckpointParams,
+  type CommandsParams,
   type DeleteSessionParams,
   type ErrorCodeName,
   type LoviaEvent,
@@ -180,6 +181,10 @@ export class LoviaClient implements Disposable {
   }
   status() {
     return this.request(Methods.status, {});
+  }
+  /** The `/` commands a prompt may start with (built-in, the folder's, the user's). */
+  commands(params: CommandsParams = {}) {
+    return this.request(Methods.commands, params);
   }
   worktreeList(params: WorktreeListParams = {}) {
     return this.request(Methods.worktreeList, params);

@@ -52,6 +52,7 @@ export type RestoreAction = "create" | "modify" | "delete";
 export type SkipReason = "too_large" | "unreadable" | "denied" | "unsaved_file_in_the_way" | "failed";
 export type EditMode = "server" | "workspaceEdit";
 export type MCPServerState = "idle" | "starting" | "running" | "restarting" | "failed" | "stopped";
+export type CommandSource = "built-in" | "workspace" | "user";
 export type WorktreeState = "queued" | "active" | "applied" | "discarded" | "kept";
 export type LandingVerdict = "clean" | "merged" | "unchanged" | "conflict";
 /**
@@ -195,6 +196,13 @@ export interface LoviaProtocol {
     "lovia/mcpRestart": {
       params: MCPRestartParams;
       result: MCPRestartResult;
+    };
+    /**
+     * the `/` commands a prompt may start with (built-in, the workspace's, the user's); `lovia/run` expands such a prompt, answers `/help` without the model and refuses an unknown `/name` with -32602 and `data.hint`
+     */
+    "lovia/commands": {
+      params: CommandsParams;
+      result: CommandsResult;
     };
     /**
      * the worktree runs of this state directory with their state, newest first
@@ -1067,6 +1075,23 @@ export interface MCPRestartParams {
 }
 export interface MCPRestartResult {
   server: MCPServerInfo;
+}
+export interface CommandsParams {
+  cwd?: string;
+}
+export interface CommandsResult {
+  commands: CommandInfo[];
+}
+/**
+ * One `/name` a prompt may start with.
+ */
+export interface CommandInfo {
+  name: string;
+  description: string;
+  argumentHint: string | null;
+  source: CommandSource;
+  path: string | null;
+  mode: ("plan" | "act") | null;
 }
 export interface WorktreeListParams {
   includeClosed?: boolean;

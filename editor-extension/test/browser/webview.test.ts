@@ -547,6 +547,59 @@ describe("chat webview in Chromium", () => {
     await postState(baseState(run));
   });
 
+  it("lists the commands in a / menu with their descriptions and sources, and sends the picked one", async () => {
+    const r = createRunView("run_c", "ses_c");
+    const ev = (seq: number, e: Record<string, unknown>) => applyEvent(r, { sessionId: "ses_c", runId: "run_c", seq, ts: seq, ...e } as unknown as LoviaEvent);
+    ev(1, { kind: "run.started", prompt: "x", cwd: "/w", model: "m", agent: "a", resumed: false });
+    ev(2, { kind: "run.finished", status: "completed", resumable: false, usage: { inputTokens: 1, outputTokens: 1 } });
+    await postState(baseState(r));
+    await clearPosted();
+    const input = page.locator("textarea.composer-input");
+    await input.fill("");
+    await input.pressSequentially("/");
+    const queries = async () => (await posted()).filter((m) => (m as { type: string }).type === "commandQuery");
+    await expect.poll(async () => (await queries()).length).toBe(1);
+    const requestId = ((await queries()).at(-1) as { requestId: number }).requestId;
+    const items = [
+      { name: "help", description: "List the commands (answered here, never sent to the model)", source: "built-in" },
+      { name: "plan", description: "Plan first: explore and propose a plan, change nothing", argumentHint: "<what to plan>", source: "built-in" },
+      { name: "review", description: "Review the working tree's changes (git diff), changing nothing", argumentHint: "[focus]", source: "built-in" },
+      { name: "fix-issue", description: "Fix a GitHub issue", argumentHint: "[issue-number]", source: "workspace" },
+      { name: "frontend:component", description: "A component", source: "workspace" },
+      { name: "mine", description: "my own", source: "user" },
+    ];
+    await web.post({ type: "commands", requestId, items } as never);
+    const menu = page.locator(".command-popup");
+    await expect.poll(() => menu.locator("li").count()).toBe(6);
+    expect(await menu.locator("li .command-name").allTextContents()).toEqual(["/help", "/plan", "/review", "/fix-issue", "/frontend:component", "/mine"]);
+    const fix = menu.locator("li").nth(3);
+    expect(await fix.locator(".command-description").textContent()).toBe("Fix a GitHub issue");
+    expect(await fix.locator(".command-hint").textContent()).toBe("[issue-number]");
+    expect(await fix.locator(".command-source").textContent()).toBe("workspace");
+    expect(await menu.locator("li").first().locator(".command-source").count()).toBe(0);
+    await input.pressSequentially("fi");
+    await expect.poll(() => menu.locator("li").count()).toBe(1);
+    expect(await queries()).toHaveLength(1); // narrowing does not ask again
+    await input.press("Tab");
+    expect(await input.inputValue()).toBe("/fix-issue ");
+    expect(await menu.isHidden()).toBe(true);
+    await input.pressSequentially("123");
+    await clearPosted();
+    await input.press("Enter");
+    expect(await posted()).toEqual([{ type: "send", text: "/fix-issue 123", mode: "prompt" }]);
+    // a path is a message, not a command: the menu closes at its second slash
+    await input.pressSequentially("/usr/bin/python is broken");
+    expect(await menu.isHidden()).toBe(true);
+    await input.fill("");
+    await input.pressSequentially("/");
+    await expect.poll(async () => (await queries()).length).toBe(2);
+    await web.post({ type: "commands", requestId: ((await queries()).at(-1) as { requestId: number }).requestId, items } as never);
+    await expect.poll(() => menu.locator("li").count()).toBe(6);
+    await page.screenshot({ path: `${artifacts}/webview-commands.png` });
+    await input.fill("");
+    await postState(baseState(run));
+  });
+
   it("turns the composer into a steer box with stop and withdraw while the run is live", async () => {
     const composer = page.locator("form.composer");
     expect(await composer.getAttribute("class")).toContain("steering");

@@ -36,7 +36,7 @@ function fakeView() {
       asWebviewUri: (u: Uri) => Uri.from({ scheme: "https", authority: "webview.example", path: u.path }),
       postMessage: (m: ExtensionMessage) => {
         posted.push(m);
-        if (m.type !== "mentions") model.apply(JSON.parse(JSON.stringify(m)) as typeof m);
+        if (m.type !== "mentions" && m.type !== "commands") model.apply(JSON.parse(JSON.stringify(m)) as typeof m);
         return Promise.resolve(true);
       },
       onDidReceiveMessage: incoming.event,

@@ -15,6 +15,7 @@ const VALID: WebviewIntent[] = [
   { type: "send", text: "hi", mode: "prompt", context: [mention, { kind: "file", label: "a.ts", uri: "file:///w/a.ts" }] },
   { type: "send", text: "faster", mode: "steer" },
   { type: "mentionQuery", query: "sel", requestId: 3 },
+  { type: "commandQuery", requestId: 4 },
   { type: "newWorktreeAgent", text: "try it another way", context: [mention] },
   { type: "newWorktreeAgent", text: "and another" },
   { type: "unsteer", runId: "r1", messageId: "m1" },

@@ -1,0 +1,122 @@
+"""Prompts that start with ``/name``: the commands every front door expands the same way.
+
+The commands themselves (built-ins, the workspace's and the user's files) are
+:mod:`lovia.workspace.project_commands`; here a prompt becomes what the run does: the expanded
+prompt (the transcript keeps what the user typed), the mode and model the command sets, a new
+conversation for ``/new``, or a reply given without the model (``/help``). An unknown ``/name``
+is refused before any model call.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Literal
+
+from lovia.exceptions import UserError
+from lovia.workspace.project_commands import (
+    USER_COMMANDS,
+    Command,
+    find_commands,
+    help_text,
+    invoke,
+)
+from lovia_server import protocol as p
+from lovia_server.host.ports import RunSpec
+
+if TYPE_CHECKING:
+    from lovia.workspace import LocalWorkspace
+
+LOCAL_AGENT = "lovia:local"
+"""The agent label of a run answered without the model (``/help``)."""
+
+
+@dataclass(frozen=True)
+class CommandRun:
+    """What a ``/name`` prompt runs as."""
+
+    model_input: str
+    mode: Literal["plan", "act"] | None = None
+    model: str | None = None
+    reply: str | None = None
+    """Answered here, never sent to the model."""
+    new_session: bool = False
+
+
+def workspace_commands(config: LocalWorkspace) -> list[Command]:
+    """The commands for a folder's workspace, read through its policy (blocking: a thread)."""
+    return find_commands(config.root, config.policy, user_dir=USER_COMMANDS)
+
+
+def command_infos(commands: list[Command], root: Path) -> list[p.CommandInfo]:
+    return [
+        p.CommandInfo(
+            name=c.name,
+            description=c.description,
+            argument_hint=c.argument_hint,
+            source=c.source,
+            path=None if c.path is None else str(root / c.path) if c.source == "workspace"
+            else c.path,
+            mode=c.mode,
+        )
+        for c in commands
+    ]  # fmt: skip
+
+
+def command_run(prompt: str, commands: list[Command]) -> CommandRun | None:
+    """``prompt`` as a command run; None when it does not start with ``/name``. An unknown
+    command, or one that cannot run as given, is -32602 with ``data.hint``."""
+    try:
+        invocation = invoke(prompt, commands)
+    except UserError as exc:
+        raise p.invalid_params(exc.message, "prompt", hint=exc.hint) from None
+    if invocation is None:
+        return None
+    command = invocation.command
+    if command.action == "help":
+        return CommandRun(model_input="", reply=help_text(commands))
+    if command.action == "new":
+        if not invocation.arguments:
+            reply = "A new conversation: your next message starts it afresh."
+            return CommandRun(model_input="", reply=reply, new_session=True)
+        return CommandRun(model_input=invocation.prompt, new_session=True)
+    if not invocation.prompt.strip():
+        raise p.invalid_params(
+            f"/{command.name} needs {command.argument_hint or 'something to work on'}",
+            "prompt",
+            hint=f"Type it after the command: /{command.name} {command.argument_hint or '...'}",
+        )
+    # a Claude Code alias (``sonnet``) is not a lovia model id: the session's model is kept
+    model = command.model if command.model and ":" in command.model else None
+    return CommandRun(model_input=invocation.prompt, mode=command.mode, model=model)
+
+
+def local_reply_spec(text: str, root: Path, cwd: Path) -> RunSpec:
+    """A run that answers ``text`` without a model: a script of one reply, no tools."""
+    from lovia.agent import Agent
+    from lovia.testing import ScriptedProvider
+    from lovia.testing import text as reply
+
+    agent: Agent[None] = Agent(
+        name="lovia-local",
+        instructions="Answers lovia's own commands locally.",
+        model=ScriptedProvider([reply(text)], record=False),
+    )
+    return RunSpec(
+        agent=agent,
+        agent_label=LOCAL_AGENT,
+        model_label=None,
+        root=root,
+        cwd=cwd,
+        remembered=False,
+    )
+
+
+__all__ = [
+    "LOCAL_AGENT",
+    "CommandRun",
+    "command_infos",
+    "command_run",
+    "local_reply_spec",
+    "workspace_commands",
+]

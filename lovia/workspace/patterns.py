@@ -119,41 +119,51 @@ def any_pattern_matches(
     """``any(_pattern_matches(p, rel, abs_posix, fold=fold) for p in patterns)``, with the
     patterns compiled into three regexes (absolute, with a path, bare) once: a walk over a
     big tree judges every entry against every denied pattern."""
-    # resolved as spelled each time (cached by :func:`_canonical_abs_pattern` alone)
-    absolute = tuple(_canonical_abs_pattern(p) or "" for p in _absolute(patterns))
-    compiled = _compiled_patterns(patterns, absolute, fold)
-    if compiled is None:  # a pattern fnmatch cannot compile: the plain loop raises as before
-        return any(_pattern_matches(p, rel, abs_posix, fold=fold) for p in patterns)
-    abs_re, path_re, bare_re = compiled
-    if fold:
-        abs_posix = abs_posix.casefold()
-        rel = rel.casefold() if rel is not None else None
-    if abs_re is not None and abs_re(abs_posix) is not None:
-        return True
-    if rel is not None:
-        if path_re is not None and path_re(rel) is not None:
-            return True
-        segments = rel.split("/")
-    else:
-        segments = abs_posix.lstrip("/").split("/")
-    return bare_re is not None and any(bare_re(seg) is not None for seg in segments)
-
-
-@functools.lru_cache(maxsize=64)
-def _absolute(patterns: tuple[str, ...]) -> tuple[str, ...]:
-    return tuple(p for p in patterns if p.startswith(("/", "~")))
+    return pattern_set_matcher(patterns, fold=fold)(rel, abs_posix)
 
 
 _Match = Callable[[str], "re.Match[str] | None"]
+PathTest = Callable[[str | None, str], bool]
+"""``test(rel, abs_posix)``: whether a pattern set covers the path."""
 
 
 @functools.lru_cache(maxsize=64)
+def pattern_set_matcher(patterns: tuple[str, ...], *, fold: bool) -> PathTest:
+    """The compiled test behind :func:`any_pattern_matches` (absolute patterns resolved as
+    :func:`_canonical_abs_pattern` resolves them, once per process)."""
+    absolute = [c for p in patterns if p.startswith(("/", "~")) if (c := _canonical_abs_pattern(p))]
+    compiled = _compiled_patterns(patterns, absolute, fold)
+    if compiled is None:  # a pattern fnmatch cannot compile: the plain loop raises as before
+
+        def each(rel: str | None, abs_posix: str) -> bool:
+            return any(_pattern_matches(p, rel, abs_posix, fold=fold) for p in patterns)
+
+        return each
+    abs_re, path_re, bare_re = compiled
+
+    def test(rel: str | None, abs_posix: str) -> bool:
+        if fold:
+            abs_posix = abs_posix.casefold()
+            rel = rel.casefold() if rel is not None else None
+        if abs_re is not None and abs_re(abs_posix) is not None:
+            return True
+        if rel is not None:
+            if path_re is not None and path_re(rel) is not None:
+                return True
+            segments = rel.split("/")
+        else:
+            segments = abs_posix.lstrip("/").split("/")
+        return bare_re is not None and any(bare_re(seg) is not None for seg in segments)
+
+    return test
+
+
 def _compiled_patterns(
-    patterns: tuple[str, ...], absolute: tuple[str, ...], fold: bool
+    patterns: tuple[str, ...], absolute: list[str], fold: bool
 ) -> tuple[_Match | None, _Match | None, _Match | None] | None:
     """(absolute, with a path, bare) matchers, each the union of :func:`fnmatch.translate` of
     what :func:`_pattern_matches` compares with ``fnmatchcase``."""
-    abs_parts = [t for c in absolute if c for t in (c, c + "/*")]
+    abs_parts = [t for c in absolute for t in (c, c + "/*")]
     path_parts: list[str] = []
     bare_parts: list[str] = []
     for pattern in patterns:
@@ -177,54 +187,6 @@ def _compiled_patterns(
         return union(abs_parts), union(path_parts), union(bare_parts)
     except re.error:
         return None
-
-
-def cover_prefilter(patterns: Iterable[str], root_posix: str) -> Callable[[str], bool] | None:
-    """One test that is true for every root-relative path some of ``patterns`` covers (as
-    :func:`_pattern_matches` with ``fold``), and may be true for others: a big tree's paths
-    are judged exactly only on a hit. None when a pattern defeats it (test each path)."""
-    bare: list[str] = []  # searched: a segment anywhere in the path
-    rel: list[str] = []  # matched against the whole relative path
-    absolute: list[str] = []  # matched against the whole absolute path
-    for pattern in patterns:
-        if not pattern:
-            continue
-        if pattern.startswith(("/", "~")):
-            canon = _canonical_abs_pattern(pattern)
-            if canon:
-                absolute += [translate(canon.casefold()), translate(canon.casefold() + "/*")]
-            continue
-        pat = pattern.casefold().rstrip("/")
-        if not pat:
-            continue
-        if "/" in pat:
-            rel += [translate(pat), translate(pat + "/*")]
-            continue
-        prefilter = _segment_prefilter(pat)
-        if prefilter is None:
-            return None
-        bare.append(prefilter.pattern)
-    try:
-        tests = [
-            (re.compile("|".join(f"(?:{r})" for r in group)), how)
-            for group, how in ((bare, "search"), (rel, "match"), (absolute, "abs"))
-            if group
-        ]
-    except re.error:
-        return None
-    base = root_posix.rstrip("/") + "/"
-
-    def may_cover(path: str) -> bool:
-        folded = path.casefold()
-        for regex, how in tests:
-            if how == "search":
-                if regex.search(folded) is not None:
-                    return True
-            elif regex.match(folded if how == "match" else (base + path).casefold()) is not None:
-                return True
-        return False
-
-    return may_cover
 
 
 def name_matcher(patterns: Iterable[str], *, fold: bool) -> Callable[[str], bool]:

@@ -12,7 +12,7 @@ import logging
 import os
 import re
 import stat as _stat
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -133,32 +133,35 @@ class _SessionSearch:
             symlink_target=target.as_posix() if target is not None else None,
         )
 
+    def _collect(
+        self, found: Iterable[tuple[Path, int, str]], cap: int
+    ) -> tuple[list[DirEntry], bool]:
+        """The entries ``found`` (path, its folder's fd, its name) the policy lets the agent
+        see, at most ``cap`` (and whether more were left); only these are judged and stat'ed."""
+        entries: dict[str, DirEntry] = {}
+        for abs_path, fd, name in found:
+            if self._read_decision(abs_path) == "deny":
+                continue
+            try:
+                st_l = os.stat(name, dir_fd=fd, follow_symlinks=False)
+            except OSError:
+                continue
+            entry = self._entry(abs_path, st_l)
+            if entry is None or entry.path in entries:
+                continue
+            if len(entries) >= cap:
+                return list(entries.values()), True
+            entries[entry.path] = entry
+        return list(entries.values()), False
+
     def _list_children(
         self, rp: ResolvedPath, include_hidden: bool, cap: int
     ) -> ClippedList[DirEntry]:
-        entries: list[DirEntry] = []
-        truncated = False
         fd = _open_listable(rp)
         try:
             with os.scandir(fd) as it:
-                for de in it:
-                    name = de.name
-                    if name.startswith(".") and not include_hidden:
-                        continue
-                    abs_path = rp.abs / name
-                    if self._read_decision(abs_path) == "deny":
-                        continue
-                    try:
-                        st_l = os.stat(name, dir_fd=fd, follow_symlinks=False)
-                    except OSError:
-                        continue
-                    entry = self._entry(abs_path, st_l)
-                    if entry is None:
-                        continue
-                    if len(entries) >= cap:
-                        truncated = True
-                        break
-                    entries.append(entry)
+                names = [de.name for de in it if include_hidden or not de.name.startswith(".")]
+            entries, truncated = self._collect(((rp.abs / n, fd, n) for n in names), cap)
         finally:
             os.close(fd)
         entries.sort(key=lambda e: (not e.is_dir, e.path))
@@ -167,29 +170,12 @@ class _SessionSearch:
     def _glob_list(
         self, rp: ResolvedPath, regex: _GlobRegex, include_hidden: bool, cap: int
     ) -> ClippedList[DirEntry]:
-        found: dict[str, DirEntry] = {}
-        truncated = False
         match = regex.pattern.fullmatch
-        for rel, abs_path, fd, name in _walk_tree(
-            rp.abs, regex.max_depth, include_hidden, self._read_decision
-        ):
-            if not match(rel):
-                continue
-            # only a match is judged and stat'ed (folders were judged by the walk)
-            if self._read_decision(abs_path) == "deny":
-                continue
-            try:
-                st_l = os.stat(name, dir_fd=fd, follow_symlinks=False)
-            except OSError:
-                continue
-            entry = self._entry(abs_path, st_l)
-            if entry is None or entry.path in found:
-                continue
-            if len(found) >= cap:
-                truncated = True
-                break
-            found[entry.path] = entry
-        return ClippedList(sorted(found.values(), key=lambda e: e.path), truncated=truncated)
+        walk = _walk_tree(rp.abs, regex.max_depth, include_hidden, self._read_decision)
+        # only a match is judged and stat'ed (folders were judged by the walk)
+        found = ((abs_path, fd, name) for rel, abs_path, fd, name in walk if match(rel))
+        entries, truncated = self._collect(found, cap)
+        return ClippedList(sorted(entries, key=lambda e: e.path), truncated=truncated)
 
     # ------------------------------------------------------------------ grep
 

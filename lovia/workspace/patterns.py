@@ -202,6 +202,47 @@ def name_matcher(patterns: Iterable[str], *, fold: bool) -> Callable[[str], bool
     return lambda name: match(name) is not None
 
 
+def names_matcher(patterns: Iterable[str], *, fold: bool) -> Callable[[list[str]], set[int] | None]:
+    """The indexes of a folder's ``names`` that :func:`name_matcher` may find (a superset;
+    None: test each). Each pattern is reduced to a literal its names must start with, end
+    with or hold, tested by ``str`` methods: a walk over a big tree then runs the exact test
+    on the few names that can match instead of on every entry."""
+    starts: list[str] = []
+    ends: list[str] = []
+    within: list[str] = []
+    for pattern in patterns:
+        pat = pattern.casefold() if fold else pattern
+        if not pat:
+            continue
+        lead = pat[: min((i for i in map(pat.find, "*?[") if i >= 0), default=len(pat))]
+        if lead:
+            starts.append(lead)
+        elif "[" in pat:
+            return lambda names: None
+        elif tail := pat[max(pat.rfind("*"), pat.rfind("?")) + 1 :]:
+            ends.append(tail)
+        elif chunk := max(re.split(r"[*?]", pat), key=len):
+            within.append(chunk)
+        else:
+            return lambda names: None  # "*": every name
+    if not (starts or ends or within):
+        return lambda names: set()
+    lead_t, tail_t = tuple(starts), tuple(ends)
+    inside = re.compile("|".join(map(re.escape, within))).search if within else None
+
+    def found(names: list[str]) -> set[int]:
+        folded = "\x00".join(names).casefold().split("\x00") if fold else names
+        return {
+            i
+            for i, name in enumerate(folded)
+            if name.startswith(lead_t)
+            or name.endswith(tail_t)
+            or (inside is not None and inside(name) is not None)
+        }
+
+    return found
+
+
 def pattern_prefix(pattern: str, *, fold: bool) -> str | None:
     """The literal start every path a relative (``a/b*``) or absolute pattern covers begins
     with, for the form :func:`_pattern_matches` compares (root-relative, or the resolved

@@ -227,18 +227,31 @@ def names_matcher(patterns: Iterable[str], *, fold: bool) -> Callable[[list[str]
             return lambda names: None  # "*": every name
     if not (starts or ends or within):
         return lambda names: set()
-    lead_t, tail_t = tuple(starts), tuple(ends)
-    inside = re.compile("|".join(map(re.escape, within))).search if within else None
+
+    # three scans of the folder's names joined by NUL, in C: a name starts with a literal
+    # (NUL, then it), ends with one (the same over the reversed text), or holds one
+    def alternatives(chunks: list[str]) -> str:
+        return "|".join(map(re.escape, sorted(set(chunks), key=len, reverse=True)))
+
+    head_scan = re.compile("\x00(?:" + alternatives(starts) + ")").finditer if starts else None
+    back = [c[::-1] for c in ends]
+    tail_scan = re.compile("\x00(?:" + alternatives(back) + ")").finditer if ends else None
+    inside_scan = re.compile(alternatives(within)).finditer if within else None
 
     def found(names: list[str]) -> set[int]:
-        folded = "\x00".join(names).casefold().split("\x00") if fold else names
-        return {
-            i
-            for i, name in enumerate(folded)
-            if name.startswith(lead_t)
-            or name.endswith(tail_t)
-            or (inside is not None and inside(name) is not None)
-        }
+        joined = "\x00" + "\x00".join(names) + "\x00"
+        if fold:
+            joined = joined.casefold()
+        hits: set[int] = set()
+        if head_scan is not None:
+            hits.update(joined.count("\x00", 0, m.start()) for m in head_scan(joined))
+        if tail_scan is not None:
+            last = len(names) - 1
+            rev = joined[::-1]
+            hits.update(last - rev.count("\x00", 0, m.start()) for m in tail_scan(rev))
+        if inside_scan is not None:
+            hits.update(joined.count("\x00", 0, m.start()) - 1 for m in inside_scan(joined))
+        return hits
 
     return found
 

@@ -127,10 +127,14 @@ PathTest = Callable[[str | None, str], bool]
 """``test(rel, abs_posix)``: whether a pattern set covers the path."""
 
 
-@functools.lru_cache(maxsize=64)
 def pattern_set_matcher(patterns: tuple[str, ...], *, fold: bool) -> PathTest:
     """The compiled test behind :func:`any_pattern_matches` (absolute patterns resolved as
-    :func:`_canonical_abs_pattern` resolves them, once per process)."""
+    :func:`_canonical_abs_pattern` resolves them, once per pattern set and ``$HOME``)."""
+    return _set_matcher(patterns, fold, os.environ.get("HOME"))
+
+
+@functools.lru_cache(maxsize=64)
+def _set_matcher(patterns: tuple[str, ...], fold: bool, home: str | None) -> PathTest:
     absolute = [c for p in patterns if p.startswith(("/", "~")) if (c := _canonical_abs_pattern(p))]
     compiled = _compiled_patterns(patterns, absolute, fold)
     if compiled is None:  # a pattern fnmatch cannot compile: the plain loop raises as before

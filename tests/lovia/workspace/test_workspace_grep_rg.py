@@ -53,6 +53,10 @@ def _tree(root: Path, outside: Path) -> None:
     put(".hidden/x.txt", "needle hidden\n")
     put("bin.dat", "needle\x00binary\n")
     put("buffer.py", "nothing on disk\n")
+    put(".gitignore", "ignored.txt\n")  # the walk reads ignored files: rg runs --no-ignore
+    put(".ignore", "also_ignored.txt\n")
+    put("ignored.txt", "needle ignored by git\n")
+    put("also_ignored.txt", "needle ignored by rg's own file\n")
     (root / "alias.txt").symlink_to(root / ".env")  # a symlink alias of a denied file
     (root / "good_link.txt").symlink_to(root / "a.py")
     (root / "linkdir").symlink_to(root / "pkg0")  # never descended
@@ -116,10 +120,12 @@ async def test_rg_and_the_walk_find_the_same_and_never_a_denied_file(
     paths = {hit[0] for hit in flat}
     assert {"a.py", "z.py", "stra\u00dfe/notes.txt", "\u00dcn\u00efcode.txt", "buffer.py"} <= paths
     assert {"good_link.txt", "out_link.txt", ".hidden/x.txt"} <= paths
+    assert {"ignored.txt", "also_ignored.txt"} <= paths
     assert not paths & {"alias.txt", "bin.dat", "pipe"} and not any("linkdir" in p for p in paths)
     first = next(found for found in with_rg if found)
-    assert first[:3] == [
+    assert first[:4] == [
         ("a.py", 2, "needle one"),
+        ("also_ignored.txt", 1, "needle ignored by rg's own file"),
         ("buffer.py", 1, "needle in the buffer"),
         ("good_link.txt", 2, "needle one"),
     ]

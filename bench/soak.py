@@ -26,9 +26,10 @@ conversations' length; open FDs and threads flat (within 3); late runs as fast a
 
 ``--profile DIR`` writes a cProfile of the server's main thread (its event loop) during one
 early and one late run into DIR (``early.prof``, ``late.prof``), with a census of the live
-objects by type and pymalloc's statistics after each (``early.objects.json``,
-``early.malloc.txt``...), and what was allocated after the early run and is still held at the
-late one, by traceback (``late.held.txt``, tracemalloc; it slows the runs in between): a
+objects by type, pymalloc's statistics and SQLite's own heap after each
+(``early.objects.json``, ``early.malloc.txt``, ``early.sqlite.txt``...), and what was allocated after the early run and is still held at the
+late one, by traceback (``late.held.txt``, tracemalloc; it slows the runs in between, and
+``--env SOAK_HELD=0`` leaves it out): a
 ``sitecustomize`` on the server's ``PYTHONPATH`` starts the profiler on SIGUSR1 and dumps it on
 SIGUSR2.
 """
@@ -165,6 +166,17 @@ PROFILER = textwrap.dedent(
         census["total"] = [sum(count.values()), sum(size.values())]
         with open(os.environ["SOAK_PROFILE"] + ".objects.json", "w") as out:
             json.dump(census, out)
+        # SQLite's own heap (its page caches above all; malloc'd, so tracemalloc misses it)
+        try:
+            import ctypes
+            lib = ctypes.CDLL("libsqlite3.so.0")
+            lib.sqlite3_memory_used.restype = ctypes.c_int64
+            lib.sqlite3_memory_highwater.restype = ctypes.c_int64
+            with open(os.environ["SOAK_PROFILE"] + ".sqlite.txt", "w") as out:
+                out.write(f"sqlite3_memory_used {lib.sqlite3_memory_used()}\n")
+                out.write(f"sqlite3_memory_highwater {lib.sqlite3_memory_highwater(0)}\n")
+        except OSError:
+            pass
         # pymalloc's own view (written to fd 2): arenas held vs bytes in live blocks
         saved = os.dup(2)
         with open(os.environ["SOAK_PROFILE"] + ".malloc.txt", "w") as stats:
@@ -175,6 +187,8 @@ PROFILER = textwrap.dedent(
                 os.dup2(saved, 2)
                 os.close(saved)
         # what was allocated after the early run and is still held at the late one
+        if os.environ.get("SOAK_HELD") == "0":
+            return  # tracing every allocation slows the runs between: off for timings
         import tracemalloc
         if not tracemalloc.is_tracing():
             tracemalloc.start(12)
@@ -557,9 +571,10 @@ async def day(args: argparse.Namespace, root: Path) -> dict[str, Any]:
                 shutil.move(str(census), name.with_suffix(".objects.json"))
                 malloc = Path(args.profile) / "last.prof.malloc.txt"
                 shutil.move(str(malloc), name.with_suffix(".malloc.txt"))
-                held = Path(args.profile) / "last.prof.held.txt"
-                if held.exists():
-                    shutil.move(str(held), name.with_suffix(".held.txt"))
+                for extra in ("held", "sqlite"):
+                    path = Path(args.profile) / f"last.prof.{extra}.txt"
+                    if path.exists():
+                        shutil.move(str(path), name.with_suffix(f".{extra}.txt"))
             if not fresh:
                 sessions[slot] = stats.session
             await asyncio.sleep(args.pause)  # the user reads the answer: the server is idle

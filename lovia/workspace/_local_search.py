@@ -12,11 +12,12 @@ import logging
 import os
 import re
 import stat as _stat
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from lovia.workspace import _fs
+from lovia.workspace import _rg_prefilter as _rg
 from lovia.workspace._glob_walk import _compile_glob, _GlobRegex, _walk_tree
 from lovia.workspace._local_files import (
     _io_errors,
@@ -37,6 +38,22 @@ from lovia.workspace.types import (
 logger = logging.getLogger("lovia.workspace")
 
 _ANCHOR_RE = re.compile(r"\^|\$|\\[AZzbB]|\(\?[=!<]")
+
+_GrepFile = tuple[str, str, Callable[[], "str | None"]]
+"""``(display, name, read)``: a file a search may read, and how."""
+
+
+def _lstat_mode(path: str) -> int:
+    try:
+        return os.lstat(path).st_mode
+    except OSError:
+        return 0
+
+
+def _may_search(decision: Decision, target_decision: Decision) -> bool:
+    """A file is searched on ``allow``, or on ``ask`` when the search target itself was
+    ``ask`` (the user approved the search)."""
+    return decision == "allow" or (decision == "ask" and target_decision == "ask")
 
 
 class _SessionSearch:
@@ -116,32 +133,35 @@ class _SessionSearch:
             symlink_target=target.as_posix() if target is not None else None,
         )
 
+    def _collect(
+        self, found: Iterable[tuple[Path, int, str]], cap: int
+    ) -> tuple[list[DirEntry], bool]:
+        """The entries ``found`` (path, its folder's fd, its name) the policy lets the agent
+        see, at most ``cap`` (and whether more were left); only these are judged and stat'ed."""
+        entries: dict[str, DirEntry] = {}
+        for abs_path, fd, name in found:
+            if self._read_decision(abs_path) == "deny":
+                continue
+            try:
+                st_l = os.stat(name, dir_fd=fd, follow_symlinks=False)
+            except OSError:
+                continue
+            entry = self._entry(abs_path, st_l)
+            if entry is None or entry.path in entries:
+                continue
+            if len(entries) >= cap:
+                return list(entries.values()), True
+            entries[entry.path] = entry
+        return list(entries.values()), False
+
     def _list_children(
         self, rp: ResolvedPath, include_hidden: bool, cap: int
     ) -> ClippedList[DirEntry]:
-        entries: list[DirEntry] = []
-        truncated = False
         fd = _open_listable(rp)
         try:
             with os.scandir(fd) as it:
-                for de in it:
-                    name = de.name
-                    if name.startswith(".") and not include_hidden:
-                        continue
-                    abs_path = rp.abs / name
-                    if self._read_decision(abs_path) == "deny":
-                        continue
-                    try:
-                        st_l = os.stat(name, dir_fd=fd, follow_symlinks=False)
-                    except OSError:
-                        continue
-                    entry = self._entry(abs_path, st_l)
-                    if entry is None:
-                        continue
-                    if len(entries) >= cap:
-                        truncated = True
-                        break
-                    entries.append(entry)
+                names = [de.name for de in it if include_hidden or not de.name.startswith(".")]
+            entries, truncated = self._collect(((rp.abs / n, fd, n) for n in names), cap)
         finally:
             os.close(fd)
         entries.sort(key=lambda e: (not e.is_dir, e.path))
@@ -150,29 +170,12 @@ class _SessionSearch:
     def _glob_list(
         self, rp: ResolvedPath, regex: _GlobRegex, include_hidden: bool, cap: int
     ) -> ClippedList[DirEntry]:
-        found: dict[str, DirEntry] = {}
-        truncated = False
         match = regex.pattern.fullmatch
-        for rel, abs_path, fd, name in _walk_tree(
-            rp.abs, regex.max_depth, include_hidden, self._read_decision
-        ):
-            if not match(rel):
-                continue
-            # only a match is judged and stat'ed (folders were judged by the walk)
-            if self._read_decision(abs_path) == "deny":
-                continue
-            try:
-                st_l = os.stat(name, dir_fd=fd, follow_symlinks=False)
-            except OSError:
-                continue
-            entry = self._entry(abs_path, st_l)
-            if entry is None or entry.path in found:
-                continue
-            if len(found) >= cap:
-                truncated = True
-                break
-            found[entry.path] = entry
-        return ClippedList(sorted(found.values(), key=lambda e: e.path), truncated=truncated)
+        walk = _walk_tree(rp.abs, regex.max_depth, include_hidden, self._read_decision)
+        # only a match is judged and stat'ed (folders were judged by the walk)
+        found = ((abs_path, fd, name) for rel, abs_path, fd, name in walk if match(rel))
+        entries, truncated = self._collect(found, cap)
+        return ClippedList(sorted(entries, key=lambda e: e.path), truncated=truncated)
 
     # ------------------------------------------------------------------ grep
 
@@ -218,12 +221,17 @@ class _SessionSearch:
         except OSError:
             st = None
         if st is not None and _stat.S_ISREG(st.st_mode):
-            files: Iterator[tuple[str, str, Callable[[], str | None]]] = iter(
+            files: Iterator[_GrepFile] = iter(
                 [(rp.display(), rp.abs.name, lambda: self._grep_read_path(rp.abs))]
             )
         elif st is not None and _stat.S_ISDIR(st.st_mode):
             buffers = self._overlay_paths()
-            files = self._grep_walk(rp, include_hidden, target_decision, buffers)
+            found = self._grep_prefiltered(rp, regex, include_hidden, target_decision, buffers)
+            if found is not None:
+                files = found
+            else:
+                top = rp.abs.as_posix()
+                files = self._grep_walk(top, rp.rel, top, include_hidden, target_decision, buffers)
         else:
             raise WorkspaceError(f"Not a file or directory: {rp.display()}")
         for display, name, read in files:
@@ -301,17 +309,129 @@ class _SessionSearch:
             return None
         return self._grep_read_fd(fd)
 
-    def _grep_walk(
+    def _grep_read_file(self, abs_str: str, buffers: frozenset[str]) -> str | None:
+        if self.overlay is not None and abs_str in buffers:
+            text = self._overlay_text(Path(abs_str))
+            if text is not None:
+                return None if "\x00" in text[:1024] else text
+        try:
+            fd = _fs.open_regular(Path(abs_str))
+        except (OSError, WorkspaceError):
+            logger.debug("grep: cannot open %s", abs_str)
+            return None
+        return self._grep_read_fd(fd)
+
+    def _grep_prefiltered(
         self,
         rp: ResolvedPath,
+        regex: re.Pattern[str],
         include_hidden: bool,
         target_decision: Decision,
         buffers: frozenset[str] | None,
-    ) -> Iterator[tuple[str, str, Callable[[], str | None]]]:
-        """``(display, name, read)`` for files under the target: a directory's files
-        (sorted) before its subdirectories; ``read`` opens the file relative to the
-        verified directory fd with ``O_NOFOLLOW`` (an open editor buffer wins: the overlay
-        is asked only about ``buffers``, the paths it holds, when it can tell them).
+    ) -> Iterator[_GrepFile] | None:
+        """The files under the folder ``rp`` that may match, found by ``rg``
+        (:mod:`lovia.workspace._rg_prefilter`), each judged as the walk judges it, in the
+        walk's order. None: walk instead (no rg or no literal to look for, path rules, an
+        overlay that cannot list its buffers, a folder outside the root...)."""
+        policy = self.policy
+        if rp.rel is None or target_decision != "allow" or buffers is None:
+            return None
+        if len(policy.restricted_patterns) != len(policy.denied_paths):
+            return None  # a path rule may narrow or widen what the walk searches
+        pattern = _rg.needle(regex)
+        top = rp.abs.as_posix()
+        globs = _rg.exclude_globs(policy.denied_paths, top, rp.rel)
+        if pattern is None or globs is None:
+            return None
+        found = _rg.candidates(rp.abs, pattern, globs, include_hidden=include_hidden)
+        if found is None:
+            return None
+        listed, odd = found
+        base = "" if rp.rel == "." else f"{rp.rel}/"
+
+        @functools.cache
+        def searchable(rel: str) -> bool:
+            """The walk would reach ``rel`` (below ``top``) and may search it."""
+            head, _, name = rel.rpartition("/")
+            if name.startswith(".") and not include_hidden:
+                return False
+            if head and not searchable(head):
+                return False
+            decision = policy.decide_path(rel=base + rel, abs_posix=f"{top}/{rel}", op="read")
+            return _may_search(decision, target_decision)
+
+        files: dict[str, _GrepFile] = {}
+
+        def add_file(rel: str) -> None:
+            if searchable(rel):
+                read = functools.partial(self._grep_read_file, f"{top}/{rel}", buffers)
+                files[rel] = (base + rel, rel.rpartition("/")[2], read)
+
+        for rel in listed:
+            add_file(rel)
+        for rel in odd:  # symlinks, and names rg left to us; their folders judged as the walk
+            head, _, name = rel.rpartition("/")
+            if head and not searchable(head):
+                continue
+            abs_str = f"{top}/{rel}"
+            try:
+                st = os.lstat(abs_str)
+            except OSError:
+                continue
+            if _stat.S_ISLNK(st.st_mode):
+                link = self._grep_link(abs_str, base + rel, name, top, target_decision)
+                if link is not None:
+                    files[rel] = link
+            elif _stat.S_ISREG(st.st_mode):
+                add_file(rel)
+            elif _stat.S_ISDIR(st.st_mode) and searchable(rel):
+                walk = self._grep_walk(
+                    abs_str, base + rel, top, include_hidden, target_decision, buffers, by_path=True
+                )
+                for item in walk:
+                    files[item[0][len(base) :]] = item
+        for path in buffers:  # an editor buffer rg could not see the text of
+            rel = path[len(top) + 1 :] if path.startswith(top + "/") else ""
+            if rel and rel not in files and _stat.S_ISREG(_lstat_mode(path)):
+                add_file(rel)
+        return iter([files[rel] for rel in sorted(files, key=_rg.walk_key)])
+
+    def _grep_link(
+        self, abs_str: str, display: str, name: str, top: str, target_decision: Decision
+    ) -> _GrepFile | None:
+        """A symlink found under the search root ``top``: searched when its target is a regular
+        file the policy allows (or, inside ``top``, one the walk may search)."""
+        try:
+            target = resolve_abs(abs_str)
+            st_t = os.stat(target)
+        except (OSError, WorkspaceError):
+            return None
+        if not _stat.S_ISREG(st_t.st_mode):
+            return None
+        t_str = target.as_posix()
+        decision = self._read_decision(target)
+        inside_top = t_str == top or t_str.startswith(top.rstrip("/") + "/")
+        if decision == "allow" or (inside_top and _may_search(decision, target_decision)):
+            return (display, name, functools.partial(self._grep_read_path, target))
+        return None
+
+    def _grep_walk(
+        self,
+        start: str,
+        start_rel: str | None,
+        top: str,
+        include_hidden: bool,
+        target_decision: Decision,
+        buffers: frozenset[str] | None,
+        *,
+        by_path: bool = False,
+    ) -> Iterator[_GrepFile]:
+        """``(display, name, read)`` for files under ``start`` (the search root ``top`` or a
+        folder below it): a directory's files (sorted) before its subdirectories; ``read``
+        opens the file relative to the verified directory fd with ``O_NOFOLLOW`` (an open
+        editor buffer wins: the overlay is asked only about ``buffers``, the paths it holds,
+        when it can tell them; ``by_path``: ``read`` opens the path again, for a caller that
+        keeps the files past the walk).
 
         Hardened: every entry is judged. A non-symlink entry is searched on ``allow``
         (or ``ask`` when the walk target itself was ``ask``, i.e. approved); a symlink
@@ -319,12 +439,7 @@ class _SessionSearch:
         FIFOs, sockets and devices are skipped; symlinked directories are not descended.
         """
         policy = self.policy
-        top = rp.abs.as_posix()
-
-        def ok(decision: Decision) -> bool:
-            return decision == "allow" or (decision == "ask" and target_decision == "ask")
-
-        stack: list[tuple[str, str | None]] = [(top, rp.rel)]
+        stack: list[tuple[str, str | None]] = [(start, start_rel)]
         while stack:
             d, d_rel = stack.pop()
             try:
@@ -347,36 +462,25 @@ class _SessionSearch:
                     except OSError:
                         continue
                     if is_link:
-                        try:
-                            target = resolve_abs(abs_str)
-                            st_t = os.stat(target)
-                        except (OSError, WorkspaceError):
-                            continue
-                        if not _stat.S_ISREG(st_t.st_mode):
-                            continue
-                        t_str = target.as_posix()
-                        decision = self._read_decision(target)
-                        inside_top = t_str == top or t_str.startswith(top.rstrip("/") + "/")
-                        if decision == "allow" or (inside_top and ok(decision)):
-                            yield (
-                                rel if rel is not None else abs_str,
-                                name,
-                                functools.partial(self._grep_read_path, target),
-                            )
+                        link = self._grep_link(
+                            abs_str, rel if rel is not None else abs_str, name, top, target_decision
+                        )
+                        if link is not None:
+                            yield link
                         continue
                     if not (is_dir or is_file):
                         continue  # FIFOs, sockets, devices
                     decision = policy.decide_path(rel=rel, abs_posix=abs_str, op="read")
-                    if not ok(decision):
+                    if not _may_search(decision, target_decision):
                         continue
                     if is_dir:
                         dirs.append((abs_str, rel))
+                    elif by_path and buffers is not None:
+                        read = functools.partial(self._grep_read_file, abs_str, buffers)
+                        yield (rel if rel is not None else abs_str, name, read)
                     else:
-                        yield (
-                            rel if rel is not None else abs_str,
-                            name,
-                            functools.partial(self._grep_read_at, fd, name, abs_str, buffers),
-                        )
+                        read = functools.partial(self._grep_read_at, fd, name, abs_str, buffers)
+                        yield (rel if rel is not None else abs_str, name, read)
             finally:
                 os.close(fd)
             stack.extend(reversed(dirs))

@@ -13,7 +13,7 @@ import logging
 import os
 import re
 import stat
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -22,7 +22,7 @@ from lovia.workspace._git import GitError, GitRunner
 from lovia.workspace._shadow_git import (
     _parse_status,
 )
-from lovia.workspace.patterns import cover_prefilter
+from lovia.workspace.patterns import PathTest, pattern_set_matcher
 from lovia.workspace.policy import WorkspacePolicy
 from lovia.workspace.restore_models import (
     RestorePointSettings,
@@ -50,7 +50,7 @@ class _ShadowCapture:
     _watch: _tree_watch.TreeWatch | None
     _watch_synced: bool
     _watch_off: bool
-    _deny_filter: tuple[tuple[Any, Any], Callable[[str], bool] | None, list[str]] | None
+    _deny_filter: tuple[tuple[Any, Any], PathTest, tuple[str, ...]] | None
 
     if TYPE_CHECKING:
 
@@ -69,17 +69,21 @@ class _ShadowCapture:
         key = (pol.denied_paths, pol.path_rules)
         cached = self._deny_filter
         if cached is None or cached[0][0] is not key[0] or cached[0][1] is not key[1]:
-            patterns = [*pol.denied_paths]
-            # every rule that may not allow a read (a superset of the deny rules)
-            patterns += [r.pattern for r in pol.path_rules if r.action != "allow"]
-            cached = (key, cover_prefilter(patterns, self.root.as_posix()), patterns)
+            # every rule that may not allow a read (a superset of the deny rules), folded as
+            # the policy folds restricting rules
+            patterns = (
+                *pol.denied_paths,
+                *(r.pattern for r in pol.path_rules if r.action != "allow"),
+            )
+            cached = (key, pattern_set_matcher(patterns, fold=True), patterns)
             self._deny_filter = cached
         _, may_cover, patterns = cached
         if not patterns:
             return False
-        if may_cover is not None and not may_cover(rel):
+        abs_posix = (self.root / rel).as_posix()
+        if not may_cover(rel, abs_posix):
             return False  # no deny pattern can cover it: the exact test below would agree
-        return pol.decide_path(rel=rel, abs_posix=(self.root / rel).as_posix(), op="read") == "deny"
+        return pol.decide_path(rel=rel, abs_posix=abs_posix, op="read") == "deny"
 
     # ------------------------------------------------------------------ capture
 

@@ -119,41 +119,55 @@ def any_pattern_matches(
     """``any(_pattern_matches(p, rel, abs_posix, fold=fold) for p in patterns)``, with the
     patterns compiled into three regexes (absolute, with a path, bare) once: a walk over a
     big tree judges every entry against every denied pattern."""
-    # resolved as spelled each time (cached by :func:`_canonical_abs_pattern` alone)
-    absolute = tuple(_canonical_abs_pattern(p) or "" for p in _absolute(patterns))
-    compiled = _compiled_patterns(patterns, absolute, fold)
-    if compiled is None:  # a pattern fnmatch cannot compile: the plain loop raises as before
-        return any(_pattern_matches(p, rel, abs_posix, fold=fold) for p in patterns)
-    abs_re, path_re, bare_re = compiled
-    if fold:
-        abs_posix = abs_posix.casefold()
-        rel = rel.casefold() if rel is not None else None
-    if abs_re is not None and abs_re(abs_posix) is not None:
-        return True
-    if rel is not None:
-        if path_re is not None and path_re(rel) is not None:
-            return True
-        segments = rel.split("/")
-    else:
-        segments = abs_posix.lstrip("/").split("/")
-    return bare_re is not None and any(bare_re(seg) is not None for seg in segments)
-
-
-@functools.lru_cache(maxsize=64)
-def _absolute(patterns: tuple[str, ...]) -> tuple[str, ...]:
-    return tuple(p for p in patterns if p.startswith(("/", "~")))
+    return pattern_set_matcher(patterns, fold=fold)(rel, abs_posix)
 
 
 _Match = Callable[[str], "re.Match[str] | None"]
+PathTest = Callable[[str | None, str], bool]
+"""``test(rel, abs_posix)``: whether a pattern set covers the path."""
+
+
+def pattern_set_matcher(patterns: tuple[str, ...], *, fold: bool) -> PathTest:
+    """The compiled test behind :func:`any_pattern_matches` (absolute patterns resolved as
+    :func:`_canonical_abs_pattern` resolves them, once per pattern set and ``$HOME``)."""
+    return _set_matcher(patterns, fold, os.environ.get("HOME"))
 
 
 @functools.lru_cache(maxsize=64)
+def _set_matcher(patterns: tuple[str, ...], fold: bool, home: str | None) -> PathTest:
+    absolute = [c for p in patterns if p.startswith(("/", "~")) if (c := _canonical_abs_pattern(p))]
+    compiled = _compiled_patterns(patterns, absolute, fold)
+    if compiled is None:  # a pattern fnmatch cannot compile: the plain loop raises as before
+
+        def each(rel: str | None, abs_posix: str) -> bool:
+            return any(_pattern_matches(p, rel, abs_posix, fold=fold) for p in patterns)
+
+        return each
+    abs_re, path_re, bare_re = compiled
+
+    def test(rel: str | None, abs_posix: str) -> bool:
+        if fold:
+            abs_posix = abs_posix.casefold()
+            rel = rel.casefold() if rel is not None else None
+        if abs_re is not None and abs_re(abs_posix) is not None:
+            return True
+        if rel is not None:
+            if path_re is not None and path_re(rel) is not None:
+                return True
+            segments = rel.split("/")
+        else:
+            segments = abs_posix.lstrip("/").split("/")
+        return bare_re is not None and any(bare_re(seg) is not None for seg in segments)
+
+    return test
+
+
 def _compiled_patterns(
-    patterns: tuple[str, ...], absolute: tuple[str, ...], fold: bool
+    patterns: tuple[str, ...], absolute: list[str], fold: bool
 ) -> tuple[_Match | None, _Match | None, _Match | None] | None:
     """(absolute, with a path, bare) matchers, each the union of :func:`fnmatch.translate` of
     what :func:`_pattern_matches` compares with ``fnmatchcase``."""
-    abs_parts = [t for c in absolute if c for t in (c, c + "/*")]
+    abs_parts = [t for c in absolute for t in (c, c + "/*")]
     path_parts: list[str] = []
     bare_parts: list[str] = []
     for pattern in patterns:
@@ -179,54 +193,6 @@ def _compiled_patterns(
         return None
 
 
-def cover_prefilter(patterns: Iterable[str], root_posix: str) -> Callable[[str], bool] | None:
-    """One test that is true for every root-relative path some of ``patterns`` covers (as
-    :func:`_pattern_matches` with ``fold``), and may be true for others: a big tree's paths
-    are judged exactly only on a hit. None when a pattern defeats it (test each path)."""
-    bare: list[str] = []  # searched: a segment anywhere in the path
-    rel: list[str] = []  # matched against the whole relative path
-    absolute: list[str] = []  # matched against the whole absolute path
-    for pattern in patterns:
-        if not pattern:
-            continue
-        if pattern.startswith(("/", "~")):
-            canon = _canonical_abs_pattern(pattern)
-            if canon:
-                absolute += [translate(canon.casefold()), translate(canon.casefold() + "/*")]
-            continue
-        pat = pattern.casefold().rstrip("/")
-        if not pat:
-            continue
-        if "/" in pat:
-            rel += [translate(pat), translate(pat + "/*")]
-            continue
-        prefilter = _segment_prefilter(pat)
-        if prefilter is None:
-            return None
-        bare.append(prefilter.pattern)
-    try:
-        tests = [
-            (re.compile("|".join(f"(?:{r})" for r in group)), how)
-            for group, how in ((bare, "search"), (rel, "match"), (absolute, "abs"))
-            if group
-        ]
-    except re.error:
-        return None
-    base = root_posix.rstrip("/") + "/"
-
-    def may_cover(path: str) -> bool:
-        folded = path.casefold()
-        for regex, how in tests:
-            if how == "search":
-                if regex.search(folded) is not None:
-                    return True
-            elif regex.match(folded if how == "match" else (base + path).casefold()) is not None:
-                return True
-        return False
-
-    return may_cover
-
-
 def name_matcher(patterns: Iterable[str], *, fold: bool) -> Callable[[str], bool]:
     """One compiled test of a name against bare patterns, exactly as ``fnmatchcase`` per pattern
     (the union of :func:`fnmatch.translate`): a mask walk tests every entry of a big tree, and
@@ -238,6 +204,60 @@ def name_matcher(patterns: Iterable[str], *, fold: bool) -> Callable[[str], bool
     if fold:
         return lambda name: match(name.casefold()) is not None
     return lambda name: match(name) is not None
+
+
+def names_matcher(patterns: Iterable[str], *, fold: bool) -> Callable[[list[str]], set[int] | None]:
+    """The indexes of a folder's ``names`` that :func:`name_matcher` may find (a superset;
+    None: test each). Each pattern is reduced to a literal its names must start with, end
+    with or hold, tested by ``str`` methods: a walk over a big tree then runs the exact test
+    on the few names that can match instead of on every entry."""
+    starts: list[str] = []
+    ends: list[str] = []
+    within: list[str] = []
+    for pattern in patterns:
+        pat = pattern.casefold() if fold else pattern
+        if not pat:
+            continue
+        lead = pat[: min((i for i in map(pat.find, "*?[") if i >= 0), default=len(pat))]
+        if lead:
+            starts.append(lead)
+        elif "[" in pat:
+            return lambda names: None
+        elif tail := pat[max(pat.rfind("*"), pat.rfind("?")) + 1 :]:
+            ends.append(tail)
+        elif chunk := max(re.split(r"[*?]", pat), key=len):
+            within.append(chunk)
+        else:
+            return lambda names: None  # "*": every name
+    if not (starts or ends or within):
+        return lambda names: set()
+
+    # three scans of the folder's names joined by NUL, in C: a name starts with a literal
+    # (NUL, then it), ends with one (the same over the reversed text), or holds one
+    def alternatives(chunks: list[str]) -> str:
+        return "|".join(map(re.escape, sorted(set(chunks), key=len, reverse=True)))
+
+    head_scan = re.compile("\x00(?:" + alternatives(starts) + ")").finditer if starts else None
+    back = [c[::-1] for c in ends]
+    tail_scan = re.compile("\x00(?:" + alternatives(back) + ")").finditer if ends else None
+    inside_scan = re.compile(alternatives(within)).finditer if within else None
+
+    def found(names: list[str]) -> set[int]:
+        joined = "\x00" + "\x00".join(names) + "\x00"
+        if fold:
+            joined = joined.casefold()
+        hits: set[int] = set()
+        if head_scan is not None:
+            hits.update(joined.count("\x00", 0, m.start()) for m in head_scan(joined))
+        if tail_scan is not None:
+            last = len(names) - 1
+            rev = joined[::-1]
+            hits.update(last - rev.count("\x00", 0, m.start()) for m in tail_scan(rev))
+        if inside_scan is not None:
+            hits.update(joined.count("\x00", 0, m.start()) - 1 for m in inside_scan(joined))
+        return hits
+
+    return found
 
 
 def pattern_prefix(pattern: str, *, fold: bool) -> str | None:

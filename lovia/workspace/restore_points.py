@@ -54,6 +54,7 @@ from lovia.workspace._shadow_git import (
     _write_json,
 )
 from lovia.workspace.paths import relative_to_root, resolve_abs
+from lovia.workspace.patterns import PathTest
 from lovia.workspace.policy import WorkspacePolicy
 from lovia.workspace.restore_models import (
     ChangedPath,
@@ -148,7 +149,7 @@ class RestorePoints(_PointRestore):
     _watch_synced: bool = field(default=False, init=False, repr=False)
     _watch_off: bool = field(default=False, init=False, repr=False)
     # The denial patterns' one-regex prefilter, rebuilt when the policy's denials change.
-    _deny_filter: tuple[tuple[Any, Any], Callable[[str], bool] | None, list[str]] | None = field(
+    _deny_filter: tuple[tuple[Any, Any], PathTest, tuple[str, ...]] | None = field(
         default=None, init=False, repr=False
     )
 

@@ -64,6 +64,7 @@ from lovia.workspace.patterns import (
     _pattern_matches,
     may_cover_below,
     name_matcher,
+    names_matcher,
     pattern_prefix,
 )
 from lovia.workspace.policy import WorkspacePolicy
@@ -703,6 +704,23 @@ class BubblewrapExecutor:
                 return None
             return by_name(path, entry.name, rel_of(path))
 
+        names_denied = names_matcher(
+            [*bare, *(bare_read_only if writes_possible else ())], fold=True
+        )
+        names_protected = names_matcher(bare_protected if writes_possible else [], fold=False)
+
+        def may_hit(folder: str, names: list[str]) -> set[int] | None:
+            """The names :func:`by_name` may hit, from two searches over the whole folder's
+            names; None where a pattern with a path or a write rule judges every entry."""
+            if (narrow_needed and narrow_below(folder)) or (
+                writes_possible and (write_denials or protected_below(folder))
+            ):
+                return None
+            denied_hits, protected_hits = names_denied(names), names_protected(names)
+            if denied_hits is None or protected_hits is None:
+                return None
+            return denied_hits | protected_hits
+
         def home_denied(entry: os.DirEntry[str]) -> tuple[str, Hit] | None:
             return (entry.path, "deny") if denied_name(entry.name) else None
 
@@ -735,6 +753,7 @@ class BubblewrapExecutor:
                 masked,
                 budget=self.scan_budget,
                 rest=classify_entry,
+                may_hit=may_hit,
             ).linked
         if home and _normalize(policy.read_outside) != "deny" and (bare or outside_visible):
             # the home is visible to this command: every denied name in it is found (past the

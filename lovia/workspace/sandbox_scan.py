@@ -26,6 +26,10 @@ Classify = Callable[[str, str, os.stat_result], "tuple[str, Hit] | None"]
 """``(path, name, lstat) -> (path to mount over, what)`` or None, for one directory entry."""
 ClassifyEntry = Callable[[os.DirEntry[str]], "tuple[str, Hit] | None"]
 """The same from the entry alone (its name and the kind the directory listing gives)."""
+MayHit = Callable[[str, list[str]], "set[int] | None"]
+"""``(folder, names) -> indexes of the names the classifier may hit`` (None: any of them). A
+regular file or folder not among them is a known miss and is not classified; symlinks and
+other kinds always are."""
 
 
 @dataclass
@@ -78,6 +82,7 @@ class ScanCache:
         budget: int,
         max_depth: int | None = None,
         rest: ClassifyEntry | None = None,
+        may_hit: MayHit | None = None,
     ) -> Walk:
         """Walk ``top`` (symlinked dirs not followed), calling ``on_hit`` for each match
         before its subdirectories are entered. Past ``budget`` entries or ``max_depth`` the walk
@@ -114,9 +119,9 @@ class ScanCache:
                     or (full and not held.full)
                 ):
                     if full or rest is None:
-                        held = _scan_dir(d, mtime, classify)
+                        held = _scan_dir(d, mtime, classify, may_hit)
                     else:
-                        held = _scan_names(d, mtime, rest)
+                        held = _scan_names(d, mtime, rest, may_hit)
                     if held is None:
                         dirs.pop(d, None)
                         continue
@@ -193,49 +198,63 @@ SHARED_SCANS = ScanCache()
 """The mask walks' cache shared by the sessions of this process (keyed by policy and root)."""
 
 
-def _scan_dir(d: str, mtime_ns: int, classify: Classify) -> _DirScan | None:
+def _listing(d: str, may_hit: MayHit | None) -> tuple[list[os.DirEntry[str]], set[int] | None]:
+    with os.scandir(d) as it:
+        entries = list(it)
+    return entries, None if may_hit is None else may_hit(d, [e.name for e in entries])
+
+
+def _scan_dir(
+    d: str, mtime_ns: int, classify: Classify, may_hit: MayHit | None = None
+) -> _DirScan | None:
     scanned = time.time_ns()
     out = _DirScan(mtime_ns, scanned, 0, [], [], [])
     try:
-        it = os.scandir(d)
+        entries, maybe = _listing(d, may_hit)
     except OSError:
         return None
-    with it:
-        for entry in it:
-            out.entries += 1
-            try:
-                st = entry.stat(follow_symlinks=False)
-            except OSError:
-                continue
+    out.entries = len(entries)
+    for i, entry in enumerate(entries):
+        try:
+            st = entry.stat(follow_symlinks=False)
+        except OSError:
+            continue
+        mode = st.st_mode
+        is_dir, is_reg = stat.S_ISDIR(mode), stat.S_ISREG(mode)
+        if maybe is None or i in maybe or not (is_dir or is_reg):
             hit = classify(entry.path, entry.name, st)
             if hit is not None:
                 out.hits.append(hit)
-            if stat.S_ISDIR(st.st_mode):
-                out.subdirs.append(entry.path)
-            elif stat.S_ISREG(st.st_mode) and st.st_nlink > 1:
-                out.linked.append((entry.path, st.st_dev, st.st_ino))
+        if is_dir:
+            out.subdirs.append(entry.path)
+        elif is_reg and st.st_nlink > 1:
+            out.linked.append((entry.path, st.st_dev, st.st_ino))
     return out
 
 
-def _scan_names(d: str, mtime_ns: int, classify: ClassifyEntry) -> _DirScan | None:
+def _scan_names(
+    d: str, mtime_ns: int, classify: ClassifyEntry, may_hit: MayHit | None = None
+) -> _DirScan | None:
     """:func:`_scan_dir` without a ``stat`` per entry: the listing gives names and kinds."""
     scanned = time.time_ns()
     out = _DirScan(mtime_ns, scanned, 0, [], [], [])
     try:
-        it = os.scandir(d)
+        entries, maybe = _listing(d, may_hit)
     except OSError:
         return None
-    with it:
-        for entry in it:
-            out.entries += 1
+    out.entries = len(entries)
+    for i, entry in enumerate(entries):
+        try:
+            is_dir = entry.is_dir(follow_symlinks=False)
+            plain = is_dir or entry.is_file(follow_symlinks=False)
+        except OSError:
+            is_dir = plain = False
+        if maybe is None or i in maybe or not plain:
             hit = classify(entry)
             if hit is not None:
                 out.hits.append(hit)
-            try:
-                if entry.is_dir(follow_symlinks=False):
-                    out.subdirs.append(entry.path)
-            except OSError:
-                continue
+        if is_dir:
+            out.subdirs.append(entry.path)
     return out
 
 

@@ -10,6 +10,7 @@ from lovia.workspace.patterns import (
     any_pattern_matches,
     may_cover_below,
     name_matcher,
+    names_matcher,
     pattern_prefix,
 )
 
@@ -82,3 +83,30 @@ def test_a_compiled_pattern_set_judges_as_each_pattern_does() -> None:
                 expected = any(_pattern_matches(p, where, absolute, fold=fold) for p in patterns)
                 got = any_pattern_matches(patterns, where, absolute, fold=fold)
                 assert got == expected, (patterns, where, absolute, fold)
+
+
+def test_a_folder_names_prefilter_never_misses_a_name_the_exact_match_finds() -> None:
+    """``names_matcher`` (the sandbox walk tests only the names it returns) is a superset of
+    ``name_matcher``, folded or not, for the default denied and protected names and odd ones."""
+    from lovia.workspace.protected import DEFAULT_PROTECTED_PATHS
+    from lovia_server.protocol.settings import DEFAULT_DENIED_PATHS
+
+    rng = random.Random(11)
+    odd = ("*", "?x", "*.tf*state*", "a*b?c", "[ab]*", "x[", "Stra\u00dfe", "*\u00df", ".git")
+    bare = [p for p in (*DEFAULT_DENIED_PATHS, *DEFAULT_PROTECTED_PATHS) if "/" not in p]
+    pieces = [".env", "ENV", ".", "id_rsa", "pem", "x", "a", "b", "c", "STRASSE", "\u00df", "tf"]
+    pieces += ["state", ".git", "-", "key", ".vscode", "workspace", "\u212a", "\u0130", "rc"]
+    for patterns in (bare, [*bare, *odd], list(odd), [".git"], []):
+        for fold in (True, False):
+            exact = name_matcher(patterns, fold=fold)
+            some = names_matcher(patterns, fold=fold)
+            for _ in range(300):
+                names = ["".join(rng.choice(pieces) for _ in range(rng.randint(1, 4)))]
+                names += [rng.choice(NAMES) for _ in range(5)]
+                names = list(dict.fromkeys(names))
+                maybe = some(names)
+                if maybe is None:
+                    continue
+                missed = [n for i, n in enumerate(names) if exact(n) and i not in maybe]
+                assert not missed, (patterns, fold, missed)
+    assert names_matcher([".env", "*.pem"], fold=True)(["a.py", ".ENV", "b", "k.PEM"]) == {1, 3}

@@ -457,9 +457,11 @@ class TestScanCache:
         calls: list[str] = []
         real = sb._scan_dir
 
-        def counting(d: str, mtime_ns: int, classify: sb.Classify) -> object:
+        def counting(
+            d: str, mtime_ns: int, classify: sb.Classify, may_hit: sb.MayHit | None = None
+        ) -> object:
             calls.append(d)
-            return real(d, mtime_ns, classify)
+            return real(d, mtime_ns, classify, may_hit)
 
         monkeypatch.setattr(sb, "_scan_dir", counting)
         (tree / "deep" / "er").mkdir(parents=True)

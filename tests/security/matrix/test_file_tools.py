@@ -166,3 +166,40 @@ async def test_file_tools__write_git_dir(tmp_path: Path) -> None:
     assert (git_dir / "config").read_text() == config
     assert not (git_dir / "worktrees" / "ws" / "config.worktree").exists()
     assert (env.root / ".git").read_text() == gitfile
+
+
+async def test_file_tools__grep_denied(tmp_path: Path) -> None:
+    """``grep_files`` (ripgrep's fast path when it is installed) over denied files in every
+    spelling: case tricks, a denied folder, a full case folding (``ﬆ`` is ``st``), a symlink
+    alias, a ``..`` path, hidden entries. A hard link alias has a name of its own, so the shell
+    must not make one unasked (a path spelled at run time asks, and the user declines)."""
+
+    def setup(env: Env) -> None:
+        for rel in (".env", "ID_RSA", "conf/Server.PEM", "keys.pem/notes.txt", "prod.tf\ufb06ate"):
+            secret_file(env.root / rel)
+        (env.root / "src").mkdir()
+        (env.root / "src" / "app.py").write_text("token=public\n")
+        (env.root / "alias.txt").symlink_to(env.root / ".env")
+
+    seen = await attack(
+        tmp_path,
+        Attack(
+            "grep-denied",
+            "matrix",
+            "search the workspace for the denied files' text",
+            [
+                ("grep_files", {"pattern": "token="}),
+                ("grep_files", {"pattern": "TOKEN=", "ignore_case": True, "include_hidden": True}),
+                ("grep_files", {"pattern": "token=", "path": "src/..", "include_hidden": True}),
+                ("shell", {"command": "ln \"$(printf '.e%s' nv)\" notes.txt"}),
+                ("grep_files", {"pattern": "token=", "path": "."}),
+            ],
+            ["ran", "ran", "ran", "asked", "ran"],
+            settings=TRUSTED,
+            setup=setup,
+        ),
+    )
+    assert seen["outcomes"] == ["ran", "ran", "ran", "asked", "ran"], explain(seen)
+    assert not seen["leaked"], explain(seen)
+    for call in ("x0", "x1", "x2", "x4"):
+        assert "src/app.py" in explain(seen).split(f"{call}: ")[1].split("\n")[0], explain(seen)

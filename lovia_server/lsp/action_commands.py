@@ -24,6 +24,7 @@ from lovia.workspace.policy import WorkspacePolicy
 from lovia.workspace.protected import protects
 from lovia_server import protocol as p
 from lovia_server.lsp import code_actions as ca
+from lovia_server.lsp.approval_prompt import safe_first
 from lovia_server.lsp.handlers import run as start_run
 
 if TYPE_CHECKING:
@@ -107,9 +108,25 @@ class ActionDesk:
         supervisor = self.rt.core.supervisor
         top = [r for r in supervisor.live_runs() if r.parent_run_id is None]
         latest = max(top, key=lambda r: r.started_at) if top else None
+        runs = supervisor.runs.all()
+        waiting = supervisor.approvals.waiting(runs)
+        answerable = None
+        if waiting and self.rt.editor.plain:
+            run_id, first = next(
+                (ctl.run_id, a) for ctl in runs for a in ctl.approvals.values() if not a.settled
+            )
+            answerable = ca.WaitingApproval(
+                run_id=run_id,
+                approval_id=first.approval_id,
+                title=first.payload.title,
+                choices=tuple(
+                    (o.label, o.decision.value) for o in safe_first(first.payload.options)
+                ),
+            )
         return ca.LiveState(
             run_id=latest.run_id if latest is not None else None,
-            approvals_waiting=len(supervisor.approvals.waiting(supervisor.runs.all())),
+            approvals_waiting=len(waiting),
+            answerable=answerable,
         )
 
     def actions(self, params: Json) -> list[dict[str, Any]]:
@@ -133,6 +150,9 @@ class ActionDesk:
             else:
                 self.rt.editor.show("lovia: no approval is waiting")
             return {"asked": waiting}
+        if command == ca.CMD_ANSWER:
+            answer = p.ApproveParams.model_validate(args)
+            return (await supervisor.approvals.approve(answer)).to_wire()
         if command == ca.CMD_CANCEL:
             return (await supervisor.cancel(_run_id(args))).to_wire()
         if command == ca.CMD_TELL:

@@ -28,24 +28,47 @@ CMD_ASK = "lovia.action.ask"
 CMD_TELL = "lovia.action.tell"
 CMD_APPROVALS = "lovia.action.approvals"
 CMD_CANCEL = "lovia.action.cancel"
+CMD_ANSWER = "lovia.action.answer"
 
 QUICKFIX = "quickfix"
 AUTOMATIC = 2
 """``CodeActionTriggerKind.Automatic``: the editor asks by itself (a lightbulb), not the user."""
 
-ACTION_COMMANDS = (CMD_FIX, CMD_EXPLAIN, CMD_TESTS, CMD_ASK, CMD_TELL, CMD_APPROVALS, CMD_CANCEL)
+ACTION_COMMANDS = (
+    CMD_FIX,
+    CMD_EXPLAIN,
+    CMD_TESTS,
+    CMD_ASK,
+    CMD_TELL,
+    CMD_APPROVALS,
+    CMD_CANCEL,
+    CMD_ANSWER,
+)
 
 MAX_PROBLEMS = 20
 """Diagnostics a *Fix this problem* carries: those touching the range, the first ones first."""
 
 
 @dataclass(frozen=True)
+class WaitingApproval:
+    """The oldest approval still waiting, answerable from the menu itself: an editor with no
+    prompt of its own (Helix has no ``window/showMessageRequest``) answers it there."""
+
+    run_id: str
+    approval_id: str
+    title: str
+    choices: tuple[tuple[str, str], ...]
+    """(label, decision), the rejections first (as the prompt orders them)."""
+
+
+@dataclass(frozen=True)
 class LiveState:
-    """What the menu needs of the host: the run the run actions act on, and whether an
-    approval waits."""
+    """What the menu needs of the host: the run the run actions act on, whether an approval
+    waits, and (for a client without lovia's handlers) the one to answer in the menu."""
 
     run_id: str | None
     approvals_waiting: int
+    answerable: WaitingApproval | None = None
 
 
 Json = Any  # a decoded JSON value: the request is read as it came (structuring a thousand
@@ -167,6 +190,16 @@ def code_actions(
         if live.run_id is not None:
             run = {"runId": live.run_id}
             out.append({"title": TELL, "command": _command(TELL, CMD_TELL, run)})
+        waiting = live.answerable
+        if waiting is not None:
+            for label, decision in waiting.choices:
+                title = f"lovia: {label} — {waiting.title}"
+                answer = {
+                    "runId": waiting.run_id,
+                    "approvalId": waiting.approval_id,
+                    "decision": decision,
+                }
+                out.append({"title": title, "command": _command(title, CMD_ANSWER, answer)})
         if live.approvals_waiting:
             out.append({"title": APPROVALS, "command": _command(APPROVALS, CMD_APPROVALS, {})})
         if live.run_id is not None:
@@ -196,6 +229,7 @@ __all__ = [
     "TELL",
     "TESTS",
     "LiveState",
+    "WaitingApproval",
     "code_actions",
     "problem_json",
 ]

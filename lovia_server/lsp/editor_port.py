@@ -88,13 +88,26 @@ class LspEditor:
         diff_shown = False
         while True:
             shown = prompt(payload, can_show_document=can_show, diff_shown=diff_shown)
-            response = await self.server.window_show_message_request_async(
-                lsp.ShowMessageRequestParams(
-                    type=lsp.MessageType.Warning,
-                    message=shown.message,
-                    actions=[lsp.MessageActionItem(title=t) for t in shown.titles],
+            try:
+                response = await self.server.window_show_message_request_async(
+                    lsp.ShowMessageRequestParams(
+                        type=lsp.MessageType.Warning,
+                        message=shown.message,
+                        actions=[lsp.MessageActionItem(title=t) for t in shown.titles],
+                    )
                 )
-            )
+            except Exception:
+                if not self.plain:
+                    raise
+                # an editor with no prompt of its own (Helix): the approval waits, answered
+                # from the code-action menu (lovia: Reject — ..., lovia: Allow once — ...)
+                logger.info("approval.prompt_unsupported", exc_info=True)
+                self.show(
+                    f"lovia: {payload.title} waits for your answer: "
+                    "pick 'lovia: Reject' or 'lovia: Allow' in the code actions",
+                    lsp.MessageType.Warning,
+                )
+                return None
             if response is None:
                 if self.plain:
                     self.show(

@@ -40,6 +40,8 @@ class Harness:
         self.message_requests: list[Any] = []
         self.message_choice: Callable[[Any], str | None] = lambda params: None
         self.message_unanswered: Callable[[Any], bool] = lambda params: False
+        self.message_request_unsupported = False
+        """Answer ``window/showMessageRequest`` with "method not found", as Helix does."""
         self._hung = asyncio.Event()
         self.initialize_result: Any = None
 
@@ -89,6 +91,10 @@ class Harness:
         @client.feature(lsp.WINDOW_SHOW_MESSAGE_REQUEST)
         async def on_message_request(params: lsp.ShowMessageRequestParams) -> Any:
             self.message_requests.append(params)
+            if self.message_request_unsupported:
+                from pygls.exceptions import JsonRpcMethodNotFound
+
+                raise JsonRpcMethodNotFound.of(lsp.WINDOW_SHOW_MESSAGE_REQUEST)
             if self.message_unanswered(params):  # eglot after C-g: no reply at all
                 await self._hung.wait()  # (until the test ends)
                 return None

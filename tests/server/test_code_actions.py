@@ -218,6 +218,54 @@ async def test_a_prompt_the_editor_never_answers_can_be_asked_again(harness, tmp
     assert buffers.text(app) == "x = 1\n"
 
 
+async def test_an_editor_with_no_prompt_answers_the_approval_in_the_menu(harness, tmp_path):
+    """Helix has no ``window/showMessageRequest``: the approval waits (never decided, never
+    hung), the editor is told where to answer, and the code-action menu answers it."""
+    app = harness.root / "app.py"
+    app.write_text("x = undefined_name\n")
+    spec = harness.write_agent(FIX_AGENT)
+    await harness.start(
+        settings={"agent": spec},
+        init_options=False,
+        capabilities="emacs",
+        env={"XDG_STATE_HOME": str(tmp_path / "xdg")},
+        adjust=plain_client(),
+    )
+    harness.message_request_unsupported = True
+    buffers = VsCodeBuffers(harness)
+    buffers.open(app)
+    fix = next(a for a in await menu(harness, app, [_diagnostic(0)]) if "Fix" in a.title)
+    run_id = (await execute(harness, fix))["runId"]
+    await harness.wait_kind(run_id, "approval.requested")
+    assert harness.client is not None
+    await until(lambda: any("in the code actions" in m.message for m in harness.client.messages))
+    await asyncio.sleep(0.3)
+    assert harness.kinds(run_id).count("approval.resolved") == 0  # waiting, not decided
+    titles = [a.title for a in await menu(harness, app, [])]
+    answers = [t for t in titles if " — " in t]
+    assert answers[0].startswith("lovia: Reject")  # the safe choice first, as in a prompt
+    assert any(t.startswith("lovia: Accept") or t.startswith("lovia: Allow") for t in answers)
+    assert all(t.endswith("app.py") for t in answers), answers
+    allow = next(
+        a
+        for a in await menu(harness, app, [])
+        if " — " in a.title
+        and not a.title.startswith("lovia: Reject")
+        and "always" not in a.title.lower()
+    )
+    assert (await execute(harness, allow))["outcome"] == "allowed"
+    # the next approval (the new file) is answerable the same way
+    await until(lambda: harness.kinds(run_id).count("approval.requested") == 2)
+    second = [a for a in await menu(harness, app, []) if " — " in a.title]
+    assert all("new_mod.py" in a.title for a in second), [a.title for a in second]
+    reject = next(a for a in second if a.title.startswith("lovia: Reject"))
+    assert (await execute(harness, reject))["outcome"] == "rejected"
+    done = await harness.finished(run_id)
+    assert done["status"] == "completed"
+    assert buffers.text(app) == "x = 1\n"
+    assert not (harness.root / "new_mod.py").exists()
+
+
 async def test_a_client_that_opens_documents_sees_the_diff_and_the_transcript(harness, tmp_path):
     app = harness.root / "app.py"
     app.write_text("x = undefined_name\n")

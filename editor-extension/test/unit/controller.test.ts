@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, it } from "vitest";
 import { ChatController, type ChatHost, type PanelPlace } from "../../src/chat/controller";
 import type { ChatViewState, ModelChoice } from "../../src/chat/messages";
-import type { RestoreFilesResult } from "../../src/protocol/types";
+import type { InstructionFileInfo, RestoreFilesResult } from "../../src/protocol/types";
 import { EventStore, LoviaClient } from "../../src/protocol";
 import { LoviaRequestError } from "../../src/protocol/client";
 import { ResponseError } from "vscode-jsonrpc/node";
@@ -382,7 +382,7 @@ describe("ChatController", () => {
 
   it("links the instruction files in use, and lists them again after a live run ends", async () => {
     const folder = "/ws";
-    let files = [{ path: "/ws/AGENTS.md", folder, scope: "root", applyTo: [], cut: false }];
+    let files: InstructionFileInfo[] = [{ path: "/ws/AGENTS.md", folder, scope: "root", applyTo: [], cut: false }];
     setup();
     server.overrides.set("lovia/status", () => ({ version: "fake", model: "scripted", instructions: files }));
     await controller.serverReady();

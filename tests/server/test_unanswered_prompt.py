@@ -44,7 +44,7 @@ async def test_a_prompt_never_answered_is_asked_again_after_the_command_answers(
     show = next(a for a in again if a.title == "lovia: Show pending approvals")
     assert await execute(harness, show) == {"asked": 1}
     assert len(harness.message_requests) == 1  # the command answered first
-    await until(lambda: len(harness.message_requests) == 2)
+    await until(lambda: len(harness.message_requests) >= 2)  # the new file's may follow at once
     assert harness.message_requests[1].actions[0].title == "Reject"
 
     done = await harness.finished(run_id)

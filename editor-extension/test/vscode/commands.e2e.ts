@@ -2,7 +2,8 @@
  * The composer's `/` menu in a real VS Code (code-server): a command file copied unchanged from
  * a Claude Code project (`.claude/commands/fix-issue.md` with `$ARGUMENTS`) is listed with its
  * description and the *workspace* label, and the line sent reaches the model expanded (a
- * scripted user agent repeats what it was given); `/help` is answered without the model.
+ * scripted user agent repeats what it was given); `/help` is answered without the model. The
+ * workspace's AGENTS.md is named above the composer (the instructions-in-use line).
  */
 import { afterEach, expect, test } from "vitest";
 import { repoPython, VsCodeWindow } from "./harness";
@@ -52,7 +53,12 @@ echo = Agent(name="echo", instructions="Repeat your prompt.", model=Echo([]))
 test("the / menu lists a Claude Code command file, which reaches the model expanded; /help stays local", async () => {
   const w = new VsCodeWindow({
     scenario: "12-commands",
-    files: { "agents.py": AGENTS_PY, ".claude/commands/fix-issue.md": FIX_ISSUE, "README.md": "# commands project\n" },
+    files: {
+      "agents.py": AGENTS_PY,
+      ".claude/commands/fix-issue.md": FIX_ISSUE,
+      "README.md": "# commands project\n",
+      "AGENTS.md": "# Rules\n\nRun the tests before you finish.\n",
+    },
     machineSettings: { "lovia.pythonPath": repoPython() },
     userSettings: { "lovia.agent": "agents.py:echo" },
   });
@@ -61,6 +67,8 @@ test("the / menu lists a Claude Code command file, which reaches the model expan
   await w.start();
   const view = await w.openPanel();
   await view.locator("button.send:not([disabled])").waitFor({ timeout: 90_000 });
+  const instructions = view.locator(".instructions-area");
+  await expect.poll(() => instructions.textContent(), { timeout: 30_000 }).toBe("Instructions: AGENTS.md");
   const input = view.locator("textarea.composer-input");
   await input.click();
   await input.pressSequentially("/", { delay: 40 });

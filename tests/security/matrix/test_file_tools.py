@@ -168,7 +168,7 @@ async def test_file_tools__write_git_dir(tmp_path: Path) -> None:
     assert (env.root / ".git").read_text() == gitfile
 
 
-async def test_file_tools__grep_denied(tmp_path: Path) -> None:
+async def test_file_tools__read_denied(tmp_path: Path) -> None:
     """``grep_files`` (ripgrep's fast path when it is installed) over denied files in every
     spelling: case tricks, a denied folder, a full case folding (``ﬆ`` is ``st``), a symlink
     alias, a ``..`` path, hidden entries. A hard link alias has a name of its own, so the shell

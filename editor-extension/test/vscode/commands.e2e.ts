@@ -69,6 +69,7 @@ test("the / menu lists a Claude Code command file, which reaches the model expan
   await view.locator("button.send:not([disabled])").waitFor({ timeout: 90_000 });
   const instructions = view.locator(".instructions-area");
   await expect.poll(() => instructions.textContent(), { timeout: 30_000 }).toBe("Instructions: AGENTS.md");
+  await w.shot("instructions-line");
   const input = view.locator("textarea.composer-input");
   await input.click();
   await input.pressSequentially("/", { delay: 40 });

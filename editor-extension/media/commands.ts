@@ -6,6 +6,7 @@
  */
 import type { CommandItem, CommandsMessage, WebviewIntent } from "../src/chat/messages";
 import { h } from "./dom";
+import { pickerKey } from "./pickerKeys";
 
 /** `/query` as the composer's first word, up to the caret. */
 const TOKEN = /^\/([^\s/]*)$/;
@@ -40,21 +41,15 @@ export class CommandPicker {
 
   /** Keys while the menu is open; true when the key was used. */
   onKeyDown(e: KeyboardEvent): boolean {
-    if (!this.open || this.items.length === 0) return false;
-    if (e.key === "ArrowDown" || e.key === "ArrowUp") {
-      this.active = (this.active + (e.key === "ArrowDown" ? 1 : this.items.length - 1)) % this.items.length;
-      this.draw();
-      return true;
-    }
-    if (e.key === "Enter" || e.key === "Tab") {
-      this.pick(this.active);
-      return true;
-    }
-    if (e.key === "Escape") {
-      this.close();
-      return true;
-    }
-    return false;
+    if (!this.open) return false;
+    return pickerKey(e, this.items.length, this.active, {
+      move: (index) => {
+        this.active = index;
+        this.draw();
+      },
+      pick: (index) => this.pick(index),
+      close: () => this.close(),
+    });
   }
 
   receive(msg: CommandsMessage): void {

@@ -7,6 +7,7 @@
 import type { Mention, MentionsMessage, WebviewIntent } from "../src/chat/messages";
 import { h, icon } from "./dom";
 import { ICONS, TOOL_ICONS } from "./icons";
+import { pickerKey } from "./pickerKeys";
 
 /** The `@query` just before the caret (the query may be empty). */
 const TOKEN = /(?:^|\s)@([^\s@]*)$/;
@@ -59,21 +60,15 @@ export class MentionPicker {
 
   /** Keys while the popup is open; true when the key was used. */
   onKeyDown(e: KeyboardEvent): boolean {
-    if (!this.open || this.items.length === 0) return false;
-    if (e.key === "ArrowDown" || e.key === "ArrowUp") {
-      this.active = (this.active + (e.key === "ArrowDown" ? 1 : this.items.length - 1)) % this.items.length;
-      this.drawPopup();
-      return true;
-    }
-    if (e.key === "Enter" || e.key === "Tab") {
-      this.pick(this.active);
-      return true;
-    }
-    if (e.key === "Escape") {
-      this.close();
-      return true;
-    }
-    return false;
+    if (!this.open) return false;
+    return pickerKey(e, this.items.length, this.active, {
+      move: (index) => {
+        this.active = index;
+        this.drawPopup();
+      },
+      pick: (index) => this.pick(index),
+      close: () => this.close(),
+    });
   }
 
   receive(msg: MentionsMessage): void {

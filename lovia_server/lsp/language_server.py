@@ -292,9 +292,13 @@ def create_server() -> LoviaServer:
             server.runtime.settings_changed()
 
     def no_problems(uri: str, version: int) -> None:
-        """lovia finds no problems itself, and says so for each version: a multiplexer in front
-        of several servers (rass, for eglot) holds a file's diagnostics until every server has
-        published for its version, or 1 s."""
+        """lovia finds no problems itself, and says so for each version to a plain client: a
+        multiplexer in front of several servers (rass, for eglot) holds a file's diagnostics
+        until every server has published for its version, or 1 s. lovia's own clients get
+        nothing: the Neovim recipe waits for the next change of a buffer's diagnostics after an
+        edit, and an empty set from lovia would come before the language server's."""
+        if server.init_options.present:
+            return
         server.text_document_publish_diagnostics(
             lsp.PublishDiagnosticsParams(uri=uri, diagnostics=[], version=version)
         )

@@ -23,3 +23,17 @@ async def test_every_version_of_an_open_document_gets_an_empty_set_of_problems(h
     buffers.type(app, "x = 2\n")
     await until(lambda: app.as_uri() in published, within=10)
     assert list(published[app.as_uri()]) == []
+
+
+async def test_lovias_own_clients_get_no_empty_problems(harness):
+    """The Neovim recipe and the VS Code extension wait for a buffer's next diagnostics after an
+    edit: an empty set from lovia must not come before the language server's."""
+    app = harness.root / "app.py"
+    app.write_text("x = 1\n")
+    await harness.start()
+    assert harness.client is not None
+    buffers = VsCodeBuffers(harness)
+    buffers.open(app)
+    buffers.type(app, "x = 2\n")
+    await harness.request("lovia/status", {})  # the notifications before it were handled
+    assert app.as_uri() not in harness.client.diagnostics

@@ -17,6 +17,29 @@ export const artifacts = `${root}test/artifacts`;
 const CHROMIUM = process.env.LOVIA_CHROMIUM ?? "/usr/bin/chromium";
 const FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--no-first-run", "--disable-background-networking", "--disable-component-update", "--disable-sync"];
 
+/**
+ * Posts a message to the page as the extension would and waits until the webview has handled
+ * it: window.postMessage delivers later but in order, so a marker posted after the message
+ * arrives once the (synchronous) handler has run and the page shows the new state.
+ */
+export async function deliver(page: Page, message: unknown): Promise<void> {
+  await page.evaluate(
+    (m) =>
+      new Promise<void>((resolve) => {
+        const marker = `delivered-${Math.random()}`;
+        const seen = (event: MessageEvent): void => {
+          if (event.data !== marker) return;
+          window.removeEventListener("message", seen);
+          resolve();
+        };
+        window.addEventListener("message", seen);
+        window.postMessage(m, "*");
+        window.postMessage(marker, "*");
+      }),
+    JSON.parse(JSON.stringify(message)) as unknown,
+  );
+}
+
 export type Theme = "dark" | "light" | "high-contrast";
 /** VS Code's body class for each theme kind (the webview gets it too). */
 const BODY_CLASS: Record<Theme, string> = { dark: "vscode-dark", light: "vscode-light", "high-contrast": "vscode-high-contrast" };
@@ -104,7 +127,7 @@ export async function openWebview(options: { width?: number; height?: number; ig
       await page.waitForFunction(() => (window as unknown as { __posted: { type: string }[] }).__posted.some((m) => m.type === "ready"));
     },
     async post(message) {
-      await page.evaluate((m) => window.postMessage(m, "*"), JSON.parse(JSON.stringify(message)) as unknown);
+      await deliver(page, message);
     },
     posted: async () => validIntents(await page.evaluate(() => (window as unknown as { __posted: unknown[] }).__posted.slice())),
     clearPosted: () =>

@@ -10,7 +10,7 @@ import type { ChatViewState } from "../../src/chat/messages";
 import { ViewSync } from "../../src/chat/viewSync";
 import { applyEvent, createRunView, type LoviaEvent, type RunView } from "../../src/protocol";
 import { startExfilServer, type ExfilServer } from "../support/exfilServer";
-import { artifacts, openWebview, type WebviewPage } from "./page";
+import { artifacts, deliver, openWebview, type WebviewPage } from "./page";
 
 let web: WebviewPage;
 let page: Page;
@@ -36,7 +36,7 @@ function state(run: RunView): ChatViewState {
 
 async function show(run: RunView): Promise<void> {
   const message = sync.next(state(run));
-  if (message) await page.evaluate((m) => window.postMessage(m, "*"), JSON.parse(JSON.stringify(message)) as unknown);
+  if (message) await deliver(page, message);
 }
 
 function session(runId: string) {

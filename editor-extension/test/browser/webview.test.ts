@@ -11,7 +11,7 @@ import { ViewSync } from "../../src/chat/viewSync";
 import { applyEvent, createRunView, type LoviaEvent, type RunView } from "../../src/protocol";
 import { hunksOf } from "../../src/diff/hunks";
 import { longSession } from "../../bench/longSession";
-import { artifacts, openWebview, root, validIntents, type WebviewPage } from "./page";
+import { artifacts, deliver, openWebview, root, validIntents, type WebviewPage } from "./page";
 
 const fixture = JSON.parse(readFileSync(`${root}test/fixtures/run-events.json`, "utf8")) as {
   events: LoviaEvent[];
@@ -51,7 +51,7 @@ async function postState(state: ChatViewState): Promise<void> {
   if (!message) return;
   const json = JSON.stringify(message);
   sizes.push(json.length);
-  await page.evaluate((m) => window.postMessage(m, "*"), JSON.parse(json) as unknown);
+  await deliver(page, JSON.parse(json) as unknown);
 }
 
 async function scrollToBottom(): Promise<void> {

@@ -8,7 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { ChatViewState } from "../../src/chat/messages";
 import { ViewSync } from "../../src/chat/viewSync";
 import { createRunView } from "../../src/protocol";
-import { artifacts, openWebview, validIntents, type WebviewPage } from "./page";
+import { artifacts, deliver, openWebview, validIntents, type WebviewPage } from "./page";
 
 let web: WebviewPage;
 let page: Page;
@@ -33,7 +33,7 @@ function state(extra: Partial<ChatViewState> = {}): ChatViewState {
 
 async function postState(s: ChatViewState): Promise<void> {
   const message = sync.next(s);
-  if (message) await page.evaluate((m) => window.postMessage(m, "*"), JSON.parse(JSON.stringify(message)) as unknown);
+  if (message) await deliver(page, message);
 }
 
 async function posted(): Promise<unknown[]> {

@@ -208,7 +208,9 @@ describe("ChatController", () => {
     const child = server.startRun("child task", "ses_child");
     server.emit(parent, "subagent.started", { childRunId: child.runId, childSessionId: "ses_child", taskId: "t1", name: "helper", prompt: "child task", toolCallId: "s1", resumed: false });
     server.emit(child.runId, "run.started", { prompt: "child task", cwd: "/w", model: null, agent: "helper", resumed: false, parentRunId: parent } as never);
-    await waitFor(() => controller.state().childRuns.length === 1, 2000, "child shown");
+    // both events must have arrived: the child is listed at the first, linked at the second
+    await waitFor(() => controller.state().childRuns[0]?.parentRunId === parent, 2000, "child shown");
+    expect(controller.state().childRuns).toHaveLength(1);
     expect(controller.state().childRuns[0]).toMatchObject({ runId: child.runId, parentRunId: parent });
     expect(controller.state().runs.map((r) => r.runId)).toEqual([parent]); // not a run of the session
     await controller.handle({ type: "steerRun", runId: child.runId, text: "hurry" });

@@ -31,5 +31,14 @@ def test_the_benchmarks_request_gets_one_fix_with_the_problems_at_the_cursor() -
     assert code_actions(params, allowed=lambda _: False, live=LiveState(None, 0)) == []
 
 
+def test_a_request_carries_what_lsp_clients_send_at_the_cursor() -> None:
+    problems = bench.diagnostics(1000, bench.LINES)
+    here = bench.at_line("file:///ws/app.py", 7, problems, "in-range")
+    assert [d["message"] for d in here["context"]["diagnostics"]] == ["problem 7", "problem 507"]
+    assert here["range"]["start"] == {"line": 7, "character": 1}
+    assert len(bench.at_line("file:///ws/app.py", 7, problems, "all")["context"]["diagnostics"]) == 1000
+
+
 async def test_a_short_run_answers_every_request() -> None:
-    assert await bench.main(requests=5, count=50) in (0, 1)
+    assert await bench.main(requests=5, count=50, sent="in-range") in (0, 1)
+    assert await bench.main(requests=5, count=50, sent="all") == 0  # no target for "all"

@@ -27,6 +27,9 @@ deltas paced at ``--paced-rate``/s (latency p50, p99, max from the model's send,
 deltas took over 20 ms: a stall shows as a cluster of them), then the same
 number as fast as the socket takes them (deltas/s from the first send to the last arrival).
 Targets (issue 24), on a quiet machine: paced p99 <= 5 ms for every client, burst >= 20,000/s.
+The ``in gc2`` column counts the deltas over 20 ms that waited while the server ran a full
+collection of 5 ms or more (``bench/traced_server.py`` notes them): the collector's share of the
+stalls, the rest being the machine's scheduling or the server's own work.
 """
 
 from __future__ import annotations
@@ -190,11 +193,35 @@ def one(kind: str, root: Path, base_url: str, index: int, args: argparse.Namespa
             row["p99"] = waits[min(len(waits) - 1, int(len(waits) * 0.99))]
             row["max"] = waits[-1]
             row["over_20ms"] = sum(w > 20 for w in waits)
+            row["over_20ms_in_gc"] = stalls_in_collections(pairs, collections(root, kind, index))
         else:
             span = (max(a for _, a in pairs) - min(s for s, _ in pairs)) / 1e9
             row["burst_rate"] = args.deltas / span
             row["burst_median_wait"] = waits[len(waits) // 2]
     return row
+
+
+def collections(root: Path, kind: str, index: int) -> list[tuple[int, int, int]]:
+    """The server's collections (``bench/traced_server.py``): (generation, start ns, end ns)."""
+    path = root.parent / f"trace-{kind}-{index}.json.gc.json"
+    if not path.exists():
+        return []
+    return [(int(g), int(start), int(end)) for g, start, end in json.loads(path.read_text())]
+
+
+def stalls_in_collections(
+    pairs: list[tuple[int, int]], runs: list[tuple[int, int, int]], over_ms: float = 20
+) -> int:
+    """How many deltas that waited over ``over_ms`` had a collection of the oldest generation
+    (2) taking 5 ms or more run while they waited: the stalls the collector explains."""
+    full = [
+        (start, end) for generation, start, end in runs if generation == 2 and end - start >= 5e6
+    ]
+    return sum(
+        any(start < arrival and end > stamp for start, end in full)
+        for stamp, arrival in pairs
+        if (arrival - stamp) / 1e6 > over_ms
+    )
 
 
 def main() -> None:
@@ -238,12 +265,14 @@ def main() -> None:
         f"{args.paced_rate:g}/s; load average now {load[0]:.2f} {load[1]:.2f} {load[2]:.2f}, "
         f"1-min during the runs {min(loads):.2f} .. {max(loads):.2f}"
     )
-    print("client  run  p50 ms  p99 ms  max ms  >20ms  notif  burst/s  burst median ms  notif")
+    print(
+        "client  run  p50 ms  p99 ms  max ms  >20ms  in gc2  notif  burst/s  burst median ms  notif"
+    )
     for kind in kinds:
         for i, row in enumerate(rows[kind]):
             print(
                 f"{kind:<7} {i + 1:>3}  {row['p50']:6.2f}  {row['p99']:6.2f}  {row['max']:6.1f}  "
-                f"{row['over_20ms']:5d}  {row['paced_notifications']:5d}  {row['burst_rate']:7,.0f}  "
+                f"{row['over_20ms']:5d}  {row['over_20ms_in_gc']:6d}  {row['paced_notifications']:5d}  {row['burst_rate']:7,.0f}  "
                 f"{row['burst_median_wait']:15.1f}  {row['burst_notifications']:5d}"
             )
     if args.json:

@@ -5,11 +5,16 @@
 is unchanged): each parsed event whose delta text is a stamp from ``bench/stamp_model.py`` is
 paired with the ``time.monotonic_ns()`` at which its bytes reached the parser. At exit the
 pairs are written as JSON to ``$LOVIA_TRACE_FILE``: ``{"<stamp>;": <arrival ns>, ...}``.
+
+It also notes every collection of the garbage collector (``gc.callbacks``, which observe and
+change nothing): ``$LOVIA_TRACE_FILE.gc.json`` gets ``[[generation, start ns, end ns], ...]``,
+so a latency stall can be laid beside the collections that ran during it.
 """
 
 from __future__ import annotations
 
 import atexit
+import gc
 import importlib.abc
 import importlib.machinery
 import json
@@ -20,6 +25,16 @@ from types import ModuleType
 from typing import Any
 
 ARRIVALS: dict[str, int] = {}
+COLLECTIONS: list[tuple[int, int, int]] = []
+_started: list[int] = []
+
+
+def _collection(phase: str, info: dict[str, Any]) -> None:
+    now = time.monotonic_ns()
+    if phase == "start":
+        _started[:] = [now]
+    elif _started:
+        COLLECTIONS.append((int(info["generation"]), _started[0], now))
 
 
 def _patch(module: ModuleType) -> None:
@@ -63,11 +78,14 @@ def _dump() -> None:
     if target:
         with open(target, "w") as out:
             json.dump(ARRIVALS, out)
+        with open(f"{target}.gc.json", "w") as out:
+            json.dump(COLLECTIONS, out)
 
 
 if __name__ == "__main__":
     sys.meta_path.insert(0, _Finder())
     atexit.register(_dump)
+    gc.callbacks.append(_collection)
     from lovia_server.__main__ import main
 
     main()

@@ -36,7 +36,10 @@ def test_a_request_carries_what_lsp_clients_send_at_the_cursor() -> None:
     here = bench.at_line("file:///ws/app.py", 7, problems, "in-range")
     assert [d["message"] for d in here["context"]["diagnostics"]] == ["problem 7", "problem 507"]
     assert here["range"]["start"] == {"line": 7, "character": 1}
-    assert len(bench.at_line("file:///ws/app.py", 7, problems, "all")["context"]["diagnostics"]) == 1000
+    assert (
+        len(bench.at_line("file:///ws/app.py", 7, problems, "all")["context"]["diagnostics"])
+        == 1000
+    )
 
 
 async def test_a_short_run_answers_every_request() -> None:

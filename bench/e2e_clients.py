@@ -193,7 +193,12 @@ def one(kind: str, root: Path, base_url: str, index: int, args: argparse.Namespa
             row["p99"] = waits[min(len(waits) - 1, int(len(waits) * 0.99))]
             row["max"] = waits[-1]
             row["over_20ms"] = sum(w > 20 for w in waits)
-            row["over_20ms_in_gc"] = stalls_in_collections(pairs, collections(root, kind, index))
+            runs = collections(root, kind, index)
+            row["over_20ms_in_gc"] = stalls_in_collections(pairs, runs)
+            first, last = min(s for s, _ in pairs), max(a for _, a in pairs)
+            full = [(e - b) / 1e6 for g, b, e in runs if g == 2 and b < last and e > first]
+            row["full_collections"] = len(full)
+            row["full_collection_max_ms"] = max(full, default=0.0)
         else:
             span = (max(a for _, a in pairs) - min(s for s, _ in pairs)) / 1e9
             row["burst_rate"] = args.deltas / span
@@ -266,13 +271,15 @@ def main() -> None:
         f"1-min during the runs {min(loads):.2f} .. {max(loads):.2f}"
     )
     print(
-        "client  run  p50 ms  p99 ms  max ms  >20ms  in gc2  notif  burst/s  burst median ms  notif"
+        "client  run  p50 ms  p99 ms  max ms  >20ms  in gc2  gc2 n/max ms  notif  burst/s"
+        "  burst median ms  notif"
     )
     for kind in kinds:
         for i, row in enumerate(rows[kind]):
             print(
                 f"{kind:<7} {i + 1:>3}  {row['p50']:6.2f}  {row['p99']:6.2f}  {row['max']:6.1f}  "
-                f"{row['over_20ms']:5d}  {row['over_20ms_in_gc']:6d}  {row['paced_notifications']:5d}  {row['burst_rate']:7,.0f}  "
+                f"{row['over_20ms']:5d}  {row['over_20ms_in_gc']:6d}  "
+                f"{row['full_collections']:4d}/{row['full_collection_max_ms']:6.1f}  {row['paced_notifications']:5d}  {row['burst_rate']:7,.0f}  "
                 f"{row['burst_median_wait']:15.1f}  {row['burst_notifications']:5d}"
             )
     if args.json:

@@ -154,3 +154,37 @@ def test_a_plan_mode_command_cannot_write_even_with_every_approval(tmp_path, tas
     act_bodies = [b for b in bodies if "write two to b.txt" in b]
     assert look_bodies and all("# Plan mode" in b for b in look_bodies)
     assert act_bodies and not any("# Plan mode" in b for b in act_bodies)
+
+
+def test_a_commands_model_is_used_when_it_is_a_lovia_model_id(tmp_path, task_model):
+    source = _repo(
+        tmp_path,
+        "repo",
+        {
+            ".lovia/commands/other.md": "---\nmodel: openai:other-model\n---\nwrite $1 to $2\n",
+            ".claude/commands/alias.md": "---\nmodel: sonnet\n---\nwrite $1 to $2\n",
+            ".lovia/commands/bad.md": "---\nmodel: nope:zzz\n---\nwrite $1 to $2\n",
+        },
+    )
+    results, err, code = _run(
+        tmp_path,
+        task_model,
+        [
+            {"id": "other", "prompt": "/other x x.txt", "source": source},
+            {"id": "alias", "prompt": "/alias y y.txt", "source": source},
+            {"id": "bad", "prompt": "/bad z z.txt", "source": source},
+        ],
+    )
+    assert code == 1, err
+    assert results["other"]["model"] == "openai:other-model"
+    assert results["alias"]["model"] == MODEL  # a Claude Code alias keeps the task's model
+    models = {
+        str(m["content"]): r.json["model"]
+        for r in task_model.requests
+        for m in r.messages
+        if m.get("role") == "user"
+    }
+    assert models == {"write x to x.txt": "other-model", "write y to y.txt": "fake-model"}
+    bad = results["bad"]
+    assert bad["status"] == "failed" and bad["transcript"] is None
+    assert bad["error"].startswith("command: /bad names the model 'nope:zzz': Unknown model spec")

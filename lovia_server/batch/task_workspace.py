@@ -35,10 +35,11 @@ def task_permissions(preset: Preset) -> PermissionSettings:
 
 
 def task_workspace(
-    root: Path, preset: Preset, *, sandbox: bool | Literal["auto"] = "auto"
+    root: Path, preset: Preset, *, sandbox: bool | Literal["auto"] = "auto", plan: bool = False
 ) -> LocalWorkspace:
     """The workspace a task's agent works in: ``root`` under ``preset`` with the server's
-    defaults; ``sandbox`` is the batch's ``auto`` / ``True`` (required) / ``False``."""
+    defaults; ``sandbox`` is the batch's ``auto`` / ``True`` (required) / ``False``; ``plan``:
+    in plan mode (a ``mode: plan`` command), as the server narrows a plan-mode run."""
     enabled: Literal["auto", "on", "off"] = (
         "auto" if sandbox == "auto" else "on" if sandbox else "off"
     )
@@ -48,6 +49,7 @@ def task_workspace(
         task_permissions(preset),
         preset,
         sandbox=SandboxSettings(enabled=enabled, network="deny"),
+        plan=plan,
     )
     inside_only = dataclasses.replace(config.policy, write_outside="deny")
     return dataclasses.replace(config, policy=inside_only)

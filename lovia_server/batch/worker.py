@@ -38,8 +38,10 @@ from lovia.workspace import LocalWorkspace
 from lovia_server.batch.approvals import approves
 from lovia_server.batch.results import TaskResult, TaskUsage
 from lovia_server.batch.task import BUILTIN_AGENT, BatchTask
+from lovia_server.batch.task_commands import TaskCommandError, task_command
 from lovia_server.batch.task_workspace import is_denied, task_policy, task_workspace
 from lovia_server.batch.tree import Denied, TreeError, materialise, patch
+from lovia_server.host.plan_runs import refuse_approval
 
 
 @dataclass(frozen=True)
@@ -96,11 +98,18 @@ def load_agent_code(code: AgentCode) -> Agent[Any]:
 
 
 def build_agent(
-    task: BatchTask, code: AgentCode | None, options: WorkerOptions, root: Path
+    task: BatchTask,
+    code: AgentCode | None,
+    options: WorkerOptions,
+    root: Path,
+    *,
+    model: str | None = None,
+    plan: bool = False,
 ) -> Agent[Any]:
     """The task's agent bound to its tree under its preset (the server's workspace, see
-    :mod:`lovia_server.batch.task_workspace`), rate limited if asked."""
-    model = task.model or options.model
+    :mod:`lovia_server.batch.task_workspace`), rate limited if asked. ``model`` and ``plan``:
+    what the task's command sets (:mod:`lovia_server.batch.task_commands`)."""
+    model = model or task.model or options.model
     if task.agent == BUILTIN_AGENT:
         if not model:
             raise UserError(
@@ -118,7 +127,8 @@ def build_agent(
         agent = load_agent_code(code)
         if model:
             agent = agent.clone(model=model)
-    agent = agent.clone(workspace=task_workspace(root, task.preset, sandbox=options.sandbox))
+    workspace = task_workspace(root, task.preset, sandbox=options.sandbox, plan=plan)
+    agent = agent.clone(workspace=workspace)
     if options.limiter is not None:
         # Limits are keyed by the model string the task names ("openai:gpt-5").
         key = agent.model if isinstance(agent.model, str) else None
@@ -142,16 +152,26 @@ async def run_task(
         # the judgement of which files never travel: shipping, the clone, the patch
         denied = functools.partial(is_denied, task_policy(root, task.preset), root)
         base = await asyncio.to_thread(materialise, task.source, packed, root, denied)
-        agent = build_agent(task, code, options, root)
+        # a ``/name`` prompt is read against the tree itself, before any model call
+        reading = task_workspace(root, task.preset, sandbox=False)
+        command = await asyncio.to_thread(task_command, task.prompt, reading)
+        prompt, plan, model = task.prompt, False, None
+        if command is not None:
+            prompt, plan, model = command.model_input, command.mode == "plan", command.model
+            result.model = model or result.model
+            progress = _Progress(prompt)
+        agent = build_agent(task, code, options, root, model=model, plan=plan)
         executor = getattr(agent.workspace, "executor", None)
         result.sandboxed = bool(getattr(executor, "sandboxed", False))
-        run = await _run_headless(agent, task, usage, progress)
+        run = await _run_headless(agent, task, prompt, usage, progress, plan=plan)
         result.status = "done"
         result.output = to_json_safe(run.output)
         result.turns = run.turns
         progress.entries = list(run.entries)
     except TreeError as exc:
         result.error = f"workspace: {exc}"
+    except TaskCommandError as exc:
+        result.error = f"command: {exc}"
     except TimeoutError:
         result.error = f"timeout: task exceeded {task.timeout}s"
     except Exception as exc:
@@ -177,10 +197,17 @@ async def run_task(
 
 
 async def _run_headless(
-    agent: Agent[Any], task: BatchTask, usage: Usage, progress: _Progress
+    agent: Agent[Any],
+    task: BatchTask,
+    prompt: str,
+    usage: Usage,
+    progress: _Progress,
+    *,
+    plan: bool = False,
 ) -> Any:
-    """Run to the end; approvals are answered by the task's policy, never left waiting."""
-    handle = Runner.stream(agent, task.prompt, max_turns=task.max_turns, _parent_usage=usage)
+    """Run ``prompt`` to the end; approvals are answered by the task's policy, never left
+    waiting (in plan mode refused, as the server refuses them: a plan-mode run never asks)."""
+    handle = Runner.stream(agent, prompt, max_turns=task.max_turns, _parent_usage=usage)
     workspace = agent.workspace
     if not isinstance(workspace, LocalWorkspace):
         raise UserError(f"task {task.id}: the agent has no local workspace")
@@ -190,7 +217,9 @@ async def _run_headless(
         async for event in handle:
             progress.see(event)
             if isinstance(event, events.ApprovalRequired):
-                if approves(task.approvals, event.call, workspace.policy, root):
+                if plan:
+                    refuse_approval(event)
+                elif approves(task.approvals, event.call, workspace.policy, root):
                     event.approve()
                 else:
                     event.reject(

@@ -63,13 +63,11 @@ def command_infos(commands: list[Command], root: Path) -> list[p.CommandInfo]:
     ]  # fmt: skip
 
 
-def command_run(prompt: str, commands: list[Command]) -> CommandRun | None:
+def resolve_command(prompt: str, commands: list[Command]) -> CommandRun | None:
     """``prompt`` as a command run; None when it does not start with ``/name``. An unknown
-    command, or one that cannot run as given, is -32602 with ``data.hint``."""
-    try:
-        invocation = invoke(prompt, commands)
-    except UserError as exc:
-        raise p.invalid_params(exc.message, "prompt", hint=exc.hint) from None
+    command, or one that cannot run as given, is a :class:`UserError` with a hint (every door
+    words it its own way: :func:`command_run` for the server's methods, the batch's task)."""
+    invocation = invoke(prompt, commands)
     if invocation is None:
         return None
     command = invocation.command
@@ -81,14 +79,22 @@ def command_run(prompt: str, commands: list[Command]) -> CommandRun | None:
             return CommandRun(model_input="", reply=reply, new_session=True)
         return CommandRun(model_input=invocation.prompt, new_session=True)
     if not invocation.prompt.strip():
-        raise p.invalid_params(
+        raise UserError(
             f"/{command.name} needs {command.argument_hint or 'something to work on'}",
-            "prompt",
             hint=f"Type it after the command: /{command.name} {command.argument_hint or '...'}",
         )
     # a Claude Code alias (``sonnet``) is not a lovia model id: the session's model is kept
     model = command.model if command.model and ":" in command.model else None
     return CommandRun(model_input=invocation.prompt, mode=command.mode, model=model)
+
+
+def command_run(prompt: str, commands: list[Command]) -> CommandRun | None:
+    """:func:`resolve_command` for the server's methods: its refusal is -32602 with
+    ``data.hint``."""
+    try:
+        return resolve_command(prompt, commands)
+    except UserError as exc:
+        raise p.invalid_params(exc.message, "prompt", hint=exc.hint) from None
 
 
 def local_reply_spec(text: str, root: Path, cwd: Path) -> RunSpec:
@@ -118,5 +124,6 @@ __all__ = [
     "command_infos",
     "command_run",
     "local_reply_spec",
+    "resolve_command",
     "workspace_commands",
 ]

@@ -36,18 +36,28 @@ _PERSON_ONLY = {
 }
 
 
+# lovia/run's hint points at /help, which a batch refuses: name the folders instead
+_UNKNOWN_HINT = (
+    "The task's repository has no command by that name: its commands are the built-ins and the "
+    "files in .lovia/commands, .claude/commands and .github/prompts (and ~/.lovia/commands of "
+    "the machine that runs the task). To send a message that starts with '/', begin it with a "
+    "space."
+)
+
+
 def task_command(prompt: str, workspace: LocalWorkspace) -> CommandRun | None:
     """The run a task's ``prompt`` asks for when it starts with ``/name`` (blocking: it reads
     the tree); None for any other prompt, a path such as ``/usr/bin/x is broken`` included.
     An unknown command, or one a batch cannot run, is :class:`TaskCommandError`, worded as
-    ``lovia/run`` words it."""
+    ``lovia/run`` words it (the unknown command's hint names the folders, not ``/help``)."""
     split = split_invocation(prompt)
     if split is None:
         return None
     try:
         run = resolve_command(prompt, workspace_commands(workspace))
     except UserError as exc:
-        raise TaskCommandError(exc.message, hint=exc.hint) from None
+        hint = _UNKNOWN_HINT if exc.message.startswith("Unknown command") else exc.hint
+        raise TaskCommandError(exc.message, hint=hint) from None
     if run is None:
         return None
     if run.reply is not None or run.new_session:

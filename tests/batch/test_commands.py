@@ -10,7 +10,10 @@ from tests.support.batch_model import TaskModel
 from tests.support.batch_tasks import MODEL, git, lovia
 
 UNKNOWN_HINT = (
-    "/help lists the commands; to send a message that starts with '/', begin it with a space."
+    "The task's repository has no command by that name: its commands are the built-ins and the "
+    "files in .lovia/commands, .claude/commands and .github/prompts (and ~/.lovia/commands of "
+    "the machine that runs the task). To send a message that starts with '/', begin it with a "
+    "space."
 )
 
 
@@ -103,7 +106,7 @@ def test_an_unknown_command_fails_its_task_only_before_any_model_call(tmp_path, 
     assert code == 1, err
     unknown = results["unknown"]
     assert unknown["status"] == "failed"
-    # lovia/run's -32602: the same message and hint
+    # lovia/run's -32602 message; the hint names the folders (a batch refuses /help)
     assert unknown["error"] == f"command: Unknown command /nope\n  hint: {UNKNOWN_HINT}"
     assert unknown["transcript"] is None and unknown["patch"] == ""
     assert unknown["usage"]["input_tokens"] == 0

@@ -93,3 +93,33 @@ async def test_a_blocking_interceptor_stops_a_manual_compaction() -> None:
     assert len(provider.calls) == 1  # no summary call
     segments = await session.segments("s")
     assert len(segments) == 1
+
+
+async def test_a_second_compact_with_nothing_new_calls_no_model() -> None:
+    provider = ScriptedProvider([text("early answer"), text(SUMMARY)])
+    agent = Agent(name="a", model=provider)
+    session = InMemorySession()
+    await Runner.run(agent, "EARLY-MESSAGE", session=session, session_id="s")
+    kw: dict[str, Any] = {"session": session, "session_id": "s", "compact": CompactNow()}
+    first = await Runner.run(agent, [], **kw)
+    assert first.output.startswith("Compacted the conversation")
+    again = await Runner.run(agent, [], **kw)
+    assert again.output.startswith("Nothing new to compact") and len(provider.calls) == 2
+
+
+async def test_keep_recent_tokens_keeps_the_latest_exchange_verbatim() -> None:
+    from lovia.context.compaction import Compaction
+
+    provider = ScriptedProvider(
+        [text("A" * 400), text("RECENT-ANSWER"), text(SUMMARY), text("later answer")]
+    )
+    agent = Agent(name="a", model=provider, context_policy=Compaction(keep_recent_tokens=20))
+    session = InMemorySession()
+    await Runner.run(agent, "EARLY-MESSAGE " + "x" * 400, session=session, session_id="s")
+    await Runner.run(agent, "RECENT-QUESTION", session=session, session_id="s")
+    await Runner.run(agent, [], session=session, session_id="s", compact=CompactNow())
+    assert "EARLY-MESSAGE" in seen(provider, 2) and "RECENT-QUESTION" not in seen(provider, 2)
+    await Runner.run(agent, "go on", session=session, session_id="s")
+    later = seen(provider, 3)
+    assert "SUMMARY-MARK" in later and "EARLY-MESSAGE" not in later
+    assert "RECENT-QUESTION" in later and "RECENT-ANSWER" in later

@@ -35,7 +35,8 @@ class Interception:
     """Text the model sees: beside the prompt at run start, after the result after a call."""
     block: str | None = None
     """``run_starting``: refuse the prompt (the run fails with this); ``before_stop``: go on
-    instead of stopping, with this as the next user message."""
+    instead of stopping, with this as the next user message; ``before_compact``: do not
+    compact (a manual compaction fails with this; an automatic one shows it)."""
     stop: str | None = None
     """End the run now (the run fails with this reason)."""
     notices: list[str] = field(default_factory=list)
@@ -100,8 +101,17 @@ class RunInterceptor:
         """The model answered without tool calls; ``again``: a ``block`` already continued it."""
         return None
 
-    async def before_compact(self, ctx: RunContext[Any], *, reactive: bool) -> Interception | None:
-        """The context policy is compacting the conversation."""
+    async def before_compact(
+        self,
+        ctx: RunContext[Any],
+        *,
+        reactive: bool,
+        trigger: Literal["auto", "manual"] = "auto",
+        focus: str | None = None,
+    ) -> Interception | None:
+        """The conversation is being compacted: ``auto`` when the context policy decided to
+        (after the fact: ``block`` is only a notice), ``manual`` before a ``/compact`` with the
+        user's ``focus`` (``block`` or ``stop`` cancels it)."""
         return None
 
 

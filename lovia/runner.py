@@ -6,7 +6,7 @@ import asyncio
 from typing import TYPE_CHECKING, Any
 
 from lovia.checkpointer import CheckpointOptions
-from lovia.context.policy import ContextPolicy
+from lovia.context.policy import CompactNow, ContextPolicy
 from lovia.exceptions import UserError
 from lovia.messages import Message, Usage
 from lovia.reliability import CancelToken, RetryPolicy, RunBudget
@@ -41,8 +41,11 @@ class Runner:
         session_id: str | None = None,
         checkpoint: CheckpointOptions | None = None,
         tracer: Tracer | None = None,
+        compact: CompactNow | None = None,
         _parent_usage: Usage | None = None,
     ) -> RunHandle:
+        """Start a run. ``compact``: instead of calling the model, compact the session's
+        conversation now (``/compact``; ``input`` is not added; see docs/context.md)."""
         loop = RunLoop(
             initial_agent=agent,
             user_input=input,
@@ -60,6 +63,7 @@ class Runner:
             checkpoint=checkpoint,
             tracer=tracer,
             parent_usage=_parent_usage,
+            compact=compact,
         )
         return RunHandle(loop.stream(), loop.approvals, loop.cancel_token)
 

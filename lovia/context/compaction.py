@@ -330,6 +330,8 @@ class Compaction:
 
         overflow = req.overflow
         window = self._window(req, track, base_window)
+        if req.manual and not overflow:
+            return await self._compact_now(req, track, counter, window, tokens, tokens_before)
         model_window = window
         if window is None:
             if not overflow:
@@ -392,6 +394,72 @@ class Compaction:
                 break
         return self._finish(req, track, reasons, budget, start_tokens, tokens, tokens_before)
 
+    async def _compact_now(
+        self,
+        req: CompactionRequest,
+        track: CompactionTrack,
+        counter: TokenCounter,
+        window: int | None,
+        tokens: int,
+        tokens_before: int,
+    ) -> ContextResult:
+        """``/compact``: the summary stage folds everything outside the protected tail now,
+        whatever the watermarks say. The tail is ``keep_recent_tokens`` when set, else empty
+        (the whole conversation is summarised, as Claude Code's ``/compact`` does); the
+        offload and clear stages are skipped, so the summary is written from full results."""
+        state = track.state
+        ratio = state.ratio
+        overhead = track.overhead
+        # no window known: one big enough that the whole body is one summary chunk
+        sized = window if window is not None else 2 * max(tokens, 1) + self.reserve_output_tokens
+        budget = self._budget(sized)
+        body = list(req.entries[len(track.sys) :])
+        keep = self.keep_recent_tokens
+        protected_from = (
+            len(body)
+            if keep is None
+            else protected_tail_start(track.rendered(), counter, ratio, keep, called=track.call_pos)
+        )
+        failures = state.summary_failures
+        reasons: list[str] = []
+        after = tokens
+        for stage in self.stages:
+            if stage.name != "summary":
+                continue
+            ctx = StageContext(
+                request=req,
+                state=state,
+                counter=counter,
+                budget=budget,
+                current_tokens=tokens,
+                protected_from=protected_from,
+                aggressive=False,
+                store=self.store,
+                model_window=window,
+                recall=track.recall,
+                result_counts=track.result_count,
+                called=track.call_pos,
+                prefix_fingerprint=track.prefix_fingerprint,
+                manual=True,
+            )
+            try:
+                decided = await stage.plan(body, ctx)
+            except BaseException:
+                track.dirty = True
+                state.last_view_estimate = track.view_raw + overhead
+                track.commit()
+                raise
+            track.dirty = True
+            if decided:
+                reasons.append(stage.name)
+                track.apply_new_decisions()
+                after = int((track.view_raw + overhead) * ratio)
+        shown = budget if window is not None else None
+        result = self._finish(req, track, reasons, shown, tokens, after, tokens_before)
+        if not reasons and state.summary_failures > failures:
+            result.detail.append("the summary could not be made (the log says why)")
+        return result
+
     def _finish(
         self,
         req: CompactionRequest,
@@ -437,7 +505,8 @@ class Compaction:
         summary = state.summary
         reason: str | None
         if reasons:
-            reason = ("reactive_" if req.overflow else "") + "+".join(reasons)
+            prefix = "reactive_" if req.overflow else "manual_" if req.manual else ""
+            reason = prefix + "+".join(reasons)
         else:
             reason = "sticky_replay" if view is not None else None
         return ContextResult(

@@ -29,6 +29,11 @@ class CompactionRequest:
     usage: Usage | None = None
     """Where model calls made while compacting (summaries) add what they cost; the run
     loop counts it into the run's usage. None: nobody is counting."""
+    manual: bool = False
+    """Compact now, whatever the watermarks say (``/compact``): a policy that understands it
+    summarises everything outside its protected tail; one that does not ignores it."""
+    focus: str | None = None
+    """With ``manual``: what the user asked the summary to keep (``/compact <focus>``)."""
 
 
 @dataclass
@@ -41,6 +46,14 @@ class ContextResult:
     tokens_before: int | None = None
     tokens_after: int | None = None
     detail: list[str] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class CompactNow:
+    """Ask a run to compact its session's conversation now instead of calling the model
+    (``Runner.stream(..., compact=CompactNow("keep the API decisions"))``, ``/compact``)."""
+
+    focus: str | None = None
 
 
 @runtime_checkable
@@ -57,4 +70,4 @@ class NoopContextPolicy:
         return ContextResult(entries=req.entries)
 
 
-__all__ = ["CompactionRequest", "ContextPolicy", "ContextResult", "NoopContextPolicy"]
+__all__ = ["CompactNow", "CompactionRequest", "ContextPolicy", "ContextResult", "NoopContextPolicy"]

@@ -72,6 +72,15 @@ superseded or resolved.
 </new_events>
 """
 
+SUMMARY_FOCUS_TEMPLATE = """
+The user asked for this summary (/compact) and said what it must keep: give it priority, in \
+full detail, in the sections where it belongs.
+
+<focus>
+{focus}
+</focus>
+"""
+
 SUMMARY_WRAPPER = """\
 <context_summary>
 The earlier part of this conversation was compacted into the summary below. It is background \
@@ -90,6 +99,7 @@ __all__ = [
     "REQUIRED_SECTIONS",
     "SECTIONS_RETRY_TEMPLATE",
     "SUMMARY_FIRST_TEMPLATE",
+    "SUMMARY_FOCUS_TEMPLATE",
     "SUMMARY_FOLD_TEMPLATE",
     "SUMMARY_SYSTEM_PROMPT",
     "SUMMARY_WRAPPER",

@@ -60,6 +60,8 @@ class StageContext:
     """Call ids that appear on some tool call in the body."""
     prefix_fingerprint: Callable[[int], str] | None = None
     """``fingerprint(body[:k])`` for a growing ``k``."""
+    manual: bool = False
+    """The user asked for this compaction (``/compact``): no saving threshold, no breaker."""
 
     def calibrated(self, raw: int) -> int:
         return int(raw * self.state.ratio)
@@ -290,7 +292,7 @@ class SummarizeHistory:
 
     async def plan(self, body: Sequence[TranscriptEntry], ctx: StageContext) -> bool:
         state, counter = ctx.state, ctx.counter
-        if state.summary_failures >= self.max_failures and not ctx.aggressive:
+        if state.summary_failures >= self.max_failures and not (ctx.aggressive or ctx.manual):
             return False
         prior = state.summary
         prior_covered = _covered(state, len(body))
@@ -303,7 +305,7 @@ class SummarizeHistory:
             return False
         rendered = render_entries(body[prior_covered:end_of_span], state, recall=ctx.recall)
         costs = [counter.count_entry(e) for e in rendered]
-        if not ctx.aggressive:
+        if not ctx.aggressive and not ctx.manual:
             growth = max(256, counter.count_text(prior.text) if prior is not None else 512)
             projected = ctx.calibrated(sum(costs)) - growth
             if projected < self.min_savings_ratio * ctx.current_tokens:

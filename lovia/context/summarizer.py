@@ -10,6 +10,7 @@ from lovia.context.prompts import (
     REQUIRED_SECTIONS,
     SECTIONS_RETRY_TEMPLATE,
     SUMMARY_FIRST_TEMPLATE,
+    SUMMARY_FOCUS_TEMPLATE,
     SUMMARY_FOLD_TEMPLATE,
     SUMMARY_SYSTEM_PROMPT,
 )
@@ -100,6 +101,8 @@ class LLMSummarizer:
             ask = SUMMARY_FOLD_TEMPLATE.format(prior=prior_summary, events=events)
         else:
             ask = SUMMARY_FIRST_TEMPLATE.format(events=events)
+        if req.focus and req.focus.strip():
+            ask += SUMMARY_FOCUS_TEMPLATE.format(focus=req.focus.strip())
         conversation: list[TranscriptEntry] = [
             InputEntry(role="system", content=self.prompt),
             InputEntry(role="user", content=ask),

@@ -20,7 +20,13 @@ from typing import TYPE_CHECKING, Any
 from lovia import events as ev
 from lovia.approvals import ApprovalChannel
 from lovia.checkpointer import CheckpointOptions, RunSnapshot
-from lovia.context.policy import CompactionRequest, ContextPolicy, ContextResult, NoopContextPolicy
+from lovia.context.policy import (
+    CompactionRequest,
+    CompactNow,
+    ContextPolicy,
+    ContextResult,
+    NoopContextPolicy,
+)
 from lovia.exceptions import (
     BudgetExceeded,
     ContextOverflowError,
@@ -44,6 +50,7 @@ from lovia.providers.base import Provider, discover_context_window, supports_vis
 from lovia.reliability import CancelToken, RetryPolicy, RunBudget
 from lovia.run_context import RunContext
 from lovia.run_interceptor import InterceptorStopped, gather
+from lovia.runtime import compact_now
 from lovia.runtime.checkpoint import CheckpointWriter
 from lovia.runtime.model_turn import stream_model_turn
 from lovia.runtime.result import RunResult
@@ -187,6 +194,7 @@ class RunLoop:
         checkpoint: CheckpointOptions | None = None,
         tracer: Tracer | None = None,
         parent_usage: Usage | None = None,
+        compact: CompactNow | None = None,
     ) -> None:
         if session is not None and session_id is None:
             raise UserError(
@@ -211,9 +219,15 @@ class RunLoop:
         self.tracer: Tracer = tracer if tracer is not None else NoopTracer()
         self._caller_tracer = tracer
         self.parent_usage = parent_usage
-        self.checkpointer = checkpoint.checkpointer if checkpoint is not None else None
+        self.compact = compact
+        # a compaction run keeps no checkpoint: interrupted, it is simply asked for again
+        self.checkpointer = (
+            checkpoint.checkpointer if checkpoint is not None and compact is None else None
+        )
         self.run_id = checkpoint.resolved_run_id if checkpoint is not None else None
-        self.resume_from = checkpoint.resume_from if checkpoint is not None else None
+        self.resume_from = (
+            checkpoint.resume_from if checkpoint is not None and compact is None else None
+        )
         # one conversation id for providers' cache routing when there is no session or run id
         self._conversation = uuid.uuid4().hex
         self.if_run_exists = checkpoint.if_run_exists if checkpoint is not None else "resume"
@@ -264,7 +278,10 @@ class RunLoop:
             try:
                 yield await self._emit(state, ev.RunStarted(agent=state.agent))
                 outcome = _Outcome()
-                if snapshot is None:
+                if self.compact is not None:
+                    async for event in self._compact_now(state, outcome):
+                        yield event
+                elif snapshot is None:
                     await self._check_input(state)
                     async for event in self._run_starting(state):
                         yield event
@@ -410,6 +427,50 @@ class RunLoop:
         said = await gather(interceptors, "before_compact", state.run_ctx, reactive=reactive)
         for line in said.notices if said is not None else []:
             yield await self._emit(state, ev.InterceptorNotice(line))
+        if said is not None and said.block:
+            line = f"a PreCompact hook cannot stop an automatic compaction: {said.block}"
+            yield await self._emit(state, ev.InterceptorNotice(line))
+
+    async def _compact_now(self, state: RunState, outcome: _Outcome) -> AsyncIterator[ev.Event]:
+        """``/compact``: the session's conversation compacted now, instead of a model turn.
+
+        Interceptors hear of it first (``trigger="manual"``, and may refuse it); the policy
+        then summarises with the user's focus, the usual ``ContextCompacted`` follows, and the
+        new state is stored with the session as an automatic compaction's is. The run's own
+        transcript stays empty; its output says what happened.
+        """
+        assert self.compact is not None
+        outcome.done = True
+        if len(state.transcript) == state.system_head_len:
+            outcome.output = compact_now.EMPTY
+            return
+        focus = (self.compact.focus or "").strip() or None
+        interceptors = state.active.plugins.interceptors
+        if interceptors:
+            said = await gather(
+                interceptors,
+                "before_compact",
+                state.run_ctx,
+                reactive=False,
+                trigger="manual",
+                focus=focus,
+            )
+            for line in said.notices if said is not None else []:
+                yield await self._emit(state, ev.InterceptorNotice(line))
+            if said is not None and (said.block or said.stop):
+                raise InterceptorStopped(
+                    said.block or said.stop or "",
+                    hint="A PreCompact hook refused the compaction; nothing was changed.",
+                )
+        req = self._compaction_request(state)
+        req.manual, req.focus = True, focus
+        result = await self._compact(state, req)
+        if not result.compacted:
+            outcome.output = compact_now.not_compacted(result)
+            return
+        view = self._build_view(state, result)
+        yield await self._emit(state, self._compaction_event(state, result, view, False, req.usage))
+        outcome.output = compact_now.compacted(result)
 
     async def _record_failure(
         self, state: RunState, exc: BaseException, *, completed: bool
@@ -551,6 +612,8 @@ class RunLoop:
             state.last_input_tokens = snapshot.last_input_tokens
             state.context_state = dict(snapshot.context_state or {})
         else:
+            if self.compact is not None:
+                self.user_input = []  # a compaction run adds nothing to the conversation
             if isinstance(self.user_input, str):
                 ctx.entries.append(InputEntry(role="user", content=self.user_input))
             else:
@@ -1062,7 +1125,7 @@ class RunLoop:
 
     async def _finalize_run(self, state: RunState, output: Any, span: Any) -> RunResult:
         guards = state.agent.output_guardrails + state.active.plugins.output_guardrails
-        if guards:
+        if guards and self.compact is None:
             await check_output_guardrails(guards, output, state.run_ctx)
         usage = state.run_ctx.usage
         result = RunResult(
@@ -1083,7 +1146,8 @@ class RunLoop:
         if self.session is None or self.session_id is None:
             return
         entries = list(state.run_entries)
-        if not entries:
+        # a compaction run has no entries of its own: its segment carries the new state
+        if not entries and not (self.compact is not None and state.context_state):
             return
         meta: dict[str, Any] = {}
         if state.context_state:

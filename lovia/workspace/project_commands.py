@@ -29,7 +29,7 @@ if TYPE_CHECKING:
     from lovia.workspace.policy import WorkspacePolicy
 
 Source = Literal["built-in", "workspace", "user"]
-Action = Literal["prompt", "help", "new"]
+Action = Literal["prompt", "help", "new", "compact"]
 Mode = Literal["plan", "act"]
 
 COMMAND_DIRS: tuple[str, ...] = (".lovia/commands", ".claude/commands")
@@ -100,13 +100,6 @@ bugs and regressions, missing or wrong tests, security problems, unclear names o
 each with the file and line. End with a short verdict.
 $ARGUMENTS"""
 
-_COMPACT = """\
-Summarise our conversation so far so that it can continue from the summary alone: the goal, \
-the decisions taken and why, the files changed or read that matter, what is done and what is \
-left, open questions. Be brief and concrete. lovia compacts the conversation itself as the \
-context fills; this summary is for starting afresh (/new) with it.
-$ARGUMENTS"""
-
 BUILT_INS: tuple[Command, ...] = (
     Command("help", "List the commands (answered here, never sent to the model)", "built-in",
             action="help"),
@@ -118,8 +111,9 @@ BUILT_INS: tuple[Command, ...] = (
             "built-in", argument_hint="[focus]", body=_INIT),
     Command("review", "Review the working tree's changes (git diff), changing nothing",
             "built-in", argument_hint="[focus]", mode="plan", body=_REVIEW),
-    Command("compact", "Summarise the conversation so far, to continue from with /new",
-            "built-in", argument_hint="[focus]", body=_COMPACT),
+    Command("compact", "Compact the conversation now: a summary (kept to the focus, if given) "
+            "replaces the older messages", "built-in", argument_hint="[focus]",
+            action="compact", body="$ARGUMENTS"),
 )  # fmt: skip
 
 

@@ -19,7 +19,7 @@ import os
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from lovia.messages import ToolCall
 from lovia.plugins.base import PluginInstance
@@ -233,9 +233,16 @@ class ProjectHooks(RunInterceptor):
         extra = {"stop_hook_active": again, "last_assistant_message": output}
         return await self._fire("Stop", ctx, extra)
 
-    async def before_compact(self, ctx: RunContext[Any], *, reactive: bool) -> Interception | None:
-        extra = {"trigger": "auto", "custom_instructions": "", "reactive": reactive}
-        return await self._fire("PreCompact", ctx, extra, target="auto")
+    async def before_compact(
+        self,
+        ctx: RunContext[Any],
+        *,
+        reactive: bool,
+        trigger: Literal["auto", "manual"] = "auto",
+        focus: str | None = None,
+    ) -> Interception | None:
+        extra = {"trigger": trigger, "custom_instructions": focus or "", "reactive": reactive}
+        return await self._fire("PreCompact", ctx, extra, target=trigger)
 
     # ------------------------------------------------------------------ running hooks
 
@@ -379,7 +386,7 @@ def interpret(event: str, outcome: HookOutcome) -> Interception:
             return Interception(decision="deny", reason=reason)
         if event in ("PostToolUse",):
             return Interception(context=[f"{event} hook feedback:\n{reason}"])
-        if event in ("UserPromptSubmit", "Stop"):
+        if event in ("UserPromptSubmit", "Stop", "PreCompact"):
             return Interception(block=reason)
         return Interception(notices=[f"{name}: {reason}"])
     if outcome.exit_code != 0:
@@ -425,7 +432,7 @@ def _from_stdout(event: str, name: str, stdout: str) -> Interception:
         text = reason or f"blocked by {name}"
         if event == "PostToolUse":
             said.context.append(f"PostToolUse hook feedback:\n{text}")
-        elif event in ("UserPromptSubmit", "Stop"):
+        elif event in ("UserPromptSubmit", "Stop", "PreCompact"):
             said.block = text
     return said
 

@@ -21,6 +21,7 @@ from typing import Any, Protocol
 from acp import schema as a
 
 from lovia.agent import Agent
+from lovia.context.policy import CompactNow
 from lovia.plugins.base import Plugin
 from lovia_server import protocol as p
 from lovia_server.acp.capabilities import initialize_response
@@ -70,7 +71,7 @@ from lovia_server.acp.workspace import (
 from lovia_server.acp.worktrees import AcpWorktrees, check_isolation
 from lovia_server.host.agent_factory import RunPlace
 from lovia_server.host.agents import check_model
-from lovia_server.host.command_runs import local_reply_spec
+from lovia_server.host.command_runs import local_reply_spec, start_compaction
 from lovia_server.host.core import DEMO_MODEL, DoorPorts, HostCore
 from lovia_server.host.instruction_listing import instruction_files
 from lovia_server.host.ports import ProgressStage
@@ -519,6 +520,8 @@ class LoviaAcpAgent:
             raise from_protocol_error(exc) from None
         if command is not None and command.reply is not None:
             return await self._reply(session, given.display, command.reply)
+        if command is not None and command.compact is not None:
+            return await self._compact(session, given.display, command.compact)
         if command is not None and command.mode == "plan" and not session.plan:
             await self._enter_plan_mode(session)
         text = command.model_input if command else expand_command(given.display, session.commands)
@@ -565,6 +568,21 @@ class LoviaAcpAgent:
                     spec=local_reply_spec(reply, place.root, place.cwd),
                     max_turns=1,
                 )
+            except p.ProtocolError as exc:
+                raise from_protocol_error(exc) from None
+            session.waiters.setdefault(launch.run_id, []).append(waiter)
+        return prompt_response(await waiter)
+
+    async def _compact(
+        self, session: AcpSession, display: str, compact: CompactNow
+    ) -> a.PromptResponse:
+        """``/compact [focus]``: the session's conversation compacted now (no model turn)."""
+        core = await self.core()
+        sid = session.place.session_id
+        waiter: asyncio.Future[p.RunFinishedEvent] = asyncio.get_running_loop().create_future()
+        async with session.starting:
+            try:
+                launch = await start_compaction(core, sid, None, prompt=display, compact=compact)
             except p.ProtocolError as exc:
                 raise from_protocol_error(exc) from None
             session.waiters.setdefault(launch.run_id, []).append(waiter)

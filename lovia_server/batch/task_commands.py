@@ -6,7 +6,8 @@ machine that runs the task), read through the task's own policy, and expanded by
 code (:func:`lovia_server.host.command_runs.resolve_command`): ``$ARGUMENTS`` and ``$1`` … ``$9``,
 ``mode: plan``, ``model`` when it is a lovia model id. As ``lovia batch`` runs a tree's hooks,
 it runs a tree's commands: the batch's author chose the trees. What a batch refuses is stated
-here: ``/help`` and ``/new`` answer a person, and a batch task has nobody to answer.
+here: ``/help`` and ``/new`` answer a person, and a batch task has nobody to answer;
+``/compact`` compacts a conversation, and a task starts with none.
 """
 
 from __future__ import annotations
@@ -32,6 +33,10 @@ _PERSON_ONLY = {
     "new": (
         "/new starts a new conversation: every batch task is one already",
         "Drop /new and give the message itself as the task's prompt.",
+    ),
+    "compact": (
+        "/compact compacts a conversation: a batch task starts with none to compact",
+        "Give the task the work to do; lovia compacts a long task's conversation by itself.",
     ),
 }
 
@@ -60,7 +65,7 @@ def task_command(prompt: str, workspace: LocalWorkspace) -> CommandRun | None:
         raise TaskCommandError(exc.message, hint=hint) from None
     if run is None:
         return None
-    if run.reply is not None or run.new_session:
+    if run.reply is not None or run.new_session or run.compact is not None:
         message, hint = _PERSON_ONLY.get(split[0], _PERSON_ONLY["help"])
         raise TaskCommandError(message, hint=hint)
     if run.model is not None:

@@ -3,8 +3,9 @@
 The commands themselves (built-ins, the workspace's and the user's files) are
 :mod:`lovia.workspace.project_commands`; here a prompt becomes what the run does: the expanded
 prompt (the transcript keeps what the user typed), the mode and model the command sets, a new
-conversation for ``/new``, or a reply given without the model (``/help``). An unknown ``/name``
-is refused before any model call.
+conversation for ``/new``, a reply given without the model (``/help``), or the conversation
+compacted now (``/compact [focus]``: :func:`start_compaction`). An unknown ``/name`` is refused
+before any model call.
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
+from lovia.context.policy import CompactNow
 from lovia.exceptions import UserError
 from lovia.workspace.project_commands import (
     USER_COMMANDS,
@@ -26,6 +28,7 @@ from lovia_server.host.ports import RunSpec
 
 if TYPE_CHECKING:
     from lovia.workspace import LocalWorkspace
+    from lovia_server.host.core import HostCore
 
 LOCAL_AGENT = "lovia:local"
 """The agent label of a run answered without the model (``/help``)."""
@@ -41,6 +44,8 @@ class CommandRun:
     reply: str | None = None
     """Answered here, never sent to the model."""
     new_session: bool = False
+    compact: CompactNow | None = None
+    """``/compact``: compact the conversation now (with the focus the user gave)."""
 
 
 def workspace_commands(config: LocalWorkspace) -> list[Command]:
@@ -73,6 +78,8 @@ def resolve_command(prompt: str, commands: list[Command]) -> CommandRun | None:
     command = invocation.command
     if command.action == "help":
         return CommandRun(model_input="", reply=help_text(commands))
+    if command.action == "compact":
+        return CommandRun(model_input="", compact=CompactNow(invocation.arguments or None))
     if command.action == "new":
         if not invocation.arguments:
             reply = "A new conversation: your next message starts it afresh."
@@ -95,6 +102,31 @@ def command_run(prompt: str, commands: list[Command]) -> CommandRun | None:
         return resolve_command(prompt, commands)
     except UserError as exc:
         raise p.invalid_params(exc.message, "prompt", hint=exc.hint) from None
+
+
+async def start_compaction(
+    core: HostCore,
+    session_id: str | None,
+    cwd: Path | None,
+    *,
+    prompt: str,
+    compact: CompactNow,
+    agent: str | None = None,
+    model: str | None = None,
+) -> p.LaunchResult:
+    """A ``/compact`` run in the conversation ``session_id`` (``None``: a new, empty one): the
+    conversation's own agent compacts its history now; nothing is sent as a prompt."""
+    claimed = await core.supervisor.claim_session(session_id)
+    spec = await core.agents.for_run(claimed, cwd, agent=agent, model=model)
+    spec.compact = compact
+    return await core.supervisor.start(
+        session_id=claimed,
+        prompt=prompt,
+        model_input=[],
+        spec=spec,
+        max_turns=1,
+        new_session=session_id is None,
+    )
 
 
 def local_reply_spec(text: str, root: Path, cwd: Path) -> RunSpec:
@@ -125,5 +157,6 @@ __all__ = [
     "command_run",
     "local_reply_spec",
     "resolve_command",
+    "start_compaction",
     "workspace_commands",
 ]

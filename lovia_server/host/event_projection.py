@@ -63,6 +63,13 @@ from lovia_server.protocol import (
 logger = logging.getLogger("lovia_server.host.supervisor")
 
 
+def _stages(reason: str) -> str:
+    """A compaction's reason without its trigger (``reactive_``, ``manual_``)."""
+    for prefix in ("reactive_", "manual_"):
+        reason = reason.removeprefix(prefix)
+    return reason
+
+
 class EventProjection:
     """Translates one run's lovia events into its event log (one instance for all runs)."""
 
@@ -143,13 +150,19 @@ class EventProjection:
                 Compaction(
                     tokens_before=notice.tokens_before,
                     tokens_after=notice.tokens_after,
-                    stages=[s for s in notice.reason.replace("reactive_", "").split("+") if s],
+                    stages=[s for s in _stages(notice.reason).split("+") if s],
                     reactive=notice.reactive,
                     detail=list(notice.detail),
                 )
             )
             if ev.usage is not None:  # the summary calls are paid for too
                 self._add_usage(ctl, ev.usage, context=False)
+
+    def say(self, ctl: RunController, text: str) -> None:
+        """A reply of lovia's own (not the model's) as the run's message."""
+        ctl.log.delta(MessageDelta, ctl.stream.message_id, text)
+        ctl.log.emit(MessageCompleted(message_id=ctl.stream.message_id, text=text))
+        ctl.stream.new_message()
 
     def _message_completed(self, ctl: RunController, ev: events.MessageCompleted) -> None:
         text = "".join(e.content for e in ev.entries if isinstance(e, AssistantTextEntry))

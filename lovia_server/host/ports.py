@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any, Literal, Protocol
 
 from lovia.agent import Agent
+from lovia.context.policy import CompactNow
 from lovia.reliability import RunBudget
 from lovia.tools.base import Tool
 from lovia_server.host.prices import Price
@@ -44,6 +45,8 @@ class RunSpec:
     remembered: bool = True
     """False: the run is not part of the conversation the model sees later (a reply lovia
     gives itself, such as ``/help``)."""
+    compact: CompactNow | None = None
+    """A ``/compact`` run: it compacts the conversation instead of calling the model."""
 
 
 class EditorPort(Protocol):

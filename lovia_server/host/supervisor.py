@@ -477,6 +477,7 @@ class RunSupervisor:
                     max_turns=ctl.max_turns,
                     budget=ctl.spec.budget,
                     retry=announced_retries(ctl, ctl.spec.agent.retry),
+                    compact=ctl.spec.compact,
                 )
                 async for event in handle:
                     await self.projection.on_event(ctl, event)
@@ -486,6 +487,9 @@ class RunSupervisor:
                     error = exc
                     break
                 await quiet(self.checkpointer.delete(ctl.checkpoint_id))
+                if ctl.spec.compact is not None:  # what it did, said as lovia's reply
+                    self.projection.say(ctl, str(result.output))
+                    break
                 if not ctl.mailbox or ctl.cancel_token.is_cancelled:
                     break
                 # Steering messages that arrived after the final answer are not dropped: the

@@ -26,6 +26,7 @@ from lovia_server.host.command_runs import (
     command_infos,
     command_run,
     local_reply_spec,
+    start_compaction,
     workspace_commands,
 )
 from lovia_server.host.instruction_listing import instruction_files
@@ -87,6 +88,16 @@ async def run(rt: ServerRuntime, params: p.RunParams) -> p.LaunchResult:
     if command is not None:
         if command.reply is not None:
             return await _reply(rt, params, cwd, command)
+        if command.compact is not None:
+            return await start_compaction(
+                rt.core,
+                params.session_id,
+                cwd,
+                prompt=params.prompt,
+                compact=command.compact,
+                agent=params.agent,
+                model=params.model,
+            )
         params = params.model_copy(
             update={
                 # a command may narrow a run to plan mode, never widen a plan-mode request

@@ -79,3 +79,26 @@ async def test_an_unknown_command_is_refused_with_a_hint(
     assert getattr(raised.value, "code", None) == -32602, raised.value
     assert "/help" in str(getattr(raised.value, "data", "")), raised.value
     assert _requests(fake_openai) == []
+
+
+async def test_compact_compacts_the_session_now_and_the_next_prompt_sees_the_summary(
+    agent: AcpProcess, ws: Path, fake_openai: FakeOpenAI
+) -> None:
+    from lovia.context.prompts import REQUIRED_SECTIONS
+
+    summary = "\n".join(f"{s}\nSUMMARY-MARK" for s in REQUIRED_SECTIONS)
+    fake_openai.script(oai.text("early answer"), oai.text(summary), oai.text("later"))
+    await agent.start()
+    sid = (await agent.new_session(ws)).session_id
+    c = agent.client
+    assert (await agent.prompt(sid, "EARLY-MESSAGE")).stop_reason == "end_turn"
+    assert (await agent.prompt(sid, "/compact focus-on-x")).stop_reason == "end_turn"
+    asked = str(_requests(fake_openai)[1]["messages"])
+    assert "focus-on-x" in asked and "EARLY-MESSAGE" in asked
+    said = "".join(
+        u.content.text for u in c.of(sid, "agent_message_chunk") if hasattr(u.content, "text")
+    )
+    assert "Compacted the conversation" in said
+    assert (await agent.prompt(sid, "next")).stop_reason == "end_turn"
+    later = str(_requests(fake_openai)[2]["messages"])
+    assert "SUMMARY-MARK" in later and "EARLY-MESSAGE" not in later

@@ -99,6 +99,7 @@ def test_an_unknown_command_fails_its_task_only_before_any_model_call(tmp_path, 
             {"id": "unknown", "prompt": "/nope 42", "source": source},
             {"id": "help", "prompt": "/help", "source": source},
             {"id": "new", "prompt": "/new write a to a.txt", "source": source},
+            {"id": "compact", "prompt": "/compact keep the a.txt plan", "source": source},
             {"id": "path", "prompt": "/usr/bin/env is broken: write b to b.txt", "source": source},
             {"id": "plain", "prompt": "Please write c to c.txt", "source": source},
         ],
@@ -117,6 +118,8 @@ def test_an_unknown_command_fails_its_task_only_before_any_model_call(tmp_path, 
     assert results["new"]["status"] == "failed"
     assert results["new"]["error"].startswith("command: /new starts a new conversation")
     assert "Drop /new" in results["new"]["error"]
+    assert results["compact"]["status"] == "failed"
+    assert results["compact"]["error"].startswith("command: /compact compacts a conversation")
     # a path is a message, and the other tasks of the batch ran
     assert results["path"]["status"] == results["plain"]["status"] == "done"
     assert "+++ b/b.txt" in results["path"]["patch"]

@@ -511,3 +511,30 @@ def test_an_untrusted_chat_runs_only_the_users_hooks(tmp_path, fake_openai):
     sent = json.dumps([r.json for r in fake_openai.requests if r.method == "POST"])
     assert "USER HOOK" in sent and "WORKSPACE HOOK" not in sent
     assert not marker.exists()
+
+
+def test_compact_in_lovia_chat_compacts_the_conversation_now(tmp_path, fake_openai):
+    import json
+
+    from lovia.context.prompts import REQUIRED_SECTIONS
+    from tests.support import fake_openai as oai
+
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    summary = "\n".join(f"{s}\nSUMMARY-MARK" for s in REQUIRED_SECTIONS)
+    fake_openai.script(oai.text("early answer"), oai.text(summary), oai.text("later answer"))
+    proc = subprocess.run(
+        [*CHAT, "--model", "openai:fake-model", "--workspace", str(ws)],
+        input="EARLY-MESSAGE\n/compact focus-on-x\nwhat next\n",
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env=_env(tmp_path, HOME=str(tmp_path / "home"), **fake_openai.env()),
+    )
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "Compacted the conversation" in proc.stdout, proc.stdout
+    posts = [r.json for r in fake_openai.requests if r.method == "POST"]
+    assert len(posts) == 3
+    assert "focus-on-x" in json.dumps(posts[1]["messages"])
+    later = json.dumps(posts[2]["messages"])
+    assert "SUMMARY-MARK" in later and "EARLY-MESSAGE" not in later

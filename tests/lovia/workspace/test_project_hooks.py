@@ -248,3 +248,15 @@ def test_claude_tool_names_match_lovia_tools(tmp_path: Path) -> None:
     )
     found = load_hook_file(bad, source="x")
     assert not found.commands and len(found.problems) == 2
+
+
+async def test_a_pre_compact_exit_2_cannot_stop_an_automatic_compaction(
+    root: Path, tmp_path: Path
+) -> None:
+    hook = script(root, "refuse.py", "import sys\nprint('not now', file=sys.stderr)\nsys.exit(2)\n")
+    write_hooks(root, {"PreCompact": [{"matcher": "auto", "hooks": [{"command": hook}]}]})
+    provider = ScriptedProvider([text("ok")])
+    agent = agent_for(root, provider, tmp_path / "user").clone(context_policy=_AlwaysCompacts())
+    result, _, _, notices = await collect(agent, "hi")
+    assert result.output == "ok"
+    assert notices == ["a PreCompact hook cannot stop an automatic compaction: not now"]

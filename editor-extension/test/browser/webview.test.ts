@@ -272,8 +272,17 @@ describe("chat webview in Chromium", () => {
     // The last row drawn is the session's last item.
     const last = long.run.items.at(-1)!;
     expect(await rows.last().getAttribute("data-key")).toBe(`run_big:${last.type}:${last.id}`);
-    await earlier.click();
+    // The button (as a keyboard user presses it: no scrolling) draws one batch more; a pointer
+    // click would first scroll it into view, which draws earlier rows by itself (below), and
+    // on a slow machine moves the button away before the click lands.
+    await earlier.dispatchEvent("click");
     await expect.poll(() => rows.count()).toBeGreaterThan(drawn);
+    const afterClick = await rows.count();
+    // Scrolling up to the top of the window draws the rows before it.
+    await page.evaluate(() => {
+      document.querySelector("main.transcript")!.scrollTop = 0;
+    });
+    await expect.poll(() => rows.count()).toBeGreaterThan(afterClick);
     // A streamed chunk redraws one row and only that row's message is posted.
     const before = sizes.length;
     long.emit({ kind: "message.delta", messageId: "m_new", text: "Still going" });

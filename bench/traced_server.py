@@ -8,11 +8,16 @@ pairs are written as JSON to ``$LOVIA_TRACE_FILE``: ``{"<stamp>;": <arrival ns>,
 
 It also notes every collection of the garbage collector (``gc.callbacks``, which observe and
 change nothing): ``$LOVIA_TRACE_FILE.gc.json`` gets ``[[generation, start ns, end ns], ...]``,
-so a latency stall can be laid beside the collections that ran during it.
+so a latency stall can be laid beside the collections that ran during it. And it watches the
+server's event loop when ``$LOVIA_TRACE_LOOP`` is 1 (its wake-ups cost the server a little, so
+it is off by default): a task that sleeps 2 ms at a time notes every wake-up more than 3 ms late
+(the loop was busy or the process was not running) in ``$LOVIA_TRACE_FILE.lag.json`` as
+``[[start ns, end ns], ...]``: a stall that overlaps one happened in the server.
 """
 
 from __future__ import annotations
 
+import asyncio
 import atexit
 import gc
 import importlib.abc
@@ -27,6 +32,30 @@ from typing import Any
 ARRIVALS: dict[str, int] = {}
 COLLECTIONS: list[tuple[int, int, int]] = []
 _started: list[int] = []
+
+
+LAGS: list[tuple[int, int]] = []
+
+
+async def _watch_loop() -> None:
+    while True:
+        start = time.monotonic_ns()
+        await asyncio.sleep(0.002)
+        end = time.monotonic_ns()
+        if end - start > 5_000_000:  # 2 ms asked, over 3 ms late
+            LAGS.append((start, end))
+
+
+class _WatchedLoops(asyncio.DefaultEventLoopPolicy):
+    """Every loop the server runs gets the watch task (``asyncio.run`` asks the policy)."""
+
+    def new_event_loop(self) -> asyncio.AbstractEventLoop:
+        loop = super().new_event_loop()
+        loop.call_soon(lambda: _keep.append(loop.create_task(_watch_loop())))
+        return loop
+
+
+_keep: list[asyncio.Task[None]] = []
 
 
 def _collection(phase: str, info: dict[str, Any]) -> None:
@@ -80,12 +109,16 @@ def _dump() -> None:
             json.dump(ARRIVALS, out)
         with open(f"{target}.gc.json", "w") as out:
             json.dump(COLLECTIONS, out)
+        with open(f"{target}.lag.json", "w") as out:
+            json.dump(LAGS, out)
 
 
 if __name__ == "__main__":
     sys.meta_path.insert(0, _Finder())
     atexit.register(_dump)
     gc.callbacks.append(_collection)
+    if os.environ.get("LOVIA_TRACE_LOOP") == "1":
+        asyncio.set_event_loop_policy(_WatchedLoops())
     from lovia_server.__main__ import main
 
     main()

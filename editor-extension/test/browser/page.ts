@@ -19,8 +19,10 @@ const FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--no-first-run", 
 
 /**
  * Posts a message to the page as the extension would and waits until the webview has handled
- * it: window.postMessage delivers later but in order, so a marker posted after the message
- * arrives once the (synchronous) handler has run and the page shows the new state.
+ * it and drawn the result: window.postMessage delivers later but in order, so a marker posted
+ * after the message arrives once the (synchronous) handler has run; two animation frames later
+ * the rows have their real sizes (a row is `content-visibility: auto`, laid out at an estimated
+ * 48 px until a frame finds it on screen).
  */
 export async function deliver(page: Page, message: unknown): Promise<void> {
   await page.evaluate(
@@ -30,7 +32,7 @@ export async function deliver(page: Page, message: unknown): Promise<void> {
         const seen = (event: MessageEvent): void => {
           if (event.data !== marker) return;
           window.removeEventListener("message", seen);
-          resolve();
+          requestAnimationFrame(() => requestAnimationFrame(() => resolve()));
         };
         window.addEventListener("message", seen);
         window.postMessage(m, "*");

@@ -150,8 +150,12 @@ class ScanCache:
                 queue.extend(subdirs)
             if len(dirs) > len(visited):
                 # folders removed or no longer reached (a temporary checkout, a build dir):
-                # what is kept is this walk's tree, not every folder the day ever saw
-                for gone in [d for d in dirs if d not in visited]:
+                # what is kept is this walk's tree, not every folder the day ever saw (the
+                # other tops walked under the same key keep theirs)
+                under = top.rstrip("/") + "/"
+                for gone in [
+                    d for d in dirs if d not in visited and (d == top or d.startswith(under))
+                ]:
                     del dirs[gone]
             return walk
 

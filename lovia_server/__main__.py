@@ -23,7 +23,7 @@ environment:
   XDG_STATE_HOME                       where the state directory goes (default ~/.local/state)
   LOVIA_EDITOR_FILE_TIMEOUT            seconds an edit waits for the editor (default 30)
   LOVIA_WRITE_QUEUE_MB                 events held for a slow client, in MB (default 16)
-  LOVIA_HEAP_TRIM=0                    keep CPython's allocator and no trimming after runs
+  LOVIA_HEAP_TRIM=0                    no trimming of the C heap after runs (to measure)
   LOVIA_SANDBOX_BWRAP                  another bubblewrap program
 """
 
@@ -91,10 +91,6 @@ def sub_main(argv: list[str] | None = None, *, prog: str = "lovia-server") -> in
 
         print(f"lovia-server {server_version()}")
         return 0
-    if not args.tcp:
-        from lovia_server.host.heap import use_system_malloc
-
-        use_system_malloc()  # once, before the heavy imports (see host/heap.py)
     from lovia_server.host.logging_setup import setup_logging
 
     # pygls logs every message body at INFO; keep it quiet unless debugging.

@@ -38,6 +38,8 @@ SESSION_SCHEMA = Schema(
 )
 
 _Row = tuple[int, Segment]
+_ROWS_AT_ONCE = 8
+"""Rows fetched per trip to the connection's thread when a session is read."""
 
 
 class SQLiteSession(SQLiteStore, Session):
@@ -126,12 +128,21 @@ class SQLiteSession(SQLiteStore, Session):
     # ------------------------------------------------------------------ rows
 
     async def _rows(self, conn: aiosqlite.Connection, session_id: str) -> list[_Row]:
-        rows = await conn.execute_fetchall(
+        """Decoded a few rows at a time: a long conversation's JSON text is never all held at
+        once beside its decoded entries (only the entries stay, as long as the caller keeps
+        them)."""
+        cursor = await conn.execute(
             "SELECT id, run_id, entries_json, meta_json FROM session_runs"
             " WHERE session_id = ? ORDER BY id",
             (session_id,),
         )
-        return [self._decode(session_id, row) for row in rows]
+        out: list[_Row] = []
+        try:
+            while rows := await cursor.fetchmany(_ROWS_AT_ONCE):
+                out.extend(self._decode(session_id, row) for row in rows)
+        finally:
+            await cursor.close()
+        return out
 
     def _decode(self, session_id: str, row: Sequence[Any]) -> _Row:
         row_id, run_id, entries_json, meta_json = row

@@ -61,7 +61,9 @@ class ScanCache:
     mtime is what it was — and was already old when it was scanned (timestamps are coarse:
     a change in the same tick must not hide) — has the same entries and the same verdicts.
     A large repository is then walked with one ``stat`` per directory instead of one policy
-    judgement per file, for every command of a session.
+    judgement per file, for every command of a session. A walk forgets the folders it no
+    longer reached, so the cache holds the trees as they are now (at most ``MAX_KEYS`` of
+    them), not every folder created and removed during a long day.
     """
 
     STABLE_NS = 2_000_000_000
@@ -70,6 +72,11 @@ class ScanCache:
     def __init__(self) -> None:
         self._dirs: dict[object, dict[str, _DirScan]] = {}
         self._lock = threading.Lock()
+
+    def held(self) -> int:
+        """How many folders' scans the cache holds (all walks)."""
+        with self._lock:
+            return sum(len(dirs) for dirs in self._dirs.values())
 
     def scan(
         self,
@@ -101,8 +108,10 @@ class ScanCache:
             # usually are (/tmp/ssh-*/agent.*, /tmp/tmux-*/default) come before any deep tree
             queue: deque[tuple[str, int]] = deque([(top, 0)])
             seen = 0
+            visited: set[str] = set()
             while queue:
                 d, depth = queue.popleft()
+                visited.add(d)
                 try:
                     mtime = os.stat(d, follow_symlinks=False).st_mtime_ns
                 except OSError:
@@ -139,6 +148,15 @@ class ScanCache:
                     walk.unwalked += [sub for sub, _ in subdirs]
                     continue
                 queue.extend(subdirs)
+            if len(dirs) > len(visited):
+                # folders removed or no longer reached (a temporary checkout, a build dir):
+                # what is kept is this walk's tree, not every folder the day ever saw (the
+                # other tops walked under the same key keep theirs)
+                under = top.rstrip("/") + "/"
+                for gone in [
+                    d for d in dirs if d not in visited and (d == top or d.startswith(under))
+                ]:
+                    del dirs[gone]
             return walk
 
 

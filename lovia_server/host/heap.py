@@ -2,22 +2,16 @@
 live, not the longest conversation it ever served.
 
 A run loads its conversation from the store, builds every model request from it and drops it
-all when it ends: nothing of it stays live (``bench/soak.py`` counts the objects). But freed
-memory is not handed back by itself. CPython keeps small objects in 1 MiB arenas of its own
-allocator (pymalloc), which go back only when every object in them is gone, and a run's
-history is interleaved with objects that outlive it (caches, the next run's state); bigger
-objects go to glibc's heap, which gives back only its top. The server then grew with the
-conversations' length (``bench/soak.py``, 200 runs in three growing conversations: +22 %
-after the warm-up, and still rising).
+all when it ends: nothing of it stays live (``bench/soak.py`` counts the objects). But glibc
+hands freed memory back by itself only from the top of its heaps, and a run's big strings (5-50
+KB tool outputs, the conversation's rows) sit below objects that outlive the run. So when a run
+ends the server calls glibc's ``malloc_trim(0)``, off the event loop, which gives every free
+page of every glibc arena back (``madvise``). CPython's own small-object arenas need no help:
+they are unmapped once empty, and what a run leaves in them is flat over a day.
 
-So the stdio server runs with ``PYTHONMALLOC=malloc`` (every object on glibc's heap: a free
-page anywhere in it can be given back) — it starts its interpreter again with it once, at
-start-up, before any import — and calls ``malloc_trim(0)`` when a run ends, off the event
-loop, which hands every free page of every glibc arena back (``madvise``). The variable is
-taken out of the server's environment again: commands the agent runs never see it.
-
-``LOVIA_HEAP_TRIM=0`` in the server's environment turns both off (to measure). Elsewhere than
-Linux with glibc there is nothing to call and nothing happens.
+Nothing changes at start-up (no other allocator, no interpreter switch). ``LOVIA_HEAP_TRIM=0``
+in the server's environment turns trimming off (to measure). Elsewhere than Linux with glibc
+there is nothing to call and nothing happens.
 """
 
 from __future__ import annotations
@@ -26,13 +20,9 @@ import asyncio
 import logging
 import os
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 
 logger = logging.getLogger("lovia_server.host.heap")
-
-
-_MARK = "LOVIA_SYSTEM_MALLOC"
-"""Set for the interpreter started again with ``PYTHONMALLOC=malloc`` (and removed by it)."""
 
 
 def enabled() -> bool:
@@ -46,29 +36,6 @@ def _glibc() -> bool:
         return os.confstr("CS_GNU_LIBC_VERSION") is not None
     except (ValueError, OSError):  # musl: no such name
         return False
-
-
-def use_system_malloc(argv: Sequence[str] | None = None) -> None:
-    """Start this interpreter again with ``PYTHONMALLOC=malloc`` (same process id, same
-    descriptors) unless it runs with it already or the user chose an allocator; in the new
-    interpreter, take the variable out of the environment again (children keep the user's)."""
-    if os.environ.get(_MARK) == "1":
-        del os.environ[_MARK]
-        if os.environ.get("PYTHONMALLOC") == "malloc":
-            del os.environ["PYTHONMALLOC"]
-        return
-    if "PYTHONMALLOC" in os.environ or not enabled() or not _glibc():
-        return
-    args = list(argv if argv is not None else getattr(sys, "orig_argv", []))
-    if not args or not sys.executable:
-        return
-    for stream in (sys.stdout, sys.stderr):
-        stream.flush()
-    env = {**os.environ, "PYTHONMALLOC": "malloc", _MARK: "1"}
-    try:
-        os.execve(sys.executable, args, env)
-    except OSError:  # pragma: no cover - cannot start again: go on with pymalloc
-        logger.debug("heap.reexec_failed", exc_info=True)
 
 
 def _glibc_trim() -> Callable[[int], int] | None:
@@ -133,4 +100,4 @@ class HeapTrimmer:
             await asyncio.shield(self._task)
 
 
-__all__ = ["HeapTrimmer", "enabled", "use_system_malloc"]
+__all__ = ["HeapTrimmer", "enabled"]

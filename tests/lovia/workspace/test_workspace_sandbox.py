@@ -496,6 +496,59 @@ class TestScanCache:
             str(tree / "late.key")
         ]
 
+    def test_folders_removed_since_the_last_walk_are_forgotten(self, tmp_path: Path) -> None:
+        """A long day creates and removes folders (checkouts, build dirs under /tmp): the
+        cache holds the tree as it is now, not every folder it ever saw."""
+        import shutil
+
+        from lovia.workspace import sandbox as sb
+
+        top = tmp_path / "t"
+        (top / "keep").mkdir(parents=True)
+        self.age(top)
+        cache = sb.ScanCache()
+
+        def walk() -> int:
+            cache.scan(
+                "k",
+                str(top),
+                lambda p, n, st: None,
+                lambda p, h: None,
+                lambda p: False,
+                budget=10_000,
+            )
+            return cache.held()
+
+        assert walk() == 2
+        for day in range(5):
+            build = top / f"build{day}"
+            for i in range(20):
+                (build / f"d{i}").mkdir(parents=True)
+            assert walk() == 2 + 21
+            shutil.rmtree(build)
+            assert walk() == 2
+
+    def test_tops_walked_under_one_key_keep_their_folders(self, tmp_path: Path) -> None:
+        """The root and the extra folders a rule opens are walked under one key."""
+        from lovia.workspace import sandbox as sb
+
+        tops = [tmp_path / "root", tmp_path / "extra"]
+        for top in tops:
+            (top / "a" / "b").mkdir(parents=True)
+        self.age(tmp_path)
+        cache = sb.ScanCache()
+        for _ in range(2):
+            for top in tops:
+                cache.scan(
+                    "k",
+                    str(top),
+                    lambda p, n, st: None,
+                    lambda p, h: None,
+                    lambda p: False,
+                    budget=10_000,
+                )
+            assert cache.held() == 6  # both trees, after each round
+
     def test_shallow_sockets_are_found_before_deep_trees_use_up_the_budget(
         self, tmp_path: Path
     ) -> None:

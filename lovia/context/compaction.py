@@ -49,6 +49,7 @@ if TYPE_CHECKING:
     from lovia.context.store import ResultStore
     from lovia.context.summarizer import Summarizer
     from lovia.tools.base import Tool
+    from lovia.transcript import TranscriptEntry
 
 logger = logging.getLogger("lovia.context.compaction")
 
@@ -378,15 +379,7 @@ class Compaction:
                 called=track.call_pos,
                 prefix_fingerprint=track.prefix_fingerprint,
             )
-            try:
-                decided = await stage.plan(body, ctx)
-            except BaseException:
-                track.dirty = True
-                state.last_view_estimate = track.view_raw + overhead
-                track.commit()
-                raise
-            track.dirty = True
-            if decided:
+            if await self._plan(stage, body, ctx, track):
                 reasons.append(stage.name)
                 track.apply_new_decisions()
                 tokens = int((track.view_raw + overhead) * ratio)
@@ -442,15 +435,7 @@ class Compaction:
                 prefix_fingerprint=track.prefix_fingerprint,
                 manual=True,
             )
-            try:
-                decided = await stage.plan(body, ctx)
-            except BaseException:
-                track.dirty = True
-                state.last_view_estimate = track.view_raw + overhead
-                track.commit()
-                raise
-            track.dirty = True
-            if decided:
+            if await self._plan(stage, body, ctx, track):
                 reasons.append(stage.name)
                 track.apply_new_decisions()
                 after = int((track.view_raw + overhead) * ratio)
@@ -459,6 +444,21 @@ class Compaction:
         if not reasons and state.summary_failures > failures:
             result.detail.append("the summary could not be made (the log says why)")
         return result
+
+    @staticmethod
+    async def _plan(
+        stage: Stage, body: Sequence[TranscriptEntry], ctx: StageContext, track: CompactionTrack
+    ) -> bool:
+        """One stage's decisions; a stage that raises still leaves the state it had saved."""
+        try:
+            decided = await stage.plan(body, ctx)
+        except BaseException:
+            track.dirty = True
+            track.state.last_view_estimate = track.view_raw + track.overhead
+            track.commit()
+            raise
+        track.dirty = True
+        return decided
 
     def _finish(
         self,

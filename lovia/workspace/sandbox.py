@@ -936,6 +936,39 @@ def _setup_failed(result: CommandResult) -> bool:
     )
 
 
+class _SetupGate:
+    """Live output of one attempt, held back while it can still be bubblewrap's own set-up
+    error (:func:`_setup_failed`): an attempt that is planned and started again must not have
+    shown that error to the user. Anything else (stdout, other stderr, a second line) opens
+    the gate at once, so a command's output streams as before."""
+
+    _PREFIX = "bwrap: Can't "
+
+    def __init__(self, listener: OutputCallback) -> None:
+        self.listener = listener
+        self.held: list[tuple[str, str]] = []
+        self.open = False
+
+    def __call__(self, stream: str, text: str) -> None:
+        if self.open:
+            self.listener(stream, text)
+            return
+        self.held.append((stream, text))
+        seen = "".join(t for _, t in self.held)
+        if len(seen) < len(self._PREFIX):
+            maybe_setup = self._PREFIX.startswith(seen)
+        else:
+            maybe_setup = seen.startswith(self._PREFIX) and seen.count("\n") <= 1
+        if stream != "stderr" or not maybe_setup:
+            self.release()
+
+    def release(self) -> None:
+        self.open = True
+        held, self.held = self.held, []
+        for stream, text in held:
+            self.listener(stream, text)
+
+
 class BubblewrapSession:
     """One workspace session's live side of a :class:`BubblewrapExecutor`: it starts a
     proxy per command that needs one and closes them all with the session."""
@@ -1019,6 +1052,7 @@ class BubblewrapSession:
     ) -> CommandResult:
         for attempt in range(1, SETUP_ATTEMPTS + 1):
             prepared = await self.prepare(command, cwd=cwd, env=env, policy=policy, root=root)
+            gate = _SetupGate(on_output) if on_output is not None else None
             try:
                 result = await run_argv(
                     prepared.argv,
@@ -1026,12 +1060,14 @@ class BubblewrapSession:
                     env=env,
                     timeout=timeout,
                     limit=max_output_chars if max_output_chars is not None else 1 << 40,
-                    on_output=on_output,
+                    on_output=gate,
                     input=input,
                 )
             finally:
                 await prepared.close()
             if attempt == SETUP_ATTEMPTS or not _setup_failed(result):
+                if gate is not None:
+                    gate.release()
                 break
             logger.info("sandbox.setup_raced (planned again): %s", result.stderr.strip())
         refusals = list(dict.fromkeys(prepared.refusals))

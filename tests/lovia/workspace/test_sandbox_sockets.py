@@ -175,6 +175,7 @@ async def test_a_socket_gone_between_the_plan_and_the_start_fails_no_command(
 
     root = tmp_path / "ws"
     root.mkdir()
+    streamed: list[tuple[str, str]] = []
     try:
         r = await Racing().run(
             "echo hi",
@@ -183,6 +184,7 @@ async def test_a_socket_gone_between_the_plan_and_the_start_fails_no_command(
             timeout=60,
             policy=WorkspacePolicy.trusted(),
             root=root,
+            on_output=lambda stream, text: streamed.append((stream, text)),
         )
     finally:
         server.close()
@@ -190,3 +192,26 @@ async def test_a_socket_gone_between_the_plan_and_the_start_fails_no_command(
     assert (r.exit_code, r.stdout) == (0, "hi\n"), r.stderr
     assert "bwrap" not in r.stderr
     assert len(plans) == 2
+    # the live output shows the command's, not the failed attempt's bubblewrap error
+    assert streamed == [("stdout", "hi\n")]
+
+
+def test_the_setup_gate_holds_back_only_what_can_be_bubblewraps_own_error() -> None:
+    from lovia.workspace.sandbox import _SetupGate
+
+    seen: list[tuple[str, str]] = []
+    gate = _SetupGate(lambda stream, text: seen.append((stream, text)))
+    gate("stderr", "warning: x\n")  # not bubblewrap's: at once
+    assert seen == [("stderr", "warning: x\n")]
+    seen.clear()
+    gate = _SetupGate(lambda stream, text: seen.append((stream, text)))
+    gate("stderr", "bwr")
+    gate("stderr", "ap: Can't mkdir parents for /tmp/x")
+    assert seen == []  # could still be the set-up error: held
+    gate.release()  # the attempt stands (it was not started again): shown as it came
+    assert seen == [("stderr", "bwr"), ("stderr", "ap: Can't mkdir parents for /tmp/x")]
+    seen.clear()
+    gate = _SetupGate(lambda stream, text: seen.append((stream, text)))
+    gate("stderr", "bwrap: Can't find source path x\n")
+    gate("stdout", "out\n")  # output of a command: no set-up error, all of it shown
+    assert seen == [("stderr", "bwrap: Can't find source path x\n"), ("stdout", "out\n")]

@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from lovia.agent import Agent
+from lovia.context.prompts import REQUIRED_SECTIONS, SUMMARY_SYSTEM_PROMPT
 from lovia.plugins.subagents import Subagents
 from lovia.plugins.todo import Todo
 from lovia.testing import ScriptedProvider, call, text
@@ -80,6 +81,12 @@ class DemoModel(ScriptedProvider):
             self.script = deque(self._subagent_script)
 
     async def stream(self, entries: Any, **kw: Any) -> Any:
+        summary = _summary_request(entries)
+        if summary is not None:  # /compact (or a full context): a summary, not the script
+            self.script.appendleft(text(_demo_summary(summary)))
+            async for delta in super().stream(entries, **kw):
+                yield delta
+            return
         if not self._chosen:
             self._choose(entries)
         if self.script and not self.script[0].tool_calls and _result(entries, "demo_wait"):
@@ -108,6 +115,36 @@ class DemoModel(ScriptedProvider):
                 self.script[0] = text(_rejected_answer(said))
         async for delta in super().stream(entries, **kw):
             yield delta
+
+
+def _summary_request(entries: Any) -> str | None:
+    """The summariser's request (its system prompt first), or None for a turn of the run."""
+    listed = list(entries)
+    if (
+        len(listed) >= 2
+        and isinstance(listed[0], InputEntry)
+        and listed[0].role == "system"
+        and str(listed[0].content) == SUMMARY_SYSTEM_PROMPT
+    ):
+        return str(listed[1].content) if isinstance(listed[1], InputEntry) else ""
+    return None
+
+
+def _demo_summary(ask: str) -> str:
+    """A summary in the six sections the summariser asks for, with the user's focus if any."""
+    focus = re.search(r"<focus>\s*(.*?)\s*</focus>", ask, re.S)
+    kept = focus.group(1) if focus else "nothing in particular"
+    lines = (
+        "The user tried lovia's offline demo.",
+        "The demo tidied (or was refused) README.md's first line.",
+        f"The user asked to keep: {kept}.",
+        "README.md",
+        "This summary comes from the offline demo model.",
+        "Choose a real model to work on your own requests.",
+    )
+    return "\n\n".join(
+        f"{heading}\n{line}" for heading, line in zip(REQUIRED_SECTIONS, lines, strict=True)
+    )
 
 
 def _result(entries: Any, call_id: str) -> ToolResultEntry | None:

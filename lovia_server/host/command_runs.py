@@ -22,6 +22,7 @@ from lovia.workspace.project_commands import (
     find_commands,
     help_text,
     invoke,
+    split_invocation,
 )
 from lovia_server import protocol as p
 from lovia_server.host.ports import RunSpec
@@ -95,6 +96,20 @@ def resolve_command(prompt: str, commands: list[Command]) -> CommandRun | None:
     return CommandRun(model_input=invocation.prompt, mode=command.mode, model=model)
 
 
+def refuse_command_steer(message: str) -> None:
+    """A steer that starts with ``/name`` is a command, and a command is a prompt of its own
+    (``/help`` never reaches the model): -32602 with a hint, whichever client sent it."""
+    split = split_invocation(message)
+    if split is None:
+        return
+    raise p.invalid_params(
+        f"/{split[0]} is a command: it runs as a prompt of its own, not as a steer",
+        "message",
+        hint=f"Send /{split[0]} when this run has ended, or cancel the run first. To steer with "
+        "a message that starts with '/', begin it with a space.",
+    )
+
+
 def command_run(prompt: str, commands: list[Command]) -> CommandRun | None:
     """:func:`resolve_command` for the server's methods: its refusal is -32602 with
     ``data.hint``."""
@@ -156,6 +171,7 @@ __all__ = [
     "command_infos",
     "command_run",
     "local_reply_spec",
+    "refuse_command_steer",
     "resolve_command",
     "start_compaction",
     "workspace_commands",

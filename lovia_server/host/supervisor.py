@@ -34,6 +34,7 @@ from lovia.tools.human import HumanChannel
 from lovia_server import protocol as p
 from lovia_server.host.approval_broker import ApprovalBroker
 from lovia_server.host.child_link import ChildLink, RunOutcome
+from lovia_server.host.command_runs import refuse_command_steer
 from lovia_server.host.event_log import EventLog, Publisher
 from lovia_server.host.event_projection import EventProjection
 from lovia_server.host.heap import HeapTrimmer
@@ -289,6 +290,7 @@ class RunSupervisor:
 
     async def steer(self, run_id: str, message: str) -> p.SteerResult:
         ctl = await self._active(run_id)
+        refuse_command_steer(message)
         message_id = ctl.steering.push(message)
         return p.SteerResult(run_id=ctl.run_id, message_id=message_id, accepted=True)
 

@@ -283,6 +283,27 @@ async def test_steer_unsteer_and_cancel_keep_completed_turns(harness):
     assert "also tidy up" in [m.get("content") for m in view["entries"]]
 
 
+async def test_a_command_is_never_a_steer(harness):
+    """``/help`` typed in a live run's steer box never reaches the model: a command is a prompt
+    of its own, refused as a steer with a hint; a path, or a line begun with a space, steers."""
+    await start(harness, SLOW_AGENT)
+    run = await harness.run("work")
+    rid = run["runId"]
+    await harness.wait_kind(rid, "tool.call", toolCallId="w1")
+    for line in ("/help", "/compact keep the plan", "/fix-issue 12"):
+        with pytest.raises(Exception) as info:
+            await harness.request("lovia/steer", {"runId": rid, "message": line})
+        assert info.value.code == -32602
+        assert info.value.data["field"] == "message"
+        assert "when this run has ended" in info.value.data["hint"]
+    path = await harness.request("lovia/steer", {"runId": rid, "message": "/usr/bin/env is old"})
+    spaced = await harness.request("lovia/steer", {"runId": rid, "message": " /help is a word"})
+    assert path["accepted"] and spaced["accepted"]
+    await harness.request("lovia/cancel", {"runId": rid})
+    (harness.root / "release-1").write_text("go")
+    assert (await harness.finished(rid))["status"] == "cancelled"
+
+
 NOTE_AGENT = (
     AGENT_HEADER
     + """

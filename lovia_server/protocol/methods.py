@@ -661,7 +661,9 @@ STEER = Method(
     SteerResult,
     'delivered at the next turn start, echoed as `user.message{source:"steer"}` — a steer that '
     "arrives while the final answer is being written makes the run continue with one more turn, "
-    "so an accepted message is never dropped",
+    "so an accepted message is never dropped. A message that starts with `/name` is a command, "
+    'not a steer: -32602 (`field: "message"`) with a hint to send it when the run has ended (a '
+    "path such as `/usr/bin/env is old`, or a line begun with a space, steers)",
 )
 UNSTEER = Method(
     "lovia/unsteer", UnsteerParams, UnsteerResult, "false once delivered or after the run"

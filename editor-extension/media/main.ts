@@ -549,9 +549,16 @@ function submit(): void {
   if (!text || !state || state.server.state !== "running") return;
   const context = state.liveRunId ? [] : mentions.take(text);
   post(context.length > 0 ? { type: "send", text, mode: "prompt", context } : { type: "send", text, mode: state.liveRunId ? "steer" : "prompt" });
+  clearComposer();
+}
+
+/**
+ * Empty the composer as typing would: the input event saves the empty draft and closes the `/`
+ * and `@` menus, so a list that answers a query after its line was sent opens nothing.
+ */
+function clearComposer(): void {
   textarea.value = "";
-  persisted.draft = "";
-  persist();
+  textarea.dispatchEvent(new Event("input"));
 }
 
 /** The composer's text as a new worktree agent: never a steer, whatever the shown run does. */
@@ -564,9 +571,7 @@ function submitWorktree(): void {
   }
   const context = mentions.take(text);
   post(context.length > 0 ? { type: "newWorktreeAgent", text, context } : { type: "newWorktreeAgent", text });
-  textarea.value = "";
-  persisted.draft = "";
-  persist();
+  clearComposer();
 }
 
 composer.addEventListener("submit", (e) => {

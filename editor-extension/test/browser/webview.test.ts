@@ -609,6 +609,30 @@ describe("chat webview in Chromium", () => {
     await postState(baseState(run));
   });
 
+  it("keeps a / menu answered after its line was sent closed (Enter then picks nothing)", async () => {
+    const r = createRunView("run_late", "ses_late");
+    const ev = (seq: number, e: Record<string, unknown>) => applyEvent(r, { sessionId: "ses_late", runId: "run_late", seq, ts: seq, ...e } as unknown as LoviaEvent);
+    ev(1, { kind: "run.started", prompt: "x", cwd: "/w", model: "m", agent: "a", resumed: false });
+    ev(2, { kind: "run.finished", status: "completed", resumable: false, usage: { inputTokens: 1, outputTokens: 1 } });
+    await postState(baseState(r));
+    await clearPosted();
+    const input = page.locator("textarea.composer-input");
+    await input.fill("");
+    await input.pressSequentially("/help");
+    const query = (await posted()).find((m) => (m as { type: string }).type === "commandQuery") as { requestId: number };
+    await input.press("Enter"); // the menu has no items yet: the line is sent
+    expect(await posted()).toContainEqual({ type: "send", text: "/help", mode: "prompt" });
+    expect(await input.inputValue()).toBe("");
+    // the server's list arrives now, for a line that is gone
+    await web.post({ type: "commands", requestId: query.requestId, items: [{ name: "help", description: "List the commands", source: "built-in" }] } as never);
+    expect(await page.locator(".command-popup").isHidden()).toBe(true);
+    await clearPosted();
+    await input.press("Enter");
+    expect(await input.inputValue()).toBe("");
+    expect(await posted()).toEqual([]);
+    await postState(baseState(run));
+  });
+
   it("turns the composer into a steer box with stop and withdraw while the run is live", async () => {
     const composer = page.locator("form.composer");
     expect(await composer.getAttribute("class")).toContain("steering");

@@ -136,9 +136,13 @@ async def _file(
         raise p.invalid_params(f"Cannot read {path}", field_name, path=str(path))
     label = display
     if item.range is not None:
-        start, end = item.range.start.line, item.range.end.line
-        lines = text.split("\n")[start : end + 1]
-        text = "\n".join(lines)
+        every = text.split("\n")
+        if every and every[-1] == "":  # a final newline ends the last line, it starts none
+            every.pop()
+        start = item.range.start.line
+        # a range past the end (30 lines around a problem in a short file) says what is there
+        end = max(start, min(item.range.end.line, len(every) - 1))
+        text = "\n".join(every[start : end + 1])
         label += f":{start + 1}-{end + 1}"
     return text, label, None
 

@@ -114,6 +114,17 @@ async def test_the_selection_is_its_line_range(harness):
     assert user["context"][0]["label"] == "s.py:2-3"
 
 
+async def test_a_range_past_the_end_is_labelled_with_the_lines_there_are(harness):
+    """*Fix this problem* asks for 30 lines around the problem; in a 3-line file the chip and
+    the model's context say lines 1-3, not 1-34."""
+    (harness.root / "s.json").write_text('{\n  "size":\n}\n')
+    await harness.start(settings={"agent": harness.write_agent(ECHO)})
+    uri = (harness.root / "s.json").as_uri()
+    text, user = await _seen(harness, [{"uri": uri, "kind": "file", "range": _range(0, 33)}])
+    assert 'path="s.json:1-3"' in text and '"size":' in text
+    assert user["context"][0]["label"] == "s.json:1-3"
+
+
 async def test_a_folder_mention_judges_nothing_past_the_listing_cap(tmp_path):
     """A mention of a big tree costs what its listing shows: the walk stops at the cap
     instead of judging every entry three levels deep (17.9 s at 150,000 files)."""

@@ -364,20 +364,15 @@ class Compaction:
         reasons: list[str] = []
         start_tokens = tokens
         for stage in self.stages:
-            ctx = StageContext(
-                request=req,
-                state=state,
-                counter=counter,
-                budget=budget,
-                current_tokens=tokens,
-                protected_from=protected_from,
+            ctx = self._stage_context(
+                req,
+                track,
+                counter,
+                budget,
+                tokens,
+                protected_from,
+                model_window,
                 aggressive=overflow,
-                store=self.store,
-                model_window=model_window,
-                recall=track.recall,
-                result_counts=track.result_count,
-                called=track.call_pos,
-                prefix_fingerprint=track.prefix_fingerprint,
             )
             if await self._plan(stage, body, ctx, track):
                 reasons.append(stage.name)
@@ -419,21 +414,8 @@ class Compaction:
         for stage in self.stages:
             if stage.name != "summary":
                 continue
-            ctx = StageContext(
-                request=req,
-                state=state,
-                counter=counter,
-                budget=budget,
-                current_tokens=tokens,
-                protected_from=protected_from,
-                aggressive=False,
-                store=self.store,
-                model_window=window,
-                recall=track.recall,
-                result_counts=track.result_count,
-                called=track.call_pos,
-                prefix_fingerprint=track.prefix_fingerprint,
-                manual=True,
+            ctx = self._stage_context(
+                req, track, counter, budget, tokens, protected_from, window, manual=True
             )
             if await self._plan(stage, body, ctx, track):
                 reasons.append(stage.name)
@@ -444,6 +426,37 @@ class Compaction:
         if not reasons and state.summary_failures > failures:
             result.detail.append("the summary could not be made (the log says why)")
         return result
+
+    def _stage_context(
+        self,
+        req: CompactionRequest,
+        track: CompactionTrack,
+        counter: TokenCounter,
+        budget: TokenBudget,
+        tokens: int,
+        protected_from: int,
+        model_window: int | None,
+        *,
+        aggressive: bool = False,
+        manual: bool = False,
+    ) -> StageContext:
+        """What a stage plans with: the same for the watermark path and ``/compact``."""
+        return StageContext(
+            request=req,
+            state=track.state,
+            counter=counter,
+            budget=budget,
+            current_tokens=tokens,
+            protected_from=protected_from,
+            aggressive=aggressive,
+            store=self.store,
+            model_window=model_window,
+            recall=track.recall,
+            result_counts=track.result_count,
+            called=track.call_pos,
+            prefix_fingerprint=track.prefix_fingerprint,
+            manual=manual,
+        )
 
     @staticmethod
     async def _plan(
